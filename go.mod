@@ -1,0 +1,3 @@
+module github.com/sporeml/spore
+
+go 1.26
