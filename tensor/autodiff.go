@@ -1,0 +1,56 @@
+package tensor
+
+// Node records one primitive application on the autodiff tape: the tape is
+// the graph of Nodes reachable from a tracked tensor, and reverse-mode
+// differentiation walks it backwards calling each Prim's VJP. A leaf (an
+// input being differentiated) has a nil Prim.
+type Node struct {
+	Prim   *Prim
+	Attrs  any
+	Inputs []*Tensor
+	Out    *Tensor
+}
+
+// Node returns t's autodiff record, or nil if t is not tracked.
+func (t *Tensor) Node() *Node { return t.node }
+
+// Tracked reports whether ops on t are being recorded for autodiff.
+func (t *Tensor) Tracked() bool { return t.node != nil }
+
+// TrackLeaf returns a tensor that shares x's value (and symbol) but is a
+// fresh autodiff leaf, the start of a new differentiation. If x is itself
+// tracked (a gradient of a gradient), the leaf stays connected to x's
+// history through an identity step, so outer derivatives still flow.
+func TrackLeaf(x *Tensor) *Tensor {
+	t := &Tensor{shape: x.shape, dtype: x.dtype, buf: x.buf, sym: x.sym}
+	if x.node != nil {
+		t.node = &Node{Prim: identityPrim, Inputs: []*Tensor{x}, Out: t}
+	} else {
+		t.node = &Node{Out: t}
+	}
+	return t
+}
+
+// TrackParam starts recording ops on parameter p for differentiation and
+// returns the function that stops it. If p is already tracked (an outer
+// differentiation), it stays as it is and stop does nothing.
+func TrackParam(p *Tensor) (stop func()) {
+	if p.node != nil {
+		return func() {}
+	}
+	p.node = &Node{Out: p}
+	return func() { p.node = nil }
+}
+
+// identityPrim links a leaf to the tracked tensor it was made from.
+var identityPrim = &Prim{
+	Name:  "Identity",
+	Infer: func(_ any, in []*Tensor) Meta { return in[0].Meta() },
+	Kernel: func(_ any, in []*Tensor, out *Tensor) {
+		copyBuf(out.buf, in[0].buf)
+	},
+	VJP: func(_ any, _ []*Tensor, _, g *Tensor) []*Tensor { return []*Tensor{g} },
+}
+
+// IdentityPrim is the primitive that copies its input unchanged.
+func IdentityPrim() *Prim { return identityPrim }

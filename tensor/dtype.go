@@ -1,0 +1,98 @@
+package tensor
+
+import "fmt"
+
+// DType is the element type of a tensor.
+type DType uint8
+
+// The element types. Float32 is the working type of networks; Float64 exists
+// for gradient checks and numerically delicate work; the integer types hold
+// labels and indices; Bool holds comparison results; Uint8 holds raw data
+// such as images.
+const (
+	Invalid DType = iota
+	Float32
+	Float64
+	Int32
+	Int64
+	Bool
+	Uint8
+)
+
+var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8"}
+
+// String returns MindSpore's spelling of the type (Float32, Int64, ...).
+func (d DType) String() string {
+	if int(d) < len(dtypeNames) {
+		return dtypeNames[d]
+	}
+	return fmt.Sprintf("DType(%d)", d)
+}
+
+// IsFloat reports whether d is a floating-point type.
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+
+// IsInt reports whether d is a signed or unsigned integer type.
+func (d DType) IsInt() bool { return d == Int32 || d == Int64 || d == Uint8 }
+
+// Size is the width of one element in bytes.
+func (d DType) Size() int {
+	switch d {
+	case Float64, Int64:
+		return 8
+	case Float32, Int32:
+		return 4
+	case Bool, Uint8:
+		return 1
+	}
+	return 0
+}
+
+// Number is the set of Go element types a tensor can hold besides bool.
+type Number interface {
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+}
+
+// Elem is the set of Go element types a tensor can hold.
+type Elem interface {
+	Number | ~bool
+}
+
+// DTypeOf returns the DType that holds Go values of type T.
+func DTypeOf[T Elem]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case int32:
+		return Int32
+	case int64:
+		return Int64
+	case bool:
+		return Bool
+	case uint8:
+		return Uint8
+	}
+	return Invalid
+}
+
+// makeBuf allocates a zeroed buffer of n elements of type d.
+func makeBuf(d DType, n int) any {
+	switch d {
+	case Float32:
+		return make([]float32, n)
+	case Float64:
+		return make([]float64, n)
+	case Int32:
+		return make([]int32, n)
+	case Int64:
+		return make([]int64, n)
+	case Bool:
+		return make([]bool, n)
+	case Uint8:
+		return make([]uint8, n)
+	}
+	panic(fmt.Sprintf("spore: no buffer for dtype %v", d))
+}

@@ -1,0 +1,196 @@
+package tensor
+
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Meta is what inference knows of a value before it is computed.
+type Meta struct {
+	Shape Shape
+	DType DType
+}
+
+// Traits tell the graph compiler what it may do with a primitive.
+type Traits struct {
+	// Elementwise: output element i depends only on element i of each
+	// (broadcast) input, so the op can join a fused loop.
+	Elementwise bool
+	// Reduction: the op folds axes of its input.
+	Reduction bool
+	// Impure: the op has effects or randomness and must be neither
+	// deduplicated, folded nor removed when its result is unused.
+	Impure bool
+	// Commutative: the two inputs may be swapped (CSE canonicalises them).
+	Commutative bool
+	// View: the output is the input's buffer reinterpreted (reshape), so the
+	// executor may alias instead of copying.
+	View bool
+	// Cost is a rough count of arithmetic per output element, used to avoid
+	// duplicating expensive producers when fusing.
+	Cost int
+}
+
+// Prim is the one definition of a primitive op: its name, how it infers the
+// output's shape and dtype, its CPU kernel, its gradient rule and the traits
+// the compiler needs. Every execution path — eager dispatch, tracing,
+// compiled plans, autodiff at any order — uses this same definition.
+type Prim struct {
+	Name string
+	// Infer returns the output's shape and dtype, panicking with an *Error
+	// (Errorf) that names the op and the offending inputs when they are
+	// invalid. It must not read input values: inputs may be symbolic.
+	Infer func(attrs any, in []*Tensor) Meta
+	// Kernel computes the output into out, whose buffer is already
+	// allocated with the inferred shape and dtype. It must not keep out or
+	// the inputs after returning.
+	Kernel func(attrs any, in []*Tensor, out *Tensor)
+	// VJP returns, for each input, the gradient contribution given the
+	// output's cotangent g (nil for inputs that get none). It is written
+	// with ordinary ops, so it runs eagerly, under a trace, and under
+	// another level of differentiation alike. Nil means not differentiable.
+	VJP func(attrs any, in []*Tensor, out, g *Tensor) []*Tensor
+	// Traits for the compiler.
+	Traits Traits
+}
+
+// String returns the op's name.
+func (p *Prim) String() string { return p.Name }
+
+// Tracer records ops into a graph instead of running them. The graph
+// compiler implements it; Apply hands an op to a Tracer when an input is
+// symbolic, or when an input is a parameter and the calling goroutine is
+// tracing (so a parameter read inside a traced function is never baked in
+// as a constant).
+type Tracer interface {
+	// Emit records p applied to in and returns the symbolic result, whose
+	// shape and dtype are m.
+	Emit(p *Prim, attrs any, in []*Tensor, m Meta) *Tensor
+	// Assign records an in-place update of parameter param to value v.
+	Assign(param, v *Tensor)
+	// FuncName names the function being traced, for error messages.
+	FuncName() string
+}
+
+// NewSymbolic returns a symbolic tensor of the given meta that belongs to
+// tr; id is tr's own handle for the value.
+func NewSymbolic(tr Tracer, id int, m Meta) *Tensor {
+	return &Tensor{shape: m.Shape, dtype: m.DType, sym: &symbol{tr: tr, id: id}}
+}
+
+// Symbol returns the tracer and value id of a symbolic tensor, and false for
+// a concrete one.
+func (t *Tensor) Symbol() (Tracer, int, bool) {
+	if t.sym == nil {
+		return nil, 0, false
+	}
+	return t.sym.tr, t.sym.id, true
+}
+
+func tracerOf(t *Tensor) Tracer {
+	if t.sym != nil {
+		return t.sym.tr
+	}
+	return nil
+}
+
+// Apply runs primitive p on the inputs: in PyNative fashion it infers the
+// output, allocates it and runs the kernel now; if an input is symbolic, or
+// a parameter is read while this goroutine traces, it emits a node into the
+// trace instead. Either way, when an input is tracked for autodiff the
+// application is recorded so that gradients can flow back through it.
+func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
+	var tr Tracer
+	tracked := false
+	hasParam := false
+	for _, x := range in {
+		if x.sym != nil && tr == nil {
+			tr = x.sym.tr
+		}
+		tracked = tracked || x.node != nil
+		hasParam = hasParam || x.param != nil
+	}
+	if tr == nil && hasParam && activeTraces.Load() > 0 {
+		tr = goroutineTracer()
+	}
+	var out *Tensor
+	if tr != nil {
+		out = tr.Emit(p, attrs, in, p.Infer(attrs, in))
+	} else {
+		out = NewOf(p.Infer(attrs, in))
+		p.Kernel(attrs, in, out)
+	}
+	if tracked && p.VJP != nil {
+		out.node = &Node{Prim: p, Attrs: attrs, Inputs: append([]*Tensor(nil), in...), Out: out}
+	}
+	return out
+}
+
+// activeTraces counts traces in progress in the whole process. While it is
+// zero — always, in plain eager use — Apply pays one atomic load for the
+// parameter check.
+var activeTraces atomic.Int32
+
+var traces sync.Map // goroutine id -> *traceStack
+
+type traceStack struct{ s []Tracer }
+
+// BeginTrace makes tr the active tracer of the calling goroutine until the
+// returned function is called. Traces nest (a jitted function called while
+// tracing another): the innermost one is active.
+func BeginTrace(tr Tracer) (end func()) {
+	gid := goid()
+	v, _ := traces.LoadOrStore(gid, &traceStack{})
+	st := v.(*traceStack)
+	st.s = append(st.s, tr)
+	activeTraces.Add(1)
+	return func() {
+		st.s = st.s[:len(st.s)-1]
+		if len(st.s) == 0 {
+			traces.Delete(gid)
+		}
+		activeTraces.Add(-1)
+	}
+}
+
+// CurrentTracer returns the innermost tracer of the calling goroutine, or
+// nil when it is not tracing.
+func CurrentTracer() Tracer {
+	if activeTraces.Load() == 0 {
+		return nil
+	}
+	return goroutineTracer()
+}
+
+func goroutineTracer() Tracer {
+	if activeTraces.Load() == 0 {
+		return nil
+	}
+	v, ok := traces.Load(goid())
+	if !ok {
+		return nil
+	}
+	st := v.(*traceStack)
+	if len(st.s) == 0 {
+		return nil
+	}
+	return st.s[len(st.s)-1]
+}
+
+// goid returns the calling goroutine's id. Go hides it on purpose; spore
+// only needs it while a trace is active, to keep tracing on one goroutine
+// from capturing eager work on others, so the cost of reading it from the
+// stack header is paid only then.
+func goid() int64 {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	b := buf[len("goroutine "):n]
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	id, _ := strconv.ParseInt(string(b[:i]), 10, 64)
+	return id
+}

@@ -1,0 +1,81 @@
+package tensor
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Shape is the extent of each axis of a tensor, outermost first. A scalar
+// has the empty shape.
+type Shape []int
+
+// Size is the number of elements: the product of the extents (1 for a scalar).
+func (s Shape) Size() int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// Rank is the number of axes.
+func (s Shape) Rank() int { return len(s) }
+
+// Equal reports whether s and o have the same extents.
+func (s Shape) Equal(o Shape) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for i := range s {
+		if s[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns a copy of s that does not share memory with it.
+func (s Shape) Clone() Shape {
+	if s == nil {
+		return Shape{}
+	}
+	return append(Shape(make([]int, 0, len(s))), s...)
+}
+
+// Strides returns the row-major element strides of s.
+func (s Shape) Strides() []int {
+	st := make([]int, len(s))
+	k := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		st[i] = k
+		k *= s[i]
+	}
+	return st
+}
+
+// String formats s as [64 784], the form error messages use.
+func (s Shape) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range s {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(d))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// NormAxis maps a possibly negative axis into [0, rank), panicking with an
+// *Error naming op if it is out of range.
+func NormAxis(op string, axis, rank int) int {
+	a := axis
+	if a < 0 {
+		a += rank
+	}
+	if a < 0 || a >= rank {
+		Panicf(op, "axis %d out of range for rank %d", axis, rank)
+	}
+	return a
+}
