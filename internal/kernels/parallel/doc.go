@@ -1,0 +1,25 @@
+// Package parallel runs loops on a fixed pool of worker goroutines.
+//
+// The pool holds one worker per thread beyond the calling goroutine
+// (Workers()-1 of them) and is started lazily on first use, so importing the
+// package costs nothing. [For] splits an index range [0,n) into at most
+// Workers() chunks of at least grain items, offers the chunks to idle workers
+// and works on them itself; it returns when every chunk has run.
+//
+// The design goals, in order:
+//
+//   - No goroutine is started per call, and a call allocates nothing in steady
+//     state (the closure passed in may be heap allocated by the caller if it
+//     captures variables, because it is shared with the workers; hot callers
+//     keep a prebuilt func value).
+//   - Small loops (n <= grain) and single-thread settings run inline on the
+//     caller, with no hand-off at all.
+//   - Chunks are claimed with an atomic counter, and only workers that are
+//     idle at the moment of the call are asked to help. A busy pool therefore
+//     never blocks a caller: the caller simply runs the remaining chunks
+//     itself. This also makes nested and concurrent calls safe.
+//
+// Kernels (for example the GEMM in package gemm) use [For] to spread panels of
+// a matrix product over the cores; benchmarks use [SetWorkers] to compare one
+// and two threads.
+package parallel
