@@ -1,0 +1,205 @@
+package spore
+
+import (
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// GradOption configures Grad and ValueAndGrad.
+type GradOption func(*gradConfig)
+
+type gradConfig struct {
+	positions []int
+	weights   []*Tensor
+	sens      bool
+}
+
+// GradPosition chooses which positional inputs to differentiate, like
+// MindSpore's grad_position. The default is input 0; GradPosition() with
+// no argument differentiates no input (use it with Weights).
+func GradPosition(pos ...int) GradOption {
+	return func(c *gradConfig) { c.positions = append([]int{}, pos...) }
+}
+
+// Weights asks for gradients with respect to parameters as well, like
+// MindSpore's weights argument. Their gradients follow the positional ones
+// in the result, in the order given. Frozen parameters (RequiresGrad false)
+// get a nil gradient.
+func Weights(params ...*Tensor) GradOption {
+	return func(c *gradConfig) { c.weights = append([]*Tensor{}, params...) }
+}
+
+// WithSens makes the returned function take one extra, last argument: the
+// sensitivity (the cotangent of the output), MindSpore's sens_param. It is
+// required when the output is not a scalar.
+func WithSens() GradOption { return func(c *gradConfig) { c.sens = true } }
+
+// Grad returns a function computing the gradients of fn's scalar output with
+// respect to the chosen inputs and parameters (see the options): positional
+// gradients first, then parameter gradients. The gradients are themselves
+// differentiable, so Grad composes with itself.
+func Grad(fn func(...*Tensor) *Tensor, opts ...GradOption) func(...*Tensor) []*Tensor {
+	vg := ValueAndGrad(fn, opts...)
+	return func(xs ...*Tensor) []*Tensor {
+		_, g := vg(xs...)
+		return g
+	}
+}
+
+// ValueAndGrad is Grad that also returns fn's output.
+func ValueAndGrad(fn func(...*Tensor) *Tensor, opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor) {
+	aux := ValueAndGradAux(func(xs ...*Tensor) (*Tensor, []*Tensor) { return fn(xs...), nil }, opts...)
+	return func(xs ...*Tensor) (*Tensor, []*Tensor) {
+		v, _, g := aux(xs...)
+		return v, g
+	}
+}
+
+// ValueAndGradAux differentiates a function with auxiliary outputs
+// (MindSpore's has_aux): fn returns the value to differentiate and extra
+// tensors that are returned as they are, without gradients flowing from them.
+func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor, []*Tensor) {
+	cfg := gradConfig{positions: []int{0}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(xs ...*Tensor) (*Tensor, []*Tensor, []*Tensor) {
+		var sens *Tensor
+		if cfg.sens {
+			if len(xs) == 0 {
+				tensor.Panicf("Grad", "WithSens: the sensitivity argument is missing")
+			}
+			sens, xs = xs[len(xs)-1], xs[:len(xs)-1]
+		}
+		args := append([]*Tensor(nil), xs...)
+		targets := make([]*Tensor, 0, len(cfg.positions)+len(cfg.weights))
+		for _, p := range cfg.positions {
+			if p < 0 || p >= len(args) {
+				tensor.Panicf("Grad", "grad position %d out of range for %d inputs", p, len(args))
+			}
+			args[p] = tensor.TrackLeaf(args[p])
+			targets = append(targets, args[p])
+		}
+		for _, w := range cfg.weights {
+			if !w.IsParameter() {
+				tensor.Panicf("Grad", "Weights: tensor of shape %v is not a parameter", w.Shape())
+			}
+			if !w.RequiresGrad() {
+				targets = append(targets, nil)
+				continue
+			}
+			stop := tensor.TrackParam(w)
+			defer stop()
+			targets = append(targets, w)
+		}
+		y, aux := fn(args...)
+		if sens == nil {
+			if y.Size() != 1 {
+				tensor.Panicf("Grad", "output of shape %v is not a scalar; pass its sensitivity with spore.WithSens (MindSpore's sens_param)", y.Shape())
+			}
+			sens = ops.OnesLike(y)
+		} else if !sens.Shape().Equal(y.Shape()) || sens.DType() != y.DType() {
+			tensor.Panicf("Grad", "sensitivity %v %v does not match output %v %v", sens.Shape(), sens.DType(), y.Shape(), y.DType())
+		}
+		return y, aux, VJP(y, sens, targets)
+	}
+}
+
+// VJP walks the autodiff records from y back to targets (tracked tensors:
+// leaves from tensor.TrackLeaf or parameters being tracked) and returns
+// d(Σ sens·y)/d target for each; a target y does not depend on gets zeros,
+// and a nil target gets nil. It is the reverse pass under Grad, exposed for
+// code that manages tracking itself.
+func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
+	isTarget := make(map[*tensor.Node]bool, len(targets))
+	for _, t := range targets {
+		if t != nil && t.Node() != nil {
+			isTarget[t.Node()] = true
+		}
+	}
+	order := reachingOrder(y.Node(), isTarget)
+	grads := make(map[*tensor.Node]*Tensor, len(order))
+	if y.Node() != nil {
+		grads[y.Node()] = sens
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		n := order[i]
+		g := grads[n]
+		if g == nil || isTarget[n] || n.Prim == nil {
+			continue
+		}
+		gin := n.Prim.VJP(n.Attrs, n.Inputs, n.Out, g)
+		for j, x := range n.Inputs {
+			xn := x.Node()
+			if xn == nil || j >= len(gin) || gin[j] == nil {
+				continue
+			}
+			if !gin[j].Shape().Equal(x.Shape()) || gin[j].DType() != x.DType() {
+				tensor.Panicf(n.Prim.Name, "gradient rule returned %v %v for input %d of %v %v", gin[j].Shape(), gin[j].DType(), j, x.Shape(), x.DType())
+			}
+			if prev := grads[xn]; prev != nil {
+				grads[xn] = ops.Add(prev, gin[j])
+			} else {
+				grads[xn] = gin[j]
+			}
+		}
+	}
+	out := make([]*Tensor, len(targets))
+	for i, t := range targets {
+		switch {
+		case t == nil:
+		case grads[t.Node()] != nil:
+			out[i] = grads[t.Node()]
+		default:
+			out[i] = ops.ZerosLike(t)
+		}
+	}
+	return out
+}
+
+// reachingOrder returns, in topological order (inputs before users), the
+// nodes reachable from root that lead to a target. Targets are not
+// expanded: differentiation stops at them.
+func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) []*tensor.Node {
+	if root == nil {
+		return nil
+	}
+	type frame struct {
+		n    *tensor.Node
+		next int
+	}
+	state := map[*tensor.Node]int8{} // 1 visiting, 2 reaches a target, 3 does not
+	var order []*tensor.Node
+	stack := []frame{{n: root}}
+	state[root] = 1
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if !isTarget[f.n] && f.next < len(f.n.Inputs) {
+			x := f.n.Inputs[f.next].Node()
+			f.next++
+			if x != nil && state[x] == 0 {
+				state[x] = 1
+				stack = append(stack, frame{n: x})
+			}
+			continue
+		}
+		n := f.n
+		stack = stack[:len(stack)-1]
+		reaches := isTarget[n]
+		if !reaches {
+			for _, in := range n.Inputs {
+				if x := in.Node(); x != nil && state[x] == 2 {
+					reaches = true
+					break
+				}
+			}
+		}
+		if reaches {
+			state[n] = 2
+			order = append(order, n)
+		} else {
+			state[n] = 3
+		}
+	}
+	return order
+}

@@ -1,0 +1,170 @@
+package ops
+
+import (
+	"github.com/sporeml/spore/tensor"
+)
+
+// BroadcastShapes returns the NumPy broadcast of shapes a and b: aligned from
+// the last axis, each pair of extents must be equal or one of them 1. It
+// panics with an *tensor.Error naming op when they are incompatible.
+func BroadcastShapes(op string, a, b tensor.Shape) tensor.Shape {
+	n := max(len(a), len(b))
+	out := make(tensor.Shape, n)
+	for i := range n {
+		da, db := 1, 1
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			tensor.Panicf(op, "shapes %v and %v cannot be broadcast", a, b)
+		}
+	}
+	return out
+}
+
+// bstrides returns the strides of a tensor of shape in when it is read as
+// the broadcast shape out: 0 along axes that it repeats.
+func bstrides(in, out tensor.Shape) []int {
+	st := make([]int, len(out))
+	k := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		j := len(in) - len(out) + i
+		if j < 0 || in[j] == 1 {
+			st[i] = 0
+		} else {
+			st[i] = k
+		}
+		if j >= 0 {
+			k *= in[j]
+		}
+	}
+	return st
+}
+
+// map2 writes f(a[ia], b[ib]) for every element of the broadcast output.
+// The common cases — equal shapes, a scalar operand, a row broadcast — run
+// as plain loops; the rest walk an odometer over all but the last axis.
+func map2[T, U any](out []U, a, b []T, as, bs, os tensor.Shape, f func(T, T) U) {
+	switch {
+	case len(a) == len(out) && len(b) == len(out):
+		b = b[:len(a)]
+		out = out[:len(a)]
+		for i := range a {
+			out[i] = f(a[i], b[i])
+		}
+		return
+	case len(b) == 1 && len(a) == len(out):
+		y := b[0]
+		out = out[:len(a)]
+		for i := range a {
+			out[i] = f(a[i], y)
+		}
+		return
+	case len(a) == 1 && len(b) == len(out):
+		x := a[0]
+		out = out[:len(b)]
+		for i := range b {
+			out[i] = f(x, b[i])
+		}
+		return
+	case len(out) == 0:
+		return
+	}
+	sa, sb := bstrides(as, os), bstrides(bs, os)
+	r := len(os)
+	inner := os[r-1]
+	ia0, ib0 := sa[r-1], sb[r-1]
+	idx := make([]int, r)
+	offA, offB := 0, 0
+	for o := 0; o < len(out); o += inner {
+		pa, pb := offA, offB
+		for j := range inner {
+			out[o+j] = f(a[pa], b[pb])
+			pa += ia0
+			pb += ib0
+		}
+		// Advance the odometer over axes r-2 ... 0.
+		for ax := r - 2; ax >= 0; ax-- {
+			idx[ax]++
+			offA += sa[ax]
+			offB += sb[ax]
+			if idx[ax] < os[ax] {
+				break
+			}
+			offA -= sa[ax] * os[ax]
+			offB -= sb[ax] * os[ax]
+			idx[ax] = 0
+		}
+	}
+}
+
+// map3 is map2 for ternary ops (Select): c chooses, a and b are the values.
+func map3[C, T any](out []T, c []C, a, b []T, cs, as, bs, os tensor.Shape, f func(C, T, T) T) {
+	if len(out) == 0 {
+		return
+	}
+	if len(c) == len(out) && len(a) == len(out) && len(b) == len(out) {
+		for i := range out {
+			out[i] = f(c[i], a[i], b[i])
+		}
+		return
+	}
+	sc, sa, sb := bstrides(cs, os), bstrides(as, os), bstrides(bs, os)
+	st := os.Strides()
+	for o := range out {
+		pc, pa, pb := 0, 0, 0
+		rem := o
+		for ax := range os {
+			i := rem / st[ax]
+			rem -= i * st[ax]
+			pc += i * sc[ax]
+			pa += i * sa[ax]
+			pb += i * sb[ax]
+		}
+		out[o] = f(c[pc], a[pa], b[pb])
+	}
+}
+
+// broadcastCopy copies src (shape ss) into dst (shape ds), repeating along
+// broadcast axes.
+func broadcastCopy[T any](dst, src []T, ss, ds tensor.Shape) {
+	if len(src) == len(dst) {
+		copy(dst, src)
+		return
+	}
+	map2(dst, src, src[:1], ss, tensor.Shape{}, ds, func(x, _ T) T { return x })
+}
+
+// sumTo reduces a gradient g of a broadcast result back to shape s by
+// summing over the axes that broadcasting created or stretched.
+func sumTo(g *tensor.Tensor, s tensor.Shape) *tensor.Tensor {
+	gs := g.Shape()
+	if gs.Equal(s) {
+		return g
+	}
+	lead := len(gs) - len(s)
+	var axes []int
+	for i := range gs {
+		if i < lead || (s[i-lead] == 1 && gs[i] != 1) {
+			axes = append(axes, i)
+		}
+	}
+	r := g
+	if len(axes) > 0 {
+		r = SumKeepDims(g, axes...)
+	}
+	if !r.Shape().Equal(s) {
+		r = Reshape(r, s...)
+	}
+	return r
+}

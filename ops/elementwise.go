@@ -1,0 +1,277 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// unary describes an elementwise op of one input. Each dtype the op accepts
+// gets its own Go function, so kernels run without conversions; a nil entry
+// means the dtype is rejected at inference time.
+type unary struct {
+	f32  func(float32) float32
+	f64  func(float64) float64
+	i32  func(int32) int32
+	i64  func(int64) int64
+	vec  func(dst, x []float32) // optional vectorised float32 kernel
+	grad func(x, y, g *tensor.Tensor) *tensor.Tensor
+}
+
+// defUnary builds the Prim of an elementwise unary op.
+func defUnary(name string, cost int, u unary) *tensor.Prim {
+	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Cost: cost}}
+	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
+		x := in[0]
+		if !u.accepts(x.DType()) {
+			tensor.Panicf(name, "unsupported dtype %v (input shape %v)", x.DType(), x.Shape())
+		}
+		return x.Meta()
+	}
+	p.Kernel = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		switch x := in[0].Data().(type) {
+		case []float32:
+			o := out.Data().([]float32)
+			if u.vec != nil {
+				u.vec(o, x)
+				return
+			}
+			mapUnary(o, x, u.f32)
+		case []float64:
+			mapUnary(out.Data().([]float64), x, u.f64)
+		case []int32:
+			mapUnary(out.Data().([]int32), x, u.i32)
+		case []int64:
+			mapUnary(out.Data().([]int64), x, u.i64)
+		}
+	}
+	if u.grad != nil {
+		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{u.grad(in[0], out, g)}
+		}
+	}
+	return p
+}
+
+func (u unary) accepts(d tensor.DType) bool {
+	switch d {
+	case tensor.Float32:
+		return u.f32 != nil
+	case tensor.Float64:
+		return u.f64 != nil
+	case tensor.Int32:
+		return u.i32 != nil
+	case tensor.Int64:
+		return u.i64 != nil
+	}
+	return false
+}
+
+func mapUnary[T any](out, x []T, f func(T) T) {
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = f(v)
+	}
+}
+
+// viaF64 lifts a float64 function to float32, for ops whose float32 result
+// is the correctly rounded float64 one.
+func viaF64(f func(float64) float64) func(float32) float32 {
+	return func(x float32) float32 { return float32(f(float64(x))) }
+}
+
+// binary describes an elementwise op of two inputs with NumPy broadcasting.
+// Both inputs must have the same dtype: spore never promotes silently.
+type binary struct {
+	f32  func(a, b float32) float32
+	f64  func(a, b float64) float64
+	i32  func(a, b int32) int32
+	i64  func(a, b int64) int64
+	vec  func(dst, a, b []float32) // optional vectorised kernel for equal shapes
+	grad func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor)
+}
+
+// defBinary builds the Prim of an elementwise binary op. Its VJP reduces
+// each input's gradient back over the axes broadcasting stretched.
+func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
+	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
+	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
+		a, b := in[0], in[1]
+		if a.DType() != b.DType() {
+			tensor.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
+		}
+		if !unary(unary{f32: nilIf(u.f32), f64: nilIf(u.f64), i32: nilIf(u.i32), i64: nilIf(u.i64)}).accepts(a.DType()) {
+			tensor.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
+		}
+		return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: a.DType()}
+	}
+	p.Kernel = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a, b := in[0], in[1]
+		as, bs, os := a.Shape(), b.Shape(), out.Shape()
+		switch x := a.Data().(type) {
+		case []float32:
+			y, o := b.Data().([]float32), out.Data().([]float32)
+			if u.vec != nil && len(x) == len(o) && len(y) == len(o) {
+				u.vec(o, x, y)
+				return
+			}
+			map2(o, x, y, as, bs, os, u.f32)
+		case []float64:
+			map2(out.Data().([]float64), x, b.Data().([]float64), as, bs, os, u.f64)
+		case []int32:
+			map2(out.Data().([]int32), x, b.Data().([]int32), as, bs, os, u.i32)
+		case []int64:
+			map2(out.Data().([]int64), x, b.Data().([]int64), as, bs, os, u.i64)
+		}
+	}
+	if u.grad != nil {
+		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
+			ga, gb := u.grad(in[0], in[1], out, g)
+			if ga != nil {
+				ga = sumTo(ga, in[0].Shape())
+			}
+			if gb != nil {
+				gb = sumTo(gb, in[1].Shape())
+			}
+			return []*tensor.Tensor{ga, gb}
+		}
+	}
+	return p
+}
+
+// nilIf turns a binary function's presence into a unary placeholder so that
+// unary.accepts can answer for binary ops too.
+func nilIf[T any](f func(a, b T) T) func(T) T {
+	if f == nil {
+		return nil
+	}
+	return func(x T) T { return x }
+}
+
+func apply1(p *tensor.Prim, x *tensor.Tensor) *tensor.Tensor { return tensor.Apply(p, nil, x) }
+func apply2(p *tensor.Prim, a, b *tensor.Tensor) *tensor.Tensor {
+	return tensor.Apply(p, nil, a, b)
+}
+
+// The arithmetic primitives.
+var addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim *tensor.Prim
+
+func init() {
+	addPrim = defBinary("Add", 1, true, binary{
+		f32: func(a, b float32) float32 { return a + b },
+		f64: func(a, b float64) float64 { return a + b },
+		i32: func(a, b int32) int32 { return a + b },
+		i64: func(a, b int64) int64 { return a + b },
+		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			return g, g
+		},
+	})
+	subPrim = defBinary("Sub", 1, false, binary{
+		f32: func(a, b float32) float32 { return a - b },
+		f64: func(a, b float64) float64 { return a - b },
+		i32: func(a, b int32) int32 { return a - b },
+		i64: func(a, b int64) int64 { return a - b },
+		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			return g, Neg(g)
+		},
+	})
+	mulPrim = defBinary("Mul", 1, true, binary{
+		f32: func(a, b float32) float32 { return a * b },
+		f64: func(a, b float64) float64 { return a * b },
+		i32: func(a, b int32) int32 { return a * b },
+		i64: func(a, b int64) int64 { return a * b },
+		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			return Mul(g, b), Mul(g, a)
+		},
+	})
+	divPrim = defBinary("Div", 4, false, binary{
+		f32: func(a, b float32) float32 { return a / b },
+		f64: func(a, b float64) float64 { return a / b },
+		grad: func(a, b, out, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			ga := Div(g, b)
+			return ga, Neg(Mul(ga, out))
+		},
+	})
+	negPrim = defUnary("Neg", 1, unary{
+		f32: func(x float32) float32 { return -x },
+		f64: func(x float64) float64 { return -x },
+		i32: func(x int32) int32 { return -x },
+		i64: func(x int64) int64 { return -x },
+		grad: func(_, _, g *tensor.Tensor) *tensor.Tensor {
+			return Neg(g)
+		},
+	})
+	expPrim = defUnary("Exp", 8, unary{
+		f32:  viaF64(math.Exp),
+		f64:  math.Exp,
+		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor { return Mul(g, y) },
+	})
+	logPrim = defUnary("Log", 8, unary{
+		f32:  viaF64(math.Log),
+		f64:  math.Log,
+		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor { return Div(g, x) },
+	})
+	tanhPrim = defUnary("Tanh", 10, unary{
+		f32: viaF64(math.Tanh),
+		f64: math.Tanh,
+		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor {
+			// d tanh = 1 - y²
+			return Mul(g, Sub(ScalarLike(y, 1), Mul(y, y)))
+		},
+	})
+	reluPrim = defUnary("ReLU", 1, unary{
+		f32: func(x float32) float32 { return max(x, 0) },
+		f64: func(x float64) float64 { return max(x, 0) },
+		i32: func(x int32) int32 { return max(x, 0) },
+		i64: func(x int64) int64 { return max(x, 0) },
+		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
+			return apply2(reluGradPrim, x, g)
+		},
+	})
+	// reluGradPrim passes g where x > 0: the ReLU backward as one fusable
+	// elementwise op rather than a compare, a select and a zeros tensor.
+	reluGradPrim = defBinary("ReLUGrad", 1, false, binary{
+		f32: func(x, g float32) float32 { return reluGrad(x, g) },
+		f64: func(x, g float64) float64 { return reluGrad(x, g) },
+		i32: func(x, g int32) int32 { return reluGrad(x, g) },
+		i64: func(x, g int64) int64 { return reluGrad(x, g) },
+		grad: func(x, _, _, gg *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			return nil, apply2(reluGradPrim, x, gg)
+		},
+	})
+}
+
+func reluGrad[T tensor.Number](x, g T) T {
+	if x > 0 {
+		return g
+	}
+	return 0
+}
+
+// Add returns a + b, broadcasting.
+func Add(a, b *tensor.Tensor) *tensor.Tensor { return apply2(addPrim, a, b) }
+
+// Sub returns a - b, broadcasting.
+func Sub(a, b *tensor.Tensor) *tensor.Tensor { return apply2(subPrim, a, b) }
+
+// Mul returns a * b elementwise, broadcasting.
+func Mul(a, b *tensor.Tensor) *tensor.Tensor { return apply2(mulPrim, a, b) }
+
+// Div returns a / b elementwise, broadcasting (floating-point types only).
+func Div(a, b *tensor.Tensor) *tensor.Tensor { return apply2(divPrim, a, b) }
+
+// Neg returns -x.
+func Neg(x *tensor.Tensor) *tensor.Tensor { return apply1(negPrim, x) }
+
+// Exp returns eˣ elementwise.
+func Exp(x *tensor.Tensor) *tensor.Tensor { return apply1(expPrim, x) }
+
+// Log returns the natural logarithm elementwise.
+func Log(x *tensor.Tensor) *tensor.Tensor { return apply1(logPrim, x) }
+
+// Tanh returns the hyperbolic tangent elementwise.
+func Tanh(x *tensor.Tensor) *tensor.Tensor { return apply1(tanhPrim, x) }
+
+// ReLU returns max(x, 0) elementwise. Its gradient at 0 is 0, as in
+// MindSpore and PyTorch.
+func ReLU(x *tensor.Tensor) *tensor.Tensor { return apply1(reluPrim, x) }

@@ -1,0 +1,110 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// MatMulAttrs are MatMul's transpose flags: the product is op(a)·op(b) with
+// op(x) = xᵀ (of the last two axes) when the flag is set.
+type MatMulAttrs struct{ TransA, TransB bool }
+
+func (a MatMulAttrs) String() string { return fmt.Sprintf("ta=%v tb=%v", a.TransA, a.TransB) }
+
+// matmulDims checks a MatMul's operands and returns the broadcast batch
+// shape and m, k, n.
+func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, n int) {
+	as, bs := a.Shape(), b.Shape()
+	if len(as) < 2 || len(bs) < 2 {
+		tensor.Panicf("MatMul", "operands must have rank >= 2, got %v x %v", as, bs)
+	}
+	if a.DType() != b.DType() || !a.DType().IsFloat() {
+		tensor.Panicf("MatMul", "want two float operands of one dtype, got %v %v x %v %v", as, a.DType(), bs, b.DType())
+	}
+	m, k = as[len(as)-2], as[len(as)-1]
+	if at.TransA {
+		m, k = k, m
+	}
+	k2, n := bs[len(bs)-2], bs[len(bs)-1]
+	if at.TransB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		tensor.Panicf("MatMul", "inner dimensions differ: %v x %v (transpose flags %v, %v)", as, bs, at.TransA, at.TransB)
+	}
+	batch = BroadcastShapes("MatMul", as[:len(as)-2], bs[:len(bs)-2])
+	return batch, m, k, n
+}
+
+func init() {
+	matmulPrim = &tensor.Prim{
+		Name:   "MatMul",
+		Traits: tensor.Traits{Cost: 100},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])
+			return tensor.Meta{Shape: append(batch.Clone(), m, n), DType: in[0].DType()}
+		},
+		Kernel: matmulKernel,
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			at := attrs.(MatMulAttrs)
+			a, b := in[0], in[1]
+			var ga, gb *tensor.Tensor
+			// C = op(A)·op(B): dop(A) = G·op(B)ᵀ, dop(B) = op(A)ᵀ·G, and a
+			// transposed operand takes the transpose of its derivative.
+			if at.TransA {
+				ga = MatMulT(b, g, at.TransB, true)
+			} else {
+				ga = MatMulT(g, b, false, !at.TransB)
+			}
+			if at.TransB {
+				gb = MatMulT(g, a, true, at.TransA)
+			} else {
+				gb = MatMulT(a, g, !at.TransA, false)
+			}
+			return []*tensor.Tensor{sumTo(ga, a.Shape()), sumTo(gb, b.Shape())}
+		},
+	}
+}
+
+var matmulPrim *tensor.Prim
+
+// MatMul returns the matrix product a·b over the last two axes, with NumPy
+// broadcasting over the leading (batch) axes.
+func MatMul(a, b *tensor.Tensor) *tensor.Tensor { return MatMulT(a, b, false, false) }
+
+// MatMulT returns op(a)·op(b), where op transposes the last two axes of an
+// operand whose flag is set — without materialising the transpose.
+func MatMulT(a, b *tensor.Tensor, transA, transB bool) *tensor.Tensor {
+	return tensor.Apply(matmulPrim, MatMulAttrs{transA, transB}, a, b)
+}
+
+func matmulKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	at := attrs.(MatMulAttrs)
+	a, b := in[0], in[1]
+	batch, m, k, n := matmulDims(at, a, b)
+	nb := batch.Size()
+	// Batch offsets: a stride of 0 reuses one matrix across the batch.
+	as, bs := a.Shape(), b.Shape()
+	strideA, strideB := m*k, k*n
+	if len(as) == 2 {
+		strideA = 0
+	}
+	if len(bs) == 2 {
+		strideB = 0
+	}
+	sameBatch := len(as) == 2 || len(bs) == 2 || as[:len(as)-2].Equal(bs[:len(bs)-2])
+	if !sameBatch {
+		// General batch broadcasting: materialise both operands at the
+		// broadcast batch shape first.
+		a = BroadcastTo(a, append(batch.Clone(), as[len(as)-2:]...)...)
+		b = BroadcastTo(b, append(batch.Clone(), bs[len(bs)-2:]...)...)
+		strideA, strideB = m*k, k*n
+	}
+	switch x := a.Data().(type) {
+	case []float32:
+		gemmStrided(at.TransA, at.TransB, m, n, k, x, strideA, b.Data().([]float32), strideB, out.Data().([]float32), nb)
+	case []float64:
+		gemmStrided(at.TransA, at.TransB, m, n, k, x, strideA, b.Data().([]float64), strideB, out.Data().([]float64), nb)
+	}
+}

@@ -1,0 +1,102 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// ShapeAttr is the attribute of ops parameterised by a target shape.
+type ShapeAttr struct{ Shape tensor.Shape }
+
+func (a ShapeAttr) String() string { return fmt.Sprintf("shape=%v", a.Shape) }
+
+var reshapePrim, broadcastToPrim *tensor.Prim
+
+func init() {
+	reshapePrim = &tensor.Prim{
+		Name:   "Reshape",
+		Traits: tensor.Traits{View: true},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
+		},
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { out.CopyFrom(in[0]) },
+		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
+		},
+	}
+}
+
+// Reshape returns x's elements in row-major order with a new shape. One
+// extent may be -1: it is inferred from the others.
+func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
+	s := tensor.Shape(shape).Clone()
+	infer, known := -1, 1
+	for i, d := range s {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			tensor.Panicf("Reshape", "bad target shape %v for input %v", shape, x.Shape())
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || x.Size()%known != 0 {
+			tensor.Panicf("Reshape", "cannot infer -1 in %v from input %v", shape, x.Shape())
+		}
+		s[infer] = x.Size() / known
+	}
+	if s.Size() != x.Size() {
+		tensor.Panicf("Reshape", "cannot reshape %v (%d elements) to %v", x.Shape(), x.Size(), shape)
+	}
+	if s.Equal(x.Shape()) {
+		return x
+	}
+	return tensor.Apply(reshapePrim, ShapeAttr{s}, x)
+}
+
+func init() {
+	broadcastToPrim = &tensor.Prim{
+		Name:   "BroadcastTo",
+		Traits: tensor.Traits{Elementwise: true, Cost: 0},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			s := attrs.(ShapeAttr).Shape
+			if b := BroadcastShapes("BroadcastTo", in[0].Shape(), s); !b.Equal(s) {
+				tensor.Panicf("BroadcastTo", "cannot broadcast %v to %v", in[0].Shape(), s)
+			}
+			return tensor.Meta{Shape: s, DType: in[0].DType()}
+		},
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+			xs, os := in[0].Shape(), out.Shape()
+			switch x := in[0].Data().(type) {
+			case []float32:
+				broadcastCopy(out.Data().([]float32), x, xs, os)
+			case []float64:
+				broadcastCopy(out.Data().([]float64), x, xs, os)
+			case []int32:
+				broadcastCopy(out.Data().([]int32), x, xs, os)
+			case []int64:
+				broadcastCopy(out.Data().([]int64), x, xs, os)
+			case []bool:
+				broadcastCopy(out.Data().([]bool), x, xs, os)
+			case []uint8:
+				broadcastCopy(out.Data().([]uint8), x, xs, os)
+			}
+		},
+		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{sumTo(g, in[0].Shape())}
+		},
+	}
+}
+
+// BroadcastTo returns x repeated along axes to the given shape, by NumPy's
+// broadcasting rules.
+func BroadcastTo(x *tensor.Tensor, shape ...int) *tensor.Tensor {
+	s := tensor.Shape(shape).Clone()
+	if s.Equal(x.Shape()) {
+		return x
+	}
+	return tensor.Apply(broadcastToPrim, ShapeAttr{s}, x)
+}
