@@ -1,0 +1,98 @@
+//go:build !noasm
+
+package gemm
+
+//go:generate go run ./asmgen
+
+import "golang.org/x/sys/cpu"
+
+// asmTile is the signature of every generated micro-kernel (see asmgen).
+type asmTile func(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+// asmKernels returns the assembly kernels this CPU supports, best first.
+func asmKernels() []*kernel {
+	var ks []*kernel
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasFMA {
+		ks = append(ks, avx512Kernel)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, avx2Kernel)
+	}
+	return ks
+}
+
+// avx512Kernel: 14×32 tiles, 28 zmm accumulators. Per k step it does 2
+// vector loads of B and 14 broadcasts of A for 28 FMAs, well within two
+// loads per cycle. kc=256 keeps the 32 KiB B micro-panel plus a 14 KiB A
+// micro-panel in a 48 KiB L1.
+var avx512Kernel = &kernel{
+	name: "avx512",
+	mr:   14, nr: 32,
+	kc: 256, mc: 14 * 12, nc: 1024,
+	panel: func(cols int) int {
+		if cols <= 16 {
+			return 16
+		}
+		return 32
+	},
+	tile: tileAVX512,
+}
+
+func tileAVX512(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+	var bp *float32
+	if bias != nil {
+		bp = &bias[0]
+	}
+	var flags uint32
+	if relu {
+		flags = 1
+	}
+	mask := uint32(uint64(1)<<cols - 1)
+	if cols <= 16 {
+		avx512x16[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, mask)
+		return
+	}
+	avx512x32[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, mask)
+}
+
+// avx2Kernel: 6×16 tiles in 12 ymm accumulators, the classic Haswell
+// shape. Without masks, narrow edge tiles go through a scratch tile.
+var avx2Kernel = &kernel{
+	name: "avx2",
+	mr:   6, nr: 16,
+	kc: 256, mc: 6 * 24, nc: 1024,
+	panel: func(int) int { return 16 },
+	tile:  tileAVX2,
+}
+
+func tileAVX2(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+	if cols == 16 {
+		var bp *float32
+		if bias != nil {
+			bp = &bias[0]
+		}
+		var flags uint32
+		if relu {
+			flags = 1
+		}
+		avx2x16[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, 0)
+		return
+	}
+	var t [6 * 16]float32
+	avx2x16[rows-1](kc, &a[0], &b[0], &t[0], 16, 1, 0, nil, 0, 0)
+	finishTile(t[:], 16, rows, cols, c, ldc, alpha, beta, bias, relu)
+}
+
+// fmaPeak runs the named kernel family's FMA peak loop for n iterations and
+// returns the flops done, or 0 if there is no such probe.
+func fmaPeak(name string, n int) float64 {
+	switch name {
+	case "avx512":
+		fmaPeakAVX512(n)
+		return float64(n) * 16 * 32
+	case "avx2":
+		fmaPeakAVX2(n)
+		return float64(n) * 14 * 16
+	}
+	return 0
+}

@@ -1,0 +1,332 @@
+package gemm
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/sporeml/spore/internal/kernels/parallel"
+)
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
+// matrices, op(X) = X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n; lda, ldb
+// and ldc are the row strides (in elements) of A, B and C as stored.
+//
+// As in BLAS, beta == 0 means C is only written, never read (NaN in C is
+// ignored), and alpha == 0 or k == 0 means A and B are not read.
+// Invalid sizes, strides or too-short slices panic with an [Error].
+// Large products run on the [parallel] pool; small ones run on the caller.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs("Sgemm", transA, transB, m, n, k, len(a), lda, 0, len(b), ldb, 0, len(c), ldc, 0, 1)
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, ActNone)
+}
+
+// SgemmStrided computes batch independent products
+// C_i = alpha·op(A_i)·op(B_i) + beta·C_i, where X_i starts at element
+// i·strideX of x. A stride of 0 uses the same matrix for every i
+// (broadcast); for C that accumulates the batch into one matrix, the
+// products being applied in order. Sizes and strides are as in [Sgemm].
+func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	checkArgs("SgemmStrided", transA, transB, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC, batch)
+	if batch == 0 {
+		return
+	}
+	if batch == 1 || strideC == 0 || m*n*k >= parallelMACs {
+		// One product at a time, each parallel inside if large.
+		for i := 0; i < batch; i++ {
+			sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc, nil, ActNone)
+		}
+		return
+	}
+	// Many small products: spread whole products over the threads.
+	t := getTask()
+	t.set(cur.Load(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, ActNone)
+	t.split, t.strideA, t.strideB, t.strideC = splitBatch, strideA, strideB, strideC
+	grain := max(1, parallelMACs/max(1, m*n*k))
+	parallel.For(batch, grain, t.fn)
+	putTask(t)
+}
+
+// SgemmBiasAct computes C = act(op(A)·op(B) + bias), bias broadcast along
+// the rows of C (len(bias) ≥ n; nil for none), with BLAS beta == 0
+// semantics: C is only written. The bias and activation are applied to each
+// output tile as the micro-kernel stores it (ReLU in registers, GELU on the
+// tile while it is in L1), so the output is written once.
+func SgemmBiasAct(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, act Act, c []float32, ldc int) {
+	checkArgs("SgemmBiasAct", transA, transB, m, n, k, len(a), lda, 0, len(b), ldb, 0, len(c), ldc, 0, 1)
+	if bias != nil && len(bias) < n {
+		panic(Error("gemm: SgemmBiasAct: len(bias) = " + itoa(len(bias)) + " < n = " + itoa(n)))
+	}
+	if act > ActGELU {
+		panic(Error("gemm: SgemmBiasAct: unknown activation " + act.String()))
+	}
+	sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, bias, act)
+}
+
+// parallelMACs is the product size (m·n·k multiply-adds) from which a GEMM
+// is split over threads: about 10 µs of single-core work, well above the
+// few µs a wake-up costs. The seed's 64×512×10 layer stays on the caller.
+const parallelMACs = 1 << 20
+
+// sgemm validates nothing; it splits the work and runs the blocked driver.
+func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	if m == 0 || n == 0 {
+		return
+	}
+	kern := cur.Load()
+	threads := parallel.Workers()
+	if threads == 1 || m*n*k < parallelMACs {
+		ws := getWorkspace(kern)
+		kern.gemm(ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, act)
+		putWorkspace(ws)
+		return
+	}
+	t := getTask()
+	t.set(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, act)
+	np, mp := (n+kern.nr-1)/kern.nr, (m+kern.mr-1)/kern.mr
+	switch {
+	case np >= 2*threads || np >= mp:
+		// Split the columns: each thread packs its own B panels (the big
+		// operand for the seed's shapes) and a copy of the A block.
+		t.split = splitN
+		parallel.For(np, 1, t.fn)
+	default:
+		t.split = splitM
+		parallel.For(mp, 1, t.fn)
+	}
+	putTask(t)
+}
+
+const (
+	splitN = iota
+	splitM
+	splitBatch
+)
+
+// task carries one parallel GEMM's arguments to the workers. Tasks are
+// pooled and fn is bound once, so a parallel call allocates nothing.
+type task struct {
+	k              *kernel
+	transA, transB bool
+	m, n, kk       int
+	alpha, beta    float32
+	a, b, c, bias  []float32
+	lda, ldb, ldc  int
+	act            Act
+	split          int
+	strideA        int
+	strideB        int
+	strideC        int
+	fn             func(lo, hi int)
+}
+
+var taskPool = sync.Pool{New: func() any {
+	t := new(task)
+	t.fn = t.run
+	return t
+}}
+
+func getTask() *task { return taskPool.Get().(*task) }
+
+func putTask(t *task) {
+	t.a, t.b, t.c, t.bias = nil, nil, nil, nil // do not pin the caller's memory
+	taskPool.Put(t)
+}
+
+func (t *task) set(k *kernel, transA, transB bool, m, n, kk int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	t.k, t.transA, t.transB, t.m, t.n, t.kk = k, transA, transB, m, n, kk
+	t.alpha, t.beta, t.a, t.lda, t.b, t.ldb, t.c, t.ldc = alpha, beta, a, lda, b, ldb, c, ldc
+	t.bias, t.act = bias, act
+}
+
+// run computes the chunk [lo, hi) of panels (or batch items).
+func (t *task) run(lo, hi int) {
+	ws := getWorkspace(t.k)
+	defer putWorkspace(ws)
+	switch t.split {
+	case splitN:
+		j0, j1 := lo*t.k.nr, min(hi*t.k.nr, t.n)
+		b := t.b[j0:]
+		if t.transB {
+			b = t.b[j0*t.ldb:]
+		}
+		var bias []float32
+		if t.bias != nil {
+			bias = t.bias[j0:]
+		}
+		t.k.gemm(ws, t.transA, t.transB, t.m, j1-j0, t.kk, t.alpha, t.a, t.lda, b, t.ldb, t.beta, t.c[j0:], t.ldc, bias, t.act)
+	case splitM:
+		i0, i1 := lo*t.k.mr, min(hi*t.k.mr, t.m)
+		a := t.a[i0*t.lda:]
+		if t.transA {
+			a = t.a[i0:]
+		}
+		t.k.gemm(ws, t.transA, t.transB, i1-i0, t.n, t.kk, t.alpha, a, t.lda, t.b, t.ldb, t.beta, t.c[i0*t.ldc:], t.ldc, t.bias, t.act)
+	case splitBatch:
+		for i := lo; i < hi; i++ {
+			t.k.gemm(ws, t.transA, t.transB, t.m, t.n, t.kk, t.alpha, t.a[i*t.strideA:], t.lda, t.b[i*t.strideB:], t.ldb, t.beta, t.c[i*t.strideC:], t.ldc, t.bias, t.act)
+		}
+	}
+}
+
+// workspace holds one thread's packing buffers, reused across calls.
+type workspace struct {
+	a, b []float32
+}
+
+var wsPool = sync.Pool{New: func() any { return new(workspace) }}
+
+func getWorkspace(k *kernel) *workspace {
+	ws := wsPool.Get().(*workspace)
+	if len(ws.a) < k.mc*k.kc {
+		ws.a = alignedFloats(k.mc * k.kc)
+	}
+	if len(ws.b) < k.kc*k.nc {
+		ws.b = alignedFloats(k.kc * k.nc)
+	}
+	return ws
+}
+
+func putWorkspace(ws *workspace) { wsPool.Put(ws) }
+
+// alignedFloats returns n floats starting on a 64-byte boundary, so packed
+// panels never split a vector load across cache lines.
+func alignedFloats(n int) []float32 {
+	s := make([]float32, n+16)
+	off := int(uintptr(unsafe.Pointer(&s[0]))&63) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return s[off : off+n : off+n]
+}
+
+// gemm is the single-threaded blocked driver (GotoBLAS loop order):
+//
+//	for jc over n in steps of nc:          B block kc×nc → L2/L3
+//	  for pc over k in steps of kc:        pack B block
+//	    for ic over m in steps of mc:      pack A block mc×kc → L2
+//	      for jr over nc in steps of nr:   B micro-panel kc×nr → L1
+//	        for ir over mc in steps of mr: micro-kernel on an mr×nr tile of C
+//
+// beta applies on the first k block only (later blocks accumulate with
+// beta = 1); bias and activation on the last.
+func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleEpilogue(m, n, beta, c, ldc, bias, act)
+		return
+	}
+	mr, nr := kn.mr, kn.nr
+	for jc := 0; jc < n; jc += kn.nc {
+		nc := min(kn.nc, n-jc)
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			first, last := pc == 0, pc+kc == k
+			var boff int
+			if transB {
+				boff = jc*ldb + pc
+			} else {
+				boff = pc*ldb + jc
+			}
+			packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel)
+			bt := beta
+			if !first {
+				bt = 1
+			}
+			var bs []float32
+			relu := false
+			if last {
+				bs = bias
+				relu = act == ActReLU
+			}
+			for ic := 0; ic < m; ic += kn.mc {
+				mc := min(kn.mc, m-ic)
+				var aoff int
+				if transA {
+					aoff = pc*lda + ic
+				} else {
+					aoff = ic*lda + pc
+				}
+				packA(ws.a, transA, a[aoff:], lda, mc, kc, mr)
+				for jr := 0; jr < nc; jr += nr {
+					cols := min(nr, nc-jr)
+					bp := ws.b[jr*kc:]
+					var bj []float32
+					if bs != nil {
+						bj = bs[jc+jr:]
+					}
+					for ir := 0; ir < mc; ir += mr {
+						rows := min(mr, mc-ir)
+						ct := c[(ic+ir)*ldc+jc+jr:]
+						kn.tile(rows, cols, kc, ws.a[ir*kc:], bp, ct, ldc, alpha, bt, bj, relu)
+						if last && act == ActGELU {
+							geluTile(ct, ldc, rows, cols)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// scaleEpilogue handles an empty product (k == 0 or alpha == 0):
+// C = act(beta·C + bias), with beta == 0 not reading C.
+func scaleEpilogue(m, n int, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			var v float32
+			if beta != 0 {
+				v = beta * row[j]
+			}
+			if bias != nil {
+				v += bias[j]
+			}
+			switch act {
+			case ActReLU:
+				if v < 0 {
+					v = 0
+				}
+			case ActGELU:
+				v = gelu32(v)
+			}
+			row[j] = v
+		}
+	}
+}
+
+// checkArgs panics with an Error naming fn if the sizes, strides or slice
+// lengths cannot describe the matrices.
+func checkArgs(fn string, transA, transB bool, m, n, k, la, lda, sa, lb, ldb, sb, lc, ldc, sc, batch int) {
+	bad := func(msg string) { panic(Error("gemm: " + fn + ": " + msg)) }
+	if m < 0 || n < 0 || k < 0 || batch < 0 {
+		bad("negative size m=" + itoa(m) + " n=" + itoa(n) + " k=" + itoa(k) + " batch=" + itoa(batch))
+	}
+	if sa < 0 || sb < 0 || sc < 0 {
+		bad("negative batch stride")
+	}
+	check := func(name string, rows, cols, l, ld, stride int) {
+		if ld < max(1, cols) {
+			bad("ld" + name + " = " + itoa(ld) + " < " + itoa(max(1, cols)) + " columns of " + name)
+		}
+		if rows == 0 || cols == 0 || batch == 0 {
+			return
+		}
+		need := (batch-1)*stride + (rows-1)*ld + cols
+		if l < need {
+			bad("len(" + name + ") = " + itoa(l) + " < " + itoa(need) + " elements needed")
+		}
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	check("a", ar, ac, la, lda, sa)
+	check("b", br, bc, lb, ldb, sb)
+	check("c", m, n, lc, ldc, sc)
+}
