@@ -1,6 +1,8 @@
 package spore
 
 import (
+	"reflect"
+
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -38,7 +40,10 @@ func WithSens() GradOption { return func(c *gradConfig) { c.sens = true } }
 // respect to the chosen inputs and parameters (see the options): positional
 // gradients first, then parameter gradients. The gradients are themselves
 // differentiable, so Grad composes with itself.
-func Grad(fn func(...*Tensor) *Tensor, opts ...GradOption) func(...*Tensor) []*Tensor {
+//
+// fn is any function of tensors returning one tensor: func(*Tensor) *Tensor,
+// func(*Tensor, *Tensor) *Tensor, func(...*Tensor) *Tensor, and so on.
+func Grad[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	vg := ValueAndGrad(fn, opts...)
 	return func(xs ...*Tensor) []*Tensor {
 		_, g := vg(xs...)
@@ -47,8 +52,9 @@ func Grad(fn func(...*Tensor) *Tensor, opts ...GradOption) func(...*Tensor) []*T
 }
 
 // ValueAndGrad is Grad that also returns fn's output.
-func ValueAndGrad(fn func(...*Tensor) *Tensor, opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor) {
-	aux := ValueAndGradAux(func(xs ...*Tensor) (*Tensor, []*Tensor) { return fn(xs...), nil }, opts...)
+func ValueAndGrad[F any](fn F, opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor) {
+	f := asVariadic(fn)
+	aux := ValueAndGradAux(func(xs ...*Tensor) (*Tensor, []*Tensor) { return f(xs...), nil }, opts...)
 	return func(xs ...*Tensor) (*Tensor, []*Tensor) {
 		v, _, g := aux(xs...)
 		return v, g
@@ -202,4 +208,43 @@ func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) []*tensor.
 		}
 	}
 	return order
+}
+
+// asVariadic adapts a function of tensors returning one tensor to the
+// variadic form the autodiff driver calls.
+func asVariadic(fn any) func(...*Tensor) *Tensor {
+	switch f := fn.(type) {
+	case func(...*Tensor) *Tensor:
+		return f
+	case func(*Tensor) *Tensor:
+		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 1, len(xs)); return f(xs[0]) }
+	case func(*Tensor, *Tensor) *Tensor:
+		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 2, len(xs)); return f(xs[0], xs[1]) }
+	case func(*Tensor, *Tensor, *Tensor) *Tensor:
+		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 3, len(xs)); return f(xs[0], xs[1], xs[2]) }
+	}
+	v := reflect.ValueOf(fn)
+	t := v.Type()
+	if t.Kind() != reflect.Func || t.NumOut() != 1 || t.Out(0) != tensorType || t.IsVariadic() {
+		panic(tensor.Errorf("Grad", "want a function of tensors returning one tensor, got %T", fn))
+	}
+	for i := range t.NumIn() {
+		if t.In(i) != tensorType {
+			panic(tensor.Errorf("Grad", "argument %d of %T is not a *Tensor", i, fn))
+		}
+	}
+	return func(xs ...*Tensor) *Tensor {
+		checkArity("Grad", t.NumIn(), len(xs))
+		in := make([]reflect.Value, len(xs))
+		for i, x := range xs {
+			in[i] = reflect.ValueOf(x)
+		}
+		return v.Call(in)[0].Interface().(*Tensor)
+	}
+}
+
+func checkArity(op string, want, got int) {
+	if want != got {
+		panic(tensor.Errorf(op, "function takes %d tensors, called with %d", want, got))
+	}
 }

@@ -404,3 +404,11 @@ func (t *Tensor) Clone() *Tensor {
 func (t *Tensor) GoString() string { return t.Verbose() }
 
 var _ fmt.Stringer = (*Tensor)(nil)
+
+// Rebind makes t share src's buffer. Compiled plans use it to point their
+// argument slots at each call's inputs without allocating; src must have
+// t's shape and dtype.
+func (t *Tensor) Rebind(src *Tensor) {
+	src.mustConcrete("Rebind")
+	t.buf = src.buf
+}

@@ -1,0 +1,181 @@
+package compile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+)
+
+// Level selects how hard the compiler works, as MindSpore's jit_level.
+type Level int
+
+const (
+	// Default defers to the caller's default level (O1 unless configured).
+	Default Level = iota
+	// O0 runs the traced ops one kernel each: only the passes marked
+	// required run (dead-code elimination), so results are bitwise those
+	// of PyNative mode.
+	O0
+	// O1 runs every pass: CSE, folding, simplification, transpose
+	// folding, GEMM epilogue fusion and elementwise loop fusion. Results
+	// match PyNative mode within float32 rounding (fusion may reorder or
+	// approximate transcendental functions within a few ulp).
+	O1
+	// O2 is O1 plus passes that may change results more than rounding
+	// would; none exist yet, so O2 currently equals O1.
+	O2
+)
+
+func (l Level) String() string {
+	if l < Default || l > O2 {
+		return "Level(?)"
+	}
+	return [...]string{"default", "O0", "O1", "O2"}[l]
+}
+
+// Pass is one entry of the pass table.
+type Pass struct {
+	// Name identifies the pass in dumps and in Options.Disable.
+	Name string
+	// Fn rewrites the graph in place.
+	Fn func(*graph.Graph)
+	// Required passes run at every level and cannot be disabled.
+	Required bool
+	// MinLevel is the lowest level that runs the pass.
+	MinLevel Level
+}
+
+// Passes is the pipeline, in order. Ordering constraints:
+//   - simplification and transpose folding run before CSE so that the
+//     rewritten forms are deduplicated;
+//   - constant folding runs after simplification so algebraic identities
+//     do not first materialise large constants;
+//   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
+//     and activation would be swallowed by an elementwise group;
+//   - dead-code elimination runs last to drop what the rewrites orphaned
+//     (buffer assignment happens in exec.Compile, after all passes).
+var Passes = []Pass{
+	{Name: "dce", Fn: DCE, Required: true},
+}
+
+// Options tune one compilation.
+type Options struct {
+	Level Level
+	// Disable names passes to skip (for debugging); required passes
+	// always run.
+	Disable []string
+	// DumpDir, when set, receives the IR before and after every pass as
+	// NN_name.ir and NN_name.dot files, numbered in order.
+	DumpDir string
+	// Verify runs the IR verifier after every pass (tests turn it on).
+	Verify bool
+}
+
+// Result is a compiled graph with the statistics of its compilation.
+type Result struct {
+	Plan *exec.Plan
+	// Graph is the optimised IR.
+	Graph *graph.Graph
+	// PassTime is the time spent in passes and planning.
+	PassTime time.Duration
+}
+
+// Run optimises g with the pass pipeline and builds its execution plan.
+func Run(g *graph.Graph, opt Options) (*Result, error) {
+	start := time.Now()
+	if opt.Level == Default {
+		opt.Level = O1
+	}
+	dump := newDumper(opt.DumpDir, g.Name)
+	dump.write("input", g)
+	for _, p := range Passes {
+		if !p.Required && (opt.Level < p.MinLevel || contains(opt.Disable, p.Name)) {
+			continue
+		}
+		p.Fn(g)
+		g.CountUses()
+		dump.write(p.Name, g)
+		if opt.Verify {
+			if err := graph.Verify(g); err != nil {
+				return nil, fmt.Errorf("compile: after pass %s: %v", p.Name, err)
+			}
+		}
+	}
+	plan, err := exec.Compile(g)
+	if err != nil {
+		return nil, err
+	}
+	dump.write("final", g)
+	res := &Result{Plan: plan, Graph: g, PassTime: time.Since(start)}
+	if dump != nil && dump.err != nil {
+		return res, fmt.Errorf("compile: writing IR dumps: %v", dump.err)
+	}
+	return res, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// dumper writes numbered IR dumps, like MindSpore's save_graphs.
+type dumper struct {
+	dir  string
+	n    int
+	name string
+	err  error
+}
+
+func newDumper(dir, name string) *dumper {
+	if dir == "" {
+		return nil
+	}
+	d := &dumper{dir: filepath.Join(dir, sanitize(name)), name: name}
+	d.err = os.MkdirAll(d.dir, 0o755)
+	return d
+}
+
+func (d *dumper) write(stage string, g *graph.Graph) {
+	if d == nil || d.err != nil {
+		return
+	}
+	base := filepath.Join(d.dir, fmt.Sprintf("%02d_%s", d.n, stage))
+	d.n++
+	var ir, dot strings.Builder
+	g.Write(&ir)
+	g.WriteDOT(&dot)
+	if err := writeFileAtomic(base+".ir", ir.String()); err != nil {
+		d.err = err
+		return
+	}
+	d.err = writeFileAtomic(base+".dot", dot.String())
+}
+
+// writeFileAtomic writes via a temporary file and a rename, so a dump is
+// never seen half written.
+func writeFileAtomic(path, content string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}

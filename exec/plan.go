@@ -1,0 +1,321 @@
+package exec
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Plan is a compiled graph: kernels resolved, every intermediate given a
+// fixed place in an arena laid out from value lifetimes, and tensor headers
+// built once. Running it allocates nothing but the results it returns
+// (RunInto allocates nothing at all).
+type Plan struct {
+	g       *graph.Graph
+	steps   []step
+	inputs  []*tensor.Tensor // argument slots, rebound on each call
+	views   []view           // views of arguments, rebound after them
+	outputs []*tensor.Tensor
+	assigns []assign
+	// ArenaBytes is the size of the intermediate-value arena.
+	ArenaBytes int
+	// Buffers is the number of intermediate values the arena holds, and
+	// Reused how many of them share memory with an earlier value (liveness
+	// reuse and in-place updates).
+	Buffers, Reused int
+	mu              sync.Mutex
+}
+
+type step struct {
+	prim  *tensor.Prim
+	attrs any
+	in    []*tensor.Tensor
+	out   *tensor.Tensor
+}
+
+type view struct{ dst, src *tensor.Tensor }
+
+type assign struct{ param, val *tensor.Tensor }
+
+// storage is one buffer: an argument's, a parameter's, a constant's, or a
+// slot of the arena shared by the values that alias it (views, in-place
+// results).
+type storage struct {
+	kind   graph.Kind // KindOp for arena storage
+	dtype  tensor.DType
+	size   int
+	first  int // position of the defining step
+	last   int // position of the last use of any member
+	offset int // element offset in the dtype's slab
+	reused bool
+	// forever marks storage that must survive the run (outputs, assigned
+	// values): it is never given to another value.
+	forever bool
+}
+
+// Compile builds the execution plan of g.
+func Compile(g *graph.Graph) (*Plan, error) {
+	if err := graph.Verify(g); err != nil {
+		return nil, err
+	}
+	g.Renumber()
+	n := len(g.Values)
+	pos := make([]int, n) // step position of each value's definition
+	lastUse := make([]int, n)
+	const end = 1 << 30
+	for i, v := range g.Values {
+		pos[v.ID] = i
+		lastUse[v.ID] = i
+	}
+	for i, v := range g.Values {
+		for _, a := range v.Args {
+			lastUse[a.ID] = max(lastUse[a.ID], i)
+		}
+	}
+	for _, o := range g.Outputs {
+		lastUse[o.ID] = end
+	}
+	for _, a := range g.Assigns {
+		lastUse[a.Val.ID] = end
+	}
+
+	st := make([]*storage, n)
+	members := map[*storage][]*graph.Value{}
+	live := func(s *storage) int {
+		l := 0
+		for _, m := range members[s] {
+			l = max(l, lastUse[m.ID])
+		}
+		return l
+	}
+	for i, v := range g.Values {
+		var s *storage
+		switch {
+		case v.Kind != graph.KindOp:
+			s = &storage{kind: v.Kind, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
+		case v.Prim.Traits.View && len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType:
+			s = st[v.Args[0].ID]
+		case v.Prim.Traits.Elementwise:
+			// In place: an argument whose buffer dies here, of the same
+			// size and type, takes the result.
+			for _, a := range v.Args {
+				as := st[a.ID]
+				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && live(as) == i {
+					s = as
+					s.reused = true
+					break
+				}
+			}
+		}
+		if s == nil {
+			s = &storage{kind: graph.KindOp, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
+		}
+		st[v.ID] = s
+		members[s] = append(members[s], v)
+	}
+	var arena []*storage
+	seen := map[*storage]bool{}
+	p := &Plan{g: g}
+	for _, v := range g.Values {
+		s := st[v.ID]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		s.last = live(s)
+		s.forever = s.last >= end
+		if s.kind == graph.KindOp {
+			arena = append(arena, s)
+			p.Buffers++
+			if s.reused {
+				p.Reused++
+			}
+		}
+	}
+	slabs := layout(arena)
+	for dt, size := range slabs.sizes {
+		p.ArenaBytes += size * dt.Size()
+	}
+
+	// Tensor headers for every value.
+	hdr := make([]*tensor.Tensor, n)
+	for _, v := range g.Values {
+		s := st[v.ID]
+		switch {
+		case v.Kind == graph.KindInput:
+			h := tensor.New(v.Meta.DType, v.Meta.Shape...)
+			p.inputs = append(p.inputs, h)
+			hdr[v.ID] = h
+		case v.Kind == graph.KindParam || v.Kind == graph.KindConst:
+			hdr[v.ID] = v.Tensor
+		case s.kind == graph.KindOp:
+			hdr[v.ID] = tensor.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
+		default:
+			// A view of an argument, parameter or constant.
+			src := hdr[members[s][0].ID]
+			h := tensor.New(v.Meta.DType, v.Meta.Shape...)
+			if s.kind == graph.KindInput {
+				p.views = append(p.views, view{dst: h, src: src})
+			} else {
+				h.Rebind(src)
+			}
+			hdr[v.ID] = h
+		}
+	}
+	for _, v := range g.Values {
+		if v.Kind != graph.KindOp {
+			continue
+		}
+		if st[v.ID] == st[v.Args[0].ID] && v.Prim.Traits.View {
+			continue // the alias is the result: nothing to run
+		}
+		in := make([]*tensor.Tensor, len(v.Args))
+		for i, a := range v.Args {
+			in[i] = hdr[a.ID]
+		}
+		p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, out: hdr[v.ID]})
+	}
+	for _, o := range g.Outputs {
+		p.outputs = append(p.outputs, hdr[o.ID])
+	}
+	for _, a := range g.Assigns {
+		if a.Val == a.Param {
+			continue
+		}
+		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: hdr[a.Val.ID]})
+	}
+	return p, nil
+}
+
+// slabs holds one arena slab per dtype.
+type slabs struct {
+	sizes map[tensor.DType]int
+	bufs  map[tensor.DType]any
+}
+
+func (s *slabs) slice(st *storage) any {
+	switch b := s.bufs[st.dtype].(type) {
+	case []float32:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []float64:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []int32:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []int64:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []bool:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []uint8:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	}
+	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
+}
+
+// layout assigns arena offsets by a linear scan over the steps: a buffer
+// is placed, best fit, in a gap freed by buffers whose last use has passed,
+// so values with disjoint lifetimes share memory. Sizes are rounded up to
+// 16 elements to keep every buffer 64-byte aligned relative to its slab.
+func layout(arena []*storage) *slabs {
+	type block struct{ off, size int }
+	free := map[tensor.DType][]block{}
+	top := map[tensor.DType]int{}
+	sort.SliceStable(arena, func(i, j int) bool { return arena[i].first < arena[j].first })
+	var active []*storage
+	for _, s := range arena {
+		// Release buffers whose lifetime ended before s is defined.
+		kept := active[:0]
+		for _, a := range active {
+			if a.last < s.first && !a.forever {
+				free[a.dtype] = append(free[a.dtype], block{a.offset, round16(a.size)})
+			} else {
+				kept = append(kept, a)
+			}
+		}
+		active = kept
+		need := round16(s.size)
+		fl := free[s.dtype]
+		best := -1
+		for i, b := range fl {
+			if b.size >= need && (best < 0 || b.size < fl[best].size) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			b := fl[best]
+			s.offset = b.off
+			if b.size > need {
+				fl[best] = block{b.off + need, b.size - need}
+			} else {
+				fl = append(fl[:best], fl[best+1:]...)
+			}
+			free[s.dtype] = fl
+		} else {
+			s.offset = top[s.dtype]
+			top[s.dtype] += need
+		}
+		active = append(active, s)
+	}
+	out := &slabs{sizes: top, bufs: map[tensor.DType]any{}}
+	for dt, size := range top {
+		out.bufs[dt] = tensor.New(dt, size).Data()
+	}
+	return out
+}
+
+func round16(n int) int { return (n + 15) &^ 15 }
+
+// Graph returns the graph the plan was compiled from.
+func (p *Plan) Graph() *graph.Graph { return p.g }
+
+// NumSteps is the number of kernel launches per run.
+func (p *Plan) NumSteps() int { return len(p.steps) }
+
+func (p *Plan) run(args []*tensor.Tensor) {
+	if len(args) != len(p.inputs) {
+		panic(tensor.Errorf("Jit", "compiled %s takes %d tensors, got %d", p.g.Name, len(p.inputs), len(args)))
+	}
+	for i, a := range args {
+		slot := p.inputs[i]
+		if !a.Shape().Equal(slot.Shape()) || a.DType() != slot.DType() {
+			panic(tensor.Errorf("Jit", "argument %d of %s is %v %v, compiled for %v %v", i, p.g.Name, a.Shape(), a.DType(), slot.Shape(), slot.DType()))
+		}
+		slot.Rebind(a)
+	}
+	for _, v := range p.views {
+		v.dst.Rebind(v.src)
+	}
+	for i := range p.steps {
+		s := &p.steps[i]
+		s.prim.Kernel(s.attrs, s.in, s.out)
+	}
+	for _, a := range p.assigns {
+		a.param.CopyFrom(a.val)
+	}
+}
+
+// Run executes the plan on args and returns fresh copies of the results.
+// It is safe for concurrent use (runs are serialised: they share an arena).
+func (p *Plan) Run(args []*tensor.Tensor) []*tensor.Tensor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.run(args)
+	outs := make([]*tensor.Tensor, len(p.outputs))
+	for i, o := range p.outputs {
+		outs[i] = o.Clone()
+	}
+	return outs
+}
+
+// RunInto executes the plan on args and copies the results into outs,
+// which must match the results' shapes and dtypes. It allocates nothing.
+func (p *Plan) RunInto(args, outs []*tensor.Tensor) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.run(args)
+	for i, o := range p.outputs {
+		outs[i].CopyFrom(o)
+	}
+}

@@ -1,0 +1,449 @@
+package spore
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/tensor"
+)
+
+// JitConfig configures a compiled function, as MindSpore's JitConfig.
+type JitConfig struct {
+	// Level is the optimisation level; the zero value takes the context's
+	// JitLevel (O1 by default).
+	Level Level
+	// CacheSize bounds the number of input signatures kept compiled; 0
+	// means 16. Past it, the least recently used plan is evicted with a
+	// loud warning on standard error: a function that keeps seeing new
+	// shapes recompiles on every call and should pad or bucket its inputs.
+	CacheSize int
+	// Disable runs the function eagerly, uncompiled, for debugging (the
+	// context's DisableJit and SPORE_JIT=0 do the same globally).
+	Disable bool
+	// DisablePasses names optimisation passes to skip (see compile.Passes).
+	DisablePasses []string
+	// Name overrides the function's name in dumps and errors.
+	Name string
+	// ExplainRetrace prints to standard error why each retrace happened.
+	ExplainRetrace bool
+}
+
+// JitStats are a compiled function's cache statistics.
+type JitStats struct {
+	// Compiles counts traces+compilations; Hits counts calls served by a
+	// cached plan; Evictions counts plans dropped because the cache was full.
+	Compiles, Hits, Evictions int
+	// CompileTime is the total time spent tracing, optimising and planning;
+	// LastCompileTime is that of the most recent compilation.
+	CompileTime, LastCompileTime time.Duration
+	// Retraces explains every compilation after the first: which argument
+	// changed, old versus new.
+	Retraces []string
+}
+
+// Jit compiles fn, MindSpore's ms.jit: the returned function has fn's type
+// and, on each call, looks up a plan compiled for the arguments' shapes,
+// dtypes and constant values, tracing and compiling fn on a miss. It runs
+// compiled whatever the global mode. The decorator form is a package
+// variable:
+//
+//	var run = spore.Jit(func(x *spore.Tensor) *spore.Tensor { ... })
+//
+// fn's arguments and results may be tensors, slices and arrays of tensors,
+// structs whose exported fields are tensors (or further such values), and
+// plain Go values (bool, integers, floats, strings), which are compile-time
+// constants: a new value compiles a new plan. Inside fn, ordinary Go
+// control flow runs once, at trace time; branch on tensor values with Cond,
+// While and Scan.
+//
+// Called while another function is being traced, a jitted function is
+// inlined into that trace. Called with arguments that are being
+// differentiated, it is one node on the autodiff tape whose gradient is
+// itself a compiled function (single-result functions; others run eagerly
+// under differentiation).
+func Jit[F any](fn F, cfg ...JitConfig) F {
+	return NewJit(fn, cfg...).Fn
+}
+
+// JitFunc is a compiled function with its statistics; Jit returns its Fn.
+type JitFunc[F any] struct {
+	// Fn is the compiled function, of the original type.
+	Fn F
+	st *jitState
+}
+
+// Stats returns the function's cache statistics.
+func (j *JitFunc[F]) Stats() JitStats { return j.st.statsCopy() }
+
+// NewJit is Jit returning the JitFunc, for callers that want statistics
+// without going through StatsOf.
+func NewJit[F any](fn F, cfg ...JitConfig) *JitFunc[F] {
+	fv := reflect.ValueOf(fn)
+	if fv.Kind() != reflect.Func || fv.IsNil() {
+		panic(tensor.Errorf("Jit", "want a non-nil function, got %T", fn))
+	}
+	var c JitConfig
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = 16
+	}
+	name := c.Name
+	if name == "" {
+		name = funcName(fv)
+	}
+	st := &jitState{name: name, cfg: c, fv: fv}
+	j := &JitFunc[F]{st: st}
+	j.Fn = makeTyped(fn, st)
+	registerStats(j.Fn, st)
+	return j
+}
+
+// StatsOf returns the statistics of a function returned by Jit, and false
+// if f did not come from Jit.
+func StatsOf(f any) (JitStats, bool) {
+	v, ok := statsRegistry.Load(funcKey(f))
+	if !ok {
+		return JitStats{}, false
+	}
+	return v.(*jitState).statsCopy(), true
+}
+
+var statsRegistry sync.Map
+
+// funcKey identifies a func value by its closure pointer: two closures
+// made by two Jit calls differ even when their code is the same.
+func funcKey(f any) uintptr {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Func {
+		return 0
+	}
+	return *(*uintptr)((*[2]unsafe.Pointer)(unsafe.Pointer(&f))[1])
+}
+
+func registerStats(f any, st *jitState) { statsRegistry.Store(funcKey(f), st) }
+
+func funcName(fv reflect.Value) string {
+	if f := runtime.FuncForPC(fv.Pointer()); f != nil {
+		n := f.Name()
+		if i := strings.LastIndex(n, "/"); i >= 0 {
+			n = n[i+1:]
+		}
+		return n
+	}
+	return "jit"
+}
+
+// makeTyped builds the function of type F that dispatches to st. The
+// common tensor-only signatures get closures that avoid reflection on the
+// call path; the rest go through reflect.MakeFunc.
+func makeTyped[F any](fn F, st *jitState) F {
+	var out any
+	switch f := any(fn).(type) {
+	case func(*Tensor) *Tensor:
+		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs[0])} }
+		out = func(x *Tensor) *Tensor { return st.callTensors([]*Tensor{x})[0] }
+	case func(*Tensor, *Tensor) *Tensor:
+		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs[0], xs[1])} }
+		out = func(x, y *Tensor) *Tensor { return st.callTensors([]*Tensor{x, y})[0] }
+	case func(...*Tensor) *Tensor:
+		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs...)} }
+		out = func(xs ...*Tensor) *Tensor { return st.callTensors(xs)[0] }
+	case func(...*Tensor) []*Tensor:
+		st.flat = func(xs []*Tensor) []*Tensor { return f(xs...) }
+		out = func(xs ...*Tensor) []*Tensor { return st.callTensors(xs) }
+	default:
+		ft := st.fv.Type()
+		out = reflect.MakeFunc(ft, st.callReflect).Interface()
+	}
+	return out.(F)
+}
+
+// jitState is the cache and statistics of one jitted function.
+type jitState struct {
+	name string
+	cfg  JitConfig
+	fv   reflect.Value
+	// flat, for the tensor-only fast paths, maps flat tensors to flat
+	// results.
+	flat func([]*Tensor) []*Tensor
+
+	mu      sync.Mutex
+	entries []*entry // most recently used last
+	stats   JitStats
+}
+
+// entry is one compiled signature.
+type entry struct {
+	metas   []tensor.Meta
+	consts  string
+	res     *compile.Result
+	params  []*Tensor     // captured parameters, in graph order
+	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
+	nout    int
+	call    *tensor.Prim // the tape node for differentiation (single result)
+	bwdOnce sync.Once
+	bwd     func(...*Tensor) []*Tensor
+}
+
+func (st *jitState) statsCopy() JitStats {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.stats
+	s.Retraces = append([]string(nil), s.Retraces...)
+	return s
+}
+
+func (st *jitState) disabled() bool { return st.cfg.Disable || GetContext().DisableJit }
+
+// callTensors is the fast path for tensor-only signatures.
+func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
+	if st.disabled() || anySymbolic(xs) {
+		return st.flat(xs)
+	}
+	e := st.lookup(xs, "", func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
+	return st.execute(e, xs, func(xs []*Tensor) []*Tensor { return st.flat(xs) })
+}
+
+// callReflect is the general path: flatten arguments into tensors and
+// constants, run, and rebuild the results.
+func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
+	if st.disabled() {
+		return st.fv.Call(args)
+	}
+	var leaves []*Tensor
+	var key strings.Builder
+	for i, a := range args {
+		if err := flatten(a, &leaves, &key); err != nil {
+			panic(tensor.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
+		}
+	}
+	if anySymbolic(leaves) {
+		return st.fv.Call(args)
+	}
+	trace := func(sym []*Tensor) ([]*Tensor, []reflect.Value) {
+		next := 0
+		symArgs := make([]reflect.Value, len(args))
+		for i, a := range args {
+			symArgs[i] = rebuild(a, sym, &next)
+		}
+		res := st.fv.Call(symArgs)
+		var outs []*Tensor
+		var discard strings.Builder
+		for i, r := range res {
+			if err := flatten(r, &outs, &discard); err != nil {
+				panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
+			}
+		}
+		return outs, res
+	}
+	e := st.lookup(leaves, key.String(), trace)
+	eager := func(xs []*Tensor) []*Tensor {
+		next := 0
+		in := make([]reflect.Value, len(args))
+		for i, a := range args {
+			in[i] = rebuild(a, xs, &next)
+		}
+		var outs []*Tensor
+		var discard strings.Builder
+		for _, r := range st.fv.Call(in) {
+			_ = flatten(r, &outs, &discard)
+		}
+		return outs
+	}
+	outs := st.execute(e, leaves, eager)
+	tmpl := e.outTmpl
+	res := make([]reflect.Value, len(tmpl))
+	next := 0
+	for i, r := range tmpl {
+		res[i] = rebuild(r, outs, &next)
+	}
+	return res
+}
+
+func anySymbolic(xs []*Tensor) bool {
+	for _, x := range xs {
+		if x != nil && x.IsSymbolic() {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup finds the plan for the arguments' signature, compiling on a miss.
+func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) *entry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := len(st.entries) - 1; i >= 0; i-- {
+		e := st.entries[i]
+		if e.matches(xs, consts) {
+			st.stats.Hits++
+			if i != len(st.entries)-1 { // keep most recently used last
+				copy(st.entries[i:], st.entries[i+1:])
+				st.entries[len(st.entries)-1] = e
+			}
+			return e
+		}
+	}
+	if len(st.entries) > 0 {
+		why := explain(st.entries[len(st.entries)-1], xs, consts)
+		st.stats.Retraces = append(st.stats.Retraces, why)
+		if st.cfg.ExplainRetrace {
+			fmt.Fprintf(os.Stderr, "spore: retracing %s: %s\n", st.name, why)
+		}
+	}
+	e := st.compile(xs, consts, trace)
+	if len(st.entries) >= st.cfg.CacheSize {
+		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s) cache is full (%d signatures); evicting the least recently used plan. "+
+			"Every new input signature recompiles: pad or bucket input shapes, or raise JitConfig.CacheSize.\n", st.name, st.cfg.CacheSize)
+		st.entries = st.entries[1:]
+		st.stats.Evictions++
+	}
+	st.entries = append(st.entries, e)
+	return e
+}
+
+func (e *entry) matches(xs []*Tensor, consts string) bool {
+	if len(xs) != len(e.metas) || consts != e.consts {
+		return false
+	}
+	for i, x := range xs {
+		m := e.metas[i]
+		if x.DType() != m.DType || !x.Shape().Equal(m.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// explain says how a call's signature differs from a cached one.
+func explain(old *entry, xs []*Tensor, consts string) string {
+	var diffs []string
+	if len(xs) != len(old.metas) {
+		diffs = append(diffs, fmt.Sprintf("%d tensor arguments, was %d", len(xs), len(old.metas)))
+	} else {
+		for i, x := range xs {
+			m := old.metas[i]
+			if x.DType() != m.DType || !x.Shape().Equal(m.Shape) {
+				diffs = append(diffs, fmt.Sprintf("tensor %d: %v%v, was %v%v", i, x.DType(), x.Shape(), m.DType, m.Shape))
+			}
+		}
+	}
+	if consts != old.consts {
+		diffs = append(diffs, fmt.Sprintf("constant arguments: %s, was %s", consts, old.consts))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// compile traces fn on symbolic stand-ins of xs and compiles the graph.
+func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) *entry {
+	start := time.Now()
+	metas := make([]tensor.Meta, len(xs))
+	for i, x := range xs {
+		metas[i] = tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
+	}
+	var tmpl []reflect.Value
+	g, err := graph.Trace(st.name, metas, func(sym []*Tensor) []*Tensor {
+		outs, t := trace(sym)
+		tmpl = t
+		return outs
+	})
+	if err != nil {
+		panic(tensor.Errorf("Jit", "%v", err))
+	}
+	ctx := GetContext()
+	level := st.cfg.Level
+	if level == compile.Default {
+		level = ctx.JitLevel
+	}
+	var params []*Tensor
+	for _, v := range g.Values {
+		if v.Kind == graph.KindParam {
+			params = append(params, v.Tensor)
+		}
+	}
+	res, err := compile.Run(g, compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs})
+	if err != nil {
+		panic(tensor.Errorf("Jit", "compiling %s: %v", st.name, err))
+	}
+	e := &entry{metas: metas, consts: consts, res: res, params: params, outTmpl: tmpl, nout: len(g.Outputs)}
+	d := time.Since(start)
+	st.stats.Compiles++
+	st.stats.CompileTime += d
+	st.stats.LastCompileTime = d
+	return e
+}
+
+// execute runs a cached plan. When an argument or a captured parameter is
+// being differentiated, a single-result function runs as one node on the
+// tape (its gradient is a compiled function too); other functions then
+// run eagerly so that the tape sees their ops.
+func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Tensor) []*Tensor {
+	tracked := false
+	for _, x := range xs {
+		tracked = tracked || x.Tracked()
+	}
+	for _, p := range e.params {
+		tracked = tracked || p.Tracked()
+	}
+	if !tracked {
+		return e.res.Plan.Run(xs)
+	}
+	if e.nout != 1 {
+		return eager(xs)
+	}
+	in := append(append([]*Tensor(nil), xs...), e.params...)
+	return []*Tensor{tensor.Apply(st.callPrim(e, eager), nil, in...)}
+}
+
+// callPrim is the primitive standing for one compiled signature on the
+// autodiff tape. Its inputs are the arguments followed by the captured
+// parameters, so gradients reach both.
+func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *tensor.Prim {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if e.call != nil {
+		return e.call
+	}
+	n := len(e.metas)
+	out := e.res.Graph.Outputs[0].Meta
+	e.call = &tensor.Prim{
+		Name:  "Call[" + st.name + "]",
+		Infer: func(any, []*Tensor) tensor.Meta { return out },
+		Kernel: func(_ any, in []*Tensor, o *Tensor) {
+			e.res.Plan.RunInto(in[:n], []*Tensor{o})
+		},
+		VJP: func(_ any, in []*Tensor, _, g *Tensor) []*Tensor {
+			e.bwdOnce.Do(func() {
+				pos := make([]int, n)
+				for i := range pos {
+					pos[i] = i
+				}
+				grad := ValueAndGrad(func(xs ...*Tensor) *Tensor { return eager(xs)[0] },
+					GradPosition(pos...), Weights(e.params...), WithSens())
+				e.bwd = Jit(func(xs ...*Tensor) []*Tensor {
+					_, gs := grad(xs...)
+					return gs
+				}, JitConfig{Name: st.name + ".grad", Level: st.cfg.Level})
+			})
+			args := append(append([]*Tensor(nil), in[:n]...), g)
+			gs := e.bwd(args...)
+			for i, p := range e.params {
+				if !p.RequiresGrad() {
+					gs[n+i] = nil
+				}
+			}
+			return gs
+		},
+	}
+	return e.call
+}

@@ -1,0 +1,167 @@
+package spore_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// seedMLP is the seed network written with the core API alone.
+type seedMLP struct{ w1, b1, w2, b2, w3, b3 *spore.Tensor }
+
+func newSeedMLP() *seedMLP {
+	spore.SetSeed(1)
+	p := func(name string, shape ...int) *spore.Tensor {
+		return tensor.NewParameter(name, tensor.RandUniform(spore.Float32, -0.05, 0.05, shape...))
+	}
+	return &seedMLP{p("w1", 784, 512), p("b1", 512), p("w2", 512, 512), p("b2", 512), p("w3", 512, 10), p("b3", 10)}
+}
+
+func (m *seedMLP) forward(x *spore.Tensor) *spore.Tensor {
+	h := ops.Reshape(x, x.Dim(0), -1)
+	h = ops.ReLU(ops.Add(ops.MatMul(h, m.w1), m.b1))
+	h = ops.ReLU(ops.Add(ops.MatMul(h, m.w2), m.b2))
+	return ops.Add(ops.MatMul(h, m.w3), m.b3)
+}
+
+func TestJitMatchesEager(t *testing.T) {
+	m := newSeedMLP()
+	x := tensor.RandNormal(spore.Float32, 0, 1, 64, 1, 28, 28)
+	want := m.forward(x)
+	for _, lvl := range []spore.Level{spore.O0, spore.O1} {
+		run := spore.NewJit(m.forward, spore.JitConfig{Level: lvl})
+		got := run.Fn(x)
+		got2 := run.Fn(x)
+		if !got.Shape().Equal(spore.Shape{64, 10}) {
+			t.Fatalf("shape %v", got.Shape())
+		}
+		a, b, c := want.Float32s(), got.Float32s(), got2.Float32s()
+		for i := range a {
+			if a[i] != b[i] || b[i] != c[i] {
+				t.Fatalf("%v: element %d: eager %v, jit %v then %v", lvl, i, a[i], b[i], c[i])
+			}
+		}
+		st := run.Stats()
+		if st.Compiles != 1 || st.Hits != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	}
+}
+
+func TestJitSeesParameterUpdates(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float32{1, 2}, 2))
+	f := spore.Jit(func(x *spore.Tensor) *spore.Tensor {
+		// No traced argument takes part in w's transpose-like use: the
+		// parameter must still be read at run time, not baked in.
+		return ops.Add(x, ops.Mul(w, w))
+	})
+	x := tensor.FromSlice([]float32{0, 0}, 2)
+	if got := f(x).Float32s(); got[0] != 1 || got[1] != 4 {
+		t.Fatalf("first call %v", got)
+	}
+	w.Assign(tensor.FromSlice([]float32{3, 4}, 2))
+	if got := f(x).Float32s(); got[0] != 9 || got[1] != 16 {
+		t.Fatalf("after assign %v, want [9 16]", got)
+	}
+}
+
+func TestJitRetraceExplains(t *testing.T) {
+	j := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Mul(x, x) })
+	j.Fn(tensor.Ones(spore.Float32, 2, 3))
+	j.Fn(tensor.Ones(spore.Float32, 4, 3))
+	st := j.Stats()
+	if st.Compiles != 2 || len(st.Retraces) != 1 || !contains(st.Retraces[0], "[4 3]") || !contains(st.Retraces[0], "[2 3]") {
+		t.Fatalf("stats %+v", st)
+	}
+	if s2, ok := spore.StatsOf(j.Fn); !ok || s2.Compiles != 2 {
+		t.Fatalf("StatsOf: %v %+v", ok, s2)
+	}
+}
+
+func TestConcretizationError(t *testing.T) {
+	f := spore.Jit(func(x *spore.Tensor) *spore.Tensor {
+		if ops.Sum(x).Item() > 0 { // branching on a value: not allowed under tracing
+			return x
+		}
+		return ops.Neg(x)
+	})
+	defer func() {
+		var ce *tensor.ConcretizationError
+		err, _ := recover().(error)
+		if !errors.As(err, &ce) || !contains(ce.Error(), "jit_test.go") || !contains(ce.Error(), "spore.Cond") {
+			t.Fatalf("want a ConcretizationError naming the line and suggesting Cond, got %v", err)
+		}
+	}()
+	f(tensor.Ones(spore.Float32, 2))
+}
+
+type pair struct {
+	A, B  *spore.Tensor
+	Scale float64
+}
+
+func TestJitStructsAndConstants(t *testing.T) {
+	j := spore.NewJit(func(p pair, xs []*spore.Tensor, k int) (pair, *spore.Tensor) {
+		s := ops.ScalarLike(p.A, p.Scale*float64(k))
+		return pair{A: ops.Mul(p.A, s), B: ops.Add(p.B, xs[0]), Scale: p.Scale}, xs[1]
+	})
+	a := tensor.FromSlice([]float32{1, 2}, 2)
+	b := tensor.FromSlice([]float32{3, 4}, 2)
+	out, second := j.Fn(pair{A: a, B: b, Scale: 2}, []*spore.Tensor{b, a}, 3)
+	if got := out.A.Float32s(); got[0] != 6 || got[1] != 12 {
+		t.Fatalf("A = %v", got)
+	}
+	if got := out.B.Float32s(); got[0] != 6 || got[1] != 8 || out.Scale != 2 {
+		t.Fatalf("B = %v scale %v", got, out.Scale)
+	}
+	if got := second.Float32s(); got[0] != 1 {
+		t.Fatalf("second = %v", got)
+	}
+	j.Fn(pair{A: a, B: b, Scale: 2}, []*spore.Tensor{b, a}, 3)
+	j.Fn(pair{A: a, B: b, Scale: 2}, []*spore.Tensor{b, a}, 4)
+	if st := j.Stats(); st.Compiles != 2 || st.Hits != 1 || !contains(st.Retraces[0], "constant") {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestGradOfJit(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float64{0.5, -1, 2}, 3))
+	f := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Tanh(ops.Mul(x, w))) }
+	jf := spore.Jit(f)
+	x := tensor.FromSlice([]float64{1, 2, 3}, 3)
+	want := spore.Grad(f, spore.Weights(w))(x)
+	got := spore.Grad(jf, spore.Weights(w))(x)
+	for k := range want {
+		a, b := want[k].Float64s(), got[k].Float64s()
+		for i := range a {
+			if d := a[i] - b[i]; d > 1e-12 || d < -1e-12 {
+				t.Fatalf("grad %d: eager %v, through Jit %v", k, a, b)
+			}
+		}
+	}
+}
+
+func TestJitOfGrad(t *testing.T) {
+	f := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(ops.Exp(x), x)) }
+	g := spore.Grad(f)
+	jg := spore.Jit(func(x *spore.Tensor) *spore.Tensor { return g(x)[0] })
+	x := tensor.FromSlice([]float64{0.1, -0.3, 2}, 3)
+	a, b := g(x)[0].Float64s(), jg(x).Float64s()
+	for i := range a {
+		if d := a[i] - b[i]; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("eager %v, jit %v", a, b)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
