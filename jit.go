@@ -187,7 +187,7 @@ type entry struct {
 	metas   []tensor.Meta
 	consts  string
 	res     *compile.Result
-	params  []*Tensor     // captured parameters, in graph order
+	params  []*Tensor       // captured parameters, in graph order
 	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
 	nout    int
 	call    *tensor.Prim // the tape node for differentiation (single result)
