@@ -1,0 +1,457 @@
+//go:build ignore
+
+// gen_amd64.go writes vec_amd64.s, the AVX-512 kernels. The assembly is
+// generated rather than hand-written because every kernel shares the same
+// loop skeleton (an unrolled 16-lane main loop, a single-vector loop and one
+// masked tail, so no scalar remainder code), and the constants are rounded to
+// float32 here by the same Go expressions the pure-Go twins use.
+//
+//	go run gen_amd64.go
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+var out strings.Builder
+
+func emit(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
+
+type ptr struct{ arg, reg string }
+
+// consts maps each float32 constant used through memory to its value.
+var consts = map[string]float32{}
+var constOrder []string
+
+func c(name string, v float32) string {
+	if _, ok := consts[name]; !ok {
+		consts[name] = v
+		constOrder = append(constOrder, name)
+	}
+	return name + "<>(SB)"
+}
+
+func cbits(name string, bits uint32) string {
+	return c(name, math.Float32frombits(bits))
+}
+
+// loop emits the element loop. body(u, off, masked) returns the instructions
+// for one 16-lane vector at byte offset off from every pointer, using
+// register set u (0 ≤ u < unroll); when masked, K1 holds the tail mask.
+func loop(ptrs []ptr, unroll int, body func(u, off int, masked bool) []string) {
+	step := func(k int) {
+		for _, p := range ptrs {
+			emit("\tADDQ $%d, %s", 64*k, p.reg)
+		}
+		emit("\tSUBQ $%d, CX", 16*k)
+	}
+	if unroll > 1 {
+		emit("loopU:")
+		emit("\tCMPQ CX, $%d", 16*unroll)
+		emit("\tJL   loop1")
+		for u := 0; u < unroll; u++ {
+			for _, l := range body(u, 64*u, false) {
+				emit("\t%s", l)
+			}
+		}
+		step(unroll)
+		emit("\tJMP  loopU")
+	}
+	emit("loop1:")
+	emit("\tCMPQ CX, $16")
+	emit("\tJL   tail")
+	for _, l := range body(0, 0, false) {
+		emit("\t%s", l)
+	}
+	step(1)
+	emit("\tJMP  loop1")
+	emit("tail:")
+	emit("\tTESTQ CX, CX")
+	emit("\tJZ   done")
+	emit("\tMOVL $1, AX")
+	emit("\tSHLL CX, AX")
+	emit("\tDECL AX")
+	emit("\tKMOVW AX, K1")
+	for _, l := range body(0, 0, true) {
+		emit("\t%s", l)
+	}
+	emit("done:")
+}
+
+func load(off int, reg, dst string, masked bool) string {
+	if masked {
+		return fmt.Sprintf("VMOVUPS.Z %d(%s), K1, %s", off, reg, dst)
+	}
+	return fmt.Sprintf("VMOVUPS %d(%s), %s", off, reg, dst)
+}
+
+func store(off int, src, reg string, masked bool) string {
+	if masked {
+		return fmt.Sprintf("VMOVUPS %s, K1, %d(%s)", src, off, reg)
+	}
+	return fmt.Sprintf("VMOVUPS %s, %d(%s)", src, off, reg)
+}
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+func header(name, args string, frame int, ptrs []ptr, nArg string) {
+	emit("")
+	emit("// func %s(%s)", name, args)
+	emit("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	off := 0
+	for _, p := range ptrs {
+		emit("\tMOVQ %s+%d(FP), %s", p.arg, off, p.reg)
+		off += 8
+	}
+	emit("\tMOVQ %s+%d(FP), CX", nArg, off)
+}
+
+func footer() {
+	emit("\tVZEROUPPER")
+	emit("\tRET")
+}
+
+// Exponential constants live in Z16..Z27 for every kernel that calls expSeq.
+func expSetup() {
+	for i, k := range []struct {
+		n string
+		v float32
+	}{
+		{"expLog2e", 1.44269504088896341}, {"expC1", 0.693359375}, {"expC2", -2.12194440e-4},
+		{"expP0", 1.9875691500e-4}, {"expP1", 1.3981999507e-3}, {"expP2", 8.3334519073e-3},
+		{"expP3", 4.1665795894e-2}, {"expP4", 1.6666665459e-1}, {"expP5", 5.0000001201e-1},
+		{"one", 1}, {"expHi", 89}, {"expLo", -104},
+	} {
+		emit("\tVBROADCASTSS %s, %s", c(k.n, k.v), z(16+i))
+	}
+}
+
+// expSeq replaces x by e^x; t1..t3 are clobbered. See exp32 in generic.go
+// for the algorithm. The clamps put x in the second (Intel) source of
+// VMINPS/VMAXPS, which is the operand returned when either is NaN, so NaN
+// passes through.
+func expSeq(x, t1, t2, t3 string) []string {
+	return []string{
+		"VMINPS " + x + ", Z26, " + x,
+		"VMAXPS " + x + ", Z27, " + x,
+		"VMULPS Z16, " + x + ", " + t1,
+		"VRNDSCALEPS $0, " + t1 + ", " + t1,
+		"VFNMADD231PS Z17, " + t1 + ", " + x,
+		"VFNMADD231PS Z18, " + t1 + ", " + x,
+		"VMOVAPS Z19, " + t2,
+		"VFMADD213PS Z20, " + x + ", " + t2,
+		"VFMADD213PS Z21, " + x + ", " + t2,
+		"VFMADD213PS Z22, " + x + ", " + t2,
+		"VFMADD213PS Z23, " + x + ", " + t2,
+		"VFMADD213PS Z24, " + x + ", " + t2,
+		"VMULPS " + x + ", " + x + ", " + t3,
+		"VFMADD213PS " + x + ", " + t3 + ", " + t2,
+		"VADDPS Z25, " + t2 + ", " + t2,
+		"VSCALEFPS " + t1 + ", " + t2 + ", " + x,
+	}
+}
+
+// poly evaluates the polynomial with coefficients cs (highest first) at t
+// into dst by Horner's rule with memory-broadcast coefficients.
+func poly(dst, t string, names []string, cs []float32) []string {
+	l := []string{"VBROADCASTSS " + c(names[0], cs[0]) + ", " + dst}
+	for i := 1; i < len(cs); i++ {
+		l = append(l, "VFMADD213PS.BCST "+c(names[i], cs[i])+", "+t+", "+dst)
+	}
+	return l
+}
+
+func binary(name, op string) {
+	ptrs := []ptr{{"dst", "DI"}, {"a", "SI"}, {"b", "DX"}}
+	header(name, "dst, a, b *float32, n int", 32, ptrs, "n")
+	loop(ptrs, 4, func(u, off int, m bool) []string {
+		x, y := z(2*u), z(2*u+1)
+		return []string{load(off, "SI", x, m), load(off, "DX", y, m),
+			op + " " + y + ", " + x + ", " + x, store(off, x, "DI", m)}
+	})
+	footer()
+}
+
+func scalar(name, op string) {
+	ptrs := []ptr{{"dst", "DI"}, {"a", "SI"}}
+	header(name, "dst, a *float32, n int, s float32", 28, ptrs, "n")
+	emit("\tVBROADCASTSS s+24(FP), Z31")
+	loop(ptrs, 4, func(u, off int, m bool) []string {
+		x := z(u)
+		return []string{load(off, "SI", x, m), op + " Z31, " + x + ", " + x, store(off, x, "DI", m)}
+	})
+	footer()
+}
+
+// unary emits dst[i] = f(x[i]) where seq(x, u) computes in place on
+// register x using scratch registers chosen by u and returns the result
+// register.
+func unary(name string, unroll, regs int, setup func(), seq func(x string, u int) ([]string, string)) {
+	ptrs := []ptr{{"dst", "DI"}, {"x", "SI"}}
+	header(name, "dst, x *float32, n int", 24, ptrs, "n")
+	if setup != nil {
+		setup()
+	}
+	loop(ptrs, unroll, func(u, off int, m bool) []string {
+		x := z(regs * u)
+		l := []string{load(off, "SI", x, m)}
+		s, r := seq(x, u)
+		l = append(l, s...)
+		return append(l, store(off, r, "DI", m))
+	})
+	footer()
+}
+
+func main() {
+	emit("// Code generated by gen_amd64.go; DO NOT EDIT.")
+	emit("")
+	emit("//go:build amd64 && !noasm")
+	emit("")
+	emit("#include \"textflag.h\"")
+
+	binary("addAVX512", "VADDPS")
+	binary("subAVX512", "VSUBPS")
+	binary("mulAVX512", "VMULPS")
+	binary("divAVX512", "VDIVPS")
+	scalar("addScalarAVX512", "VADDPS")
+	scalar("mulScalarAVX512", "VMULPS")
+
+	unary("reluAVX512", 4, 1, func() { emit("\tVXORPS Z31, Z31, Z31") }, func(x string, u int) ([]string, string) {
+		// Zero in the first Intel source: NaN in x is returned.
+		return []string{"VMAXPS " + x + ", Z31, " + x}, x
+	})
+
+	// ReluGrad: compare x > 0 (ordered, so NaN fails), then a zero-masked
+	// load of g under that mask.
+	{
+		ptrs := []ptr{{"dst", "DI"}, {"x", "SI"}, {"dy", "DX"}}
+		header("reluGradAVX512", "dst, x, dy *float32, n int", 32, ptrs, "n")
+		emit("\tVXORPS Z31, Z31, Z31")
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			x, k := z(2*u), fmt.Sprintf("K%d", 2+u)
+			l := []string{load(off, "SI", x, m), "VCMPPS $0x1e, Z31, " + x + ", " + k}
+			if m {
+				l = append(l, "KANDW K1, "+k+", "+k)
+			}
+			return append(l, fmt.Sprintf("VMOVUPS.Z %d(DX), %s, %s", off, k, x), store(off, x, "DI", m))
+		})
+		footer()
+	}
+
+	unary("expAVX512", 4, 4, expSetup, func(x string, u int) ([]string, string) {
+		return expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3)), x
+	})
+
+	tanhSetup := func() {
+		expSetup()
+		emit("\tVBROADCASTSS %s, Z28", cbits("absMask", 0x7fffffff))
+		emit("\tVBROADCASTSS %s, Z29", c("tanhSmall", 0.625))
+		emit("\tVBROADCASTSS %s, Z30", c("two", 2))
+	}
+	unary("tanhAVX512", 2, 8, tanhSetup, func(x string, u int) ([]string, string) {
+		r := func(i int) string { return z(8*u + i) }
+		a, s, e, t1, t2, t3 := r(1), r(2), r(3), r(4), r(5), r(6)
+		k := fmt.Sprintf("K%d", 2+u)
+		l := []string{
+			"VANDPS Z28, " + x + ", " + a,       // |x|
+			"VXORPS " + a + ", " + x + ", " + s, // sign bit of x
+			"VCMPPS $1, Z29, " + a + ", " + k,   // |x| < 0.625
+			"VADDPS " + a + ", " + a + ", " + e,
+		}
+		l = append(l, expSeq(e, t1, t2, t3)...)
+		l = append(l,
+			"VADDPS Z25, "+e+", "+e,
+			"VDIVPS "+e+", Z30, "+e, // 2/(e+1)
+			"VSUBPS "+e+", Z25, "+e, // 1 - 2/(e+1)
+			"VMULPS "+a+", "+a+", "+t1,
+		)
+		l = append(l, poly(t2, t1, []string{"tanhP0", "tanhP1", "tanhP2", "tanhP3", "tanhP4"},
+			[]float32{-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1})...)
+		l = append(l,
+			"VMULPS "+t1+", "+t2+", "+t2,
+			"VFMADD213PS "+a+", "+a+", "+t2, // (p·z)·a + a
+			"VMOVAPS "+t2+", "+k+", "+e,
+			"VORPS "+s+", "+e+", "+x,
+		)
+		return l, x
+	})
+
+	sigSetup := func() {
+		expSetup()
+		emit("\tVBROADCASTSS %s, Z28", cbits("absMask", 0x7fffffff))
+		emit("\tVBROADCASTSS %s, Z29", cbits("signMask", 0x80000000))
+		emit("\tVXORPS Z31, Z31, Z31")
+	}
+	unary("sigmoidAVX512", 2, 8, sigSetup, func(x string, u int) ([]string, string) {
+		r := func(i int) string { return z(8*u + i) }
+		e, q, t1, t2, t3 := r(1), r(2), r(3), r(4), r(5)
+		k := fmt.Sprintf("K%d", 2+u)
+		l := []string{
+			"VANDPS Z28, " + x + ", " + e,
+			"VORPS Z29, " + e + ", " + e, // -|x|
+		}
+		l = append(l, expSeq(e, t1, t2, t3)...)
+		l = append(l,
+			"VADDPS Z25, "+e+", "+q,
+			"VCMPPS $1, Z31, "+x+", "+k, // x < 0
+			"VMOVAPS Z25, "+t1,
+			"VMOVAPS "+e+", "+k+", "+t1,
+			"VDIVPS "+q+", "+t1+", "+q, // (x < 0 ? e : 1)/(1+e)
+		)
+		return l, q
+	})
+
+	geluSetup := func() {
+		expSetup()
+		emit("\tVBROADCASTSS %s, Z28", cbits("absMask", 0x7fffffff))
+		emit("\tVBROADCASTSS %s, Z29", c("geluHi", 10))
+		emit("\tVBROADCASTSS %s, Z30", c("geluLo", -20))
+		emit("\tVXORPS Z31, Z31, Z31")
+	}
+	unary("geluAVX512", 1, 16, geluSetup, func(x string, u int) ([]string, string) {
+		r := func(i int) string { return z(i) }
+		xc, h, s, lo, t, q, t1, t2, t3 := r(1), r(2), r(3), r(4), r(5), r(6), r(7), r(8), r(9)
+		l := []string{
+			"VMINPS " + x + ", Z29, " + xc,
+			"VMAXPS " + xc + ", Z30, " + xc,
+			"VMULPS.BCST " + c("half", 0.5) + ", " + xc + ", " + h,
+			"VMULPS " + xc + ", " + h + ", " + s,
+			"VMOVAPS " + s + ", " + lo,
+			"VFMSUB231PS " + xc + ", " + h + ", " + lo, // lo = h·xc - s exactly
+			"VANDPS Z28, " + xc + ", " + t,
+			"VMULPS.BCST " + c("sqrtHalf", 0.70710678118654752) + ", " + t + ", " + t,
+			"VMULPS.BCST " + c("half", 0.5) + ", " + t + ", " + t,
+			"VADDPS Z25, " + t + ", " + t,
+			"VDIVPS " + t + ", Z25, " + t, // t = 1/(1+u/2)
+		}
+		l = append(l, poly(q, t,
+			[]string{"geluQ9", "geluQ8", "geluQ7", "geluQ6", "geluQ5", "geluQ4", "geluQ3", "geluQ2", "geluQ1", "geluQ0"},
+			[]float32{0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223})...)
+		l = append(l,
+			"VSUBPS "+s+", "+q+", Z10", // d = q - s
+			"VADDPS "+s+", Z10, Z11",   // d + s
+			"VSUBPS Z11, "+q+", Z11",   // err = q - (d + s): the rounding error of d
+			"VSUBPS "+lo+", Z11, Z11",  // err - lo
+			"VMOVAPS Z10, "+q)
+		l = append(l, expSeq(q, t1, t2, t3)...)
+		l = append(l,
+			"VFMADD231PS Z11, "+q+", "+q, // e·(1+err-lo) ≈ e^(q - x²/2)
+			"VMULPS "+t+", "+q+", "+q,
+			"VMULPS "+h+", "+q+", "+q,      // g = h·erfc
+			"VCMPPS $0x1e, Z31, "+x+", K2", // x > 0
+			"VSUBPS "+q+", "+x+", K2, "+q,  // x - g
+			"VANDPS Z28, "+x+", "+t1,
+			"VCMPPS.BCST $1, "+c("geluSmall", 0.5)+", "+t1+", K3", // |x| < 0.5
+			"VMULPS "+x+", "+x+", "+t1,
+		)
+		l = append(l, poly(t2, t1, []string{"geluS0", "geluS1", "geluS2", "geluS3", "geluS4", "geluS5"},
+			[]float32{-9.444656259503615e-06, 0.00011543468761615529, -0.0011873282154804543, 0.009973557010035819, -0.06649038006690544, 0.3989422804014327})...)
+		l = append(l,
+			"VFMADD213PS "+h+", "+t1+", "+t2, // x²·S(x²) + x/2
+			"VMOVAPS "+t2+", K3, "+q,
+		)
+		return l, q
+	})
+
+	// Reductions write 16 lane partials to acc; Go adds them pairwise.
+	{
+		ptrs := []ptr{{"x", "SI"}}
+		header("sumAVX512", "x *float32, n int, acc *[16]float32", 24, ptrs, "n")
+		for u := 0; u < 4; u++ {
+			emit("\tVXORPS %s, %s, %s", z(u), z(u), z(u))
+		}
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			if m {
+				return []string{load(off, "SI", "Z4", true), "VADDPS Z4, Z0, Z0"}
+			}
+			return []string{fmt.Sprintf("VADDPS %d(SI), %s, %s", off, z(u), z(u))}
+		})
+		emit("\tVADDPS Z1, Z0, Z0")
+		emit("\tVADDPS Z3, Z2, Z2")
+		emit("\tVADDPS Z2, Z0, Z0")
+		emit("\tMOVQ acc+16(FP), DI")
+		emit("\tVMOVUPS Z0, (DI)")
+		footer()
+	}
+	{
+		ptrs := []ptr{{"a", "SI"}, {"b", "DX"}}
+		header("dotAVX512", "a, b *float32, n int, acc *[16]float32", 32, ptrs, "n")
+		for u := 0; u < 4; u++ {
+			emit("\tVXORPS %s, %s, %s", z(u), z(u), z(u))
+		}
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			return []string{load(off, "SI", z(4+u), m), fmt.Sprintf("VFMADD231PS %d(DX), %s, %s", off, z(4+u), z(u))}
+		})
+		emit("\tVADDPS Z1, Z0, Z0")
+		emit("\tVADDPS Z3, Z2, Z2")
+		emit("\tVADDPS Z2, Z0, Z0")
+		emit("\tMOVQ acc+24(FP), DI")
+		emit("\tVMOVUPS Z0, (DI)")
+		footer()
+	}
+	{
+		// NaN tracking: VMAXPS drops NaN in one operand or the other, so
+		// unordered lanes are collected in K3 instead.
+		ptrs := []ptr{{"x", "SI"}}
+		header("maxAVX512", "x *float32, n int, acc *[16]float32) (nan bool", 25, ptrs, "n")
+		emit("\tVBROADCASTSS %s, Z8", cbits("negInf", 0xff800000))
+		for u := 0; u < 4; u++ {
+			emit("\tVMOVAPS Z8, %s", z(u))
+		}
+		emit("\tKXORW K3, K3, K3")
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			x := z(4 + u)
+			var l []string
+			if m {
+				l = []string{"VMOVAPS Z8, " + x, fmt.Sprintf("VMOVUPS %d(SI), K1, %s", off, x)}
+			} else {
+				l = []string{load(off, "SI", x, false)}
+			}
+			return append(l, "VMAXPS "+x+", "+z(u)+", "+z(u),
+				"VCMPPS $3, "+x+", "+x+", K2", "KORW K2, K3, K3")
+		})
+		emit("\tVMAXPS Z1, Z0, Z0")
+		emit("\tVMAXPS Z3, Z2, Z2")
+		emit("\tVMAXPS Z2, Z0, Z0")
+		emit("\tMOVQ acc+16(FP), DI")
+		emit("\tVMOVUPS Z0, (DI)")
+		emit("\tKMOVW K3, AX")
+		emit("\tTESTL AX, AX")
+		emit("\tSETNE nan+24(FP)")
+		footer()
+	}
+	{
+		ptrs := []ptr{{"dst", "DI"}, {"x", "SI"}}
+		header("expShiftSumAVX512", "dst, x *float32, n int, shift float32, acc *[16]float32", 40, ptrs, "n")
+		expSetup()
+		emit("\tVBROADCASTSS shift+24(FP), Z30")
+		emit("\tVXORPS Z14, Z14, Z14")
+		emit("\tVXORPS Z15, Z15, Z15")
+		loop(ptrs, 2, func(u, off int, m bool) []string {
+			x, acc := z(4*u), z(14+u)
+			l := []string{load(off, "SI", x, m), "VADDPS Z30, " + x + ", " + x}
+			l = append(l, expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3))...)
+			l = append(l, store(off, x, "DI", m))
+			if m {
+				return append(l, "VADDPS "+x+", "+acc+", K1, "+acc)
+			}
+			return append(l, "VADDPS "+x+", "+acc+", "+acc)
+		})
+		emit("\tVADDPS Z15, Z14, Z14")
+		emit("\tMOVQ acc+32(FP), DI")
+		emit("\tVMOVUPS Z14, (DI)")
+		footer()
+	}
+
+	emit("")
+	for _, n := range constOrder {
+		emit("DATA %s<>+0(SB)/4, $0x%08x", n, math.Float32bits(consts[n]))
+		emit("GLOBL %s<>(SB), RODATA|NOPTR, $4", n)
+	}
+	if err := os.WriteFile("vec_amd64.s", []byte(out.String()), 0o644); err != nil {
+		panic(err)
+	}
+}
