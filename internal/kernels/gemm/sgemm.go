@@ -145,10 +145,11 @@ func (t *task) run(lo, hi int) {
 	switch t.split {
 	case splitN:
 		j0, j1 := lo*t.k.nr, min(hi*t.k.nr, t.n)
-		b := t.b[j0:]
+		boff := j0
 		if t.transB {
-			b = t.b[j0*t.ldb:]
+			boff = j0 * t.ldb
 		}
+		b := t.b[boff:]
 		var bias []float32
 		if t.bias != nil {
 			bias = t.bias[j0:]
@@ -156,10 +157,11 @@ func (t *task) run(lo, hi int) {
 		t.k.gemm(ws, t.transA, t.transB, t.m, j1-j0, t.kk, t.alpha, t.a, t.lda, b, t.ldb, t.beta, t.c[j0:], t.ldc, bias, t.act)
 	case splitM:
 		i0, i1 := lo*t.k.mr, min(hi*t.k.mr, t.m)
-		a := t.a[i0*t.lda:]
+		aoff := i0 * t.lda
 		if t.transA {
-			a = t.a[i0:]
+			aoff = i0
 		}
+		a := t.a[aoff:]
 		t.k.gemm(ws, t.transA, t.transB, i1-i0, t.n, t.kk, t.alpha, a, t.lda, t.b, t.ldb, t.beta, t.c[i0*t.ldc:], t.ldc, t.bias, t.act)
 	case splitBatch:
 		for i := lo; i < hi; i++ {
