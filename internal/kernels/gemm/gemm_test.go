@@ -485,7 +485,9 @@ func TestBadArgs(t *testing.T) {
 		{"short bias", func() { SgemmBiasAct(false, false, 2, 4, 2, buf, 2, buf, 4, buf[:3], ActNone, buf, 4) }},
 		{"bad act", func() { SgemmBiasAct(false, false, 2, 4, 2, buf, 2, buf, 4, nil, Act(9), buf, 4) }},
 		{"short batch", func() { SgemmStrided(false, false, 2, 2, 2, 1, buf, 2, 50, buf, 2, 0, 0, buf, 2, 4, 3) }},
-		{"dgemm small ldc", func() { Dgemm(false, false, 2, 3, 2, 1, make([]float64, 9), 2, make([]float64, 9), 3, 0, make([]float64, 9), 2) }},
+		{"dgemm small ldc", func() {
+			Dgemm(false, false, 2, 3, 2, 1, make([]float64, 9), 2, make([]float64, 9), 3, 0, make([]float64, 9), 2)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
