@@ -124,29 +124,52 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
 		}
 	}
 	order := reachingOrder(y.Node(), isTarget)
-	grads := make(map[*tensor.Node]*Tensor, len(order))
+	// Cotangents are keyed by tensor, not node, so that each result of a
+	// multi-result node keeps its own.
+	grads := make(map[*Tensor]*Tensor, len(order))
 	if y.Node() != nil {
-		grads[y.Node()] = sens
+		grads[y] = sens
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
-		g := grads[n]
-		if g == nil || isTarget[n] || n.Prim == nil {
+		if isTarget[n] || n.Prim == nil {
 			continue
 		}
-		gin := n.Prim.VJP(n.Attrs, n.Inputs, n.Out, g)
+		var gin []*Tensor
+		if n.Outs != nil {
+			gs := make([]*Tensor, len(n.Outs))
+			any := false
+			for k, o := range n.Outs {
+				gs[k] = grads[o]
+				any = any || gs[k] != nil
+			}
+			if !any {
+				continue
+			}
+			for k, o := range n.Outs {
+				if gs[k] == nil {
+					gs[k] = ops.ZerosLike(o)
+				}
+			}
+			gin = n.Prim.VJPN(n.Attrs, n.Inputs, n.Outs, gs)
+		} else {
+			g := grads[n.Out]
+			if g == nil {
+				continue
+			}
+			gin = n.Prim.VJP(n.Attrs, n.Inputs, n.Out, g)
+		}
 		for j, x := range n.Inputs {
-			xn := x.Node()
-			if xn == nil || j >= len(gin) || gin[j] == nil {
+			if x.Node() == nil || j >= len(gin) || gin[j] == nil {
 				continue
 			}
 			if !gin[j].Shape().Equal(x.Shape()) || gin[j].DType() != x.DType() {
 				tensor.Panicf(n.Prim.Name, "gradient rule returned %v %v for input %d of %v %v", gin[j].Shape(), gin[j].DType(), j, x.Shape(), x.DType())
 			}
-			if prev := grads[xn]; prev != nil {
-				grads[xn] = ops.Add(prev, gin[j])
+			if prev := grads[x]; prev != nil {
+				grads[x] = ops.Add(prev, gin[j])
 			} else {
-				grads[xn] = gin[j]
+				grads[x] = gin[j]
 			}
 		}
 	}
@@ -154,8 +177,8 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
 	for i, t := range targets {
 		switch {
 		case t == nil:
-		case grads[t.Node()] != nil:
-			out[i] = grads[t.Node()]
+		case grads[t] != nil:
+			out[i] = grads[t]
 		default:
 			out[i] = ops.ZerosLike(t)
 		}

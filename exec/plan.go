@@ -34,6 +34,7 @@ type step struct {
 	attrs any
 	in    []*tensor.Tensor
 	out   *tensor.Tensor
+	outs  []*tensor.Tensor // multi-result ops
 }
 
 type view struct{ dst, src *tensor.Tensor }
@@ -94,6 +95,11 @@ func Compile(g *graph.Graph) (*Plan, error) {
 	for i, v := range g.Values {
 		var s *storage
 		switch {
+		case v.IsMulti():
+			// No buffer of its own: its results (KindProj) have theirs.
+			s = &storage{kind: graph.KindProj}
+		case v.Kind == graph.KindProj:
+			s = &storage{kind: graph.KindOp, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: pos[v.Args[0].ID]}
 		case v.Kind != graph.KindOp:
 			s = &storage{kind: v.Kind, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
 		case v.Prim.Traits.View && len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType:
@@ -151,6 +157,8 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			hdr[v.ID] = h
 		case v.Kind == graph.KindParam || v.Kind == graph.KindConst:
 			hdr[v.ID] = v.Tensor
+		case v.IsMulti():
+			// Results are headed by their projections.
 		case s.kind == graph.KindOp:
 			hdr[v.ID] = tensor.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
 		default:
@@ -165,16 +173,36 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			hdr[v.ID] = h
 		}
 	}
+	projs := map[*graph.Value][]*tensor.Tensor{}
+	for _, v := range g.Values {
+		if v.Kind == graph.KindProj {
+			op := v.Args[0]
+			if projs[op] == nil {
+				projs[op] = make([]*tensor.Tensor, len(op.Metas))
+			}
+			projs[op][v.Index] = hdr[v.ID]
+		}
+	}
 	for _, v := range g.Values {
 		if v.Kind != graph.KindOp {
 			continue
 		}
-		if st[v.ID] == st[v.Args[0].ID] && v.Prim.Traits.View {
+		if !v.IsMulti() && len(v.Args) > 0 && st[v.ID] == st[v.Args[0].ID] && v.Prim.Traits.View {
 			continue // the alias is the result: nothing to run
 		}
 		in := make([]*tensor.Tensor, len(v.Args))
 		for i, a := range v.Args {
 			in[i] = hdr[a.ID]
+		}
+		if v.IsMulti() {
+			outs := projs[v]
+			for k, o := range outs {
+				if o == nil { // an unused result still needs somewhere to go
+					outs[k] = tensor.NewOf(v.Metas[k])
+				}
+			}
+			p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, outs: outs})
+			continue
 		}
 		p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, out: hdr[v.ID]})
 	}
@@ -289,6 +317,10 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	}
 	for i := range p.steps {
 		s := &p.steps[i]
+		if s.outs != nil {
+			s.prim.KernelN(s.attrs, s.in, s.outs)
+			continue
+		}
 		s.prim.Kernel(s.attrs, s.in, s.out)
 	}
 	for _, a := range p.assigns {

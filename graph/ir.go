@@ -18,6 +18,8 @@ const (
 	KindConst
 	// KindOp applies Prim to Args.
 	KindOp
+	// KindProj is result Index of the multi-result op Args[0].
+	KindProj
 )
 
 func (k Kind) String() string {
@@ -30,6 +32,8 @@ func (k Kind) String() string {
 		return "const"
 	case KindOp:
 		return "op"
+	case KindProj:
+		return "proj"
 	}
 	return "?"
 }
@@ -49,9 +53,11 @@ type Value struct {
 	Attrs any
 	// Args are the operands (KindOp only), defined earlier in the graph.
 	Args []*Value
-	// Meta is the value's shape and dtype.
-	Meta tensor.Meta
-	// Index is the argument position (KindInput only).
+	// Meta is the value's shape and dtype. A multi-result op (Prim.KernelN)
+	// has Metas instead, and its results are read through KindProj values.
+	Meta  tensor.Meta
+	Metas []tensor.Meta
+	// Index is the argument position (KindInput) or result index (KindProj).
 	Index int
 	// Tensor holds the constant (KindConst) or the parameter (KindParam).
 	Tensor *tensor.Tensor
@@ -119,6 +125,20 @@ func (g *Graph) Op(p *tensor.Prim, attrs any, args ...*Value) *Value {
 func (g *Graph) OpMeta(p *tensor.Prim, attrs any, m tensor.Meta, args ...*Value) *Value {
 	return g.add(&Value{Kind: KindOp, Prim: p, Attrs: attrs, Args: append([]*Value(nil), args...), Meta: m})
 }
+
+// OpN appends a multi-result op and one KindProj value per result, which
+// it returns.
+func (g *Graph) OpN(p *tensor.Prim, attrs any, ms []tensor.Meta, args ...*Value) []*Value {
+	v := g.add(&Value{Kind: KindOp, Prim: p, Attrs: attrs, Args: append([]*Value(nil), args...), Metas: ms})
+	out := make([]*Value, len(ms))
+	for i, m := range ms {
+		out[i] = g.add(&Value{Kind: KindProj, Args: []*Value{v}, Index: i, Meta: m})
+	}
+	return out
+}
+
+// IsMulti reports whether v is a multi-result op.
+func (v *Value) IsMulti() bool { return v.Kind == KindOp && v.Prim.KernelN != nil }
 
 // InferMeta runs p's shape inference on values, through symbolic stand-ins
 // (inference reads only shapes and dtypes).
@@ -206,4 +226,31 @@ func (g *Graph) InsertBefore(v, anchor *Value) {
 	}
 	copy(g.Values[pos+1:], g.Values[pos:n-1])
 	g.Values[pos] = v
+}
+
+// Clone returns a deep copy of g's structure: new Values with the same
+// prims, attributes, metas and tensors. Compilation rewrites a graph in
+// place; control flow keeps a clone of each traced body to differentiate.
+func (g *Graph) Clone() *Graph {
+	c := &Graph{Name: g.Name, nextID: g.nextID}
+	m := make(map[*Value]*Value, len(g.Values))
+	for _, v := range g.Values {
+		nv := *v
+		nv.Args = make([]*Value, len(v.Args))
+		for i, a := range v.Args {
+			nv.Args[i] = m[a]
+		}
+		m[v] = &nv
+		c.Values = append(c.Values, &nv)
+	}
+	for _, v := range g.Inputs {
+		c.Inputs = append(c.Inputs, m[v])
+	}
+	for _, v := range g.Outputs {
+		c.Outputs = append(c.Outputs, m[v])
+	}
+	for _, a := range g.Assigns {
+		c.Assigns = append(c.Assigns, Assign{Param: m[a.Param], Val: m[a.Val]})
+	}
+	return c
 }

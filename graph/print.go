@@ -87,6 +87,8 @@ func (v *Value) LongString() string {
 		return fmt.Sprintf("%%%d = param %q : %s", v.ID, v.Tensor.Name(), TypeString(v.Meta))
 	case KindConst:
 		return fmt.Sprintf("%%%d = const %s : %s", v.ID, constSummary(v.Tensor), TypeString(v.Meta))
+	case KindProj:
+		return fmt.Sprintf("%%%d = proj %d of %%%d : %s", v.ID, v.Index, v.Args[0].ID, TypeString(v.Meta))
 	}
 	args := make([]string, len(v.Args))
 	for i, a := range v.Args {
@@ -96,7 +98,15 @@ func (v *Value) LongString() string {
 	if v.Attrs != nil {
 		attrs = fmt.Sprintf(" {%v}", v.Attrs)
 	}
-	return fmt.Sprintf("%%%d = %s(%s)%s : %s", v.ID, v.Prim.Name, strings.Join(args, ", "), attrs, TypeString(v.Meta))
+	typ := TypeString(v.Meta)
+	if v.IsMulti() {
+		ts := make([]string, len(v.Metas))
+		for i, m := range v.Metas {
+			ts[i] = TypeString(m)
+		}
+		typ = "(" + strings.Join(ts, ", ") + ")"
+	}
+	return fmt.Sprintf("%%%d = %s(%s)%s : %s", v.ID, v.Prim.Name, strings.Join(args, ", "), attrs, typ)
 }
 
 // constSummary shows small constants in full and large ones by size.
@@ -128,6 +138,8 @@ func (g *Graph) WriteDOT(w io.Writer) {
 		case KindConst:
 			label = "const " + constSummary(v.Tensor)
 			style = `, style=filled, fillcolor="#eeeeee"`
+		case KindProj:
+			label = fmt.Sprintf("proj %d", v.Index)
 		default:
 			label = v.Prim.Name
 		}

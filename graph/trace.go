@@ -90,6 +90,20 @@ func (tr *Tracer) Emit(p *tensor.Prim, attrs any, in []*tensor.Tensor, m tensor.
 	return tr.symbolic(tr.g.OpMeta(p, attrs, m, args...))
 }
 
+// EmitN records a multi-result primitive.
+func (tr *Tracer) EmitN(p *tensor.Prim, attrs any, in []*tensor.Tensor, ms []tensor.Meta) []*tensor.Tensor {
+	args := make([]*Value, len(in))
+	for i, t := range in {
+		args[i] = tr.ValueOf(t)
+	}
+	projs := tr.g.OpN(p, attrs, ms, args...)
+	out := make([]*tensor.Tensor, len(projs))
+	for i, v := range projs {
+		out[i] = tr.symbolic(v)
+	}
+	return out
+}
+
 // Assign records that parameter param becomes v. Later reads of param in
 // the same trace see v; the graph performs the write when it runs.
 func (tr *Tracer) Assign(param, v *tensor.Tensor) {

@@ -46,8 +46,22 @@ func Verify(g *Graph) error {
 					return fmt.Errorf("graph %s: %%%d = %s uses %%%d before its definition", g.Name, v.ID, v.Prim.Name, a.ID)
 				}
 			}
+			if v.IsMulti() {
+				break
+			}
 			if err := checkInfer(v); err != nil {
 				return fmt.Errorf("graph %s: %%%d = %s: %v", g.Name, v.ID, v.Prim.Name, err)
+			}
+		case KindProj:
+			if len(v.Args) != 1 || !v.Args[0].IsMulti() {
+				return fmt.Errorf("graph %s: proj %%%d does not read a multi-result op", g.Name, v.ID)
+			}
+			src := v.Args[0]
+			if p, ok := pos[src]; !ok || p >= i {
+				return fmt.Errorf("graph %s: proj %%%d precedes its op %%%d", g.Name, v.ID, src.ID)
+			}
+			if v.Index < 0 || v.Index >= len(src.Metas) || !src.Metas[v.Index].Shape.Equal(v.Meta.Shape) || src.Metas[v.Index].DType != v.Meta.DType {
+				return fmt.Errorf("graph %s: proj %%%d index %d does not match op %%%d's results", g.Name, v.ID, v.Index, src.ID)
 			}
 		default:
 			return fmt.Errorf("graph %s: value %%%d has unknown kind %d", g.Name, v.ID, v.Kind)

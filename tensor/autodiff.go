@@ -8,7 +8,10 @@ type Node struct {
 	Prim   *Prim
 	Attrs  any
 	Inputs []*Tensor
-	Out    *Tensor
+	// Out is the result of a single-result primitive or leaf; Outs are the
+	// results of a multi-result one (Prim.VJPN), and Out is then nil.
+	Out  *Tensor
+	Outs []*Tensor
 }
 
 // Node returns t's autodiff record, or nil if t is not tracked.

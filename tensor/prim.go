@@ -54,6 +54,13 @@ type Prim struct {
 	VJP func(attrs any, in []*Tensor, out, g *Tensor) []*Tensor
 	// Traits for the compiler.
 	Traits Traits
+
+	// Multi-result primitives (control flow) set these instead of Infer,
+	// Kernel and VJP, and are applied with ApplyN. VJPN receives one
+	// cotangent per result (zeros for results that get none).
+	InferN  func(attrs any, in []*Tensor) []Meta
+	KernelN func(attrs any, in []*Tensor, outs []*Tensor)
+	VJPN    func(attrs any, in []*Tensor, outs, gs []*Tensor) []*Tensor
 }
 
 // String returns the op's name.
@@ -68,6 +75,8 @@ type Tracer interface {
 	// Emit records p applied to in and returns the symbolic result, whose
 	// shape and dtype are m.
 	Emit(p *Prim, attrs any, in []*Tensor, m Meta) *Tensor
+	// EmitN records a multi-result primitive and returns its results.
+	EmitN(p *Prim, attrs any, in []*Tensor, ms []Meta) []*Tensor
 	// Assign records an in-place update of parameter param to value v.
 	Assign(param, v *Tensor)
 	// FuncName names the function being traced, for error messages.
@@ -102,19 +111,7 @@ func tracerOf(t *Tensor) Tracer {
 // trace instead. Either way, when an input is tracked for autodiff the
 // application is recorded so that gradients can flow back through it.
 func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
-	var tr Tracer
-	tracked := false
-	hasParam := false
-	for _, x := range in {
-		if x.sym != nil && tr == nil {
-			tr = x.sym.tr
-		}
-		tracked = tracked || x.node != nil
-		hasParam = hasParam || x.param != nil
-	}
-	if tr == nil && hasParam && activeTraces.Load() > 0 {
-		tr = goroutineTracer()
-	}
+	tr, tracked := dispatch(in)
 	var out *Tensor
 	if tr != nil {
 		out = tr.Emit(p, attrs, in, p.Infer(attrs, in))
@@ -126,6 +123,53 @@ func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 		out.node = &Node{Prim: p, Attrs: attrs, Inputs: append([]*Tensor(nil), in...), Out: out}
 	}
 	return out
+}
+
+// dispatch finds the tracer an application belongs to (nil to run it
+// now) and whether any input is tracked for autodiff.
+func dispatch(in []*Tensor) (tr Tracer, tracked bool) {
+	hasParam := false
+	for _, x := range in {
+		if x.sym != nil && tr == nil {
+			tr = x.sym.tr
+		}
+		tracked = tracked || x.node != nil
+		hasParam = hasParam || x.param != nil
+	}
+	if (tr != nil || hasParam) && activeTraces.Load() > 0 {
+		// The innermost trace of this goroutine wins: inside a control-flow
+		// body traced within an outer function, ops on the outer function's
+		// values belong to the body (which captures them).
+		if cur := goroutineTracer(); cur != nil {
+			tr = cur
+		}
+	}
+	return tr, tracked
+}
+
+// ApplyN is Apply for multi-result primitives (InferN, KernelN, VJPN).
+// Control flow with several results uses it: one application, one run of
+// the body, however many results.
+func ApplyN(p *Prim, attrs any, in ...*Tensor) []*Tensor {
+	tr, tracked := dispatch(in)
+	ms := p.InferN(attrs, in)
+	var outs []*Tensor
+	if tr != nil {
+		outs = tr.EmitN(p, attrs, in, ms)
+	} else {
+		outs = make([]*Tensor, len(ms))
+		for i, m := range ms {
+			outs[i] = NewOf(m)
+		}
+		p.KernelN(attrs, in, outs)
+	}
+	if tracked && p.VJPN != nil {
+		n := &Node{Prim: p, Attrs: attrs, Inputs: append([]*Tensor(nil), in...), Outs: outs}
+		for _, o := range outs {
+			o.node = n
+		}
+	}
+	return outs
 }
 
 // activeTraces counts traces in progress in the whole process. While it is

@@ -1,0 +1,52 @@
+package graph
+
+import (
+	"github.com/sporeml/spore/tensor"
+)
+
+// Replay evaluates g on inputs by applying each value's primitive through
+// tensor.Apply, as if the traced function ran again: eagerly on concrete
+// tensors, into a trace on symbolic ones, and on the autodiff tape when
+// inputs are tracked. Control-flow gradients use it to differentiate a
+// body that was traced once, with its captured values as explicit inputs.
+// Parameters and constants are read from the graph.
+func Replay(g *Graph, inputs []*tensor.Tensor) []*tensor.Tensor {
+	vals := make(map[*Value]*tensor.Tensor, len(g.Values))
+	multi := map[*Value][]*tensor.Tensor{}
+	for _, v := range g.Values {
+		switch v.Kind {
+		case KindInput:
+			vals[v] = inputs[v.Index]
+		case KindParam, KindConst:
+			vals[v] = v.Tensor
+		case KindProj:
+			vals[v] = multi[v.Args[0]][v.Index]
+		case KindOp:
+			args := make([]*tensor.Tensor, len(v.Args))
+			for i, a := range v.Args {
+				args[i] = vals[a]
+			}
+			if v.IsMulti() {
+				multi[v] = tensor.ApplyN(v.Prim, v.Attrs, args...)
+			} else {
+				vals[v] = tensor.Apply(v.Prim, v.Attrs, args...)
+			}
+		}
+	}
+	outs := make([]*tensor.Tensor, len(g.Outputs))
+	for i, o := range g.Outputs {
+		outs[i] = vals[o]
+	}
+	return outs
+}
+
+// Params returns the parameters g captures, in order of appearance.
+func (g *Graph) Params() []*tensor.Tensor {
+	var ps []*tensor.Tensor
+	for _, v := range g.Values {
+		if v.Kind == KindParam {
+			ps = append(ps, v.Tensor)
+		}
+	}
+	return ps
+}
