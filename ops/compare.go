@@ -204,22 +204,21 @@ func init() {
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: in[0].Shape(), DType: attrs.(tensor.DType)}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			switch o := out.Data().(type) {
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+			o := out.Data()
+			switch x := in[0].Data().(type) {
 			case []float32:
-				copy(o, in[0].Float32s())
+				castInto(o, x)
 			case []float64:
-				copy(o, in[0].Float64s())
+				castInto(o, x)
 			case []int32:
-				copy(o, in[0].Int32s())
+				castInto(o, x)
 			case []int64:
-				copy(o, in[0].Int64s())
-			case []bool:
-				copy(o, in[0].Bools())
+				castInto(o, x)
 			case []uint8:
-				for i, v := range in[0].Int64s() {
-					o[i] = uint8(v)
-				}
+				castInto(o, x)
+			case []bool:
+				castBoolInto(o, x)
 			}
 		},
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
@@ -228,6 +227,75 @@ func init() {
 			}
 			return []*tensor.Tensor{Cast(g, in[0].DType())}
 		},
+	}
+}
+
+// castInto converts x elementwise into the buffer o of any dtype, without
+// allocating. Values reach Uint8 through int64, so that -1.0 wraps to 255
+// rather than meeting Go's unspecified float-to-uint8 conversion.
+func castInto[T tensor.Number](o any, x []T) {
+	switch o := o.(type) {
+	case []float32:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = float32(v)
+		}
+	case []float64:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = float64(v)
+		}
+	case []int32:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = int32(v)
+		}
+	case []int64:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = int64(v)
+		}
+	case []uint8:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = uint8(int64(v))
+		}
+	case []bool:
+		o = o[:len(x)]
+		for i, v := range x {
+			o[i] = v != 0
+		}
+	}
+}
+
+// castBoolInto converts Bool x to o's dtype: true is 1, false is 0.
+func castBoolInto(o any, x []bool) {
+	if ob, ok := o.([]bool); ok {
+		copy(ob, x)
+		return
+	}
+	switch o := o.(type) {
+	case []float32:
+		fillBool(o, x)
+	case []float64:
+		fillBool(o, x)
+	case []int32:
+		fillBool(o, x)
+	case []int64:
+		fillBool(o, x)
+	case []uint8:
+		fillBool(o, x)
+	}
+}
+
+func fillBool[T tensor.Number](o []T, x []bool) {
+	o = o[:len(x)]
+	for i, v := range x {
+		if v {
+			o[i] = 1
+		} else {
+			o[i] = 0
+		}
 	}
 }
 
