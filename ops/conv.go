@@ -1,0 +1,503 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// PadMode names how a convolution or pooling window treats the border, with
+// MindSpore's pad_mode spellings.
+type PadMode string
+
+// The padding modes. The zero PadMode means PadValid, or PadExplicit when
+// Padding.Pads is non-zero.
+const (
+	// PadValid uses no padding: out = ⌊(in − window)/stride⌋ + 1.
+	PadValid PadMode = "valid"
+	// PadSame pads so that out = ⌈in/stride⌉, as TensorFlow and MindSpore
+	// do; an odd total puts the extra row (column) at the bottom (right).
+	PadSame PadMode = "same"
+	// PadExplicit uses Padding.Pads (MindSpore's pad_mode="pad").
+	PadExplicit PadMode = "pad"
+)
+
+// Padding is the border treatment of a convolution or pooling window. The
+// zero value is "valid".
+type Padding struct {
+	Mode PadMode
+	// Pads are the explicit top, bottom, left and right paddings; they
+	// must be zero unless Mode is PadExplicit (or empty).
+	Pads [4]int
+}
+
+// ValidPad is no padding.
+func ValidPad() Padding { return Padding{Mode: PadValid} }
+
+// SamePad pads so that the output has ⌈in/stride⌉ rows and columns.
+func SamePad() Padding { return Padding{Mode: PadSame} }
+
+// ExplicitPad pads by the given numbers of rows and columns.
+func ExplicitPad(top, bottom, left, right int) Padding {
+	return Padding{Mode: PadExplicit, Pads: [4]int{top, bottom, left, right}}
+}
+
+func (p Padding) String() string {
+	if p.Mode == PadExplicit || (p.Mode == "" && p.Pads != [4]int{}) {
+		return fmt.Sprintf("pad%v", p.Pads)
+	}
+	if p.Mode == "" {
+		return string(PadValid)
+	}
+	return string(p.Mode)
+}
+
+// resolve turns p into explicit pads for an input of extent (h, w) under a
+// window of effective extent (kh, kw) and the given strides.
+func (p Padding) resolve(op string, h, w, kh, kw int, stride [2]int) [4]int {
+	switch p.Mode {
+	case "", PadExplicit:
+		for _, v := range p.Pads {
+			if v < 0 {
+				tensor.Panicf(op, "negative padding %v", p.Pads)
+			}
+		}
+		return p.Pads
+	case PadValid, PadSame:
+		if p.Pads != [4]int{} {
+			tensor.Panicf(op, "padding %v given with pad mode %q; use pad mode %q", p.Pads, p.Mode, PadExplicit)
+		}
+		if p.Mode == PadValid {
+			return [4]int{}
+		}
+		th := sameTotal(h, kh, stride[0])
+		tw := sameTotal(w, kw, stride[1])
+		return [4]int{th / 2, th - th/2, tw / 2, tw - tw/2}
+	}
+	tensor.Panicf(op, "unknown pad mode %q (want %q, %q or %q)", p.Mode, PadValid, PadSame, PadExplicit)
+	return [4]int{}
+}
+
+// sameTotal is the total padding that makes ⌈in/stride⌉ windows of extent k
+// fit.
+func sameTotal(in, k, stride int) int {
+	out := (in + stride - 1) / stride
+	return max((out-1)*stride+k-in, 0)
+}
+
+// Conv2DOpts are the options of Conv2D. Zero strides, dilations and groups
+// mean 1, so the zero value is a stride-1, unpadded, ungrouped convolution.
+type Conv2DOpts struct {
+	Stride   [2]int // vertical, horizontal
+	Padding  Padding
+	Dilation [2]int // vertical, horizontal
+	Groups   int
+}
+
+// ConvAttrs are the resolved attributes of the convolution primitives: the
+// padding is explicit, whatever mode the user asked for, so that the
+// gradient prims reproduce the forward geometry exactly.
+type ConvAttrs struct {
+	Stride   [2]int
+	Pads     [4]int // top, bottom, left, right
+	Dilation [2]int
+	Groups   int
+}
+
+func (a ConvAttrs) String() string {
+	return fmt.Sprintf("stride=%v pads=%v dilation=%v groups=%d", a.Stride, a.Pads, a.Dilation, a.Groups)
+}
+
+// ConvGradAttrs are the attributes of Conv2DBackpropInput and
+// Conv2DBackpropFilter: the forward attributes and the shape of the input
+// (or filter) the gradient is for, which the output shape alone does not
+// determine when the stride drops trailing rows.
+type ConvGradAttrs struct {
+	ConvAttrs
+	Shape tensor.Shape
+}
+
+func (a ConvGradAttrs) String() string {
+	return fmt.Sprintf("%v shape=%v", a.ConvAttrs, a.Shape)
+}
+
+// convGeom is the geometry of one convolution, derived from the input and
+// filter shapes and the attributes.
+type convGeom struct {
+	n, c, h, w     int // input
+	o, cg, kh, kw  int // filter: out channels, in channels per group, window
+	og             int // out channels per group
+	oh, ow         int // output extent
+	sh, sw, dh, dw int
+	pt, pl         int
+	groups         int
+}
+
+// k is the number of rows of the column matrix of one group.
+func (g *convGeom) k() int { return g.cg * g.kh * g.kw }
+
+// p is the number of output positions of one image.
+func (g *convGeom) p() int { return g.oh * g.ow }
+
+// outExtent is the number of windows of effective extent k that fit in an
+// input of extent in with padding lo+hi and the stride, or ≤ 0 if none.
+func outExtent(in, lo, hi, k, stride int) int {
+	return (in+lo+hi-k)/stride + 1
+}
+
+// convGeometry checks a convolution of an input of shape xs by a filter of
+// shape ws and returns its geometry, naming op in errors.
+func convGeometry(op string, a ConvAttrs, xs, ws tensor.Shape) convGeom {
+	if len(xs) != 4 || len(ws) != 4 {
+		tensor.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
+	}
+	g := convGeom{
+		n: xs[0], c: xs[1], h: xs[2], w: xs[3],
+		o: ws[0], cg: ws[1], kh: ws[2], kw: ws[3],
+		sh: a.Stride[0], sw: a.Stride[1], dh: a.Dilation[0], dw: a.Dilation[1],
+		pt: a.Pads[0], pl: a.Pads[2], groups: a.Groups,
+	}
+	if g.groups < 1 || g.c%g.groups != 0 || g.o%g.groups != 0 {
+		tensor.Panicf(op, "groups=%d must divide input channels and output channels (input %v, filter %v)", g.groups, xs, ws)
+	}
+	if g.cg*g.groups != g.c {
+		tensor.Panicf(op, "filter %v expects %d input channels per group, input %v has %d channels in %d groups", ws, g.cg, xs, g.c, g.groups)
+	}
+	if g.kh < 1 || g.kw < 1 {
+		tensor.Panicf(op, "empty filter window %v", ws)
+	}
+	ekh, ekw := (g.kh-1)*g.dh+1, (g.kw-1)*g.dw+1
+	g.oh = outExtent(g.h, a.Pads[0], a.Pads[1], ekh, g.sh)
+	g.ow = outExtent(g.w, a.Pads[2], a.Pads[3], ekw, g.sw)
+	if g.h+a.Pads[0]+a.Pads[1] < ekh || g.w+a.Pads[2]+a.Pads[3] < ekw {
+		tensor.Panicf(op, "dilated window %dx%d is larger than the padded input %dx%d (input %v, filter %v, %v)",
+			ekh, ekw, g.h+a.Pads[0]+a.Pads[1], g.w+a.Pads[2]+a.Pads[3], xs, ws, a)
+	}
+	g.og = g.o / g.groups
+	return g
+}
+
+// convAttrs validates opts and resolves them against the input and filter
+// shapes.
+func convAttrs(op string, opts Conv2DOpts, xs, ws tensor.Shape) ConvAttrs {
+	a := ConvAttrs{Stride: opts.Stride, Dilation: opts.Dilation, Groups: opts.Groups}
+	for i := range 2 {
+		if a.Stride[i] == 0 {
+			a.Stride[i] = 1
+		}
+		if a.Dilation[i] == 0 {
+			a.Dilation[i] = 1
+		}
+		if a.Stride[i] < 0 || a.Dilation[i] < 0 {
+			tensor.Panicf(op, "stride %v and dilation %v must be positive", opts.Stride, opts.Dilation)
+		}
+	}
+	if a.Groups == 0 {
+		a.Groups = 1
+	}
+	if len(xs) != 4 || len(ws) != 4 {
+		tensor.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
+	}
+	ekh, ekw := (ws[2]-1)*a.Dilation[0]+1, (ws[3]-1)*a.Dilation[1]+1
+	a.Pads = opts.Padding.resolve(op, xs[2], xs[3], ekh, ekw, a.Stride)
+	return a
+}
+
+func checkFloatPair(op string, x, w *tensor.Tensor) {
+	if x.DType() != w.DType() || !x.DType().IsFloat() {
+		tensor.Panicf(op, "want two float operands of one dtype, got %v %v and %v %v", x.Shape(), x.DType(), w.Shape(), w.DType())
+	}
+}
+
+var conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim *tensor.Prim
+
+func init() {
+	conv2DPrim = &tensor.Prim{
+		Name:   "Conv2D",
+		Traits: tensor.Traits{Cost: 100},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			x, w := in[0], in[1]
+			checkFloatPair("Conv2D", x, w)
+			g := convGeometry("Conv2D", attrs.(ConvAttrs), x.Shape(), w.Shape())
+			return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: x.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			g := convGeometry("Conv2D", attrs.(ConvAttrs), in[0].Shape(), in[1].Shape())
+			switch x := in[0].Data().(type) {
+			case []float32:
+				conv2DForward(&g, x, in[1].Data().([]float32), out.Data().([]float32))
+			case []float64:
+				conv2DForward(&g, x, in[1].Data().([]float64), out.Data().([]float64))
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(ConvAttrs)
+			x, w := in[0], in[1]
+			return []*tensor.Tensor{
+				Conv2DBackpropInput(g, w, ConvGradAttrs{a, x.Shape().Clone()}),
+				Conv2DBackpropFilter(x, g, ConvGradAttrs{a, w.Shape().Clone()}),
+			}
+		},
+	}
+	conv2DBackpropInputPrim = &tensor.Prim{
+		Name:   "Conv2DBackpropInput",
+		Traits: tensor.Traits{Cost: 100},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(ConvGradAttrs)
+			dy, w := in[0], in[1]
+			checkFloatPair("Conv2DBackpropInput", dy, w)
+			checkConvGrad("Conv2DBackpropInput", a.ConvAttrs, a.Shape, w.Shape(), dy.Shape())
+			return tensor.Meta{Shape: a.Shape, DType: dy.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ConvGradAttrs)
+			g := convGeometry("Conv2DBackpropInput", a.ConvAttrs, a.Shape, in[1].Shape())
+			switch dy := in[0].Data().(type) {
+			case []float32:
+				conv2DBackInput(&g, dy, in[1].Data().([]float32), out.Data().([]float32))
+			case []float64:
+				conv2DBackInput(&g, dy, in[1].Data().([]float64), out.Data().([]float64))
+			}
+		},
+		// dx = Cᵀ(dy, w) is bilinear with ⟨h, Cᵀ(dy, w)⟩ = ⟨C(h, w), dy⟩, so
+		// its cotangent h maps to C(h, w) for dy and to the filter
+		// gradient of (h, dy) for w.
+		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(ConvGradAttrs)
+			dy, w := in[0], in[1]
+			return []*tensor.Tensor{
+				tensor.Apply(conv2DPrim, a.ConvAttrs, h, w),
+				Conv2DBackpropFilter(h, dy, ConvGradAttrs{a.ConvAttrs, w.Shape().Clone()}),
+			}
+		},
+	}
+	conv2DBackpropFilterPrim = &tensor.Prim{
+		Name:   "Conv2DBackpropFilter",
+		Traits: tensor.Traits{Cost: 100},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(ConvGradAttrs)
+			x, dy := in[0], in[1]
+			checkFloatPair("Conv2DBackpropFilter", x, dy)
+			checkConvGrad("Conv2DBackpropFilter", a.ConvAttrs, x.Shape(), a.Shape, dy.Shape())
+			return tensor.Meta{Shape: a.Shape, DType: x.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ConvGradAttrs)
+			g := convGeometry("Conv2DBackpropFilter", a.ConvAttrs, in[0].Shape(), a.Shape)
+			switch x := in[0].Data().(type) {
+			case []float32:
+				conv2DBackFilter(&g, x, in[1].Data().([]float32), out.Data().([]float32))
+			case []float64:
+				conv2DBackFilter(&g, x, in[1].Data().([]float64), out.Data().([]float64))
+			}
+		},
+		// dw = F(x, dy) is bilinear with ⟨H, F(x, dy)⟩ = ⟨C(x, H), dy⟩.
+		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(ConvGradAttrs)
+			x, dy := in[0], in[1]
+			return []*tensor.Tensor{
+				Conv2DBackpropInput(dy, h, ConvGradAttrs{a.ConvAttrs, x.Shape().Clone()}),
+				tensor.Apply(conv2DPrim, a.ConvAttrs, x, h),
+			}
+		},
+	}
+}
+
+// checkConvGrad checks that dy has the shape of the convolution of an input
+// of shape xs by a filter of shape ws.
+func checkConvGrad(op string, a ConvAttrs, xs, ws, dys tensor.Shape) {
+	g := convGeometry(op, a, xs, ws)
+	if want := (tensor.Shape{g.n, g.o, g.oh, g.ow}); !dys.Equal(want) {
+		tensor.Panicf(op, "output gradient %v does not match the convolution of input %v by filter %v (%v), which gives %v", dys, xs, ws, a, want)
+	}
+}
+
+// Conv2D returns the 2-D cross-correlation of x, an NCHW tensor [N, C, H, W],
+// with filter w of shape [O, C/groups, kh, kw] (MindSpore's layout), giving
+// [N, O, OH, OW]. There is no bias: add one with
+// Add(y, Reshape(b, 1, O, 1, 1)). Both operands must be float32 or float64
+// of one dtype.
+//
+// With stride s, dilation d and pads lo+hi along an axis of extent in,
+// OH = ⌊(in + lo + hi − d·(k−1) − 1)/s⌋ + 1; PadSame gives ⌈in/s⌉.
+func Conv2D(x, w *tensor.Tensor, opts Conv2DOpts) *tensor.Tensor {
+	a := convAttrs("Conv2D", opts, x.Shape(), w.Shape())
+	return tensor.Apply(conv2DPrim, a, x, w)
+}
+
+// Conv2DBackpropInput returns the gradient of a convolution with respect to
+// its input: the transposed convolution of dy by w onto an input of shape
+// attrs.Shape. It is the VJP of Conv2D, exposed for transposed
+// convolution layers and second-order gradients.
+func Conv2DBackpropInput(dy, w *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
+	return tensor.Apply(conv2DBackpropInputPrim, attrs, dy, w)
+}
+
+// Conv2DBackpropFilter returns the gradient of a convolution of x with
+// respect to its filter, of shape attrs.Shape, given the output gradient dy.
+func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
+	return tensor.Apply(conv2DBackpropFilterPrim, attrs, x, dy)
+}
+
+// Scratch buffers for the column matrices, recycled between calls so that
+// a steady-state convolution allocates nothing.
+var scratch32, scratch64 sync.Pool
+
+func getScratch[T float32 | float64](n int) *[]T {
+	var z T
+	var v any
+	if _, ok := any(z).(float32); ok {
+		v = scratch32.Get()
+	} else {
+		v = scratch64.Get()
+	}
+	p, _ := v.(*[]T)
+	if p == nil {
+		p = new([]T)
+	}
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putScratch[T float32 | float64](p *[]T) {
+	if _, ok := any(p).(*[]float32); ok {
+		scratch32.Put(p)
+	} else {
+		scratch64.Put(p)
+	}
+}
+
+// im2col lays out the receptive fields of one group of one image x
+// ([cg, h, w]) as the columns of col ([cg·kh·kw, oh·ow]), writing zeros
+// where a window reaches into the padding. It is the only place that knows
+// the column layout besides col2im; a faster kernel can replace the pair.
+func im2col[T float32 | float64](g *convGeom, x, col []T) {
+	p := g.p()
+	for c := range g.cg {
+		xc := x[c*g.h*g.w : (c+1)*g.h*g.w]
+		for i := range g.kh {
+			for j := range g.kw {
+				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
+				for oy := range g.oh {
+					iy := oy*g.sh - g.pt + i*g.dh
+					dst := row[oy*g.ow : (oy+1)*g.ow]
+					if iy < 0 || iy >= g.h {
+						clear(dst)
+						continue
+					}
+					src := xc[iy*g.w : (iy+1)*g.w]
+					ix := j*g.dw - g.pl
+					for ox := range dst {
+						if ix >= 0 && ix < g.w {
+							dst[ox] = src[ix]
+						} else {
+							dst[ox] = 0
+						}
+						ix += g.sw
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im is im2col's adjoint: it adds every column entry back into the
+// input position it was read from (dx must be initialised by the caller).
+func col2im[T float32 | float64](g *convGeom, col, dx []T) {
+	p := g.p()
+	for c := range g.cg {
+		xc := dx[c*g.h*g.w : (c+1)*g.h*g.w]
+		for i := range g.kh {
+			for j := range g.kw {
+				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
+				for oy := range g.oh {
+					iy := oy*g.sh - g.pt + i*g.dh
+					if iy < 0 || iy >= g.h {
+						continue
+					}
+					src := row[oy*g.ow : (oy+1)*g.ow]
+					dst := xc[iy*g.w : (iy+1)*g.w]
+					ix := j*g.dw - g.pl
+					for _, v := range src {
+						if ix >= 0 && ix < g.w {
+							dst[ix] += v
+						}
+						ix += g.sw
+					}
+				}
+			}
+		}
+	}
+}
+
+// conv2DForward computes, per image and group, W_g [og, k] · col [k, p].
+func conv2DForward[T float32 | float64](g *convGeom, x, w, out []T) {
+	k, p := g.k(), g.p()
+	if len(out) == 0 {
+		return
+	}
+	if k == 0 {
+		clear(out)
+		return
+	}
+	colp := getScratch[T](k * p)
+	col := *colp
+	for n := range g.n {
+		for gi := range g.groups {
+			xg := x[(n*g.c+gi*g.cg)*g.h*g.w:]
+			im2col(g, xg, col)
+			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			og := out[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+			gemmStrided(false, false, g.og, p, k, wg, 0, col, 0, og, 1)
+		}
+	}
+	putScratch(colp)
+}
+
+// conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
+// scatters it back with col2im.
+func conv2DBackInput[T float32 | float64](g *convGeom, dy, w, dx []T) {
+	clear(dx)
+	k, p := g.k(), g.p()
+	if k == 0 || p == 0 || g.og == 0 {
+		return
+	}
+	colp := getScratch[T](k * p)
+	col := *colp
+	for n := range g.n {
+		for gi := range g.groups {
+			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+			gemmStrided(true, false, k, p, g.og, wg, 0, dyg, 0, col, 1)
+			col2im(g, col, dx[(n*g.c+gi*g.cg)*g.h*g.w:])
+		}
+	}
+	putScratch(colp)
+}
+
+// conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images.
+func conv2DBackFilter[T float32 | float64](g *convGeom, x, dy, dw []T) {
+	clear(dw)
+	k, p := g.k(), g.p()
+	if k == 0 || p == 0 || g.og == 0 {
+		return
+	}
+	colp := getScratch[T](k*p + g.og*k)
+	col, tmp := (*colp)[:k*p], (*colp)[k*p:]
+	for n := range g.n {
+		for gi := range g.groups {
+			im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
+			dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+			gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
+			dwg := dw[gi*g.og*k : (gi+1)*g.og*k]
+			for i, v := range tmp {
+				dwg[i] += v
+			}
+		}
+	}
+	putScratch(colp)
+}

@@ -1,0 +1,334 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// PoolAttrs are the resolved attributes of the pooling primitives: window,
+// stride and explicit top, bottom, left, right padding. Shape is the input
+// shape, set only on the gradient prims that produce an input-shaped
+// result from an output-shaped one.
+type PoolAttrs struct {
+	Kernel [2]int
+	Stride [2]int
+	Pads   [4]int
+	Shape  tensor.Shape
+}
+
+func (a PoolAttrs) String() string {
+	return fmt.Sprintf("kernel=%v stride=%v pads=%v shape=%v", a.Kernel, a.Stride, a.Pads, a.Shape)
+}
+
+// poolGeom is the geometry of one pooling: nc planes of h×w input into
+// oh×ow output.
+type poolGeom struct {
+	nc, h, w, oh, ow int
+	kh, kw, sh, sw   int
+	pt, pl           int
+}
+
+func poolGeometry(op string, a PoolAttrs, xs tensor.Shape) poolGeom {
+	if len(xs) != 4 {
+		tensor.Panicf(op, "want a 4-D NCHW input, got %v", xs)
+	}
+	g := poolGeom{nc: xs[0] * xs[1], h: xs[2], w: xs[3], kh: a.Kernel[0], kw: a.Kernel[1],
+		sh: a.Stride[0], sw: a.Stride[1], pt: a.Pads[0], pl: a.Pads[2]}
+	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 {
+		tensor.Panicf(op, "kernel %v and stride %v must be positive (input %v)", a.Kernel, a.Stride, xs)
+	}
+	if g.h < 1 || g.w < 1 {
+		tensor.Panicf(op, "empty spatial extent in input %v", xs)
+	}
+	// A pad as large as the window would make windows of padding alone,
+	// which have no maximum and no average.
+	if a.Pads[0] >= g.kh || a.Pads[1] >= g.kh || a.Pads[2] >= g.kw || a.Pads[3] >= g.kw {
+		tensor.Panicf(op, "padding %v must be smaller than the kernel %v", a.Pads, a.Kernel)
+	}
+	if g.h+a.Pads[0]+a.Pads[1] < g.kh || g.w+a.Pads[2]+a.Pads[3] < g.kw {
+		tensor.Panicf(op, "kernel %v is larger than the padded input %dx%d (input %v, pads %v)",
+			a.Kernel, g.h+a.Pads[0]+a.Pads[1], g.w+a.Pads[2]+a.Pads[3], xs, a.Pads)
+	}
+	g.oh = outExtent(g.h, a.Pads[0], a.Pads[1], g.kh, g.sh)
+	g.ow = outExtent(g.w, a.Pads[2], a.Pads[3], g.kw, g.sw)
+	return g
+}
+
+// window returns the input rows [y0, y1) and columns [x0, x1) of output
+// position (oy, ox), clipped to the real input.
+func (g *poolGeom) window(oy, ox int) (y0, y1, x0, x1 int) {
+	y0, x0 = oy*g.sh-g.pt, ox*g.sw-g.pl
+	y1, x1 = min(y0+g.kh, g.h), min(x0+g.kw, g.w)
+	return max(y0, 0), y1, max(x0, 0), x1
+}
+
+// argmax returns the flat in-plane index of the first largest element of
+// the window, in row-major order (NaN wins, as in MindSpore and PyTorch).
+func argmaxWindow[T float32 | float64](x []T, w, y0, y1, x0, x1 int) int {
+	best := y0*w + x0
+	bv := x[best]
+	for y := y0; y < y1; y++ {
+		for i := y*w + x0; i < y*w+x1; i++ {
+			if v := x[i]; v > bv || (v != v && bv == bv) {
+				best, bv = i, v
+			}
+		}
+	}
+	return best
+}
+
+func poolAttrs(op string, x *tensor.Tensor, kernel, stride [2]int, pad []Padding) PoolAttrs {
+	if len(pad) > 1 {
+		tensor.Panicf(op, "at most one Padding, got %d", len(pad))
+	}
+	var p Padding
+	if len(pad) == 1 {
+		p = pad[0]
+	}
+	if !x.DType().IsFloat() {
+		tensor.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
+	}
+	xs := x.Shape()
+	if len(xs) != 4 {
+		tensor.Panicf(op, "want a 4-D NCHW input, got %v", xs)
+	}
+	if kernel[0] < 1 || kernel[1] < 1 || stride[0] < 1 || stride[1] < 1 {
+		tensor.Panicf(op, "kernel %v and stride %v must be positive (input %v)", kernel, stride, xs)
+	}
+	return PoolAttrs{Kernel: kernel, Stride: stride, Pads: p.resolve(op, xs[2], xs[3], kernel[0], kernel[1], stride)}
+}
+
+func inferPool(op string) func(any, []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		x := in[0]
+		if !x.DType().IsFloat() {
+			tensor.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
+		}
+		g := poolGeometry(op, attrs.(PoolAttrs), x.Shape())
+		return tensor.Meta{Shape: tensor.Shape{x.Shape()[0], x.Shape()[1], g.oh, g.ow}, DType: x.DType()}
+	}
+}
+
+// checkPoolGrad checks the (x, dy) operands of a pooling gradient.
+func checkPoolGrad(op string, a PoolAttrs, xs, dys tensor.Shape, dxd, dyd tensor.DType) {
+	if dxd != dyd || !dxd.IsFloat() {
+		tensor.Panicf(op, "want float operands of one dtype, got %v %v and %v %v", xs, dxd, dys, dyd)
+	}
+	g := poolGeometry(op, a, xs)
+	if want := (tensor.Shape{xs[0], xs[1], g.oh, g.ow}); !dys.Equal(want) {
+		tensor.Panicf(op, "output gradient %v does not match pooling input %v (%v), which gives %v", dys, xs, a, want)
+	}
+}
+
+var maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim *tensor.Prim
+
+func init() {
+	maxPoolPrim = &tensor.Prim{
+		Name:   "MaxPool2D",
+		Traits: tensor.Traits{Cost: 4},
+		Infer:  inferPool("MaxPool2D"),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
+			switch x := in[0].Data().(type) {
+			case []float32:
+				maxPoolGather(&g, x, x, out.Data().([]float32))
+			case []float64:
+				maxPoolGather(&g, x, x, out.Data().([]float64))
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{tensor.Apply(maxPoolGradPrim, attrs, in[0], g)}
+		},
+	}
+	// MaxPool2DGrad(x, dy) routes each dy to the argmax of its window of x.
+	// The argmax is recomputed from x, so the forward pass keeps no hidden
+	// state and the op is a pure function of its inputs.
+	maxPoolGradPrim = &tensor.Prim{
+		Name:   "MaxPool2DGrad",
+		Traits: tensor.Traits{Cost: 4},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			x, dy := in[0], in[1]
+			checkPoolGrad("MaxPool2DGrad", attrs.(PoolAttrs), x.Shape(), dy.Shape(), x.DType(), dy.DType())
+			return x.Meta()
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			g := poolGeometry("MaxPool2DGrad", attrs.(PoolAttrs), in[0].Shape())
+			switch x := in[0].Data().(type) {
+			case []float32:
+				maxPoolScatter(&g, x, in[1].Data().([]float32), out.Data().([]float32))
+			case []float64:
+				maxPoolScatter(&g, x, in[1].Data().([]float64), out.Data().([]float64))
+			}
+		},
+		// Linear in dy with the argmax pattern piecewise constant in x: the
+		// adjoint of scattering to the argmax is gathering from it.
+		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{nil, tensor.Apply(maxPoolGatherPrim, attrs, in[0], h)}
+		},
+	}
+	// MaxPool2DGather(x, v) reads v at the argmax of each window of x:
+	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
+	maxPoolGatherPrim = &tensor.Prim{
+		Name:   "MaxPool2DGather",
+		Traits: tensor.Traits{Cost: 4},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			x, v := in[0], in[1]
+			if !x.Shape().Equal(v.Shape()) || x.DType() != v.DType() {
+				tensor.Panicf("MaxPool2DGather", "values %v %v do not match input %v %v", v.Shape(), v.DType(), x.Shape(), x.DType())
+			}
+			return inferPool("MaxPool2DGather")(attrs, in)
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			g := poolGeometry("MaxPool2DGather", attrs.(PoolAttrs), in[0].Shape())
+			switch x := in[0].Data().(type) {
+			case []float32:
+				maxPoolGather(&g, x, in[1].Data().([]float32), out.Data().([]float32))
+			case []float64:
+				maxPoolGather(&g, x, in[1].Data().([]float64), out.Data().([]float64))
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{nil, tensor.Apply(maxPoolGradPrim, attrs, in[0], g)}
+		},
+	}
+	avgPoolPrim = &tensor.Prim{
+		Name:   "AvgPool2D",
+		Traits: tensor.Traits{Cost: 4},
+		Infer:  inferPool("AvgPool2D"),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			g := poolGeometry("AvgPool2D", attrs.(PoolAttrs), in[0].Shape())
+			switch x := in[0].Data().(type) {
+			case []float32:
+				avgPoolForward(&g, x, out.Data().([]float32))
+			case []float64:
+				avgPoolForward(&g, x, out.Data().([]float64))
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(PoolAttrs)
+			a.Shape = in[0].Shape().Clone()
+			return []*tensor.Tensor{tensor.Apply(avgPoolGradPrim, a, g)}
+		},
+	}
+	// AvgPool2DGrad(dy) spreads each dy evenly over the real (unpadded)
+	// elements of its window, onto an input of shape attrs.Shape.
+	avgPoolGradPrim = &tensor.Prim{
+		Name:   "AvgPool2DGrad",
+		Traits: tensor.Traits{Cost: 4},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(PoolAttrs)
+			dy := in[0]
+			checkPoolGrad("AvgPool2DGrad", a, a.Shape, dy.Shape(), dy.DType(), dy.DType())
+			return tensor.Meta{Shape: a.Shape, DType: dy.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(PoolAttrs)
+			g := poolGeometry("AvgPool2DGrad", a, a.Shape)
+			switch dy := in[0].Data().(type) {
+			case []float32:
+				avgPoolBackward(&g, dy, out.Data().([]float32))
+			case []float64:
+				avgPoolBackward(&g, dy, out.Data().([]float64))
+			}
+		},
+		// The spreading is the transpose of averaging, with the same
+		// weights, so its adjoint is AvgPool2D itself.
+		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(PoolAttrs)
+			a.Shape = nil
+			return []*tensor.Tensor{tensor.Apply(avgPoolPrim, a, h)}
+		},
+	}
+}
+
+// MaxPool2D returns the maximum of each kernel window of x, an NCHW tensor,
+// moved by stride (MindSpore's nn.MaxPool2d). An optional Padding (default
+// valid) pads with −∞, so padding never wins; the pads must be smaller than
+// the kernel. The gradient goes to the first maximum of each window in
+// row-major order.
+func MaxPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
+	return tensor.Apply(maxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
+}
+
+// AvgPool2D returns the mean of each kernel window of x, an NCHW tensor,
+// moved by stride (MindSpore's nn.AvgPool2d). An optional Padding (default
+// valid, as in MindSpore) adds windows at the border; padded positions are
+// left out of both sum and count (count_include_pad=false, as MindSpore's
+// "same" mode and TensorFlow do), so a border window averages only real
+// input.
+func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
+	return tensor.Apply(avgPoolPrim, poolAttrs("AvgPool2D", x, kernel, stride, pad), x)
+}
+
+// maxPoolGather writes into out, for each window, v at the argmax of x.
+func maxPoolGather[T float32 | float64](g *poolGeom, x, v, out []T) {
+	plane := g.h * g.w
+	for c := range g.nc {
+		xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
+		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				oc[oy*g.ow+ox] = vc[argmaxWindow(xc, g.w, y0, y1, x0, x1)]
+			}
+		}
+	}
+}
+
+// maxPoolScatter adds each dy to the argmax of its window of x in dx.
+func maxPoolScatter[T float32 | float64](g *poolGeom, x, dy, dx []T) {
+	clear(dx)
+	plane := g.h * g.w
+	for c := range g.nc {
+		xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
+		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				dxc[argmaxWindow(xc, g.w, y0, y1, x0, x1)] += dyc[oy*g.ow+ox]
+			}
+		}
+	}
+}
+
+func avgPoolForward[T float32 | float64](g *poolGeom, x, out []T) {
+	plane := g.h * g.w
+	for c := range g.nc {
+		xc := x[c*plane : (c+1)*plane]
+		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				var s T
+				for y := y0; y < y1; y++ {
+					for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
+						s += v
+					}
+				}
+				oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
+			}
+		}
+	}
+}
+
+func avgPoolBackward[T float32 | float64](g *poolGeom, dy, dx []T) {
+	clear(dx)
+	plane := g.h * g.w
+	for c := range g.nc {
+		dxc := dx[c*plane : (c+1)*plane]
+		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
+				for y := y0; y < y1; y++ {
+					row := dxc[y*g.w+x0 : y*g.w+x1]
+					for i := range row {
+						row[i] += v
+					}
+				}
+			}
+		}
+	}
+}
