@@ -11,13 +11,25 @@ import (
 // body that was traced once, with its captured values as explicit inputs.
 // Parameters and constants are read from the graph.
 func Replay(g *Graph, inputs []*tensor.Tensor) []*tensor.Tensor {
+	return ReplayWith(g, inputs, nil)
+}
+
+// ReplayWith is Replay reading the parameters listed in params from the
+// given tensors instead (gradients with respect to a parameter's value
+// substitute a tracked stand-in for it).
+func ReplayWith(g *Graph, inputs []*tensor.Tensor, params map[*tensor.Tensor]*tensor.Tensor) []*tensor.Tensor {
 	vals := make(map[*Value]*tensor.Tensor, len(g.Values))
 	multi := map[*Value][]*tensor.Tensor{}
 	for _, v := range g.Values {
 		switch v.Kind {
 		case KindInput:
 			vals[v] = inputs[v.Index]
-		case KindParam, KindConst:
+		case KindParam:
+			vals[v] = v.Tensor
+			if sub, ok := params[v.Tensor]; ok {
+				vals[v] = sub
+			}
+		case KindConst:
 			vals[v] = v.Tensor
 		case KindProj:
 			vals[v] = multi[v.Args[0]][v.Index]

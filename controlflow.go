@@ -1,0 +1,400 @@
+package spore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// A body is a control-flow sub-graph: a Go closure traced once into its own
+// graph and compiled into its own plan. Values of the enclosing function
+// that the closure uses (captures) become extra inputs; parameters it reads
+// are captured by reference like anywhere else, and also listed so that
+// gradients can reach them.
+type body struct {
+	orig     *graph.Graph // as traced, for differentiation
+	plan     *exec.Plan
+	nargs    int       // explicit operands
+	captures []*Tensor // outer values, after the operands as inputs
+	params   []*Tensor // parameters the body reads
+	outs     []tensor.Meta
+	idx      []int     // body input i -> index in the node's inputs
+	pidx     []int     // params[i] -> index in the node's inputs
+	args     []*Tensor // scratch for the kernel, reused across runs
+}
+
+// traceBody traces fn on symbolic operands of the given metas.
+func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *body {
+	b := &body{nargs: len(metas)}
+	tr := graph.NewTracer(name)
+	seen := map[*Tensor]*graph.Value{}
+	tr.Capture = func(t *Tensor) *graph.Value {
+		if v, ok := seen[t]; ok {
+			return v
+		}
+		v := tr.Graph().Input(t.Meta())
+		seen[t] = v
+		b.captures = append(b.captures, t)
+		return v
+	}
+	args := make([]*Tensor, len(metas))
+	for i, m := range metas {
+		args[i] = tr.Input(m)
+	}
+	end := tensor.BeginTrace(tr)
+	outs := func() []*Tensor {
+		defer end()
+		return fn(args)
+	}()
+	for _, o := range outs {
+		tr.Output(o)
+		b.outs = append(b.outs, tensor.Meta{Shape: o.Shape(), DType: o.DType()})
+	}
+	g := tr.Graph()
+	g.CountUses()
+	b.orig = g.Clone()
+	b.params = g.Params()
+	res, err := compile.Run(g, compile.Options{Level: GetContext().JitLevel})
+	if err != nil {
+		panic(tensor.Errorf(name, "compiling the body: %v", err))
+	}
+	b.plan = res.Plan
+	b.args = make([]*Tensor, len(g.Inputs))
+	return b
+}
+
+// nodeInputs lays out a control-flow node's inputs: lead (the predicate or
+// nothing), the operands, then every body's captures and parameters without
+// repeats, and records where each body finds its inputs.
+func nodeInputs(lead []*Tensor, operands []*Tensor, bodies ...*body) []*Tensor {
+	in := append(append([]*Tensor(nil), lead...), operands...)
+	at := map[*Tensor]int{}
+	add := func(t *Tensor) int {
+		if i, ok := at[t]; ok {
+			return i
+		}
+		at[t] = len(in)
+		in = append(in, t)
+		return len(in) - 1
+	}
+	for _, b := range bodies {
+		b.idx = make([]int, 0, b.nargs+len(b.captures))
+		for i := range b.nargs {
+			b.idx = append(b.idx, len(lead)+i)
+		}
+		for _, c := range b.captures {
+			b.idx = append(b.idx, add(c))
+		}
+	}
+	for _, b := range bodies {
+		b.pidx = b.pidx[:0]
+		for _, p := range b.params {
+			b.pidx = append(b.pidx, add(p))
+		}
+	}
+	return in
+}
+
+// run executes the body's plan on the node's inputs into outs.
+func (b *body) run(in, outs []*Tensor) {
+	for i, j := range b.idx {
+		b.args[i] = in[j]
+	}
+	b.plan.RunInto(b.args, outs)
+}
+
+// vjp differentiates the body at the node's inputs xs (without the
+// predicate) against cotangents gs of its results, by replaying its traced
+// graph on tracked stand-ins. It returns one gradient per element of xs.
+func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
+	leaves := make([]*Tensor, len(xs))
+	for i, x := range xs {
+		leaves[i] = tensor.TrackLeaf(x)
+	}
+	bodyIn := make([]*Tensor, len(b.idx))
+	for i, j := range b.idx {
+		bodyIn[i] = leaves[j-lead]
+	}
+	// Parameters are node inputs too (so the tape reaches them); in the
+	// replay they read the tracked stand-ins, which may be symbolic inputs
+	// of a gradient body rather than the parameters themselves.
+	subst := map[*Tensor]*Tensor{}
+	for i, p := range b.params {
+		subst[p] = leaves[b.pidx[i]-lead]
+	}
+	outs := graph.ReplayWith(b.orig, bodyIn, subst)
+	var loss *Tensor
+	for k, o := range outs {
+		if !o.DType().IsFloat() {
+			continue
+		}
+		term := ops.Sum(ops.Mul(o, gs[k]))
+		if loss == nil {
+			loss = term
+		} else {
+			loss = ops.Add(loss, term)
+		}
+	}
+	if loss == nil {
+		grads := make([]*Tensor, len(xs))
+		for i, x := range xs {
+			grads[i] = ops.ZerosLike(x)
+		}
+		return grads
+	}
+	return VJP(loss, ops.OnesLike(loss), leaves)
+}
+
+func metasOf(ts []*Tensor) []tensor.Meta {
+	ms := make([]tensor.Meta, len(ts))
+	for i, t := range ts {
+		ms[i] = tensor.Meta{Shape: t.Shape(), DType: t.DType()}
+	}
+	return ms
+}
+
+func typesString(ms []tensor.Meta) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = graph.TypeString(m)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+func sameTypes(a, b []tensor.Meta) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].DType != b[i].DType || !a[i].Shape.Equal(b[i].Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// staged reports whether control flow must be staged into the graph:
+// under a trace on this goroutine or with symbolic inputs.
+func staged(ts ...*Tensor) bool {
+	return tensor.CurrentTracer() != nil || anySymbolic(ts)
+}
+
+// condAttrs are a Cond node's attributes: its two compiled branches.
+type condAttrs struct {
+	then, els *body
+}
+
+func (a *condAttrs) String() string {
+	return fmt.Sprintf("then=%s else=%s", a.then.orig.Name, a.els.orig.Name)
+}
+
+var condPrim *tensor.Prim
+
+func init() {
+	condPrim = &tensor.Prim{
+		Name:   "Cond",
+		Traits: tensor.Traits{Cost: 100},
+		InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
+		KernelN: func(attrs any, in, outs []*Tensor) {
+			a := attrs.(*condAttrs)
+			if in[0].Data().([]bool)[0] {
+				a.then.run(in, outs)
+			} else {
+				a.els.run(in, outs)
+			}
+		},
+		VJPN: func(attrs any, in, _, gs []*Tensor) []*Tensor {
+			a := attrs.(*condAttrs)
+			n := len(in) - 1
+			grad := func(b *body) func(...*Tensor) []*Tensor {
+				return func(xs ...*Tensor) []*Tensor { return b.vjp(xs[:n], xs[n:], 1) }
+			}
+			g := Cond(in[0], grad(a.then), grad(a.els), append(append([]*Tensor(nil), in[1:]...), gs...)...)
+			return append([]*Tensor{nil}, g...)
+		},
+	}
+}
+
+// Cond returns thenFn(operands...) when pred (a one-element Bool tensor) is
+// true and elseFn(operands...) otherwise. In PyNative mode it runs the
+// chosen Go closure directly. Under Graph mode or Jit both closures are
+// traced into sub-graphs of one control-flow node that picks a branch at
+// run time; their results must agree in number, shapes and dtypes (else a
+// "Type Join Failed" error). The closures may use any tensor in scope:
+// values of the enclosing traced function are captured. Gradients flow
+// through Cond in both modes.
+func Cond(pred *Tensor, thenFn, elseFn func(...*Tensor) []*Tensor, operands ...*Tensor) []*Tensor {
+	if pred.DType() != tensor.Bool || pred.Size() != 1 {
+		tensor.Panicf("Cond", "predicate must be a one-element Bool tensor, got %v %v", pred.Shape(), pred.DType())
+	}
+	if !staged(append([]*Tensor{pred}, operands...)...) {
+		if pred.Bool() {
+			return thenFn(operands...)
+		}
+		return elseFn(operands...)
+	}
+	metas := metasOf(operands)
+	name := "cond"
+	if tr := tensor.CurrentTracer(); tr != nil {
+		name = tr.FuncName() + ".cond"
+	}
+	tb := traceBody(name+".then", metas, func(a []*Tensor) []*Tensor { return thenFn(a...) })
+	eb := traceBody(name+".else", metas, func(a []*Tensor) []*Tensor { return elseFn(a...) })
+	if !sameTypes(tb.outs, eb.outs) {
+		tensor.Panicf("Cond", "Type Join Failed: the then branch returns %s but the else branch returns %s; both branches must return the same shapes and dtypes", typesString(tb.outs), typesString(eb.outs))
+	}
+	in := nodeInputs([]*Tensor{pred}, operands, tb, eb)
+	return tensor.ApplyN(condPrim, &condAttrs{then: tb, els: eb}, in...)
+}
+
+// whileAttrs are a While node's attributes: the compiled condition and body
+// and the carry buffers its kernel loops over.
+type whileAttrs struct {
+	cond, body *body
+	carries    int
+	a, b       []*Tensor // double-buffered carries
+	pred       []*Tensor
+}
+
+func (w *whileAttrs) String() string {
+	return fmt.Sprintf("cond=%s body=%s", w.cond.orig.Name, w.body.orig.Name)
+}
+
+var whilePrim = &tensor.Prim{
+	Name:   "While",
+	Traits: tensor.Traits{Cost: 1000},
+	InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
+	KernelN: func(attrs any, in, outs []*Tensor) {
+		w := attrs.(*whileAttrs)
+		if w.a == nil {
+			for _, m := range w.body.outs {
+				w.a = append(w.a, tensor.NewOf(m))
+				w.b = append(w.b, tensor.NewOf(m))
+			}
+			w.pred = []*Tensor{tensor.New(tensor.Bool)}
+		}
+		// The node's inputs are the carries then the captures; bodies read
+		// the carries from a scratch input list that points at w.a.
+		cur := append([]*Tensor(nil), in...)
+		for i := range w.carries {
+			w.a[i].CopyFrom(in[i])
+			cur[i] = w.a[i]
+		}
+		for {
+			w.cond.run(cur, w.pred)
+			if !w.pred[0].Data().([]bool)[0] {
+				break
+			}
+			w.body.run(cur, w.b)
+			w.a, w.b = w.b, w.a
+			for i := range w.carries {
+				cur[i] = w.a[i]
+			}
+		}
+		for i, o := range outs {
+			o.CopyFrom(w.a[i])
+		}
+	},
+}
+
+// While runs bodyFn on the loop carries while condFn (returning a
+// one-element Bool tensor) holds, and returns the final carries. In
+// PyNative mode it is a Go loop; under Graph mode or Jit it is one
+// control-flow node holding the condition and body sub-graphs, not
+// unrolled. bodyFn must return carries of the same shapes and dtypes as
+// init. Like JAX's while_loop, it is not reverse-differentiable in Graph
+// mode (the trip count is unknown when the gradient graph is built): use
+// Scan for loops with a known length.
+func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, init ...*Tensor) []*Tensor {
+	if !staged(init...) {
+		carry := init
+		for {
+			p := condFn(carry...)
+			if p.DType() != tensor.Bool || p.Size() != 1 {
+				tensor.Panicf("While", "condition must return a one-element Bool tensor, got %v %v", p.Shape(), p.DType())
+			}
+			if !p.Bool() {
+				return carry
+			}
+			carry = bodyFn(carry...)
+		}
+	}
+	for _, x := range init {
+		if x.Tracked() {
+			tensor.Panicf("While", "a loop carry is being differentiated; While has no reverse-mode gradient in Graph mode, use Scan")
+		}
+	}
+	metas := metasOf(init)
+	name := "while"
+	if tr := tensor.CurrentTracer(); tr != nil {
+		name = tr.FuncName() + ".while"
+	}
+	cb := traceBody(name+".cond", metas, func(a []*Tensor) []*Tensor { return []*Tensor{condFn(a...)} })
+	if len(cb.outs) != 1 || cb.outs[0].DType != tensor.Bool || cb.outs[0].Shape.Size() != 1 {
+		tensor.Panicf("While", "condition must return a one-element Bool tensor, got %s", typesString(cb.outs))
+	}
+	bb := traceBody(name+".body", metas, func(a []*Tensor) []*Tensor { return bodyFn(a...) })
+	if !sameTypes(bb.outs, metas) {
+		tensor.Panicf("While", "Type Join Failed: the body returns %s but the loop carries %s", typesString(bb.outs), typesString(metas))
+	}
+	in := nodeInputs(nil, init, cb, bb)
+	return tensor.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init)}, in...)
+}
+
+// printAttrs hold Print's format: literal strings with nil where a tensor
+// argument goes.
+type printAttrs struct{ parts []any }
+
+func (p *printAttrs) String() string { return fmt.Sprintf("%d parts", len(p.parts)) }
+
+var printPrim = &tensor.Prim{
+	Name:   "Print",
+	Traits: tensor.Traits{Impure: true},
+	Infer:  func(any, []*Tensor) tensor.Meta { return tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Bool} },
+	Kernel: func(attrs any, in []*Tensor, _ *Tensor) {
+		printParts(attrs.(*printAttrs).parts, in)
+	},
+}
+
+func printParts(parts []any, ts []*Tensor) {
+	var b strings.Builder
+	k := 0
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if p == nil {
+			b.WriteString(ts[k].String())
+			k++
+		} else {
+			fmt.Fprint(&b, p)
+		}
+	}
+	fmt.Println(b.String())
+}
+
+// Print prints its arguments, separated by spaces, when it runs: at once
+// in PyNative mode, and every time the compiled graph runs in Graph mode
+// (where Go's fmt.Println would print only once, at trace time, and could
+// not show values). Tensors print as NumPy does; other arguments as fmt.
+func Print(args ...any) {
+	var ts []*Tensor
+	parts := make([]any, len(args))
+	for i, a := range args {
+		if t, ok := a.(*Tensor); ok {
+			ts = append(ts, t)
+			continue
+		}
+		parts[i] = fmt.Sprint(a)
+	}
+	if !staged(ts...) {
+		printParts(parts, ts)
+		return
+	}
+	tensor.Apply(printPrim, &printAttrs{parts: parts}, ts...)
+}
