@@ -4,153 +4,273 @@
 
 package gemm
 
-// avx512x16[r-1] is the tile kernel computing r rows.
-var avx512x16 = [...]asmTile{
-	sgemmAVX512r1x16,
-	sgemmAVX512r2x16,
-	sgemmAVX512r3x16,
-	sgemmAVX512r4x16,
-	sgemmAVX512r5x16,
-	sgemmAVX512r6x16,
-	sgemmAVX512r7x16,
-	sgemmAVX512r8x16,
-	sgemmAVX512r9x16,
-	sgemmAVX512r10x16,
-	sgemmAVX512r11x16,
-	sgemmAVX512r12x16,
-	sgemmAVX512r13x16,
-	sgemmAVX512r14x16,
+// avx512p16[r-1] is the tile kernel computing r rows.
+var avx512p16 = [...]asmTile{
+	sgemmAVX512p1x16,
+	sgemmAVX512p2x16,
+	sgemmAVX512p3x16,
+	sgemmAVX512p4x16,
+	sgemmAVX512p5x16,
+	sgemmAVX512p6x16,
+	sgemmAVX512p7x16,
+	sgemmAVX512p8x16,
+	sgemmAVX512p9x16,
+	sgemmAVX512p10x16,
+	sgemmAVX512p11x16,
+	sgemmAVX512p12x16,
+	sgemmAVX512p13x16,
+	sgemmAVX512p14x16,
 }
 
-// avx512x32[r-1] is the tile kernel computing r rows.
-var avx512x32 = [...]asmTile{
-	sgemmAVX512r1x32,
-	sgemmAVX512r2x32,
-	sgemmAVX512r3x32,
-	sgemmAVX512r4x32,
-	sgemmAVX512r5x32,
-	sgemmAVX512r6x32,
-	sgemmAVX512r7x32,
-	sgemmAVX512r8x32,
-	sgemmAVX512r9x32,
-	sgemmAVX512r10x32,
-	sgemmAVX512r11x32,
-	sgemmAVX512r12x32,
-	sgemmAVX512r13x32,
-	sgemmAVX512r14x32,
+// avx512p32[r-1] is the tile kernel computing r rows.
+var avx512p32 = [...]asmTile{
+	sgemmAVX512p1x32,
+	sgemmAVX512p2x32,
+	sgemmAVX512p3x32,
+	sgemmAVX512p4x32,
+	sgemmAVX512p5x32,
+	sgemmAVX512p6x32,
+	sgemmAVX512p7x32,
+	sgemmAVX512p8x32,
+	sgemmAVX512p9x32,
+	sgemmAVX512p10x32,
+	sgemmAVX512p11x32,
+	sgemmAVX512p12x32,
+	sgemmAVX512p13x32,
+	sgemmAVX512p14x32,
 }
 
-// avx2x16[r-1] is the tile kernel computing r rows.
-var avx2x16 = [...]asmTile{
-	sgemmAVX2r1x16,
-	sgemmAVX2r2x16,
-	sgemmAVX2r3x16,
-	sgemmAVX2r4x16,
-	sgemmAVX2r5x16,
-	sgemmAVX2r6x16,
+// avx512d16[r-1] is the tile kernel computing r rows.
+var avx512d16 = [...]asmTile{
+	sgemmAVX512d1x16,
+	sgemmAVX512d2x16,
+	sgemmAVX512d3x16,
+	sgemmAVX512d4x16,
+	sgemmAVX512d5x16,
+	sgemmAVX512d6x16,
+	sgemmAVX512d7x16,
+	sgemmAVX512d8x16,
+	sgemmAVX512d9x16,
+	sgemmAVX512d10x16,
+	sgemmAVX512d11x16,
+	sgemmAVX512d12x16,
+	sgemmAVX512d13x16,
+	sgemmAVX512d14x16,
+}
+
+// avx512d32[r-1] is the tile kernel computing r rows.
+var avx512d32 = [...]asmTile{
+	sgemmAVX512d1x32,
+	sgemmAVX512d2x32,
+	sgemmAVX512d3x32,
+	sgemmAVX512d4x32,
+	sgemmAVX512d5x32,
+	sgemmAVX512d6x32,
+	sgemmAVX512d7x32,
+	sgemmAVX512d8x32,
+	sgemmAVX512d9x32,
+	sgemmAVX512d10x32,
+	sgemmAVX512d11x32,
+	sgemmAVX512d12x32,
+	sgemmAVX512d13x32,
+	sgemmAVX512d14x32,
+}
+
+// avx2p16[r-1] is the tile kernel computing r rows.
+var avx2p16 = [...]asmTile{
+	sgemmAVX2p1x16,
+	sgemmAVX2p2x16,
+	sgemmAVX2p3x16,
+	sgemmAVX2p4x16,
+	sgemmAVX2p5x16,
+	sgemmAVX2p6x16,
 }
 
 //go:noescape
-func sgemmAVX512r1x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p1x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r2x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p2x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r3x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p3x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r4x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p4x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r5x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p5x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r6x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r7x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p7x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r8x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p8x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r9x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p9x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r10x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p10x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r11x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p11x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r12x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p12x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r13x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p13x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r14x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p14x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r1x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p1x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r2x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p2x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r3x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p3x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r4x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p4x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r5x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p5x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r6x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p6x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r7x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p7x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r8x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p8x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r9x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p9x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r10x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p10x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r11x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p11x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r12x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p12x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r13x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p13x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX512r14x32(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512p14x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r1x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d1x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r2x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d2x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r3x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d3x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r4x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d4x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r5x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d5x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
-func sgemmAVX2r6x16(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+func sgemmAVX512d6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d7x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d8x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d9x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d10x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d11x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d12x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d13x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d14x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d1x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d2x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d3x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d4x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d5x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d6x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d7x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d8x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d9x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d10x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d11x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d12x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d13x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512d14x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p1x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p2x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p3x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p4x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p5x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX2p6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 // fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).
 //

@@ -417,8 +417,8 @@ func TestErf32(t *testing.T) {
 }
 
 // TestTileTwin compares each kernel's micro-kernel with the pure-Go twin
-// tileGo on identical packed panels, for every tile height and width and
-// every epilogue.
+// tileGo on identical inputs, for every tile height and width, every
+// epilogue, packed and (for direct kernels) in-place A and B.
 func TestTileTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, k := range kernels {
@@ -426,41 +426,51 @@ func TestTileTwin(t *testing.T) {
 			for rows := 1; rows <= k.mr; rows++ {
 				for cols := 1; cols <= k.nr; cols++ {
 					for _, kc := range []int{1, 3, 4, 9} {
-						w := k.panel(cols)
-						a := make([]float32, kc*k.mr)
-						b := make([]float32, kc*w)
-						for i := range a {
-							a[i] = float32(rng.Float64()*2 - 1)
-						}
-						for i := range b {
-							b[i] = float32(rng.Float64()*2 - 1)
-						}
-						ldc := cols + 3
-						bias := make([]float32, cols)
-						for i := range bias {
-							bias[i] = float32(rng.Float64() - 0.5)
-						}
-						for e := 0; e < 4; e++ {
-							alpha, beta := float32(1), float32(0)
-							var bs []float32
-							relu := e&1 != 0
-							if e&2 != 0 {
-								alpha, beta, bs = -0.5, 2, bias
+						for _, direct := range []bool{false, true} {
+							if direct && !k.direct {
+								continue
 							}
-							got := make([]float32, rows*ldc)
-							want := make([]float32, rows*ldc)
-							for i := range got {
-								got[i] = float32(i%7) - 3
-								if beta == 0 && i%ldc < cols {
-									got[i] = float32(math.NaN())
+							lda, ldb := 0, k.panel(cols)
+							na, nb := kc*k.mr, kc*ldb
+							if direct {
+								lda, ldb = kc+3, cols+5
+								na, nb = (rows-1)*lda+kc, (kc-1)*ldb+cols
+							}
+							a := make([]float32, na)
+							b := make([]float32, nb)
+							for i := range a {
+								a[i] = float32(rng.Float64()*2 - 1)
+							}
+							for i := range b {
+								b[i] = float32(rng.Float64()*2 - 1)
+							}
+							ldc := cols + 3
+							bias := make([]float32, cols)
+							for i := range bias {
+								bias[i] = float32(rng.Float64() - 0.5)
+							}
+							for e := 0; e < 4; e++ {
+								alpha, beta := float32(1), float32(0)
+								var bs []float32
+								relu := e&1 != 0
+								if e&2 != 0 {
+									alpha, beta, bs = -0.5, 2, bias
 								}
-								want[i] = got[i]
-							}
-							k.tile(rows, cols, kc, a, b, got, ldc, alpha, beta, bs, relu)
-							tileGo(k.mr, w, rows, cols, kc, a, b, want, ldc, alpha, beta, bs, relu)
-							for i := range got {
-								if d := math.Abs(float64(got[i] - want[i])); d > 1e-5 || (got[i] != got[i]) != (want[i] != want[i]) {
-									t.Fatalf("rows=%d cols=%d kc=%d epilogue=%d: C[%d] = %v, twin %v", rows, cols, kc, e, i, got[i], want[i])
+								got := make([]float32, (rows-1)*ldc+cols)
+								want := make([]float32, len(got))
+								for i := range got {
+									got[i] = float32(i%7) - 3
+									if beta == 0 && i%ldc < cols {
+										got[i] = float32(math.NaN())
+									}
+									want[i] = got[i]
+								}
+								k.tile(rows, cols, kc, a, lda, b, ldb, got, ldc, alpha, beta, bs, relu)
+								tileGo(k.mr, rows, cols, kc, a, lda, b, ldb, want, ldc, alpha, beta, bs, relu)
+								for i := range got {
+									if d := math.Abs(float64(got[i] - want[i])); d > 1e-5 || (got[i] != got[i]) != (want[i] != want[i]) {
+										t.Fatalf("rows=%d cols=%d kc=%d direct=%v epilogue=%d: C[%d] = %v, twin %v", rows, cols, kc, direct, e, i, got[i], want[i])
+									}
 								}
 							}
 						}

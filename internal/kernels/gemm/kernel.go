@@ -9,16 +9,18 @@ import (
 // tileFunc is the micro-kernel contract every implementation meets (the
 // assembly kernels through thin wrappers, and the pure-Go twin tileGo):
 //
-// a is a packed A micro-panel (kc steps of mr floats, rows ≤ mr of them
-// used), b a packed B micro-panel (kc steps of w floats, w = kernel.panel(cols)),
-// c the top-left element of the output tile with row stride ldc. It stores
+// A[i][p] is a[p·mr+i] when lda == 0 (a packed micro-panel: kc steps of mr
+// floats, rows ≤ mr of them used) and a[i·lda+p] otherwise (A in place,
+// only for kernels with direct set). B[p][j] is b[p·ldb+j]: a packed
+// micro-panel (ldb = kernel.panel(cols)) or, for direct kernels, B in place.
+// c is the top-left element of the output tile, row stride ldc. It stores
 //
-//	C[i][j] = act(alpha·Σ_p a[p·mr+i]·b[p·w+j] + beta·C[i][j] + bias[j])
+//	C[i][j] = act(alpha·Σ_p A[i][p]·B[p][j] + beta·C[i][j] + bias[j])
 //
 // for i < rows, j < cols, where beta == 0 means C is not read, bias may be
 // nil, and act is ReLU when relu is set (GELU is applied by the driver).
 // kc ≥ 1.
-type tileFunc func(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool)
+type tileFunc func(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool)
 
 // kernel is one float32 GEMM implementation: a micro-kernel plus the cache
 // blocking that suits it.
@@ -32,7 +34,10 @@ type kernel struct {
 	// panel returns the packed width of a B micro-panel holding cols ≤ nr
 	// columns (narrower kernels exist for narrow edges).
 	panel func(cols int) int
-	tile  tileFunc
+	// direct kernels also read A and B in place (lda > 0, any ldb), which
+	// saves packing when the operand is not transposed.
+	direct bool
+	tile   tileFunc
 }
 
 // kernels lists the float32 implementations usable on this machine, best
@@ -92,9 +97,9 @@ var genericKernel = &kernel{
 
 // tileGeneric is the generic kernel's tile: a 4×4 register block in plain
 // Go for full tiles, the general loop for edges.
-func tileGeneric(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
-	if rows != 4 || cols != 4 {
-		tileGo(4, 4, rows, cols, kc, a, b, c, ldc, alpha, beta, bias, relu)
+func tileGeneric(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+	if rows != 4 || cols != 4 || lda != 0 || ldb != 4 {
+		tileGo(4, rows, cols, kc, a, lda, b, ldb, c, ldc, alpha, beta, bias, relu)
 		return
 	}
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
@@ -127,18 +132,22 @@ func tileGeneric(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta flo
 }
 
 // tileGo is the pure-Go twin of the assembly micro-kernels: the same
-// contract for any register tile mr×nr (the B panel width is nr), in plain
-// loops. The asm kernels are tested against it on identical packed panels.
-func tileGo(mr, nr, rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+// contract for any packed tile height mr, in plain loops. The asm kernels
+// are tested against it on identical inputs.
+func tileGo(mr, rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
 	var buf [16 * 32]float32
 	acc := buf[:rows*cols]
 	if rows*cols > len(buf) {
 		acc = make([]float32, rows*cols)
 	}
 	for p := 0; p < kc; p++ {
-		ap := a[p*mr : p*mr+rows]
-		bp := b[p*nr : p*nr+cols]
-		for i, av := range ap {
+		bp := b[p*ldb : p*ldb+cols]
+		for i := 0; i < rows; i++ {
+			ai := p*mr + i
+			if lda != 0 {
+				ai = i*lda + p
+			}
+			av := a[ai]
 			row := acc[i*cols : i*cols+cols]
 			for j, bv := range bp {
 				row[j] += av * bv

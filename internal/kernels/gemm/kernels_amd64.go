@@ -7,7 +7,7 @@ package gemm
 import "golang.org/x/sys/cpu"
 
 // asmTile is the signature of every generated micro-kernel (see asmgen).
-type asmTile func(kc int, a, b, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+type asmTile func(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 // asmKernels returns the assembly kernels this CPU supports, best first.
 func asmKernels() []*kernel {
@@ -35,10 +35,11 @@ var avx512Kernel = &kernel{
 		}
 		return 32
 	},
-	tile: tileAVX512,
+	direct: true,
+	tile:   tileAVX512,
 }
 
-func tileAVX512(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+func tileAVX512(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
 	var bp *float32
 	if bias != nil {
 		bp = &bias[0]
@@ -48,11 +49,18 @@ func tileAVX512(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta floa
 		flags = 1
 	}
 	mask := uint32(uint64(1)<<cols - 1)
-	if cols <= 16 {
-		avx512x16[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, mask)
-		return
+	var f asmTile
+	switch {
+	case lda == 0 && cols <= 16:
+		f = avx512p16[rows-1]
+	case lda == 0:
+		f = avx512p32[rows-1]
+	case cols <= 16:
+		f = avx512d16[rows-1]
+	default:
+		f = avx512d32[rows-1]
 	}
-	avx512x32[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, mask)
+	f(kc, &a[0], lda*4, &b[0], ldb*4, &c[0], ldc, alpha, beta, bp, flags, mask)
 }
 
 // avx2Kernel: 6×16 tiles in 12 ymm accumulators, the classic Haswell
@@ -65,7 +73,7 @@ var avx2Kernel = &kernel{
 	tile:  tileAVX2,
 }
 
-func tileAVX2(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
+func tileAVX2(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {
 	if cols == 16 {
 		var bp *float32
 		if bias != nil {
@@ -75,11 +83,11 @@ func tileAVX2(rows, cols, kc int, a, b, c []float32, ldc int, alpha, beta float3
 		if relu {
 			flags = 1
 		}
-		avx2x16[rows-1](kc, &a[0], &b[0], &c[0], ldc, alpha, beta, bp, flags, 0)
+		avx2p16[rows-1](kc, &a[0], 0, &b[0], ldb*4, &c[0], ldc, alpha, beta, bp, flags, 0)
 		return
 	}
 	var t [6 * 16]float32
-	avx2x16[rows-1](kc, &a[0], &b[0], &t[0], 16, 1, 0, nil, 0, 0)
+	avx2p16[rows-1](kc, &a[0], 0, &b[0], ldb*4, &t[0], 16, 1, 0, nil, 0, 0)
 	finishTile(t[:], 16, rows, cols, c, ldc, alpha, beta, bias, relu)
 }
 

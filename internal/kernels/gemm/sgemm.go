@@ -220,6 +220,13 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 		return
 	}
 	mr, nr := kn.mr, kn.nr
+	// Direct kernels skip packing a non-transposed operand: A rows are
+	// broadcast straight from A, and full-width B micro-panels are read in
+	// place (only a ragged last panel is packed). Packing would copy the
+	// operand once per call, which costs as much as the kernel itself when
+	// the other dimension is small, as for the seed's batch-64 layers.
+	directA := kn.direct && !transA
+	directB := kn.direct && !transB && m <= directBMaxM
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
@@ -231,7 +238,16 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 			} else {
 				boff = pc*ldb + jc
 			}
-			packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel)
+			edge := nc // first column (within the block) of the packed panels
+			if directB {
+				edge = nc - nc%nr
+				if edge < nc {
+					packB(ws.b[:kc*nr], transB, b[boff+edge:], ldb, kc, nc-edge, nr, kn.panel)
+				}
+			} else {
+				packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel)
+				edge = 0
+			}
 			bt := beta
 			if !first {
 				bt = 1
@@ -250,10 +266,21 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 				} else {
 					aoff = ic*lda + pc
 				}
-				packA(ws.a, transA, a[aoff:], lda, mc, kc, mr)
+				ablk, alda := ws.a, 0
+				if directA {
+					ablk, alda = a[aoff:], lda
+				} else {
+					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr)
+				}
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
-					bp := ws.b[jr*kc:]
+					var bp []float32
+					var bld int
+					if jr < edge {
+						bp, bld = b[boff+jr:], ldb
+					} else {
+						bp, bld = ws.b[(jr-edge)*kc:], kn.panel(cols)
+					}
 					var bj []float32
 					if bs != nil {
 						bj = bs[jc+jr:]
@@ -261,7 +288,13 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 					for ir := 0; ir < mc; ir += mr {
 						rows := min(mr, mc-ir)
 						ct := c[(ic+ir)*ldc+jc+jr:]
-						kn.tile(rows, cols, kc, ws.a[ir*kc:], bp, ct, ldc, alpha, bt, bj, relu)
+						var ap []float32
+						if directA {
+							ap = ablk[ir*lda:]
+						} else {
+							ap = ablk[ir*kc:]
+						}
+						kn.tile(rows, cols, kc, ap, alda, bp, bld, ct, ldc, alpha, bt, bj, relu)
 						if last && act == ActGELU {
 							geluTile(ct, ldc, rows, cols)
 						}
@@ -271,6 +304,11 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 		}
 	}
 }
+
+// directBMaxM is the largest m for which B is read in place rather than
+// packed: with few rows of A each B micro-panel is used only a few times,
+// so copying it first costs more than reading it strided.
+const directBMaxM = 128
 
 // scaleEpilogue handles an empty product (k == 0 or alpha == 0):
 // C = act(beta·C + bias), with beta == 0 not reading C.
