@@ -29,6 +29,9 @@ func addScalarAVX512(dst, a *float32, n int, s float32)
 func mulScalarAVX512(dst, a *float32, n int, s float32)
 
 //go:noescape
+func axpyAVX512(dst, x *float32, n int, a float32)
+
+//go:noescape
 func reluAVX512(dst, x *float32, n int)
 
 //go:noescape
@@ -107,6 +110,14 @@ func mulScalar(dst, a []float32, s float32) {
 		return
 	}
 	mulScalarGo(dst, a, s)
+}
+
+func axpy(dst, x []float32, a float32) {
+	if useAsm && len(dst) > 0 {
+		axpyAVX512(&dst[0], &x[0], len(dst), a)
+		return
+	}
+	axpyGo(dst, x, a)
 }
 
 func relu(dst, x []float32) {

@@ -14,6 +14,7 @@ func div(dst, a, b []float32)               { divGo(dst, a, b) }
 func addScalar(dst, a []float32, s float32) { addScalarGo(dst, a, s) }
 func mulScalar(dst, a []float32, s float32) { mulScalarGo(dst, a, s) }
 func relu(dst, x []float32)                 { reluGo(dst, x) }
+func axpy(dst, x []float32, a float32)      { axpyGo(dst, x, a) }
 func reluGrad(dst, x, g []float32)          { reluGradGo(dst, x, g) }
 func exp(dst, x []float32)                  { expGo(dst, x) }
 func tanh(dst, x []float32)                 { tanhGo(dst, x) }

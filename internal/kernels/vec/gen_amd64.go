@@ -219,6 +219,19 @@ func main() {
 	scalar("addScalarAVX512", "VADDPS")
 	scalar("mulScalarAVX512", "VMULPS")
 
+	{
+		// Axpy: dst += a·x.
+		ptrs := []ptr{{"dst", "DI"}, {"x", "SI"}}
+		header("axpyAVX512", "dst, x *float32, n int, a float32", 28, ptrs, "n")
+		emit("\tVBROADCASTSS a+24(FP), Z31")
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			d := z(u)
+			return []string{load(off, "DI", d, m), load(off, "SI", z(4+u), m),
+				"VFMADD231PS Z31, " + z(4+u) + ", " + d, store(off, d, "DI", m)}
+		})
+		footer()
+	}
+
 	unary("reluAVX512", 4, 1, func() { emit("\tVXORPS Z31, Z31, Z31") }, func(x string, u int) ([]string, string) {
 		// Zero in the first Intel source: NaN in x is returned.
 		return []string{"VMAXPS " + x + ", Z31, " + x}, x

@@ -54,6 +54,15 @@ func mulScalarGo[T float](dst, a []T, s T) {
 	}
 }
 
+// axpyGo adds a·x to dst. The product is rounded before the sum (the
+// assembly fuses them), so the two differ by up to an ulp.
+func axpyGo[T float](dst, x []T, a T) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
+
 // reluGo maps x to x when x > 0 or x is NaN and to +0 otherwise: NaN is
 // propagated so that a diverging network stays visibly diverged. The builtin
 // max is branch-free (a data-dependent branch costs 10 ns/element on random

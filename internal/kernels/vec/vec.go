@@ -49,6 +49,13 @@ func MulScalar(dst, a []float32, s float32) {
 	mulScalar(dst, a, s)
 }
 
+// Axpy sets dst[i] += a·x[i] (BLAS saxpy). With AVX-512 the multiply-add is
+// fused (one rounding); the Go twin rounds twice.
+func Axpy(dst, x []float32, a float32) {
+	checkLen("Axpy", len(dst), len(x))
+	axpy(dst, x, a)
+}
+
 // AddRow adds row to every row of the row-major matrix a:
 // dst[i*n+j] = a[i*n+j] + row[j] with n = len(row) — the bias add of a dense
 // layer. len(dst) must be a multiple of len(row).

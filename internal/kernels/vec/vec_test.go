@@ -88,6 +88,22 @@ func TestBinary(t *testing.T) {
 	}
 }
 
+func TestAxpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range sizes {
+		x, y := randSlice(r, n, -1, 1), randSlice(r, n+1, -1, 1)
+		y[n] = 42
+		want := append([]float32(nil), y...)
+		axpyGo(want[:n], x, 0.75)
+		Axpy(y[:n], x, 0.75)
+		for i := range y {
+			if math.Abs(float64(y[i]-want[i])) > 1e-7 {
+				t.Fatalf("n=%d i=%d: %v, want %v", n, i, y[i], want[i])
+			}
+		}
+	}
+}
+
 func TestAddRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, shape := range [][2]int{{0, 3}, {1, 1}, {3, 17}, {64, 512}, {5, 10}} {
