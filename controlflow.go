@@ -127,7 +127,7 @@ func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 	for i, p := range b.params {
 		subst[p] = leaves[b.pidx[i]-lead]
 	}
-	outs := graph.ReplayWith(b.orig, bodyIn, subst)
+	outs := replayWith(b, bodyIn, subst)
 	var loss *Tensor
 	for k, o := range outs {
 		if !o.DType().IsFloat() {
@@ -191,6 +191,16 @@ type condAttrs struct {
 
 func (a *condAttrs) String() string {
 	return fmt.Sprintf("then=%s else=%s", a.then.orig.Name, a.els.orig.Name)
+}
+
+// SubGraphs returns the compiled branches, for printing.
+func (a *condAttrs) SubGraphs() []*graph.Graph {
+	return []*graph.Graph{a.then.plan.Graph(), a.els.plan.Graph()}
+}
+
+// SubGraphs returns the compiled condition and body, for printing.
+func (w *whileAttrs) SubGraphs() []*graph.Graph {
+	return []*graph.Graph{w.cond.plan.Graph(), w.body.plan.Graph()}
 }
 
 var condPrim *tensor.Prim
@@ -397,4 +407,8 @@ func Print(args ...any) {
 		return
 	}
 	tensor.Apply(printPrim, &printAttrs{parts: parts}, ts...)
+}
+
+func replayWith(b *body, bodyIn []*Tensor, subst map[*Tensor]*Tensor) []*Tensor {
+	return graph.ReplayWith(b.orig, bodyIn, subst)
 }

@@ -230,23 +230,7 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 	if anySymbolic(leaves) {
 		return st.fv.Call(args)
 	}
-	trace := func(sym []*Tensor) ([]*Tensor, []reflect.Value) {
-		next := 0
-		symArgs := make([]reflect.Value, len(args))
-		for i, a := range args {
-			symArgs[i] = rebuild(a, sym, &next)
-		}
-		res := st.fv.Call(symArgs)
-		var outs []*Tensor
-		var discard strings.Builder
-		for i, r := range res {
-			if err := flatten(r, &outs, &discard); err != nil {
-				panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
-			}
-		}
-		return outs, res
-	}
-	e := st.lookup(leaves, key.String(), trace)
+	e := st.lookupReflect(args, leaves, key.String())
 	eager := func(xs []*Tensor) []*Tensor {
 		next := 0
 		in := make([]reflect.Value, len(args))
@@ -268,6 +252,40 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 		res[i] = rebuild(r, outs, &next)
 	}
 	return res
+}
+
+// lookupReflect finds or compiles the plan for reflected arguments whose
+// flattened tensors are leaves and whose constants are key.
+func (st *jitState) lookupReflect(args []reflect.Value, leaves []*Tensor, key string) *entry {
+	trace := func(sym []*Tensor) ([]*Tensor, []reflect.Value) {
+		next := 0
+		symArgs := make([]reflect.Value, len(args))
+		for i, a := range args {
+			symArgs[i] = rebuild(a, sym, &next)
+		}
+		res := st.fv.Call(symArgs)
+		var outs []*Tensor
+		var discard strings.Builder
+		for i, r := range res {
+			if err := flatten(r, &outs, &discard); err != nil {
+				panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
+			}
+		}
+		return outs, res
+	}
+	return st.lookup(leaves, key, trace)
+}
+
+// entryFor flattens args and returns their compiled entry.
+func (st *jitState) entryFor(args []reflect.Value) *entry {
+	var leaves []*Tensor
+	var key strings.Builder
+	for i, a := range args {
+		if err := flatten(a, &leaves, &key); err != nil {
+			panic(tensor.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
+		}
+	}
+	return st.lookupReflect(args, leaves, key.String())
 }
 
 func anySymbolic(xs []*Tensor) bool {

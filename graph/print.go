@@ -67,6 +67,15 @@ func (g *Graph) Write(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n", v.LongString())
+		if sg, ok := v.Attrs.(SubGrapher); ok {
+			for _, sub := range sg.SubGraphs() {
+				var b strings.Builder
+				sub.Write(&b)
+				for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+					fmt.Fprintf(w, "    | %s\n", line)
+				}
+			}
+		}
 	}
 	for _, a := range g.Assigns {
 		fmt.Fprintf(w, "  assign %%%d <- %%%d\n", a.Param.ID, a.Val.ID)
@@ -76,6 +85,12 @@ func (g *Graph) Write(w io.Writer) {
 		rets = append(rets, fmt.Sprintf("%%%d", v.ID))
 	}
 	fmt.Fprintf(w, "  return %s\n", strings.Join(rets, ", "))
+}
+
+// SubGrapher is implemented by the attributes of control-flow ops, whose
+// bodies the printer shows nested under the op.
+type SubGrapher interface {
+	SubGraphs() []*Graph
 }
 
 // LongString formats one value's definition.

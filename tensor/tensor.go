@@ -412,3 +412,23 @@ func (t *Tensor) Rebind(src *Tensor) {
 	src.mustConcrete("Rebind")
 	t.buf = src.buf
 }
+
+// CopyElems copies n elements of src starting at flat offset srcOff into
+// dst at dstOff; both must have the same dtype. Executors use it to move
+// rows in and out of loop bodies without allocating.
+func CopyElems(dst *Tensor, dstOff int, src *Tensor, srcOff, n int) {
+	switch d := dst.buf.(type) {
+	case []float32:
+		copy(d[dstOff:dstOff+n], src.buf.([]float32)[srcOff:srcOff+n])
+	case []float64:
+		copy(d[dstOff:dstOff+n], src.buf.([]float64)[srcOff:srcOff+n])
+	case []int32:
+		copy(d[dstOff:dstOff+n], src.buf.([]int32)[srcOff:srcOff+n])
+	case []int64:
+		copy(d[dstOff:dstOff+n], src.buf.([]int64)[srcOff:srcOff+n])
+	case []bool:
+		copy(d[dstOff:dstOff+n], src.buf.([]bool)[srcOff:srcOff+n])
+	case []uint8:
+		copy(d[dstOff:dstOff+n], src.buf.([]uint8)[srcOff:srcOff+n])
+	}
+}
