@@ -51,15 +51,25 @@ type Pass struct {
 }
 
 // Passes is the pipeline, in order. Ordering constraints:
-//   - simplification and transpose folding run before CSE so that the
-//     rewritten forms are deduplicated;
-//   - constant folding runs after simplification so algebraic identities
-//     do not first materialise large constants;
+//   - constant folding runs first, so that the identities simplification
+//     looks for (x·1, x+0) show up when the constant was computed;
+//   - simplification runs before transpose folding, so a
+//     Transpose(Transpose(x)) pair has collapsed before a MatMul looks
+//     through it;
+//   - CSE runs after the rewrites so that the forms they produce are
+//     deduplicated, and before the fusions so that use counts are true (a
+//     duplicate would hide that a value is shared);
 //   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
 //     and activation would be swallowed by an elementwise group;
 //   - dead-code elimination runs last to drop what the rewrites orphaned
 //     (buffer assignment happens in exec.Compile, after all passes).
 var Passes = []Pass{
+	{Name: "constfold", Fn: ConstFold, MinLevel: O1},
+	{Name: "simplify", Fn: Simplify, MinLevel: O1},
+	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
+	{Name: "cse", Fn: CSE, MinLevel: O1},
+	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
+	{Name: "fuse", Fn: Fuse, MinLevel: O1},
 	{Name: "dce", Fn: DCE, Required: true},
 }
 
