@@ -1,0 +1,438 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// Indexing ops: Gather and TakeAlongAxis with their scatter-add gradients,
+// and OneHot. Index tensors are Int32 or Int64; a negative index counts
+// from the end of its axis, as in NumPy. Index values are only known when
+// the kernel runs, so the kernels check them and panic with a
+// *tensor.Error naming the op and the bad index.
+
+// ScatterAttrs are the attributes of the scatter-add primitives that carry
+// the gradients of Gather and TakeAlongAxis: the axis indexed and its
+// extent in the gathered-from tensor, which the gradient must restore.
+type ScatterAttrs struct {
+	Axis   int
+	Extent int
+}
+
+func (a ScatterAttrs) String() string { return fmt.Sprintf("axis=%d extent=%d", a.Axis, a.Extent) }
+
+var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim *tensor.Prim
+
+func checkIndexDType(op string, idx *tensor.Tensor) {
+	if d := idx.DType(); d != tensor.Int32 && d != tensor.Int64 {
+		tensor.Panicf(op, "indices must be Int32 or Int64, got %v %v", idx.Shape(), d)
+	}
+}
+
+// badIndex reports an index outside [-n, n). It is kept out of the
+// kernels' loops so that they stay small.
+//
+//go:noinline
+func badIndex(op string, v int64, ax, n int) {
+	tensor.Panicf(op, "index %d out of range for axis %d of extent %d", v, ax, n)
+}
+
+// checkIndices verifies every index once, before the copy loops run, so
+// that those need no checks and no output is written half.
+func checkIndices[I int32 | int64](op string, idx []I, ax, n int) {
+	for _, v := range idx {
+		if int64(v) < -int64(n) || int64(v) >= int64(n) {
+			badIndex(op, int64(v), ax, n)
+		}
+	}
+}
+
+func wrapIndex[I int32 | int64](v I, n int) int {
+	k := int(v)
+	if k < 0 {
+		k += n
+	}
+	return k
+}
+
+func validateIndices(op string, idx *tensor.Tensor, ax, n int) {
+	switch ix := idx.Data().(type) {
+	case []int32:
+		checkIndices(op, ix, ax, n)
+	case []int64:
+		checkIndices(op, ix, ax, n)
+	}
+}
+
+func init() {
+	gatherPrim = &tensor.Prim{
+		Name:   "Gather",
+		Traits: tensor.Traits{Cost: 0},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			ax := attrs.(AxisAttr).Axis
+			x, idx := in[0], in[1]
+			checkIndexDType("Gather", idx)
+			xs := x.Shape()
+			if ax < 0 || ax >= len(xs) {
+				tensor.Panicf("Gather", "axis %d out of range for input %v", ax, xs)
+			}
+			s := make(tensor.Shape, 0, len(xs)-1+idx.Rank())
+			s = append(append(append(s, xs[:ax]...), idx.Shape()...), xs[ax+1:]...)
+			return tensor.Meta{Shape: s, DType: x.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			ax := attrs.(AxisAttr).Axis
+			x, idx := in[0], in[1]
+			xs := x.Shape()
+			validateIndices("Gather", idx, ax, xs[ax])
+			outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
+			switch ix := idx.Data().(type) {
+			case []int32:
+				gatherKernel(out.Data(), x.Data(), ix, outer, n, inner)
+			case []int64:
+				gatherKernel(out.Data(), x.Data(), ix, outer, n, inner)
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			ax := attrs.(AxisAttr).Axis
+			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
+			return []*tensor.Tensor{tensor.Apply(gatherGradPrim, a, g, in[1]), nil}
+		},
+	}
+	// gatherGradPrim adds the rows of g back at the positions the indices
+	// name (a scatter-add: repeated indices accumulate). Its gradient with
+	// respect to g is Gather itself.
+	gatherGradPrim = &tensor.Prim{
+		Name:   "GatherGrad",
+		Traits: tensor.Traits{Cost: 1},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(ScatterAttrs)
+			g, idx := in[0], in[1]
+			checkIndexDType("GatherGrad", idx)
+			gs, is := g.Shape(), idx.Shape()
+			if !numericDType(g.DType()) || a.Axis < 0 || a.Extent < 0 || len(gs) < a.Axis+len(is) || !gs[a.Axis:a.Axis+len(is)].Equal(is) {
+				tensor.Panicf("GatherGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), is, a.Axis)
+			}
+			s := make(tensor.Shape, 0, len(gs)-len(is)+1)
+			s = append(append(append(s, gs[:a.Axis]...), a.Extent), gs[a.Axis+len(is):]...)
+			return tensor.Meta{Shape: s, DType: g.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ScatterAttrs)
+			g, idx := in[0], in[1]
+			validateIndices("GatherGrad", idx, a.Axis, a.Extent)
+			os := out.Shape()
+			outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
+			switch ix := idx.Data().(type) {
+			case []int32:
+				scatterAddKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
+			case []int64:
+				scatterAddKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{tensor.Apply(gatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+		},
+	}
+}
+
+func numericDType(d tensor.DType) bool {
+	return d == tensor.Float32 || d == tensor.Float64 || d == tensor.Int32 || d == tensor.Int64 || d == tensor.Uint8
+}
+
+func gatherKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
+	switch s := src.(type) {
+	case []float32:
+		gatherRows(dst.([]float32), s, idx, outer, n, inner)
+	case []float64:
+		gatherRows(dst.([]float64), s, idx, outer, n, inner)
+	case []int32:
+		gatherRows(dst.([]int32), s, idx, outer, n, inner)
+	case []int64:
+		gatherRows(dst.([]int64), s, idx, outer, n, inner)
+	case []bool:
+		gatherRows(dst.([]bool), s, idx, outer, n, inner)
+	case []uint8:
+		gatherRows(dst.([]uint8), s, idx, outer, n, inner)
+	}
+}
+
+// gatherRows copies, for each outer position, the inner-sized row named by
+// each index: rows are contiguous in both tensors.
+func gatherRows[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
+	m := len(idx)
+	for o := range outer {
+		s := src[o*n*inner : (o+1)*n*inner]
+		d := dst[o*m*inner : (o+1)*m*inner]
+		for j, v := range idx {
+			k := wrapIndex(v, n)
+			copy(d[j*inner:(j+1)*inner], s[k*inner:(k+1)*inner])
+		}
+	}
+}
+
+func scatterAddKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
+	switch s := src.(type) {
+	case []float32:
+		scatterAddRows(dst.([]float32), s, idx, outer, n, inner)
+	case []float64:
+		scatterAddRows(dst.([]float64), s, idx, outer, n, inner)
+	case []int32:
+		scatterAddRows(dst.([]int32), s, idx, outer, n, inner)
+	case []int64:
+		scatterAddRows(dst.([]int64), s, idx, outer, n, inner)
+	case []uint8:
+		scatterAddRows(dst.([]uint8), s, idx, outer, n, inner)
+	}
+}
+
+func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
+	clear(dst)
+	m := len(idx)
+	for o := range outer {
+		d := dst[o*n*inner : (o+1)*n*inner]
+		s := src[o*m*inner : (o+1)*m*inner]
+		for j, v := range idx {
+			k := wrapIndex(v, n)
+			row := d[k*inner : (k+1)*inner]
+			for i, g := range s[j*inner : (j+1)*inner] {
+				row[i] += g
+			}
+		}
+	}
+}
+
+// Gather selects slices of x along axis by an index tensor of any shape
+// (MindSpore's ops.gather): the result's shape is x's with axis replaced by
+// the indices' shape. Indices are Int32 or Int64, negative ones count from
+// the end, and one outside [-n, n) makes the kernel panic. The gradient
+// adds back into the selected slices (repeated indices accumulate).
+func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
+	return tensor.Apply(gatherPrim, AxisAttr{tensor.NormAxis("Gather", axis, x.Rank())}, x, indices)
+}
+
+func init() {
+	takeAlongAxisPrim = &tensor.Prim{
+		Name:   "TakeAlongAxis",
+		Traits: tensor.Traits{Cost: 0},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			ax := attrs.(AxisAttr).Axis
+			x, idx := in[0], in[1]
+			checkIndexDType("TakeAlongAxis", idx)
+			if !offAxisEqual(x.Shape(), idx.Shape(), ax) {
+				tensor.Panicf("TakeAlongAxis", "indices %v must match input %v on every axis but %d", idx.Shape(), x.Shape(), ax)
+			}
+			return tensor.Meta{Shape: idx.Shape().Clone(), DType: x.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			ax := attrs.(AxisAttr).Axis
+			x, idx := in[0], in[1]
+			xs := x.Shape()
+			validateIndices("TakeAlongAxis", idx, ax, xs[ax])
+			outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
+			switch ix := idx.Data().(type) {
+			case []int32:
+				takeKernel(out.Data(), x.Data(), ix, outer, n, inner)
+			case []int64:
+				takeKernel(out.Data(), x.Data(), ix, outer, n, inner)
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			ax := attrs.(AxisAttr).Axis
+			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
+			return []*tensor.Tensor{tensor.Apply(takeAlongAxisGradPrim, a, g, in[1]), nil}
+		},
+	}
+	// takeAlongAxisGradPrim adds each element of g back at the position
+	// along the axis that its index names; its gradient is TakeAlongAxis.
+	takeAlongAxisGradPrim = &tensor.Prim{
+		Name:   "TakeAlongAxisGrad",
+		Traits: tensor.Traits{Cost: 1},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(ScatterAttrs)
+			g, idx := in[0], in[1]
+			checkIndexDType("TakeAlongAxisGrad", idx)
+			gs := g.Shape()
+			if !numericDType(g.DType()) || !gs.Equal(idx.Shape()) || a.Axis < 0 || a.Axis >= len(gs) || a.Extent < 0 {
+				tensor.Panicf("TakeAlongAxisGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), idx.Shape(), a.Axis)
+			}
+			s := gs.Clone()
+			s[a.Axis] = a.Extent
+			return tensor.Meta{Shape: s, DType: g.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ScatterAttrs)
+			g, idx := in[0], in[1]
+			validateIndices("TakeAlongAxisGrad", idx, a.Axis, a.Extent)
+			os := out.Shape()
+			outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
+			switch ix := idx.Data().(type) {
+			case []int32:
+				putKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
+			case []int64:
+				putKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{tensor.Apply(takeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+		},
+	}
+}
+
+func offAxisEqual(a, b tensor.Shape, ax int) bool {
+	if len(a) != len(b) || ax < 0 || ax >= len(a) {
+		return false
+	}
+	for i := range a {
+		if i != ax && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func takeKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
+	switch s := src.(type) {
+	case []float32:
+		takeAlong(dst.([]float32), s, idx, outer, n, inner)
+	case []float64:
+		takeAlong(dst.([]float64), s, idx, outer, n, inner)
+	case []int32:
+		takeAlong(dst.([]int32), s, idx, outer, n, inner)
+	case []int64:
+		takeAlong(dst.([]int64), s, idx, outer, n, inner)
+	case []bool:
+		takeAlong(dst.([]bool), s, idx, outer, n, inner)
+	case []uint8:
+		takeAlong(dst.([]uint8), s, idx, outer, n, inner)
+	}
+}
+
+// takeAlong reads dst[o, j, i] = src[o, idx[o, j, i], i]; the index tensor
+// and dst share the shape [outer, m, inner].
+func takeAlong[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
+	if inner == 0 || outer == 0 {
+		return
+	}
+	m := len(idx) / (outer * inner)
+	for o := range outer {
+		s := src[o*n*inner : (o+1)*n*inner]
+		for j := range m {
+			p := (o*m + j) * inner
+			for i, v := range idx[p : p+inner] {
+				dst[p+i] = s[wrapIndex(v, n)*inner+i]
+			}
+		}
+	}
+}
+
+func putKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
+	switch s := src.(type) {
+	case []float32:
+		putAlong(dst.([]float32), s, idx, outer, n, inner)
+	case []float64:
+		putAlong(dst.([]float64), s, idx, outer, n, inner)
+	case []int32:
+		putAlong(dst.([]int32), s, idx, outer, n, inner)
+	case []int64:
+		putAlong(dst.([]int64), s, idx, outer, n, inner)
+	case []uint8:
+		putAlong(dst.([]uint8), s, idx, outer, n, inner)
+	}
+}
+
+// putAlong is takeAlong's adjoint: dst[o, idx[o, j, i], i] += src[o, j, i].
+func putAlong[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
+	clear(dst)
+	if inner == 0 || outer == 0 {
+		return
+	}
+	m := len(idx) / (outer * inner)
+	for o := range outer {
+		d := dst[o*n*inner : (o+1)*n*inner]
+		for j := range m {
+			p := (o*m + j) * inner
+			for i, v := range idx[p : p+inner] {
+				d[wrapIndex(v, n)*inner+i] += src[p+i]
+			}
+		}
+	}
+}
+
+// TakeAlongAxis picks one element of x along axis for every entry of
+// indices (NumPy's take_along_axis): indices has x's rank and x's extents
+// on every other axis, and the result has indices' shape. It is how
+// cross-entropy reads the logit of each integer label. Index rules are
+// Gather's; the gradient adds back at the picked positions.
+func TakeAlongAxis(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
+	return tensor.Apply(takeAlongAxisPrim, AxisAttr{tensor.NormAxis("TakeAlongAxis", axis, x.Rank())}, x, indices)
+}
+
+// OneHotAttrs are OneHot's attributes: the number of classes and the
+// result's dtype.
+type OneHotAttrs struct {
+	Depth int
+	DType tensor.DType
+}
+
+func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a.Depth, a.DType) }
+
+func init() {
+	oneHotPrim = &tensor.Prim{
+		Name:   "OneHot",
+		Traits: tensor.Traits{Cost: 1},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(OneHotAttrs)
+			idx := in[0]
+			checkIndexDType("OneHot", idx)
+			if a.Depth < 0 || a.DType == tensor.Invalid || a.DType > tensor.Uint8 {
+				tensor.Panicf("OneHot", "bad depth %d or dtype %v (indices %v)", a.Depth, a.DType, idx.Shape())
+			}
+			return tensor.Meta{Shape: append(idx.Shape().Clone(), a.Depth), DType: a.DType}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			d := attrs.(OneHotAttrs).Depth
+			switch ix := in[0].Data().(type) {
+			case []int32:
+				oneHotKernel(out.Data(), ix, d)
+			case []int64:
+				oneHotKernel(out.Data(), ix, d)
+			}
+		},
+	}
+}
+
+func oneHotKernel[I int32 | int64](dst any, idx []I, depth int) {
+	switch o := dst.(type) {
+	case []float32:
+		oneHotInto(o, idx, depth, 1)
+	case []float64:
+		oneHotInto(o, idx, depth, 1)
+	case []int32:
+		oneHotInto(o, idx, depth, 1)
+	case []int64:
+		oneHotInto(o, idx, depth, 1)
+	case []uint8:
+		oneHotInto(o, idx, depth, 1)
+	case []bool:
+		oneHotInto(o, idx, depth, true)
+	}
+}
+
+func oneHotInto[T any, I int32 | int64](dst []T, idx []I, depth int, one T) {
+	clear(dst)
+	for i, v := range idx {
+		if v >= 0 && int64(v) < int64(depth) {
+			dst[i*depth+int(v)] = one
+		}
+	}
+}
+
+// OneHot returns, for Int32 or Int64 indices of shape S, a tensor of shape
+// S+[depth] and dtype dt holding 1 at each index's position and 0
+// elsewhere. An index outside [0, depth) gives a row of zeros, as in
+// MindSpore and TensorFlow. It is not differentiable.
+func OneHot(indices *tensor.Tensor, depth int, dt tensor.DType) *tensor.Tensor {
+	return tensor.Apply(oneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
+}
