@@ -14,7 +14,9 @@ import (
 func piecewise(x *spore.Tensor) *spore.Tensor {
 	pred := ops.Greater(ops.Sum(x), ops.ScalarLike(x, 0))
 	return spore.Cond(pred,
-		func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Mul(ops.Abs(a[0]), ops.ScalarLike(a[0], 2))} },
+		func(a ...*spore.Tensor) []*spore.Tensor {
+			return []*spore.Tensor{ops.Mul(ops.Abs(a[0]), ops.ScalarLike(a[0], 2))}
+		},
 		func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Mul(a[0], a[0])} },
 		x)[0]
 }

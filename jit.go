@@ -83,6 +83,27 @@ type JitFunc[F any] struct {
 // Stats returns the function's cache statistics.
 func (j *JitFunc[F]) Stats() JitStats { return j.st.statsCopy() }
 
+// RunInto runs the compiled function on tensor arguments, writing its
+// tensor results into outs (which must have the results' shapes and
+// dtypes). Once the signature is compiled it allocates nothing: it is the
+// entry point for hot loops such as a training step. The function must
+// take and return only tensors.
+func (j *JitFunc[F]) RunInto(args, outs []*Tensor) {
+	st := j.st
+	if st.flat == nil {
+		panic(tensor.Errorf("RunInto", "%s does not take and return only tensors", st.name))
+	}
+	e := st.cached(args)
+	if e == nil {
+		res := st.callTensors(args)
+		for i, r := range res {
+			outs[i].CopyFrom(r)
+		}
+		return
+	}
+	e.res.Plan.RunInto(args, outs)
+}
+
 // NewJit is Jit returning the JitFunc, for callers that want statistics
 // without going through StatsOf.
 func NewJit[F any](fn F, cfg ...JitConfig) *JitFunc[F] {
@@ -295,6 +316,20 @@ func anySymbolic(xs []*Tensor) bool {
 		}
 	}
 	return false
+}
+
+// cached returns the plan compiled for xs, or nil, without compiling or
+// allocating.
+func (st *jitState) cached(xs []*Tensor) *entry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := len(st.entries) - 1; i >= 0; i-- {
+		if e := st.entries[i]; e.matches(xs, "") {
+			st.stats.Hits++
+			return e
+		}
+	}
+	return nil
 }
 
 // lookup finds the plan for the arguments' signature, compiling on a miss.

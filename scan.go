@@ -1,0 +1,261 @@
+package spore
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// ScanFunc is the body of a Scan: it takes the carries and one slice of
+// each scanned input and returns the new carries and the per-step outputs.
+type ScanFunc func(carry, x []*Tensor) (newCarry, y []*Tensor)
+
+// Scan loops fn over the leading axis of xs, threading the carries, like
+// JAX's lax.scan: for t = 0 … T-1, (c, y[t]) = fn(c, x[t]). It returns the
+// final carries and the per-step outputs stacked along a new leading axis.
+// In PyNative mode it is a Go loop over ops; under Graph mode or Jit it is
+// one node holding the body's sub-graph, not unrolled. Gradients flow
+// through Scan in both modes; in Graph mode the backward pass is itself a
+// reverse Scan (carries are recomputed by a forward Scan rather than kept).
+func Scan(fn ScanFunc, init, xs []*Tensor) (carry, ys []*Tensor) {
+	return scan(fn, init, xs, false)
+}
+
+// ScanReverse is Scan visiting t = T-1 … 0; ys[t] still holds step t's
+// output.
+func ScanReverse(fn ScanFunc, init, xs []*Tensor) (carry, ys []*Tensor) {
+	return scan(fn, init, xs, true)
+}
+
+func scanLength(xs []*Tensor) int {
+	if len(xs) == 0 {
+		tensor.Panicf("Scan", "no inputs to scan over")
+	}
+	n := -1
+	for i, x := range xs {
+		if x.Rank() == 0 {
+			tensor.Panicf("Scan", "input %d is a scalar; scanned inputs need a leading axis", i)
+		}
+		if n >= 0 && x.Dim(0) != n {
+			tensor.Panicf("Scan", "inputs differ in length: %v and %v", xs[0].Shape(), x.Shape())
+		}
+		n = x.Dim(0)
+	}
+	return n
+}
+
+func scan(fn ScanFunc, init, xs []*Tensor, reverse bool) ([]*Tensor, []*Tensor) {
+	T := scanLength(xs)
+	if !staged(append(append([]*Tensor(nil), init...), xs...)...) {
+		return scanEager(fn, init, xs, T, reverse)
+	}
+	nc, nx := len(init), len(xs)
+	metas := metasOf(init)
+	for _, x := range xs {
+		metas = append(metas, tensor.Meta{Shape: x.Shape()[1:].Clone(), DType: x.DType()})
+	}
+	name := "scan"
+	if tr := tensor.CurrentTracer(); tr != nil {
+		name = tr.FuncName() + ".scan"
+	}
+	ny := 0
+	b := traceBody(name+".body", metas, func(a []*Tensor) []*Tensor {
+		c, y := fn(a[:nc], a[nc:])
+		ny = len(y)
+		return append(append([]*Tensor(nil), c...), y...)
+	})
+	if !sameTypes(b.outs[:min(nc, len(b.outs))], metasOf(init)) || len(b.outs) < nc {
+		tensor.Panicf("Scan", "Type Join Failed: the body returns carries %s but the scan carries %s", typesString(b.outs[:min(nc, len(b.outs))]), typesString(metasOf(init)))
+	}
+	in := nodeInputs(nil, append(append([]*Tensor(nil), init...), xs...), b)
+	// The body reads carries and x slices at the node positions of init and
+	// xs; the kernel substitutes its per-step buffers there.
+	a := &scanAttrs{body: b, nc: nc, nx: nx, ny: ny, T: T, reverse: reverse, fn: fn}
+	outs := tensor.ApplyN(scanPrim, a, in...)
+	return outs[:nc], outs[nc:]
+}
+
+// scanEager is Scan in PyNative mode: a Go loop whose ops the tape records.
+func scanEager(fn ScanFunc, init, xs []*Tensor, T int, reverse bool) ([]*Tensor, []*Tensor) {
+	carry := init
+	var steps [][]*Tensor
+	if T > 0 {
+		steps = make([][]*Tensor, T)
+	}
+	for k := range T {
+		t := k
+		if reverse {
+			t = T - 1 - k
+		}
+		xt := make([]*Tensor, len(xs))
+		for i, x := range xs {
+			begin := make([]int, x.Rank())
+			size := append([]int{1}, x.Shape()[1:]...)
+			begin[0] = t
+			xt[i] = ops.Squeeze(ops.Slice(x, begin, size), 0)
+		}
+		var y []*Tensor
+		carry, y = fn(carry, xt)
+		steps[t] = y
+	}
+	if T == 0 {
+		return carry, nil
+	}
+	ys := make([]*Tensor, len(steps[0]))
+	for j := range ys {
+		col := make([]*Tensor, T)
+		for t := range T {
+			col[t] = steps[t][j]
+		}
+		ys[j] = ops.Stack(0, col...)
+	}
+	return carry, ys
+}
+
+// scanAttrs are a Scan node's attributes: the compiled body and the
+// buffers its kernel steps through.
+type scanAttrs struct {
+	body           *body
+	nc, nx, ny, T  int
+	reverse        bool
+	fn             ScanFunc
+	cur            []*Tensor // the body's view of the node inputs
+	a, b, xt, yt   []*Tensor // carries (double-buffered), x and y slices
+	stepOut        []*Tensor
+	sizeX, sizeY   []int
+	initialisedFor int
+}
+
+func (s *scanAttrs) String() string {
+	return fmt.Sprintf("body=%s length=%d reverse=%v", s.body.orig.Name, s.T, s.reverse)
+}
+
+func (s *scanAttrs) init(in []*Tensor) {
+	if s.cur != nil {
+		return
+	}
+	s.cur = make([]*Tensor, len(in))
+	for i := range s.nc {
+		s.a = append(s.a, tensor.NewOf(s.body.outs[i]))
+		s.b = append(s.b, tensor.NewOf(s.body.outs[i]))
+	}
+	for k := range s.nx {
+		x := in[s.nc+k]
+		m := tensor.Meta{Shape: x.Shape()[1:].Clone(), DType: x.DType()}
+		s.xt = append(s.xt, tensor.NewOf(m))
+		s.sizeX = append(s.sizeX, m.Shape.Size())
+	}
+	for j := range s.ny {
+		m := s.body.outs[s.nc+j]
+		s.yt = append(s.yt, tensor.NewOf(m))
+		s.sizeY = append(s.sizeY, m.Shape.Size())
+	}
+	s.stepOut = make([]*Tensor, s.nc+s.ny)
+}
+
+// SubGraphs returns the compiled body, for printing.
+func (s *scanAttrs) SubGraphs() []*graph.Graph { return []*graph.Graph{s.body.plan.Graph()} }
+
+var scanPrim *tensor.Prim
+
+func init() {
+	scanPrim = &tensor.Prim{
+		Name:   "Scan",
+		Traits: tensor.Traits{Cost: 1000},
+		InferN: func(attrs any, _ []*Tensor) []tensor.Meta {
+			s := attrs.(*scanAttrs)
+			ms := append([]tensor.Meta(nil), s.body.outs[:s.nc]...)
+			for _, m := range s.body.outs[s.nc:] {
+				ms = append(ms, tensor.Meta{Shape: append(tensor.Shape{s.T}, m.Shape...), DType: m.DType})
+			}
+			return ms
+		},
+		KernelN: func(attrs any, in, outs []*Tensor) {
+			s := attrs.(*scanAttrs)
+			s.init(in)
+			copy(s.cur, in)
+			for i := range s.nc {
+				s.a[i].CopyFrom(in[i])
+				s.cur[i] = s.a[i]
+			}
+			for k := range s.nx {
+				s.cur[s.nc+k] = s.xt[k]
+			}
+			copy(s.stepOut[s.nc:], s.yt)
+			for k := range s.T {
+				t := k
+				if s.reverse {
+					t = s.T - 1 - k
+				}
+				for i, x := range s.xt {
+					tensor.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+				}
+				copy(s.stepOut, s.b)
+				s.body.run(s.cur, s.stepOut)
+				for j, y := range s.yt {
+					tensor.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
+				}
+				s.a, s.b = s.b, s.a
+				for i := range s.nc {
+					s.cur[i] = s.a[i]
+				}
+			}
+			for i := range s.nc {
+				outs[i].CopyFrom(s.a[i])
+			}
+		},
+		VJPN: scanVJP,
+	}
+}
+
+// scanVJP differentiates a Scan node: a forward Scan recomputes the carry
+// entering each step, then a reverse Scan runs the body's VJP step by
+// step, threading the carries' cotangents and summing those of the
+// captured values and parameters.
+func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
+	s := attrs.(*scanAttrs)
+	nc, nx := s.nc, s.nx
+	init, xs, rest := in[:nc], in[nc:nc+nx], in[nc+nx:]
+	b := s.body
+	step := func(c, x []*Tensor) []*Tensor { // one forward step via the traced body
+		nodeIn := append(append(append([]*Tensor(nil), c...), x...), rest...)
+		bodyIn := make([]*Tensor, len(b.idx))
+		for i, j := range b.idx {
+			bodyIn[i] = nodeIn[j]
+		}
+		return replayBody(b, bodyIn, nodeIn)
+	}
+	_, hist := Scan(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
+		return step(c, x)[:nc], c
+	}, init, xs)
+	gcarry0 := append([]*Tensor(nil), gs[:nc]...)
+	for _, r := range rest {
+		gcarry0 = append(gcarry0, ops.ZerosLike(r))
+	}
+	scanned := append(append(append([]*Tensor(nil), hist...), xs...), gs[nc:]...)
+	final, gxs := ScanReverse(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
+		gc, grest := c[:nc], c[nc:]
+		ct, xt, gyt := x[:nc], x[nc:nc+nx], x[nc+nx:]
+		nodeIn := append(append(append([]*Tensor(nil), ct...), xt...), rest...)
+		g := b.vjp(nodeIn, append(append([]*Tensor(nil), gc...), gyt...), 0)
+		next := append([]*Tensor(nil), g[:nc]...)
+		for i, gr := range grest {
+			next = append(next, ops.Add(gr, g[nc+nx+i]))
+		}
+		return next, g[nc : nc+nx]
+	}, gcarry0, scanned)
+	out := append(append([]*Tensor(nil), final[:nc]...), gxs...)
+	return append(out, final[nc:]...)
+}
+
+// replayBody evaluates a body's traced graph on bodyIn, reading its
+// parameters from their places among the node inputs nodeIn.
+func replayBody(b *body, bodyIn, nodeIn []*Tensor) []*Tensor {
+	subst := map[*Tensor]*Tensor{}
+	for i, p := range b.params {
+		subst[p] = nodeIn[b.pidx[i]]
+	}
+	return replayWith(b, bodyIn, subst)
+}
