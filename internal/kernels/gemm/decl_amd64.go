@@ -272,6 +272,12 @@ func sgemmAVX2p5x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32
 //go:noescape
 func sgemmAVX2p6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
+// transpose16AVX512 transposes groups 16×16 blocks: src rows lds bytes apart,
+// block g at columns 16g..16g+15, into dst rows 16g..16g+15, ldd bytes apart.
+//
+//go:noescape
+func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)
+
 // fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).
 //
 //go:noescape

@@ -38,6 +38,9 @@ type kernel struct {
 	// saves packing when the operand is not transposed.
 	direct bool
 	tile   tileFunc
+	// transpose16, if set, transposes 16-row blocks for packing a
+	// transposed B (see packB); nil means plain Go loops.
+	transpose16 func(src []float32, lds int, dst []float32, ldd int, groups int)
 }
 
 // kernels lists the float32 implementations usable on this machine, best

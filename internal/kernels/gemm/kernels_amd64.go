@@ -35,8 +35,15 @@ var avx512Kernel = &kernel{
 		}
 		return 32
 	},
-	direct: true,
-	tile:   tileAVX512,
+	direct:      true,
+	tile:        tileAVX512,
+	transpose16: transposeAVX512,
+}
+
+// transposeAVX512 is the packing transpose; the caller guarantees that src
+// holds 16 rows of 16·groups floats and dst 16·groups rows of 16.
+func transposeAVX512(src []float32, lds int, dst []float32, ldd int, groups int) {
+	transpose16AVX512(&src[0], lds*4, &dst[0], ldd*4, groups)
 }
 
 func tileAVX512(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {

@@ -42,7 +42,9 @@ func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int) {
 // b into micro-panels of up to nr columns; the panel starting at column jr
 // begins at dst[jr·kc] and has width w = panel(cols), so
 // dst[jr·kc + p·w + j] = op(B)[p][jr + j].
-func packB(dst []float32, transB bool, b []float32, ldb, kc, nc, nr int, panel func(int) int) {
+//
+// tr, if not nil, is a fast 16×16 block transpose used for transposed B.
+func packB(dst []float32, transB bool, b []float32, ldb, kc, nc, nr int, panel func(int) int, tr func(src []float32, lds int, dst []float32, ldd int, groups int)) {
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		w := panel(cols)
@@ -56,11 +58,24 @@ func packB(dst []float32, transB bool, b []float32, ldb, kc, nc, nr int, panel f
 			}
 			continue
 		}
-		// op(B)[p][j] = b[j·ldb + p]: read each stored row sequentially.
-		for j := 0; j < cols; j++ {
-			src := b[(jr+j)*ldb : (jr+j)*ldb+kc]
-			for p, v := range src {
-				d[p*w+j] = v
+		// op(B)[p][j] = b[j·ldb + p].
+		p0 := 0
+		if tr != nil && cols == w && w%16 == 0 && kc >= 16 {
+			// Whole 16×16 blocks in registers; the scalar loop below
+			// finishes the last kc%16 steps.
+			g := kc / 16
+			for h := 0; h < w; h += 16 {
+				tr(b[(jr+h)*ldb:], ldb, d[h:], w, g)
+			}
+			p0 = 16 * g
+		}
+		if p0 < kc {
+			// Read each stored row sequentially.
+			for j := 0; j < cols; j++ {
+				src := b[(jr+j)*ldb+p0 : (jr+j)*ldb+kc]
+				for p, v := range src {
+					d[(p0+p)*w+j] = v
+				}
 			}
 		}
 		if cols < w {

@@ -1,6 +1,11 @@
 package gemm
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sporeml/spore/internal/kernels/parallel"
+)
 
 func BenchmarkPack(b *testing.B) {
 	k := kernels[0]
@@ -21,14 +26,29 @@ func BenchmarkPack(b *testing.B) {
 	})
 	b.Run("B_N_256x512", func(b *testing.B) {
 		for b.Loop() {
-			packB(ws.b, false, w, 512, 256, 512, k.nr, k.panel)
+			packB(ws.b, false, w, 512, 256, 512, k.nr, k.panel, k.transpose16)
 		}
 		b.ReportMetric(float64(512*256)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 	})
 	b.Run("B_T_256x512", func(b *testing.B) {
 		for b.Loop() {
-			packB(ws.b, true, w, 784, 256, 512, k.nr, k.panel)
+			packB(ws.b, true, w, 784, 256, 512, k.nr, k.panel, k.transpose16)
 		}
 		b.ReportMetric(float64(512*256)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 	})
+}
+
+func BenchmarkDirectA(b *testing.B) {
+	a, bb, c := randSlice(512*512), randSlice(512*512), make([]float32, 512*512)
+	defer parallel.SetWorkers(parallel.SetWorkers(1))
+	for _, lim := range []int{0, 1 << 30} {
+		b.Run(fmt.Sprint(lim), func(b *testing.B) {
+			directAMaxM = lim
+			defer func() { directAMaxM = 1 << 30 }()
+			for b.Loop() {
+				Sgemm(false, false, 512, 512, 512, 1, a, 512, bb, 512, 0, c, 512)
+			}
+			b.ReportMetric(2*512*512*512*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
 }

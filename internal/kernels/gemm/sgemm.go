@@ -225,7 +225,7 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 	// place (only a ragged last panel is packed). Packing would copy the
 	// operand once per call, which costs as much as the kernel itself when
 	// the other dimension is small, as for the seed's batch-64 layers.
-	directA := kn.direct && !transA
+	directA := kn.direct && !transA && m <= directAMaxM
 	directB := kn.direct && !transB && m <= directBMaxM
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
@@ -242,10 +242,10 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 			if directB {
 				edge = nc - nc%nr
 				if edge < nc {
-					packB(ws.b[:kc*nr], transB, b[boff+edge:], ldb, kc, nc-edge, nr, kn.panel)
+					packB(ws.b[:kc*nr], transB, b[boff+edge:], ldb, kc, nc-edge, nr, kn.panel, kn.transpose16)
 				}
 			} else {
-				packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel)
+				packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel, kn.transpose16)
 				edge = 0
 			}
 			bt := beta
@@ -309,6 +309,8 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 // packed: with few rows of A each B micro-panel is used only a few times,
 // so copying it first costs more than reading it strided.
 const directBMaxM = 128
+
+var directAMaxM = 1 << 30
 
 // scaleEpilogue handles an empty product (k == 0 or alpha == 0):
 // C = act(beta·C + bias), with beta == 0 not reading C.

@@ -303,6 +303,81 @@ var families = []struct {
 	{"avx2p16", "sgemmAVX2p", "Y", 2, mrAVX, false, packedA},
 }
 
+// transpose emits transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int):
+// for g < groups it transposes the 16×16 block of src (rows lds bytes apart,
+// columns 16g..16g+15) into dst rows 16g..16g+15 (ldd bytes apart), the
+// packing of a transposed B into kc×16 panels. The shuffle network is the
+// standard one: unpack pairs, 4×4 shuffles within 128-bit lanes, then two
+// rounds of 128-bit lane shuffles.
+func transpose() {
+	p("// func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)")
+	p("TEXT ·transpose16AVX512(SB), NOSPLIT, $0-40")
+	p("\tMOVQ src+0(FP), SI")
+	p("\tMOVQ lds+8(FP), R8")
+	p("\tMOVQ dst+16(FP), DX")
+	p("\tMOVQ ldd+24(FP), R12")
+	p("\tMOVQ groups+32(FP), CX")
+	p("\tLEAQ (R8)(R8*2), R9")
+	p("\tLEAQ (R8)(R8*4), R10")
+	p("\tLEAQ (R9)(R8*4), R11")
+	p("\tLEAQ (SI)(R8*8), DI")
+	p("\tLEAQ (R12)(R12*2), R13")
+	p("\tLEAQ (R12)(R12*4), R14")
+	p("\tLEAQ (R13)(R12*4), R15")
+	p("\tLEAQ (DX)(R12*8), BX")
+	p("\tMOVQ R12, AX")
+	p("\tSHLQ $4, AX")
+	p("\tTESTQ CX, CX")
+	p("\tJZ done")
+	addr := func(base0, base8 string, idx [4]string, i int) string {
+		base := base0
+		if i >= 8 {
+			base, i = base8, i-8
+		}
+		pat := []string{"", "(" + idx[0] + "*1)", "(" + idx[0] + "*2)", "(" + idx[1] + "*1)", "(" + idx[0] + "*4)", "(" + idx[2] + "*1)", "(" + idx[1] + "*2)", "(" + idx[3] + "*1)"}
+		return "(" + base + ")" + pat[i]
+	}
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	p("tloop:")
+	for i := 0; i < 16; i++ {
+		p("\tVMOVUPS %s, %s", addr("SI", "DI", [4]string{"R8", "R9", "R10", "R11"}, i), z(i))
+	}
+	for i := 0; i < 8; i++ {
+		p("\tVUNPCKLPS %s, %s, %s", z(2*i+1), z(2*i), z(16+2*i))
+		p("\tVUNPCKHPS %s, %s, %s", z(2*i+1), z(2*i), z(17+2*i))
+	}
+	for q := 0; q < 4; q++ {
+		t := 16 + 4*q
+		p("\tVSHUFPS $0x44, %s, %s, %s", z(t+2), z(t), z(4*q))
+		p("\tVSHUFPS $0xEE, %s, %s, %s", z(t+2), z(t), z(4*q+1))
+		p("\tVSHUFPS $0x44, %s, %s, %s", z(t+3), z(t+1), z(4*q+2))
+		p("\tVSHUFPS $0xEE, %s, %s, %s", z(t+3), z(t+1), z(4*q+3))
+	}
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			p("\tVSHUFF32X4 $0x88, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+i))
+			p("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+4+i))
+		}
+	}
+	for i := 0; i < 8; i++ {
+		p("\tVSHUFF32X4 $0x88, %s, %s, %s", z(24+i), z(16+i), z(i))
+		p("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(24+i), z(16+i), z(8+i))
+	}
+	for i := 0; i < 16; i++ {
+		p("\tVMOVUPS %s, %s", z(i), addr("DX", "BX", [4]string{"R12", "R13", "R14", "R15"}, i))
+	}
+	p("\tADDQ $64, SI")
+	p("\tADDQ $64, DI")
+	p("\tADDQ AX, DX")
+	p("\tADDQ AX, BX")
+	p("\tDECQ CX")
+	p("\tJNZ tloop")
+	p("done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+}
+
 func fnName(prefix string, rows, nv, vb int) string {
 	return fmt.Sprintf("%s%dx%d", prefix, rows, nv*vb/4)
 }
@@ -318,6 +393,7 @@ func main() {
 			kernel(fnName(f.prefix, rows, f.nv, vb), f.reg, vb, f.nv, f.mr, rows, f.masked, f.am)
 		}
 	}
+	transpose()
 	peak("fmaPeakAVX512", "Z")
 	peak("fmaPeakAVX2", "Y")
 	if err := os.WriteFile("kernels_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -357,6 +433,12 @@ func declarations() {
 		w("func %s(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)", f)
 		w("")
 	}
+	w("// transpose16AVX512 transposes groups 16×16 blocks: src rows lds bytes apart,")
+	w("// block g at columns 16g..16g+15, into dst rows 16g..16g+15, ldd bytes apart.")
+	w("//")
+	w("//go:noescape")
+	w("func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)")
+	w("")
 	w("// fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).")
 	w("//")
 	w("//go:noescape")
