@@ -1,0 +1,143 @@
+package compile_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// f32 is the meta of a float32 tensor of the given shape.
+func f32(shape ...int) tensor.Meta { return tensor.Meta{Shape: shape, DType: tensor.Float32} }
+
+// prim returns the ops primitive called name, failing the test (or
+// skipping it, for primitives not in this build) when there is none.
+func prim(t *testing.T, name string) *tensor.Prim {
+	t.Helper()
+	p := ops.Lookup(name)
+	if p == nil {
+		t.Skipf("no %s primitive in this build", name)
+	}
+	return p
+}
+
+// scalar returns a float32 rank-0 constant.
+func scalar(v float32) *tensor.Tensor { return tensor.Scalar(v) }
+
+// full returns a float32 constant of shape filled with v.
+func full(v float64, shape ...int) *tensor.Tensor { return tensor.Full(tensor.Float32, v, shape...) }
+
+// randArgs returns random tensors for g's inputs.
+func randArgs(g *graph.Graph, seed uint64) []*tensor.Tensor {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	args := make([]*tensor.Tensor, len(g.Inputs))
+	for i, in := range g.Inputs {
+		t := tensor.New(in.Meta.DType, in.Meta.Shape...)
+		switch d := t.Data().(type) {
+		case []float32:
+			for j := range d {
+				d[j] = float32(rng.NormFloat64())
+			}
+		case []float64:
+			for j := range d {
+				d[j] = rng.NormFloat64()
+			}
+		}
+		args[i] = t
+	}
+	return args
+}
+
+// runGraph compiles g as it is (no passes) and runs it.
+func runGraph(t *testing.T, g *graph.Graph, args []*tensor.Tensor) []*tensor.Tensor {
+	t.Helper()
+	p, err := exec.Compile(g)
+	if err != nil {
+		t.Fatalf("exec.Compile: %v\n%s", err, g)
+	}
+	return p.Run(args)
+}
+
+// applyPasses runs the passes (by name, in the given order) on g as
+// compile.Run would, verifying the graph after each, then DCE.
+func applyPasses(t *testing.T, g *graph.Graph, names ...string) {
+	t.Helper()
+	for _, name := range append(names, "dce") {
+		var fn func(*graph.Graph)
+		for _, p := range compile.Passes {
+			if p.Name == name {
+				fn = p.Fn
+			}
+		}
+		if fn == nil {
+			t.Fatalf("no pass %q", name)
+		}
+		fn(g)
+		g.CountUses()
+		if err := graph.Verify(g); err != nil {
+			t.Fatalf("after %s: %v\n%s", name, err, g)
+		}
+	}
+}
+
+// checkPasses builds a graph twice, applies the passes to the second copy,
+// runs both on random inputs and compares the results within float32
+// tolerance. It returns the optimised graph for structural checks.
+func checkPasses(t *testing.T, build func() *graph.Graph, names ...string) *graph.Graph {
+	t.Helper()
+	before, after := build(), build()
+	if err := graph.Verify(before); err != nil {
+		t.Fatalf("hand-built graph is invalid: %v\n%s", err, before)
+	}
+	before.CountUses()
+	after.CountUses()
+	applyPasses(t, after, names...)
+	for seed := uint64(1); seed <= 3; seed++ {
+		args := randArgs(before, seed)
+		want := runGraph(t, before, args)
+		got := runGraph(t, after, args)
+		for i := range want {
+			assertClose(t, fmt.Sprintf("seed %d output %d", seed, i), got[i], want[i], 1e-5)
+		}
+	}
+	return after
+}
+
+// assertClose compares two tensors elementwise: |got-want| ≤ tol·(1+|want|),
+// NaNs matching NaNs.
+func assertClose(t *testing.T, what string, got, want *tensor.Tensor, tol float64) {
+	t.Helper()
+	if !got.Shape().Equal(want.Shape()) || got.DType() != want.DType() {
+		t.Fatalf("%s: got %v %v, want %v %v", what, got.DType(), got.Shape(), want.DType(), want.Shape())
+	}
+	g, w := got.Float64s(), want.Float64s()
+	for i := range w {
+		if math.IsNaN(w[i]) && math.IsNaN(g[i]) {
+			continue
+		}
+		if d := math.Abs(g[i] - w[i]); !(d <= tol*(1+math.Abs(w[i]))) {
+			t.Fatalf("%s: element %d: got %v, want %v (diff %g)", what, i, g[i], w[i], d)
+		}
+	}
+}
+
+// countOps counts the ops in g whose primitive name starts with prefix.
+func countOps(g *graph.Graph, prefix string) int {
+	n := 0
+	for _, v := range g.Values {
+		if v.Kind == graph.KindOp && strings.HasPrefix(v.Prim.Name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// numOps counts the ops in g.
+func numOps(g *graph.Graph) int { return countOps(g, "") }
