@@ -1,0 +1,13 @@
+// Package exec turns an optimised graph into an execution plan and runs it.
+//
+// Compile resolves every value's kernel once and lays out all intermediate
+// values in one arena per dtype, from value lifetimes: a linear scan over
+// the steps places each buffer (best fit) in memory freed by values whose
+// last use has passed, elementwise ops write in place over an operand that
+// dies with them, and reshapes alias their input. Tensor headers for every
+// value are built at compile time, so a run rebinds the argument slots and
+// calls the kernels in order — no allocation per call (RunInto allocates
+// nothing at all; Run allocates only the copies of the results it returns).
+// Parameter assignments recorded in the graph are performed in place, after
+// every read of the old values.
+package exec
