@@ -165,3 +165,21 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+func TestJitDropoutDrawsFreshMasks(t *testing.T) {
+	drop := spore.Jit(func(x *spore.Tensor) *spore.Tensor { return ops.Dropout(x, 0.5, true) })
+	x := tensor.Ones(spore.Float32, 256)
+	a, b := drop(x).Float32s(), drop(x).Float32s()
+	same := 0
+	for i := range a {
+		if a[i] != 0 && a[i] != 2 {
+			t.Fatalf("mask value %v, want 0 or 2", a[i])
+		}
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	if same == len(a) {
+		t.Fatal("two runs of a compiled dropout drew the same mask")
+	}
+}

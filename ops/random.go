@@ -8,7 +8,10 @@ import (
 )
 
 // RandomMaskAttrs are the attributes of RandomMask: the drop probability
-// and the seed of this application's generator.
+// and, when non-zero, a fixed seed. A zero seed (what RandomMask uses)
+// draws a fresh one from the framework's random source every time the
+// kernel runs, so a compiled plan draws a new mask on every execution just
+// as eager calls do.
 type RandomMaskAttrs struct {
 	P    float64
 	Seed uint64
@@ -52,16 +55,19 @@ func init() {
 }
 
 // fillMask draws each element independently: 0 with probability p, else
-// 1/(1−p), from a generator seeded by the attributes alone, so one
-// application always yields the same mask.
+// 1/(1−p).
 func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 	if a.P >= 1 {
 		clear(o)
 		return
 	}
 	// A PCG value rather than a rand.Rand keeps the kernel allocation-free.
+	seed := a.Seed
+	if seed == 0 {
+		seed = tensor.Uint64()
+	}
 	var r rand.PCG
-	r.Seed(a.Seed, 0xd209_0f7a)
+	r.Seed(seed, 0xd209_0f7a)
 	scale := T(1 / (1 - a.P))
 	for i := range o {
 		if float64(r.Uint64()>>11)*0x1p-53 < a.P {
@@ -74,17 +80,15 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 
 // RandomMask returns an inverted-dropout mask shaped like x (whose values
 // are not read): each element is 0 with probability p and 1/(1−p)
-// otherwise, so the mask has mean 1. The seed is drawn from the framework's
-// random source (tensor.SetSeed) each time RandomMask is called, so every
-// eager call draws a fresh mask and a seeded program is reproducible.
-//
-// Under graph tracing the seed is drawn once, at trace time, and stored in
-// the node's attributes; because the prim is Impure, a compiled plan must
-// neither fold nor deduplicate it, and an executor that wants a fresh mask
-// per execution re-draws the seed for each run (building new attributes,
-// never mutating these).
+// otherwise, so the mask has mean 1. Each run of the kernel — every eager
+// call, every execution of a compiled plan — draws its seed from the
+// framework's random source (tensor.SetSeed), so masks are fresh each time
+// and a seeded program is reproducible. The prim is Impure: the compiler
+// neither folds nor deduplicates it. (Replaying a traced control-flow body
+// to differentiate it draws a new mask; dropout inside Cond or Scan bodies
+// under Graph-mode differentiation is therefore not supported exactly.)
 func RandomMask(x *tensor.Tensor, p float64) *tensor.Tensor {
-	return tensor.Apply(randomMaskPrim, RandomMaskAttrs{P: p, Seed: tensor.Uint64()}, x)
+	return tensor.Apply(randomMaskPrim, RandomMaskAttrs{P: p}, x)
 }
 
 // Dropout zeroes each element of x with probability p and scales the rest
