@@ -4,8 +4,8 @@
 // nodes into a Program: a straight-line list of instructions over a small
 // register file. Registers [0, NumInputs) are the inputs, each read through
 // an Input that says how it broadcasts (Full, Scalar, Row, Col); the others
-// are scratch. Run evaluates the program BlockSize (1024) output elements at a
-// time: every register is a 4 KiB block buffer that stays in L1, so
+// are scratch. Run evaluates the program BlockSize (2048) output elements at a
+// time: every register is an 8 KiB block buffer that stays in L1, so
 // intermediates never reach main memory, and each instruction runs the
 // vectorised kernel from package vec over the block. Full inputs are read in
 // place, without a copy. A program may have several outputs (a fused group
@@ -17,13 +17,13 @@
 // are bit-for-bit those of running the same ops one at a time over whole
 // slices (Eval): blocking never changes an elementwise result.
 //
-// Measured on the 2-core AVX-512 machine (BenchmarkChain5, one thread, noisy
-// shared machine): the 5-op chain ((relu(x + bias)·0.5) - y)² on 1024×1024
-// runs 1.3–2× faster fused than as five vec calls with a temporary, because
-// the unfused form streams its temporary through memory five times. On
-// 64×512 everything already fits in L2 and the fused form is about 1.2–1.6×
-// slower: each 1024-element instruction costs only ~30 ns of vector work, so
-// the per-instruction dispatch shows. A block interpreter in assembly (or
-// generated straight-line code per program) would remove that; until then
-// the compiler may prefer unfused kernels for L2-sized elementwise groups.
+// Measured on the 2-core AVX-512 machine (BenchmarkChain5Ratio, best of 2000
+// interleaved runs, one thread): the 5-op chain ((relu(x + bias)·0.5) - y)²
+// runs 1.3× faster fused than as five vec calls on 1024×1024, where the
+// unfused temporaries stream through memory, but only break-even (1.04×) on
+// 64×512, where everything already fits in L2 and each instruction's dispatch
+// (~15 ns per block) shows. A block interpreter in assembly, or generated
+// straight-line code per program keeping values in vector registers, would
+// remove both the dispatch and the L1 round trips between instructions; that
+// is the next step if elementwise chains show up in profiles.
 package fuse
