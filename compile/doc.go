@@ -1,0 +1,55 @@
+// Package compile is spore's graph compiler: it optimises a traced graph
+// (package graph) with a table of passes and builds its execution plan
+// (package exec). Jit calls Run once per input signature.
+//
+// # Pipeline
+//
+// Passes lists the passes in order, in the style of the Go compiler's SSA
+// pass table; each is a func(*graph.Graph) that rewrites the graph in
+// place, and each ordering constraint has its one-line reason next to the
+// table. At O1 (the default) they are:
+//
+//	constfold      evaluate pure ops on constants at compile time
+//	simplify       exact algebraic identities: x+0, x·1, Neg(Neg(x)),
+//	               Reshape chains, no-op Reshape/BroadcastTo/Cast/Transpose
+//	transposefold  MatMul(Transpose(a), b) → MatMul with a transpose flag
+//	cse            merge identical ops and small constants
+//	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
+//	fuse           elementwise chains → one Fused[...] loop in L1 blocks
+//	dce            drop what nothing needs (required: runs at O0 too)
+//
+// Options.Disable skips passes by name, Options.DumpDir writes the IR
+// before and after each pass (text and DOT, numbered), and Options.Verify
+// runs graph.Verify after every pass, as the tests do. Buffer assignment
+// (liveness-planned arena, in-place elementwise updates) happens after the
+// passes, in exec.Compile.
+//
+// # Results and tolerance
+//
+// At O0 only dce runs, so a compiled function computes bit for bit what
+// PyNative mode computes. At O1 results match PyNative mode within float32
+// rounding: an elementwise difference of at most about 1e-5 relative
+// (|got−want| ≤ 1e-5·(1+|want|) is what the tests check, on the seed MLP's
+// inference, its whole SGD training step, and every pass in isolation).
+// The differences come from:
+//
+//   - the fused elementwise kernels' vectorised Exp, Tanh, Sigmoid and GELU
+//     (within 1–7 ulp of the correctly rounded values eager mode computes
+//     through float64), and GELU in the GEMM epilogue (erf in float32,
+//     a few ulp);
+//   - x + 0 → x, which keeps a −0 that eager mode would turn into +0.
+//
+// Additions, multiplications, ReLU and the GEMM itself are evaluated in the
+// same order fused as unfused, so the seed MLP's inference is in fact
+// bitwise equal at O1.
+//
+// # Fused primitives
+//
+// The fusion passes introduce primitives that exist only in compiled
+// graphs: MatMulBiasAct (a GEMM whose epilogue adds a bias row and applies
+// an activation, with a VJP so that a fused graph can still be
+// differentiated) and one Fused[...] primitive per elementwise group, named
+// after its members, whose attributes (FusedAttrs) print the fuse.Program
+// it runs. Fused groups have no VJP: the passes run after autodiff has
+// built the backward graph.
+package compile

@@ -1,0 +1,38 @@
+package compile_test
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// A dense layer with a ReLU, a redundant ·1 and a sigmoid output head,
+// optimised at O1: the multiplication by one disappears, the matmul, bias
+// and ReLU become one GEMM, and the sigmoid and scaling become one loop.
+func Example() {
+	f32 := func(s ...int) tensor.Meta { return tensor.Meta{Shape: s, DType: tensor.Float32} }
+	g := graph.New("layer")
+	x, w, b := g.Input(f32(8, 4)), g.Input(f32(4, 3)), g.Input(f32(3))
+	h := g.Op(ops.Lookup("MatMul"), ops.MatMulAttrs{}, x, w)
+	h = g.Op(ops.Lookup("ReLU"), nil, g.Op(ops.Lookup("Add"), nil, h, b))
+	h = g.Op(ops.Lookup("Mul"), nil, h, g.Const(tensor.Scalar(float32(1))))
+	y := g.Op(ops.Lookup("Sigmoid"), nil, h)
+	y = g.Op(ops.Lookup("Mul"), nil, y, g.Const(tensor.Scalar(float32(2))))
+	g.Outputs = []*graph.Value{y}
+
+	res, err := compile.Run(g, compile.Options{Level: compile.O1, Verify: true})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(res.Graph)
+	fmt.Println("kernels per run:", res.Plan.NumSteps())
+	// Output:
+	// func layer(%0: f32[8,4], %1: f32[4,3], %2: f32[3]) -> (f32[8,3])
+	//   %3 = MatMulBiasAct(%0, %1, %2) {ta=false tb=false bias=true act=relu} : f32[8,3]
+	//   %4 = Fused[Sigmoid,Mul](%3) {in r0 full; r1 = Sigmoid r0; r1 = MulScalar r1 2; out r1} : f32[8,3]
+	//   return %4
+	// kernels per run: 2
+}
