@@ -241,7 +241,11 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 		mode, _ := readMode(a.Meta.Shape, shape)
 		r := len(args)
 		args = append(args, a)
-		ins = append(ins, FusedInput{Shape: a.Meta.Shape.Clone(), Mode: mode, Period: shape[len(shape)-1]})
+		period := 1 // a rank-0 output has no last axis; only Full operands
+		if len(shape) > 0 {
+			period = shape[len(shape)-1]
+		}
+		ins = append(ins, FusedInput{Shape: a.Meta.Shape.Clone(), Mode: mode, Period: period})
 		reg[a] = r
 		return r
 	}

@@ -208,6 +208,10 @@ func TestFuse(t *testing.T) {
 			s := g.Op(add, nil, g.Op(mul, nil, x, y), y) // also an output
 			return []*graph.Value{g.Op(relu, nil, g.Op(exp, nil, s)), s}
 		}, []string{"Fused[Mul,Add]", "Fused[Exp,ReLU]"}, 2},
+		{"rank 0", func(g *graph.Graph) []*graph.Value {
+			x, y := g.Input(f32()), g.Input(f32())
+			return []*graph.Value{g.Op(exp, nil, g.Op(add, nil, x, y))}
+		}, []string{"Fused[Add,Exp]"}, 1},
 		{"lone op is not fused", func(g *graph.Graph) []*graph.Value {
 			x, y := g.Input(f32(8, 8)), g.Input(f32(8, 8))
 			return []*graph.Value{g.Op(add, nil, x, y)}

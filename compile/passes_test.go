@@ -211,3 +211,35 @@ func transposePrim() (*tensor.Prim, func(perm ...int) any) {
 	}
 	return p, func(perm ...int) any { return permAttr{perm} }
 }
+
+// TestRegistry checks that ops.Lookup finds every primitive by the name the
+// IR prints, so the passes' name matching sees the real primitives.
+func TestRegistry(t *testing.T) {
+	for _, name := range []string{"Add", "Mul", "ReLU", "ReLUGrad", "MatMul", "Reshape", "BroadcastTo", "ReduceSum", "Cast", "GELU", "Transpose", "ReduceMax"} {
+		p := ops.Lookup(name)
+		if p == nil || p.Name != name {
+			t.Errorf("Lookup(%q) = %v", name, p)
+		}
+	}
+	if ops.Lookup("NoSuchOp") != nil {
+		t.Error("Lookup of an unknown name is not nil")
+	}
+}
+
+// TestTransposeFoldReal folds the framework's own Transpose, traced from
+// ops.Transpose, into MatMul.
+func TestTransposeFoldReal(t *testing.T) {
+	build := func() *graph.Graph {
+		g, err := graph.Trace("real", []tensor.Meta{f32(5, 3), f32(4, 5)}, func(xs []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Transpose(ops.MatMul(ops.Transpose(xs[0], 1, 0), ops.Transpose(xs[1], 1, 0)), 1, 0)}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := checkPasses(t, build, "simplify", "transposefold")
+	if n := countOps(g, "Transpose"); n != 0 {
+		t.Errorf("%d transposes left:\n%s", n, g)
+	}
+}

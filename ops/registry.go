@@ -47,8 +47,12 @@ func registeredPrims() []*tensor.Prim {
 		absPrim, signPrim, log1pPrim, sqrtPrim, rsqrtPrim, squarePrim, reciprocalPrim,
 		sinPrim, cosPrim, sigmoidPrim, erfPrim, geluPrim, softplusPrim,
 		powPrim, maximumPrim, minimumPrim,
-		// matmul.go, reduce.go, shape.go
+		// matmul.go, reduce.go, reductions.go, shape.go
 		matmulPrim, sumPrim, reshapePrim, broadcastToPrim,
+		maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim,
+		// layout.go, index.go
+		transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim,
+		gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim,
 		// conv.go, pool.go, random.go
 		conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim,
 		maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim,
