@@ -61,11 +61,13 @@ func erf32(x float32) float32 {
 
 // gelu32 is the erf form of GELU in float32.
 func gelu32(x float32) float32 {
-	return 0.5 * x * (1 + erf32(x*math.Sqrt2/2))
+	h := 0.5 * x
+	return h + h*erf32(x*(math.Sqrt2/2))
 }
 
 // geluTile applies GELU in place to a rows×cols block of c, right after a
-// micro-kernel wrote it, while it is still in L1.
+// micro-kernel wrote it, while it is still in L1. It is the Go twin of the
+// vector epilogues (geluAVX512).
 func geluTile(c []float32, ldc, rows, cols int) {
 	for i := 0; i < rows; i++ {
 		row := c[i*ldc : i*ldc+cols]

@@ -41,6 +41,8 @@ type kernel struct {
 	// transpose16, if set, transposes 16-row blocks for packing a
 	// transposed B (see packB); nil means plain Go loops.
 	transpose16 func(src []float32, lds int, dst []float32, ldd int, groups int)
+	// gelu applies GELU in place to a rows×cols (cols ≤ nr) tile.
+	gelu func(c []float32, ldc, rows, cols int)
 }
 
 // kernels lists the float32 implementations usable on this machine, best
@@ -96,6 +98,7 @@ var genericKernel = &kernel{
 	kc: 256, mc: 64, nc: 1024,
 	panel: func(int) int { return 4 },
 	tile:  tileGeneric,
+	gelu:  geluTile,
 }
 
 // tileGeneric is the generic kernel's tile: a 4×4 register block in plain

@@ -38,6 +38,11 @@ var avx512Kernel = &kernel{
 	direct:      true,
 	tile:        tileAVX512,
 	transpose16: transposeAVX512,
+	gelu:        geluTileAVX512,
+}
+
+func geluTileAVX512(c []float32, ldc, rows, cols int) {
+	geluAVX512(&c[0], ldc, rows, uint32(uint64(1)<<cols-1))
 }
 
 // transposeAVX512 is the packing transpose; the caller guarantees that src
@@ -78,6 +83,7 @@ var avx2Kernel = &kernel{
 	kc: 256, mc: 6 * 24, nc: 1024,
 	panel: func(int) int { return 16 },
 	tile:  tileAVX2,
+	gelu:  geluTile,
 }
 
 func tileAVX2(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {

@@ -296,7 +296,7 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 						}
 						kn.tile(rows, cols, kc, ap, alda, bp, bld, ct, ldc, alpha, bt, bj, relu)
 						if last && act == ActGELU {
-							geluTile(ct, ldc, rows, cols)
+							kn.gelu(ct, ldc, rows, cols)
 						}
 					}
 				}
