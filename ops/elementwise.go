@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 
+	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -83,12 +84,18 @@ func viaF64(f func(float64) float64) func(float32) float32 {
 // binary describes an elementwise op of two inputs with NumPy broadcasting.
 // Both inputs must have the same dtype: spore never promotes silently.
 type binary struct {
-	f32  func(a, b float32) float32
-	f64  func(a, b float64) float64
-	i32  func(a, b int32) int32
-	i64  func(a, b int64) int64
-	vec  func(dst, a, b []float32) // optional vectorised kernel for equal shapes
-	grad func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor)
+	f32 func(a, b float32) float32
+	f64 func(a, b float64) float64
+	i32 func(a, b int32) int32
+	i64 func(a, b int64) int64
+	vec func(dst, a, b []float32) // optional vectorised kernel for equal shapes
+	// Optional vectorised float32 kernels for a scalar second operand
+	// (vecScalar(dst, a, s) computes a op s; for commutative ops it also
+	// serves a scalar first operand) and for a row broadcast along the last
+	// axis (the bias add).
+	vecScalar func(dst, a []float32, s float32)
+	vecRow    func(dst, a, row []float32)
+	grad      func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor)
 }
 
 // defBinary builds the Prim of an elementwise binary op. Its VJP reduces
@@ -107,12 +114,12 @@ func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
 	}
 	p.Kernel = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a, b := in[0], in[1]
+		commutative := commutative
 		as, bs, os := a.Shape(), b.Shape(), out.Shape()
 		switch x := a.Data().(type) {
 		case []float32:
 			y, o := b.Data().([]float32), out.Data().([]float32)
-			if u.vec != nil && len(x) == len(o) && len(y) == len(o) {
-				u.vec(o, x, y)
+			if vecBinary(u, commutative, o, x, y, bs, os) {
 				return
 			}
 			map2(o, x, y, as, bs, os, u.f32)
@@ -139,6 +146,34 @@ func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
 	return p
 }
 
+// vecBinary runs a float32 binary op on a vectorised kernel when the
+// operands' layout allows one, reporting whether it did.
+func vecBinary(u binary, commutative bool, o, x, y []float32, bs, os tensor.Shape) bool {
+	switch {
+	case u.vec != nil && len(x) == len(o) && len(y) == len(o):
+		u.vec(o, x, y)
+	case u.vecScalar != nil && len(y) == 1 && len(x) == len(o):
+		u.vecScalar(o, x, y[0])
+	case u.vecScalar != nil && commutative && len(x) == 1 && len(y) == len(o):
+		u.vecScalar(o, y, x[0])
+	case u.vecRow != nil && len(x) == len(o) && len(os) > 0 && len(y) == os[len(os)-1] && len(y) > 0 && isRow(bs):
+		u.vecRow(o, x, y)
+	default:
+		return false
+	}
+	return true
+}
+
+// isRow reports whether shape s is a single row: [n], [1, n], [1, 1, n]...
+func isRow(s tensor.Shape) bool {
+	for _, d := range s[:max(len(s)-1, 0)] {
+		if d != 1 {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
 // nilIf turns a binary function's presence into a unary placeholder so that
 // unary.accepts can answer for binary ops too.
 func nilIf[T any](f func(a, b T) T) func(T) T {
@@ -158,33 +193,42 @@ var addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, rel
 
 func init() {
 	addPrim = defBinary("Add", 1, true, binary{
-		f32: func(a, b float32) float32 { return a + b },
-		f64: func(a, b float64) float64 { return a + b },
-		i32: func(a, b int32) int32 { return a + b },
-		i64: func(a, b int64) int64 { return a + b },
+		vec:       vec.Add,
+		vecScalar: vec.AddScalar,
+		vecRow:    vec.AddRow,
+		f32:       func(a, b float32) float32 { return a + b },
+		f64:       func(a, b float64) float64 { return a + b },
+		i32:       func(a, b int32) int32 { return a + b },
+		i64:       func(a, b int64) int64 { return a + b },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, g
 		},
 	})
 	subPrim = defBinary("Sub", 1, false, binary{
-		f32: func(a, b float32) float32 { return a - b },
-		f64: func(a, b float64) float64 { return a - b },
-		i32: func(a, b int32) int32 { return a - b },
-		i64: func(a, b int64) int64 { return a - b },
+		vec: vec.Sub,
+		// a - s is a + (-s) exactly: negation is exact in IEEE arithmetic.
+		vecScalar: func(dst, a []float32, s float32) { vec.AddScalar(dst, a, -s) },
+		f32:       func(a, b float32) float32 { return a - b },
+		f64:       func(a, b float64) float64 { return a - b },
+		i32:       func(a, b int32) int32 { return a - b },
+		i64:       func(a, b int64) int64 { return a - b },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, Neg(g)
 		},
 	})
 	mulPrim = defBinary("Mul", 1, true, binary{
-		f32: func(a, b float32) float32 { return a * b },
-		f64: func(a, b float64) float64 { return a * b },
-		i32: func(a, b int32) int32 { return a * b },
-		i64: func(a, b int64) int64 { return a * b },
+		vec:       vec.Mul,
+		vecScalar: vec.MulScalar,
+		f32:       func(a, b float32) float32 { return a * b },
+		f64:       func(a, b float64) float64 { return a * b },
+		i32:       func(a, b int32) int32 { return a * b },
+		i64:       func(a, b int64) int64 { return a * b },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return Mul(g, b), Mul(g, a)
 		},
 	})
 	divPrim = defBinary("Div", 4, false, binary{
+		vec: vec.Div,
 		f32: func(a, b float32) float32 { return a / b },
 		f64: func(a, b float64) float64 { return a / b },
 		grad: func(a, b, out, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
@@ -202,6 +246,7 @@ func init() {
 		},
 	})
 	expPrim = defUnary("Exp", 8, unary{
+		vec:  vec.Exp, // within about 1 ulp; see package vec
 		f32:  viaF64(math.Exp),
 		f64:  math.Exp,
 		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor { return Mul(g, y) },
@@ -212,6 +257,7 @@ func init() {
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor { return Div(g, x) },
 	})
 	tanhPrim = defUnary("Tanh", 10, unary{
+		vec: vec.Tanh, // within about 1.3 ulp; see package vec
 		f32: viaF64(math.Tanh),
 		f64: math.Tanh,
 		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor {
@@ -220,6 +266,7 @@ func init() {
 		},
 	})
 	reluPrim = defUnary("ReLU", 1, unary{
+		vec: vec.Relu,
 		f32: func(x float32) float32 { return max(x, 0) },
 		f64: func(x float64) float64 { return max(x, 0) },
 		i32: func(x int32) int32 { return max(x, 0) },
@@ -231,6 +278,7 @@ func init() {
 	// reluGradPrim passes g where x > 0: the ReLU backward as one fusable
 	// elementwise op rather than a compare, a select and a zeros tensor.
 	reluGradPrim = defBinary("ReLUGrad", 1, false, binary{
+		vec: vec.ReluGrad,
 		f32: func(x, g float32) float32 { return reluGrad(x, g) },
 		f64: func(x, g float64) float64 { return reluGrad(x, g) },
 		i32: func(x, g int32) int32 { return reluGrad(x, g) },

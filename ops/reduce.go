@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -182,4 +183,34 @@ func Sum(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 // SumKeepDims is Sum keeping the folded axes with extent 1.
 func SumKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 	return tensor.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), true, axes), x)
+}
+
+// sumF32 sums float32 over trailing axes (rows: pairwise vectorised sums)
+// or leading axes (vectorised row accumulation), reporting whether the
+// layout was one of those.
+func sumF32(o, x []float32, xs tensor.Shape, axes []int) bool {
+	if len(x) == 0 || len(o) == 0 {
+		return false
+	}
+	r := len(xs)
+	trailing, leading := true, true
+	for i, a := range axes {
+		trailing = trailing && a == r-len(axes)+i
+		leading = leading && a == i
+	}
+	switch {
+	case trailing:
+		inner := len(x) / len(o)
+		for i := range o {
+			o[i] = vec.Sum(x[i*inner : (i+1)*inner])
+		}
+	case leading:
+		n := len(o)
+		for i := 0; i < len(x); i += n {
+			vec.Add(o, o, x[i:i+n])
+		}
+	default:
+		return false
+	}
+	return true
 }
