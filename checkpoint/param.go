@@ -123,8 +123,10 @@ func checkSave(format string, params []Param, extraNames map[string]bool) error 
 			return fmt.Errorf("checkpoint: %s: entry %d has an empty name", format, i)
 		case !utf8.ValidString(p.Name):
 			return fmt.Errorf("checkpoint: %s: name %q is not valid UTF-8", format, p.Name)
-		case seen[p.Name] || extraNames[p.Name]:
+		case seen[p.Name]:
 			return fmt.Errorf("checkpoint: %s: name %q appears twice", format, p.Name)
+		case extraNames[p.Name]:
+			return fmt.Errorf("checkpoint: %s: name %q is already taken (by a metadata key, or reserved by the format)", format, p.Name)
 		case p.Tensor == nil:
 			return fmt.Errorf("checkpoint: %s: tensor %q is nil", format, p.Name)
 		case p.Tensor.IsSymbolic():

@@ -73,7 +73,7 @@ func stByDType(dt tensor.DType) stDType {
 // little-endian data. The write is atomic: path keeps its old contents
 // unless the whole new file was written and synced.
 func SaveSafetensors(path string, params []Param, metadata map[string]string) error {
-	if err := checkSave("safetensors", params, nil); err != nil {
+	if err := checkSave("safetensors", params, reservedST); err != nil {
 		return err
 	}
 	if err := checkMetadata(metadata); err != nil {
@@ -85,7 +85,7 @@ func SaveSafetensors(path string, params []Param, metadata map[string]string) er
 // MarshalSafetensors returns the safetensors encoding of params, as
 // SaveSafetensors would write it.
 func MarshalSafetensors(params []Param, metadata map[string]string) ([]byte, error) {
-	if err := checkSave("safetensors", params, nil); err != nil {
+	if err := checkSave("safetensors", params, reservedST); err != nil {
 		return nil, err
 	}
 	if err := checkMetadata(metadata); err != nil {
@@ -97,6 +97,9 @@ func MarshalSafetensors(params []Param, metadata map[string]string) ([]byte, err
 	}
 	return b.Bytes(), nil
 }
+
+// reservedST holds the header key that cannot name a tensor.
+var reservedST = map[string]bool{"__metadata__": true}
 
 func checkMetadata(m map[string]string) error {
 	for k, v := range m {
