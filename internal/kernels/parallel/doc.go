@@ -2,9 +2,9 @@
 //
 // The pool holds one worker per thread beyond the calling goroutine
 // (Workers()-1 of them) and is started lazily on first use, so importing the
-// package costs nothing. [For] splits an index range [0,n) into at most
-// Workers() chunks of at least grain items, offers the chunks to idle workers
-// and works on them itself; it returns when every chunk has run.
+// package costs nothing. [For] splits an index range [0,n) into a few chunks
+// per thread, each of at least grain items, offers them to idle workers and
+// works on them itself; it returns when every chunk has run.
 //
 // The design goals, in order:
 //

@@ -95,15 +95,21 @@ func worker() {
 	}
 }
 
+// chunksPerThread bounds the chunks For makes per thread: enough for load
+// balance on a busy machine, few enough that per-chunk set-up (a GEMM
+// re-packs its shared operand per chunk) stays negligible.
+const chunksPerThread = 4
+
 // poolStarted caches whether the pool has at least the current number of
 // workers, so the common path is one atomic load instead of a mutex.
 var poolStarted atomic.Int32
 
 // For calls fn(lo, hi) on disjoint chunks covering [0, n) and returns when
 // all of them have run. Chunks hold at least grain items (grain < 1 counts as
-// 1), and there are at most Workers() of them, so fn should expect ranges of
-// uneven size. Chunks may run concurrently on the pool's workers and on the
-// calling goroutine, in any order.
+// 1); there are at most a few per thread (chunksPerThread·Workers()), of
+// nearly equal size, claimed dynamically by the calling goroutine and idle
+// workers, so a slow thread delays the loop by one chunk at most. Chunks may
+// run concurrently, in any order; fn should expect ranges of uneven size.
 //
 // With n <= grain, or a single thread, fn(0, n) runs inline on the caller:
 // no hand-off, no synchronisation. For n <= 0 fn is not called.
@@ -119,19 +125,24 @@ func For(n, grain int, fn func(lo, hi int)) {
 		grain = 1
 	}
 	t := int(nthreads.Load())
-	chunks := n / grain
-	if chunks > t {
-		chunks = t
+	if t <= 1 || n <= grain {
+		fn(0, n)
+		return
 	}
+	// A few chunks per thread, claimed dynamically, so that a thread slowed
+	// down by other processes (on a shared machine) or a late wake-up costs
+	// only the chunk it holds, not half the loop.
+	chunks := min(n/grain, chunksPerThread*t)
 	if chunks <= 1 {
 		fn(0, n)
 		return
 	}
-	if int(poolStarted.Load()) < chunks {
-		ensure(chunks)
+	helpers := min(chunks, t) - 1
+	if int(poolStarted.Load()) < helpers+1 {
+		ensure(helpers + 1)
 		for {
 			old := poolStarted.Load()
-			if int(old) >= chunks || poolStarted.CompareAndSwap(old, int32(chunks)) {
+			if int(old) >= helpers+1 || poolStarted.CompareAndSwap(old, int32(helpers+1)) {
 				break
 			}
 		}
@@ -148,13 +159,13 @@ func For(n, grain int, fn func(lo, hi int)) {
 	j.done.Store(0)
 	j.refs.Store(1)
 	// Offer the job to idle workers only; each helper holds a reference.
-	for h := 1; h < chunks; h++ {
+	for h := 0; h < helpers; h++ {
 		j.refs.Add(1)
 		select {
 		case work <- j:
 		default:
 			j.refs.Add(-1)
-			h = chunks // nobody idle: stop offering
+			h = helpers // nobody idle: stop offering
 		}
 	}
 	// Exactly one participant finishes the last chunk; if it was a helper,

@@ -30,8 +30,8 @@ func TestForCoversRange(t *testing.T) {
 				t.Fatalf("n=%d grain=%d: index %d run %d times", tc.n, tc.grain, i, h)
 			}
 		}
-		if c := int(calls.Load()); c > Workers() {
-			t.Errorf("n=%d grain=%d: %d chunks, more than %d workers", tc.n, tc.grain, c, Workers())
+		if c := int(calls.Load()); c > chunksPerThread*Workers() {
+			t.Errorf("n=%d grain=%d: %d chunks, more than %d per thread", tc.n, tc.grain, c, chunksPerThread)
 		}
 	}
 }
