@@ -134,14 +134,25 @@ func initCell(m Module) {
 	case interface {
 		Construct(*tensor.Tensor, *tensor.Tensor, *tensor.Tensor) *tensor.Tensor
 	}:
-		c.callN = func(xs []*tensor.Tensor) *tensor.Tensor { checkArgs(c, 3, len(xs)); return f.Construct(xs[0], xs[1], xs[2]) }
+		c.callN = func(xs []*tensor.Tensor) *tensor.Tensor {
+			checkArgs(c, 3, len(xs))
+			return f.Construct(xs[0], xs[1], xs[2])
+		}
 	case interface {
 		Construct(...*tensor.Tensor) *tensor.Tensor
 	}:
 		c.callN = func(xs []*tensor.Tensor) *tensor.Tensor { return f.Construct(xs...) }
 	}
 	c.ResetJit()
-	walk(m, "", func(name string, p *tensor.Tensor) { p.SetName(name) }, func(_ string, ch Module) bool {
+	// A parameter reachable twice (a shared cell) keeps its first name, as
+	// NamedParameters lists it.
+	named := map[*tensor.Tensor]bool{}
+	walk(m, "", func(name string, p *tensor.Tensor) {
+		if !named[p] {
+			named[p] = true
+			p.SetName(name)
+		}
+	}, func(_ string, ch Module) bool {
 		if ch.Base().self == nil {
 			initCell(ch)
 		}
@@ -320,7 +331,7 @@ func (c *Cell) Training() bool { return c.training }
 // Param is a parameter with its hierarchical name relative to the cell it
 // was listed from.
 type Param struct {
-	Name  string
+	Name   string
 	Tensor *spore.Tensor
 }
 

@@ -68,8 +68,10 @@ type constant struct {
 	name string
 }
 
-func (c constant) New(dt tensor.DType, shape ...int) *tensor.Tensor { return tensor.Full(dt, c.v, shape...) }
-func (c constant) String() string                                    { return c.name }
+func (c constant) New(dt tensor.DType, shape ...int) *tensor.Tensor {
+	return tensor.Full(dt, c.v, shape...)
+}
+func (c constant) String() string { return c.name }
 
 // Zero fills with zeros.
 func Zero() Initializer { return constant{0, "Zero"} }
