@@ -1,0 +1,32 @@
+// Jit as a decorator. Go has no decorators; a package variable initialised
+// with spore.Jit is the same thing: the function is compiled whatever the
+// global mode.
+//
+//	@ms.jit
+//	def run(x):
+//	    model = Network()
+//	    return model(x)
+//
+//	output = run(ops.ones((64, 1, 28, 28)))
+//	print(output)
+package main
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/examples/seednet"
+)
+
+// run builds the network inside the compiled function: its parameters are
+// created while tracing and captured by reference.
+var run = spore.Jit(func(x *spore.Tensor) *spore.Tensor {
+	model := seednet.New()
+	return model.Call(x)
+})
+
+func main() {
+	spore.SetSeed(seednet.Seed)
+	output := run(seednet.Input())
+	fmt.Println(output)
+}
