@@ -31,7 +31,7 @@ type node interface {
 	// open starts an epoch of this stage (and, recursively, of the stages
 	// it reads from).
 	open() stream
-	// size is the number of rows per epoch, or -1 when unknown or infinite.
+	// size is the number of rows per epoch, unknown (-1) or infinite (-2).
 	size() int
 }
 
@@ -48,7 +48,13 @@ type stream interface {
 // Len returns the number of rows one epoch yields — samples, or batches
 // after Batch — or -1 when that is unknown (a generator source) or infinite
 // (Repeat with a negative count). It is MindSpore's get_dataset_size.
-func (d *Dataset) Len() int { return d.n.size() }
+func (d *Dataset) Len() int { return max(d.n.size(), unknown) }
+
+// Special values of node.size.
+const (
+	unknown  = -1
+	infinite = -2
+)
 
 // Iter starts a new epoch and returns an iterator over its rows. The caller
 // must call Close if it stops before Next reports the end; an iterator that

@@ -144,8 +144,9 @@ func readIDX(r io.Reader, name string) (*tensor.Tensor, error) {
 	}
 	// ioFail classifies a read error: gzip corruption, or an I/O error.
 	ioFail := func(err error, what string) (*tensor.Tensor, error) {
-		if compressed && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || isFlateError(err)) {
-			return fail(err, "corrupt gzip stream while reading %s", what)
+		if compressed && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) ||
+			errors.Is(err, io.ErrUnexpectedEOF) || isFlateError(err)) {
+			return fail(err, "corrupt or truncated gzip stream while reading %s", what)
 		}
 		return fail(err, "read error in %s", what)
 	}
@@ -234,8 +235,10 @@ func isFlateError(err error) bool {
 // readFull reads exactly n bytes, growing its buffer as data arrives so that
 // a header claiming gigabytes of a short file allocates little.
 func readFull(r io.Reader, n int) ([]byte, error) {
-	const chunk = 64 << 20
-	buf := make([]byte, 0, min(n, chunk))
+	// Start at 1 MiB and double: the copies cost little next to
+	// decompression, and a lying header costs at most twice the real data.
+	const first = 1 << 20
+	buf := make([]byte, 0, min(n, first))
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, min(n-len(buf), cap(buf)))

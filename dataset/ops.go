@@ -193,7 +193,7 @@ func (b *batchNode) open() stream {
 func (b *batchNode) size() int {
 	n := b.up.size()
 	if n < 0 {
-		return -1
+		return n
 	}
 	if b.drop {
 		return n / b.bs
@@ -298,8 +298,10 @@ func (r *repeatNode) size() int {
 	switch {
 	case r.n == 0 || m == 0:
 		return 0
-	case r.n < 0 || m < 0:
-		return -1
+	case m < 0:
+		return m
+	case r.n < 0:
+		return infinite
 	}
 	return m * r.n
 }
@@ -359,12 +361,15 @@ type takeNode struct {
 }
 
 func (t *takeNode) size() int {
-	m := t.up.size()
-	if m < 0 {
-		// Unknown upstream: at most n, but possibly fewer.
-		return -1
+	switch m := t.up.size(); m {
+	case unknown:
+		// At most n, but possibly fewer.
+		return unknown
+	case infinite:
+		return t.n
+	default:
+		return min(m, t.n)
 	}
-	return min(m, t.n)
 }
 
 func (t *takeNode) open() stream { return &takeStream{up: t.up.open(), left: t.n} }
