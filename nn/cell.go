@@ -513,7 +513,13 @@ func visit(v reflect.Value, name string, onParam func(string, *tensor.Tensor), o
 			visit(v.Index(i), join(name, strconv.Itoa(i)), onParam, onCell)
 		}
 		return
-	case reflect.Interface, reflect.Pointer:
+	case reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		visit(v.Elem(), name, onParam, onCell) // an interface may hold a typed nil
+		return
+	case reflect.Pointer:
 		if v.IsNil() {
 			return
 		}

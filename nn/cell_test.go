@@ -91,6 +91,7 @@ type block struct {
 	Constant  *spore.Tensor
 	List      *nn.CellList
 	Nothing   *nn.Dense // nil: skipped
+	TypedNil  nn.Layer  // an interface holding a nil *nn.Dense: skipped
 	notPublic *nn.Dense
 	Count     int
 }
@@ -109,6 +110,7 @@ func newBlock() *block {
 		Constant:  tensor.Ones(tensor.Float32, 1),
 		List:      nn.NewCellList(nn.NewReLU(), nn.NewDense(1, 1, nn.DenseConfig{NoBias: true})),
 		notPublic: nn.NewDense(1, 1),
+		TypedNil:  (*nn.Dense)(nil),
 	})
 }
 
