@@ -62,15 +62,22 @@ func BenchmarkSgemm(b *testing.B) {
 					a, bb, c := randSlice(ar*ac), randSlice(br*bc), make([]float32, s.m*s.n)
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
-					cpu0 := threadCPU()
+					cpu0, pcpu0 := threadCPU(), processCPU()
 					for b.Loop() {
 						Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bb, bc, 0, c, s.n)
 					}
 					flops := 2 * float64(s.m*s.n*s.k) * float64(b.N)
 					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if cpu := threadCPU() - cpu0; th == 1 && cpu > 0 {
-						// On a busy shared machine wall time includes time
-						// stolen by other processes; CPU time does not.
+					// On a busy shared machine wall time includes time stolen
+					// by other processes; CPU time does not. cpuGFLOP/s is
+					// flops per CPU-second of this thread (1 thread) or of the
+					// whole process (2 threads: per-core efficiency, which
+					// shows the cost of splitting the work).
+					cpu := threadCPU() - cpu0
+					if th > 1 {
+						cpu = processCPU() - pcpu0
+					}
+					if cpu > 0 {
 						b.ReportMetric(flops/cpu/1e9, "cpuGFLOP/s")
 					}
 				})

@@ -30,7 +30,8 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	if batch == 0 {
 		return
 	}
-	if batch == 1 || strideC == 0 || m*n*k >= parallelMACs {
+	macs := int64(m) * int64(n) * int64(k)
+	if batch == 1 || strideC == 0 || macs >= parallelMACs {
 		// One product at a time, each parallel inside if large.
 		for i := 0; i < batch; i++ {
 			sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc, nil, ActNone)
@@ -41,7 +42,7 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	t := getTask()
 	t.set(cur.Load(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, ActNone)
 	t.split, t.strideA, t.strideB, t.strideC = splitBatch, strideA, strideB, strideC
-	grain := max(1, parallelMACs/max(1, m*n*k))
+	grain := int(max(1, parallelMACs/max(1, macs)))
 	parallel.For(batch, grain, t.fn)
 	putTask(t)
 }
@@ -74,7 +75,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	}
 	kern := cur.Load()
 	threads := parallel.Workers()
-	if threads == 1 || m*n*k < parallelMACs {
+	if threads == 1 || int64(m)*int64(n)*int64(k) < parallelMACs {
 		ws := getWorkspace(kern)
 		kern.gemm(ws, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, act)
 		putWorkspace(ws)
