@@ -122,8 +122,8 @@ func unwrapPathError(err error) error {
 // The stream must hold exactly one array: ReadIDX rejects a bad magic
 // number, an unknown element type, no or too many dimensions, a size beyond
 // MaxIDXBytes, truncated data and trailing bytes, and for gzip a corrupt
-// stream or checksum, with an *IDXError that says which. Memory grows with
-// the data actually read, not with the size the header claims.
+// stream or checksum, with an *IDXError that says which. Memory follows
+// the data actually read, not the size the header claims (see readFull).
 func ReadIDX(r io.Reader) (*tensor.Tensor, error) { return readIDX(r, "") }
 
 func readIDX(r io.Reader, name string) (*tensor.Tensor, error) {
@@ -232,16 +232,17 @@ func isFlateError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// readFull reads exactly n bytes, growing its buffer as data arrives so that
-// a header claiming gigabytes of a short file allocates little.
+// readFull reads exactly n bytes. It trusts the size a header claims only
+// as far as the data bears it out: the buffer starts at 1 MiB, and once that
+// is full grows to the claimed size or by 64 MiB, whichever is less, then
+// doubles. A short file with a lying header thus costs little, and a real
+// one at most one copy of its first MiB.
 func readFull(r io.Reader, n int) ([]byte, error) {
-	// Start at 1 MiB and double: the copies cost little next to
-	// decompression, and a lying header costs at most twice the real data.
-	const first = 1 << 20
+	const first, step = 1 << 20, 64 << 20
 	buf := make([]byte, 0, min(n, first))
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(n-len(buf), cap(buf)))
+			buf = slices.Grow(buf, min(n, max(2*len(buf), step))-len(buf))
 		}
 		end := min(n, cap(buf))
 		m, err := io.ReadFull(r, buf[len(buf):end])

@@ -100,15 +100,15 @@ func Raw() Option { return func(c *config) { c.raw = true } }
 // columns: the image, Float32 [1 28 28] in [0, 1] (channels first, as
 // MindSpore's Rescale(1/255) followed by HWC2CHW gives), and the label,
 // an Int32 scalar 0-9. The embedded files are decoded on the first call
-// and kept as bytes (47 MB); each image is converted to float32 when the
-// dataset yields it, which costs about a microsecond and saves holding
-// 190 MB of float32 for the whole set.
+// and kept as bytes (47 MB); each call converts them to a fresh float32
+// tensor (188 MB) that the dataset slices without copying, so that an epoch
+// costs only the copies into batches.
 func Train(opts ...Option) (*dataset.Dataset, error) {
 	xi, yi, err := train.load(TrainImagesFile, TrainLabelsFile)
 	if err != nil {
 		return nil, err
 	}
-	return lazy(xi, yi, opts)
+	return datasetOf(xi, yi, opts)
 }
 
 // Test returns the 10000 test samples, as Train does the training samples.
@@ -117,7 +117,7 @@ func Test(opts ...Option) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lazy(xi, yi, opts)
+	return datasetOf(xi, yi, opts)
 }
 
 // TrainTensors returns the training images, Float32 [60000 1 28 28] (188
@@ -150,7 +150,7 @@ func Load(imagesPath, labelsPath string, opts ...Option) (*dataset.Dataset, erro
 	if err != nil {
 		return nil, err
 	}
-	return lazy(xi, yi, opts)
+	return datasetOf(xi, yi, opts)
 }
 
 // LoadTensors reads IDX files as Load does and returns whole tensors, as
@@ -259,31 +259,14 @@ func labelTensor(yi *tensor.Tensor) *tensor.Tensor {
 	return tensor.FromBuffer(ys, tensor.Shape{len(ys)})
 }
 
-// lazy returns a dataset over raw images and labels that converts each
-// image as it is yielded.
-func lazy(xi, yi *tensor.Tensor, opts []Option) (*dataset.Dataset, error) {
-	c, err := settings(opts)
+// datasetOf converts raw images and labels as opts ask and slices them into
+// a dataset.
+func datasetOf(xi, yi *tensor.Tensor, opts []Option) (*dataset.Dataset, error) {
+	x, y, err := convert(xi, yi, opts)
 	if err != nil {
 		return nil, err
 	}
-	n, h, w := xi.Dim(0), xi.Dim(1), xi.Dim(2)
-	labels := labelTensor(yi)
-	if c.raw {
-		images := tensor.FromBuffer(xi.Data().([]uint8), tensor.Shape{n, 1, h, w})
-		return dataset.FromTensors(images, labels), nil
-	}
-	lut := c.table()
-	px := xi.Data().([]uint8)
-	ys := labels.Data().([]int32)
-	hw := h * w
-	shape := tensor.Shape{1, h, w} // shared by every image; never modified
-	return dataset.FromFunc(n, func(i int) ([]*tensor.Tensor, error) {
-		img := make([]float32, hw)
-		for k, v := range px[i*hw : (i+1)*hw] {
-			img[k] = lut[v]
-		}
-		return []*tensor.Tensor{tensor.FromBuffer(img, shape), tensor.Scalar(ys[i])}, nil
-	}), nil
+	return dataset.FromTensors(x, y), nil
 }
 
 // parallelFor splits [0, n) into a few contiguous blocks run concurrently.

@@ -149,7 +149,7 @@ func TestDatasets(t *testing.T) {
 	}
 }
 
-func TestLazyMatchesEager(t *testing.T) {
+func TestDatasetMatchesTensors(t *testing.T) {
 	for _, opts := range [][]Option{nil, {Normalize()}, {Raw()}} {
 		x, y, err := TestTensors(opts...)
 		if err != nil {
@@ -164,7 +164,7 @@ func TestLazyMatchesEager(t *testing.T) {
 			t.Fatal("no batch")
 		}
 		if !b[0].Shape().Equal(x.Shape()) || b[0].DType() != x.DType() || !sameData(b[0], x) || !sameData(b[1], y) {
-			t.Errorf("opts %d: lazy dataset differs from TestTensors", len(opts))
+			t.Errorf("opts %d: dataset differs from TestTensors", len(opts))
 		}
 	}
 }
