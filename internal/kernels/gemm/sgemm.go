@@ -239,13 +239,21 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 			} else {
 				boff = pc*ldb + jc
 			}
+			// With a single A block (m ≤ mc) every B micro-panel is used
+			// by one sweep of row tiles only: pack each just before use,
+			// so it goes straight from packing into the kernel through L1
+			// instead of a round trip of the whole block through L2.
+			lazyB := !directB && m <= kn.mc
 			edge := nc // first column (within the block) of the packed panels
-			if directB {
+			switch {
+			case directB:
 				edge = nc - nc%nr
 				if edge < nc {
 					packB(ws.b[:kc*nr], transB, b[boff+edge:], ldb, kc, nc-edge, nr, kn.panel, kn.transpose16)
 				}
-			} else {
+			case lazyB:
+				edge = 0
+			default:
 				packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel, kn.transpose16)
 				edge = 0
 			}
@@ -277,9 +285,17 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 					cols := min(nr, nc-jr)
 					var bp []float32
 					var bld int
-					if jr < edge {
+					switch {
+					case jr < edge:
 						bp, bld = b[boff+jr:], ldb
-					} else {
+					case lazyB:
+						off := boff + jr
+						if transB {
+							off = boff + jr*ldb
+						}
+						packB(ws.b[:kc*nr], transB, b[off:], ldb, kc, cols, nr, kn.panel, kn.transpose16)
+						bp, bld = ws.b, kn.panel(cols)
+					default:
 						bp, bld = ws.b[(jr-edge)*kc:], kn.panel(cols)
 					}
 					var bj []float32
