@@ -212,8 +212,8 @@ type entry struct {
 	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
 	nout    int
 	call    *tensor.Prim // the tape node for differentiation (single result)
-	bwdOnce sync.Once
-	bwd     func(...*Tensor) []*Tensor
+	bwdMu   sync.Mutex
+	bwds    map[string]func(...*Tensor) []*Tensor // by trainable-parameter set
 }
 
 func (st *jitState) statsCopy() JitStats {
@@ -458,6 +458,22 @@ func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Ten
 	return []*Tensor{tensor.Apply(st.callPrim(e, eager), nil, in...)}
 }
 
+// backward returns the compiled backward function for one set of trainable
+// parameters, building it on first use.
+func (e *entry) backward(key string, build func() func(...*Tensor) []*Tensor) func(...*Tensor) []*Tensor {
+	e.bwdMu.Lock()
+	defer e.bwdMu.Unlock()
+	if f, ok := e.bwds[key]; ok {
+		return f
+	}
+	if e.bwds == nil {
+		e.bwds = map[string]func(...*Tensor) []*Tensor{}
+	}
+	f := build()
+	e.bwds[key] = f
+	return f
+}
+
 // callPrim is the primitive standing for one compiled signature on the
 // autodiff tape. Its inputs are the arguments followed by the captured
 // parameters, so gradients reach both.
@@ -476,26 +492,38 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *tensor.
 			e.res.Plan.RunInto(in[:n], []*Tensor{o})
 		},
 		VJP: func(_ any, in []*Tensor, _, g *Tensor) []*Tensor {
-			e.bwdOnce.Do(func() {
+			// The backward function differentiates with respect to the
+			// arguments and the parameters that are trainable now; frozen
+			// ones (BatchNorm statistics, frozen layers) get no gradient.
+			var train []*Tensor
+			var idx []int
+			var key strings.Builder
+			for i, p := range e.params {
+				if p.RequiresGrad() {
+					train = append(train, p)
+					idx = append(idx, i)
+					fmt.Fprintf(&key, "%d,", i)
+				}
+			}
+			bwd := e.backward(key.String(), func() func(...*Tensor) []*Tensor {
 				pos := make([]int, n)
 				for i := range pos {
 					pos[i] = i
 				}
 				grad := ValueAndGrad(func(xs ...*Tensor) *Tensor { return eager(xs)[0] },
-					GradPosition(pos...), Weights(e.params...), WithSens())
-				e.bwd = Jit(func(xs ...*Tensor) []*Tensor {
+					GradPosition(pos...), Weights(train...), WithSens())
+				return Jit(func(xs ...*Tensor) []*Tensor {
 					_, gs := grad(xs...)
 					return gs
 				}, JitConfig{Name: st.name + ".grad", Level: st.cfg.Level})
 			})
-			args := append(append([]*Tensor(nil), in[:n]...), g)
-			gs := e.bwd(args...)
-			for i, p := range e.params {
-				if !p.RequiresGrad() {
-					gs[n+i] = nil
-				}
+			gs := bwd(append(append([]*Tensor(nil), in[:n]...), g)...)
+			out := make([]*Tensor, n+len(e.params))
+			copy(out, gs[:n])
+			for k, i := range idx {
+				out[n+i] = gs[n+k]
 			}
-			return gs
+			return out
 		},
 	}
 	return e.call

@@ -28,13 +28,6 @@ func TestGraphModeGradients(t *testing.T) {
 			ref := tt.build()
 			net.Base().SetTrain(true)
 			ref.Base().SetTrain(true)
-			if _, ok := net.(*bnNet); ok {
-				// spore's Grad-of-compiled-call passes every captured
-				// parameter to Weights, and frozen ones (BatchNorm's
-				// moving statistics) get nil gradients, which the
-				// compiled backward function rejects (jit.go callPrim).
-				t.Skip("known issue in spore.Jit: Grad of a compiled call capturing a frozen parameter")
-			}
 			loss := func(c nn.Layer) func(*spore.Tensor) *spore.Tensor {
 				return func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Square(c.Base().Call(x))) }
 			}
