@@ -3,6 +3,7 @@ package spore
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sporeml/spore/compile"
 )
@@ -67,14 +68,20 @@ func WithSaveGraphs(dir string) ContextOption { return func(c *Context) { c.Save
 // WithDisableJit turns compilation off (true) or on.
 func WithDisableJit(off bool) ContextOption { return func(c *Context) { c.DisableJit = off } }
 
+// The context is read on every cell call, so reads are one atomic load;
+// writers serialise on ctxMu and publish a fresh copy.
 var (
-	ctxMu sync.RWMutex
-	ctx   = Context{
+	ctxMu sync.Mutex
+	ctx   atomic.Pointer[Context]
+)
+
+func init() {
+	ctx.Store(&Context{
 		JitLevel:   O1,
 		SaveGraphs: os.Getenv("SPORE_SAVE_GRAPHS"),
 		DisableJit: os.Getenv("SPORE_JIT") == "0",
-	}
-)
+	})
+}
 
 // SetContext changes the global configuration:
 //
@@ -82,14 +89,12 @@ var (
 func SetContext(opts ...ContextOption) {
 	ctxMu.Lock()
 	defer ctxMu.Unlock()
+	c := *ctx.Load()
 	for _, o := range opts {
-		o(&ctx)
+		o(&c)
 	}
+	ctx.Store(&c)
 }
 
 // GetContext returns a copy of the global configuration.
-func GetContext() Context {
-	ctxMu.RLock()
-	defer ctxMu.RUnlock()
-	return ctx
-}
+func GetContext() Context { return *ctx.Load() }
