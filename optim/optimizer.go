@@ -215,7 +215,7 @@ func (b *base) GroupLR(i int) float64 {
 // the update (float64) and the learning rates, computed once per schedule
 // and cast once per dtype.
 type stepCtx struct {
-	t     *tensor.Tensor // steps completed before this one, Float64
+	t     *tensor.Tensor   // steps completed before this one, Float64
 	lrs   []*tensor.Tensor // per schedule, built on first use
 	casts map[castKey]*tensor.Tensor
 }
