@@ -1,5 +1,13 @@
-// Package seednet is the network of MindSpore's execution-mode tutorial,
-// shared by the five example programs beside it:
+package models
+
+import (
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Network is the network of MindSpore's execution-mode tutorial, spore's
+// seed network:
 //
 //	class Network(nn.Cell):
 //	    def __init__(self):
@@ -14,19 +22,6 @@
 //	        x = self.flatten(x)
 //	        logits = self.dense_relu_sequential(x)
 //	        return logits
-package seednet
-
-import (
-	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/nn"
-	"github.com/sporeml/spore/tensor"
-)
-
-// Seed is the framework seed every example sets first, so that all five
-// build the same weights and print the same output.
-const Seed = 1
-
-// Network is the tutorial's network.
 type Network struct {
 	nn.Cell
 	Flatten             *nn.Flatten
@@ -39,8 +34,8 @@ func (n *Network) Construct(x *spore.Tensor) *spore.Tensor {
 	return n.DenseReluSequential.Call(x)
 }
 
-// New builds the network with fresh weights from the framework seed.
-func New() *Network {
+// NewNetwork builds the network with fresh weights from the framework seed.
+func NewNetwork() *Network {
 	return nn.Init(&Network{
 		Flatten: nn.NewFlatten(),
 		DenseReluSequential: nn.NewSequentialCell(
@@ -51,5 +46,5 @@ func New() *Network {
 	})
 }
 
-// Input is the tutorial's input, ops.ones((64, 1, 28, 28)).
-func Input() *spore.Tensor { return tensor.Ones(spore.Float32, 64, 1, 28, 28) }
+// Ones is the tutorial's input, ops.ones((batch, 1, 28, 28)).
+func Ones(batch int) *spore.Tensor { return tensor.Ones(spore.Float32, batch, 1, 28, 28) }

@@ -15,13 +15,17 @@ import (
 	"fmt"
 
 	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/examples/seednet"
+	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
 )
 
+// seed is the framework seed all five examples set first, so that they
+// build the same weights and print the same output.
+const seed = 1
+
 func main() {
-	spore.SetSeed(seednet.Seed)
-	net := nn.Jit(seednet.New())
-	output := net.Call(seednet.Input())
+	spore.SetSeed(seed)
+	net := nn.Jit(models.NewNetwork())
+	output := net.Call(models.Ones(64))
 	fmt.Println(output)
 }

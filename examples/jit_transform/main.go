@@ -14,17 +14,21 @@ import (
 	"fmt"
 
 	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/examples/seednet"
+	"github.com/sporeml/spore/models"
 )
 
 func run(x *spore.Tensor) *spore.Tensor {
-	model := seednet.New()
+	model := models.NewNetwork()
 	return model.Call(x)
 }
 
+// seed is the framework seed all five examples set first, so that they
+// build the same weights and print the same output.
+const seed = 1
+
 func main() {
-	spore.SetSeed(seednet.Seed)
+	spore.SetSeed(seed)
 	runWithJit := spore.Jit(run)
-	output := runWithJit(seednet.Input())
+	output := runWithJit(models.Ones(64))
 	fmt.Println(output)
 }
