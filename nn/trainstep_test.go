@@ -122,9 +122,34 @@ func TestTrainOneStepModesAgree(t *testing.T) {
 	}
 }
 
+// TestTrainOneStepEagerUnderGraphMode forces an eager step while the
+// global mode is Graph: the network with loss is then compiled on its own
+// and differentiated as one tape node, and must train as in PyNative mode.
+func TestTrainOneStepEagerUnderGraphMode(t *testing.T) {
+	x, y := blobs(3, 64, 8, 3)
+	var curves [2][]float64
+	for i, m := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		_, wl := tsMLP(8, 16, 3)
+		cell := nn.NewTrainOneStepCell(wl, optim.NewAdam(wl.TrainableParameters(), optim.AdamConfig{}), nn.TrainOneStepConfig{Mode: nn.StepEager})
+		tsRunMode(m, func() {
+			for range 5 {
+				curves[i] = append(curves[i], cell.Step(x, y))
+			}
+		})
+	}
+	for k := range curves[0] {
+		if math.Abs(curves[0][k]-curves[1][k]) > 1e-5*curves[0][k] {
+			t.Fatal(curves)
+		}
+	}
+}
+
 // TestTrainOneStepCompiledAllocs checks that the compiled step's hot
 // path allocates nothing once compiled.
 func TestTrainOneStepCompiledAllocs(t *testing.T) {
+	if tsRace {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
 	x, y := blobs(5, 32, 8, 3)
 	_, wl := tsMLP(8, 16, 3)
 	cell := nn.NewTrainOneStepCell(wl, optim.NewSGD(wl.TrainableParameters(), optim.SGDConfig{Momentum: 0.9}), nn.TrainOneStepConfig{Mode: nn.StepCompiled})

@@ -75,8 +75,9 @@ func withMode(mode spore.Mode, f func()) {
 // recorder is a user callback that logs the calls it receives.
 type recorder struct {
 	train.BaseCallback
-	calls []string
-	loss  []float64
+	calls  []string
+	loss   []float64
+	params [][][]float32 // the network's parameters at each epoch's end
 }
 
 func (r *recorder) OnTrainBegin(*train.RunContext) { r.calls = append(r.calls, "train") }
@@ -85,6 +86,13 @@ func (r *recorder) OnEpochBegin(c *train.RunContext) {
 	r.calls = append(r.calls, "epoch")
 }
 func (r *recorder) OnStepEnd(c *train.RunContext) { r.loss = append(r.loss, c.Loss) }
+func (r *recorder) OnEpochEnd(c *train.RunContext) {
+	var snap [][]float32
+	for _, p := range c.Model.Network.Base().Parameters() {
+		snap = append(snap, p.Float32s())
+	}
+	r.params = append(r.params, snap)
+}
 
 func TestTrainReachesHighAccuracy(t *testing.T) {
 	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
@@ -310,6 +318,17 @@ func TestEarlyStopping(t *testing.T) {
 			}
 			if n := strings.Count(strings.Join(rec.calls, " "), "epoch"); n != epochs {
 				t.Errorf("%d epochs ran, want %d", n, epochs)
+			}
+			// RestoreBest puts back the best epoch's parameters; otherwise
+			// the last epoch's stay.
+			want := rec.params[len(rec.params)-1]
+			if c.es.RestoreBest {
+				want = rec.params[c.es.BestEpoch-1]
+			}
+			for i, p := range m.Network.Base().Parameters() {
+				if !slices.Equal(p.Float32s(), want[i]) {
+					t.Fatalf("parameter %s is not the expected epoch's", p.Name())
+				}
 			}
 		})
 	}
