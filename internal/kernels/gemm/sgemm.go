@@ -84,15 +84,24 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	t := getTask()
 	t.set(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, act)
 	np, mp := (n+kern.nr-1)/kern.nr, (m+kern.mr-1)/kern.mr
+	// Each chunk re-packs the operand it shares with the other chunks, so
+	// when that operand needs packing, make one chunk per thread; when it is
+	// read in place, smaller chunks (For's default) balance the load better.
+	grain := func(panels int, shared bool) int {
+		if shared {
+			return (panels + threads - 1) / threads
+		}
+		return 1
+	}
 	switch {
 	case np >= 2*threads || np >= mp:
-		// Split the columns: each thread packs its own B panels (the big
-		// operand for the seed's shapes) and a copy of the A block.
+		// Split the columns: each thread packs (or reads) its own B panels
+		// (the big operand for the seed's shapes) and shares A.
 		t.split = splitN
-		parallel.For(np, 1, t.fn)
+		parallel.For(np, grain(np, transA || !kern.direct), t.fn)
 	default:
 		t.split = splitM
-		parallel.For(mp, 1, t.fn)
+		parallel.For(mp, grain(mp, transB || !kern.direct || m > directBMaxM), t.fn)
 	}
 	putTask(t)
 }

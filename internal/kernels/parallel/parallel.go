@@ -4,10 +4,12 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // job is one call of For, shared between the caller and the helpers it
-// woke. Jobs are recycled through a free list so a call allocates nothing.
+// recruited. Jobs are recycled through a free list so a call allocates
+// nothing.
 type job struct {
 	fn      func(lo, hi int)
 	n       int
@@ -46,19 +48,36 @@ func (j *job) release() {
 	}
 }
 
+// worker is one pool goroutine. slot holds the job it is working on, or nil
+// while it is idle; a caller recruits an idle worker by swapping its job
+// into slot, so busy workers are never waited for.
+type worker struct {
+	slot   atomic.Pointer[job]
+	parked atomic.Bool   // true while blocked on wake (set before the last look at slot)
+	wake   chan struct{} // capacity 1: a token wakes a parked worker
+}
+
+// Spinning. Waking a parked thread costs tens of µs on a virtual machine
+// (futex wake, then the hypervisor resumes a halted vCPU), as long as a
+// whole seed-size GEMM. So a worker that has just finished a job polls its
+// slot for a while before parking, and a caller waiting for helpers polls
+// before blocking: back-to-back parallel kernels never sleep in between.
+const (
+	workerSpin = 200 * time.Microsecond
+	callerSpin = 2 * time.Millisecond
+)
+
 var (
-	// work is unbuffered on purpose: a send succeeds only if a worker is
-	// parked in receive, i.e. idle right now. Busy workers are never waited for.
-	work = make(chan *job)
 	free = make(chan *job, 64)
 
-	mu       sync.Mutex   // guards started
-	started  int          // worker goroutines started so far
-	nthreads atomic.Int32 // participants per call, caller included
+	mu       sync.Mutex                // guards starting workers
+	pool     atomic.Pointer[[]*worker] // started workers (copy-on-write)
+	nthreads atomic.Int32              // participants per call, caller included
 )
 
 func init() {
 	nthreads.Store(int32(runtime.GOMAXPROCS(0)))
+	pool.Store(new([]*worker))
 }
 
 // Workers returns the number of threads a call of For may use, the calling
@@ -76,33 +95,77 @@ func SetWorkers(n int) int {
 	return int(nthreads.Swap(int32(n)))
 }
 
-// ensure starts workers until there are want-1 of them.
-func ensure(want int) {
+// workers returns at least n started workers (fewer only if n <= 0).
+func workers(n int) []*worker {
+	if ws := *pool.Load(); len(ws) >= n {
+		return ws
+	}
+	return startWorkers(n)
+}
+
+// startWorkers is the slow path of workers (kept apart so that the fast
+// path's slice does not escape).
+func startWorkers(n int) []*worker {
 	mu.Lock()
-	for started < want-1 {
-		started++
-		go worker()
+	defer mu.Unlock()
+	ws := *pool.Load()
+	for len(ws) < n {
+		w := &worker{wake: make(chan struct{}, 1)}
+		ws = append(ws[:len(ws):len(ws)], w)
+		go w.loop()
 	}
-	mu.Unlock()
+	pool.Store(&ws)
+	return ws
 }
 
-func worker() {
-	for j := range work {
-		if j.run() {
-			j.wake <- struct{}{}
+func (w *worker) loop() {
+	for {
+		if j := w.slot.Load(); j != nil {
+			if j.run() {
+				j.wake <- struct{}{}
+			}
+			j.release()
+			w.slot.Store(nil)
+			continue
 		}
-		j.release()
+		// Idle: poll for a while, then park.
+		start := time.Now()
+		for spins := 0; w.slot.Load() == nil; spins++ {
+			if spins&63 == 63 {
+				if time.Since(start) > workerSpin {
+					w.park()
+					break
+				}
+				runtime.Gosched()
+			}
+		}
 	}
 }
 
-// chunksPerThread bounds the chunks For makes per thread: enough for load
-// balance on a busy machine, few enough that per-chunk set-up (a GEMM
-// re-packs its shared operand per chunk) stays negligible.
-const chunksPerThread = 4
+// park blocks until a caller posts a job. parked is published before the
+// final look at slot, and callers store slot before reading parked, so a
+// job is never posted to a worker that sleeps through it.
+func (w *worker) park() {
+	w.parked.Store(true)
+	if w.slot.Load() == nil {
+		<-w.wake
+	}
+	w.parked.Store(false)
+}
 
-// poolStarted caches whether the pool has at least the current number of
-// workers, so the common path is one atomic load instead of a mutex.
-var poolStarted atomic.Int32
+// post offers j to w and reports whether w took it (w was idle).
+func (w *worker) post(j *job) bool {
+	if !w.slot.CompareAndSwap(nil, j) {
+		return false
+	}
+	if w.parked.Load() {
+		select {
+		case w.wake <- struct{}{}:
+		default: // a token is already pending
+		}
+	}
+	return true
+}
 
 // For calls fn(lo, hi) on disjoint chunks covering [0, n) and returns when
 // all of them have run. Chunks hold at least grain items (grain < 1 counts as
@@ -138,15 +201,7 @@ func For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	helpers := min(chunks, t) - 1
-	if int(poolStarted.Load()) < helpers+1 {
-		ensure(helpers + 1)
-		for {
-			old := poolStarted.Load()
-			if int(old) >= helpers+1 || poolStarted.CompareAndSwap(old, int32(helpers+1)) {
-				break
-			}
-		}
-	}
+	ws := workers(t - 1)
 
 	var j *job
 	select {
@@ -158,20 +213,44 @@ func For(n, grain int, fn func(lo, hi int)) {
 	j.next.Store(0)
 	j.done.Store(0)
 	j.refs.Store(1)
-	// Offer the job to idle workers only; each helper holds a reference.
-	for h := 0; h < helpers; h++ {
+	// Recruit idle workers only; each helper holds a reference.
+	for _, w := range ws {
+		if helpers == 0 {
+			break
+		}
 		j.refs.Add(1)
-		select {
-		case work <- j:
-		default:
+		if w.post(j) {
+			helpers--
+		} else {
 			j.refs.Add(-1)
-			h = helpers // nobody idle: stop offering
 		}
 	}
 	// Exactly one participant finishes the last chunk; if it was a helper,
 	// it signals wake exactly once.
 	if !j.run() {
-		<-j.wake
+		wait(j)
 	}
 	j.release()
 }
+
+// wait receives the helper's completion signal, polling first (see
+// callerSpin) and blocking only if the helpers take long.
+func wait(j *job) {
+	start := time.Now()
+	for spins := 0; ; spins++ {
+		select {
+		case <-j.wake:
+			return
+		default:
+		}
+		if spins&63 == 63 && time.Since(start) > callerSpin {
+			<-j.wake
+			return
+		}
+	}
+}
+
+// chunksPerThread bounds the chunks For makes per thread: enough for load
+// balance on a busy machine, few enough that per-chunk set-up (a GEMM
+// re-packs its shared operand per chunk) stays negligible.
+const chunksPerThread = 4
