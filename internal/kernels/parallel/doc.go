@@ -18,6 +18,11 @@
 //     idle at the moment of the call are asked to help. A busy pool therefore
 //     never blocks a caller: the caller simply runs the remaining chunks
 //     itself. This also makes nested and concurrent calls safe.
+//   - Waking a sleeping thread costs tens of microseconds on a virtual
+//     machine, as much as a whole batch-64 GEMM. An idle worker therefore
+//     polls for new work for a short while (workerSpin) before it parks,
+//     and a caller polls for its helpers before it blocks, so back-to-back
+//     parallel kernels hand work over without sleeping.
 //
 // Kernels (for example the GEMM in package gemm) use [For] to spread panels of
 // a matrix product over the cores; benchmarks use [SetWorkers] to compare one
