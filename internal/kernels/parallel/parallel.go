@@ -243,9 +243,14 @@ func wait(j *job) {
 			return
 		default:
 		}
-		if spins&63 == 63 && time.Since(start) > callerSpin {
-			<-j.wake
-			return
+		if spins&63 == 63 {
+			if time.Since(start) > callerSpin {
+				<-j.wake
+				return
+			}
+			// Let a helper that shares our P (GOMAXPROCS below the
+			// thread count) finish its chunk.
+			runtime.Gosched()
 		}
 	}
 }

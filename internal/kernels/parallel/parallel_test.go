@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -109,5 +110,22 @@ func BenchmarkForOverhead(b *testing.B) {
 				For(2, 1, fn)
 			}
 		})
+	}
+}
+
+// More threads than Ps must still work (helpers share Ps with the caller).
+func TestForMoreThreadsThanProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer SetWorkers(SetWorkers(4))
+	var sum atomic.Int64
+	for r := 0; r < 100; r++ {
+		For(1000, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				sum.Add(int64(i))
+			}
+		})
+	}
+	if got, want := sum.Load(), int64(100*999*1000/2); got != want {
+		t.Fatalf("sum = %d, want %d", got, want)
 	}
 }
