@@ -12,8 +12,8 @@ import (
 // and ldc are the row strides (in elements) of A, B and C as stored.
 //
 // As in BLAS, beta == 0 means C is only written, never read (NaN in C is
-// ignored), and alpha == 0 or k == 0 means A and B are not read.
-// Invalid sizes, strides or too-short slices panic with an [Error].
+// ignored), and alpha == 0 or k == 0 means A and B are not read. C must not
+// overlap A or B. Invalid sizes, strides or too-short slices panic with an [Error].
 // Large products run on the [parallel] pool; small ones run on the caller.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkArgs("Sgemm", transA, transB, m, n, k, len(a), lda, 0, len(b), ldb, 0, len(c), ldc, 0, 1)
