@@ -1,58 +1,116 @@
-// Command spore runs spore's main job. Until the training CLI lands it
-// builds the seed network (Flatten → Dense 784→512 → ReLU → Dense 512→512 →
-// ReLU → Dense 512→10) with the core API, feeds ones(64, 1, 28, 28) and
-// prints the (64, 10) output in PyNative mode and compiled, with timings.
+// Command spore trains, evaluates, benchmarks and inspects spore's models
+// on MNIST, which ships inside the module: nothing is downloaded.
+//
+//	spore train [flags]   train a model and report test accuracy and speed
+//	spore eval --ckpt F   test accuracy of a saved checkpoint
+//	spore bench [--json]  the seed network in both modes, side by side
+//	spore graph [--out D] the training step's IR before and after every pass
+//
+// Run "spore COMMAND --help" for a command's flags.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
-	"time"
-
-	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/ops"
-	"github.com/sporeml/spore/tensor"
 )
 
-type network struct{ w1, b1, w2, b2, w3, b3 *spore.Tensor }
-
-func newNetwork() *network {
-	spore.SetSeed(0)
-	p := func(name string, bound float64, shape ...int) *spore.Tensor {
-		return tensor.NewParameter(name, tensor.RandUniform(spore.Float32, -bound, bound, shape...))
-	}
-	return &network{
-		p("dense_relu_sequential.0.weight", 1/28.0, 784, 512), p("dense_relu_sequential.0.bias", 1/28.0, 512),
-		p("dense_relu_sequential.2.weight", 1/22.6, 512, 512), p("dense_relu_sequential.2.bias", 1/22.6, 512),
-		p("dense_relu_sequential.4.weight", 1/22.6, 512, 10), p("dense_relu_sequential.4.bias", 1/22.6, 10),
-	}
-}
-
-func (n *network) construct(x *spore.Tensor) *spore.Tensor {
-	h := ops.Reshape(x, x.Dim(0), -1)
-	h = ops.ReLU(ops.Add(ops.MatMul(h, n.w1), n.b1))
-	h = ops.ReLU(ops.Add(ops.MatMul(h, n.w2), n.b2))
-	return ops.Add(ops.MatMul(h, n.w3), n.b3)
-}
-
 func main() {
-	net := newNetwork()
-	x := tensor.Ones(spore.Float32, 64, 1, 28, 28)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
-	start := time.Now()
-	eager := net.construct(x)
-	fmt.Printf("PyNative mode (%v):\n%v\n\n", time.Since(start), eager)
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
 
-	run := spore.NewJit(net.construct)
-	graph := run.Fn(x)
-	fmt.Printf("Graph mode (compiled in %v):\n%v\n\n", run.Stats().LastCompileTime, graph)
+var commands = []command{
+	{"train", "train a model on MNIST and report test accuracy and throughput", cmdTrain},
+	{"eval", "report the test accuracy of a saved checkpoint", cmdEval},
+	{"bench", "time the seed network in PyNative and Graph mode", cmdBench},
+	{"graph", "dump the training step's IR before and after every pass", cmdGraph},
+}
 
-	a, b := eager.Float32s(), graph.Float32s()
-	for i := range a {
-		if d := a[i] - b[i]; d > 1e-5 || d < -1e-5 {
-			fmt.Fprintf(os.Stderr, "spore: modes disagree at element %d: %v vs %v\n", i, a[i], b[i])
-			os.Exit(1)
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: spore COMMAND [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'spore COMMAND --help' for the flags of a command.")
+}
+
+// run dispatches to a command and turns its error into a one-line message
+// and an exit status: 2 for usage errors, 1 for failures.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, new(*usageError)):
+			fmt.Fprintf(stderr, "spore %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "spore %s: %v\n", c.name, err)
+			return 1
 		}
 	}
-	fmt.Println("output shape", graph.Shape(), "- both modes agree")
+	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph)\n", args[0])
+	return 2
+}
+
+// usageError is a bad flag or argument.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// flags is a command's flag set with its help text.
+type flags struct {
+	*flag.FlagSet
+	synopsis string
+	stdout   io.Writer
+}
+
+// newFlags returns a flag set that reports errors instead of exiting; its
+// --help goes to stdout.
+func newFlags(name, synopsis string, stdout io.Writer) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // errors become one line; --help is printed by parse
+	return &flags{FlagSet: fs, synopsis: synopsis, stdout: stdout}
+}
+
+// parse parses args, turning flag errors into one-line usage errors and
+// printing the help on --help.
+func parse(fs *flags, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(fs.stdout, "usage: spore %s [flags]\n\n%s\n\nflags:\n", fs.Name(), fs.synopsis)
+			fs.SetOutput(fs.stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return usagef("%v (see 'spore %s --help')", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (see 'spore %s --help')", fs.Arg(0), fs.Name())
+	}
+	return nil
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/checkpoint"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/train"
+)
+
+func cmdEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", "Reports the test accuracy of a checkpoint written by 'spore train --save'.", stdout)
+	ckpt := fs.String("ckpt", "", "checkpoint to evaluate (required)")
+	model := fs.String("model", "mlp", "model the checkpoint was trained with: mlp or lenet")
+	mode := fs.String("mode", "graph", "execution mode: graph or pynative")
+	data := fs.String("data", "", "directory with MNIST-format IDX files to use instead of MNIST")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *ckpt == "" {
+		return usagef("--ckpt is required (see 'spore eval --help')")
+	}
+	if err := setMode(*mode); err != nil {
+		return err
+	}
+	spore.SetSeed(0)
+	net, err := newModel(*model)
+	if err != nil {
+		return err
+	}
+	if err := loadNetwork(net, *ckpt); err != nil {
+		return err
+	}
+	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), nil, train.NewAccuracy())
+	_, test, err := loadData(*data)
+	if err != nil {
+		return err
+	}
+	acc, err := accuracy(m, test)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images (%s)\n", 100*acc, test.Len(), *ckpt)
+	return nil
+}
+
+// loadNetwork loads the network's parameters from a checkpoint, ignoring
+// optimiser state saved beside them; every parameter must be present with
+// its shape and dtype.
+func loadNetwork(net nn.Layer, path string) error {
+	src, _, err := checkpoint.Load(path)
+	if err != nil {
+		return err
+	}
+	var dst checkpoint.Params
+	want := map[string]bool{}
+	for _, p := range net.Base().NamedParameters() {
+		dst = append(dst, checkpoint.Param{Name: p.Name, Tensor: p.Tensor})
+		want[p.Name] = true
+	}
+	var own []checkpoint.Param
+	for _, p := range src {
+		if want[p.Name] {
+			own = append(own, p)
+		}
+	}
+	// Strict on the network's own names: a missing or mismatched
+	// parameter fails the whole load before anything is assigned.
+	if _, _, _, err := checkpoint.LoadInto(dst, own, true); err != nil {
+		return fmt.Errorf("%s does not fit --model (%w)", path, err)
+	}
+	return nil
+}
