@@ -27,7 +27,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	var f trainFlags
 	fs.StringVar(&f.mode, "mode", "graph", "execution mode: graph or pynative")
 	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network) or lenet")
-	fs.IntVar(&f.epochs, "epochs", 3, "training epochs")
+	fs.IntVar(&f.epochs, "epochs", 0, "training epochs (0: the model's default, 3 for mlp and 5 for lenet)")
 	fs.IntVar(&f.batch, "batch", 64, "batch size")
 	fs.Float64Var(&f.lr, "lr", 0.01, "learning rate")
 	fs.StringVar(&f.optimizer, "optimizer", "momentum", "optimizer: sgd, momentum (SGD with momentum 0.9), nesterov, adam or adamw")
@@ -39,8 +39,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if f.epochs <= 0 || f.batch <= 0 || f.steps < 0 {
-		return usagef("--epochs and --batch must be positive and --steps not negative")
+	if f.epochs < 0 || f.batch <= 0 || f.steps < 0 {
+		return usagef("--batch must be positive and --epochs and --steps not negative")
+	}
+	if f.epochs == 0 {
+		// Enough for the MLP to pass 97% and LeNet-5 98.5% on MNIST.
+		f.epochs = map[string]int{"mlp": 3, "lenet": 5}[f.model]
 	}
 	if err := setMode(f.mode); err != nil {
 		return err
