@@ -79,10 +79,14 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 		}
 		args := append([]*Tensor(nil), xs...)
 		targets := make([]*Tensor, 0, len(cfg.positions)+len(cfg.weights))
+		// nested: an outer differentiation is active, so the reverse pass
+		// must itself be recorded (gradients of gradients).
+		nested := false
 		for _, p := range cfg.positions {
 			if p < 0 || p >= len(args) {
 				tensor.Panicf("Grad", "grad position %d out of range for %d inputs", p, len(args))
 			}
+			nested = nested || args[p].Tracked()
 			args[p] = tensor.TrackLeaf(args[p])
 			targets = append(targets, args[p])
 		}
@@ -94,6 +98,7 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 				targets = append(targets, nil)
 				continue
 			}
+			nested = nested || w.Tracked()
 			stop := tensor.TrackParam(w)
 			defer stop()
 			targets = append(targets, w)
@@ -107,7 +112,8 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 		} else if !sens.Shape().Equal(y.Shape()) || sens.DType() != y.DType() {
 			tensor.Panicf("Grad", "sensitivity %v %v does not match output %v %v", sens.Shape(), sens.DType(), y.Shape(), y.DType())
 		}
-		return y, aux, VJP(y, sens, targets)
+		staged := tensor.CurrentTracer() != nil || y.IsSymbolic()
+		return y, aux, vjp(y, sens, targets, nested || staged)
 	}
 }
 
@@ -116,14 +122,31 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 // d(Σ sens·y)/d target for each; a target y does not depend on gets zeros,
 // and a nil target gets nil. It is the reverse pass under Grad, exposed for
 // code that manages tracking itself.
-func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
+func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor { return vjp(y, sens, targets, true) }
+
+// vjp is VJP; record says whether the reverse pass must be recorded on the
+// tape (for higher-order gradients). When no outer differentiation reaches
+// the recorded ops, eager reverse passes run their rules untracked.
+func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 	isTarget := make(map[*tensor.Node]bool, len(targets))
 	for _, t := range targets {
 		if t != nil && t.Node() != nil {
 			isTarget[t.Node()] = true
 		}
 	}
-	order := reachingOrder(y.Node(), isTarget)
+	order, foreign := reachingOrder(y.Node(), isTarget)
+	record = record || foreign
+	detach := func(ts []*Tensor) []*Tensor { return ts }
+	if !record {
+		detach = func(ts []*Tensor) []*Tensor {
+			out := make([]*Tensor, len(ts))
+			for i, t := range ts {
+				out[i] = tensor.Untracked(t)
+			}
+			return out
+		}
+		sens = tensor.Untracked(sens)
+	}
 	// Cotangents are keyed by tensor, not node, so that each result of a
 	// multi-result node keeps its own.
 	grads := make(map[*Tensor]*Tensor, len(order))
@@ -151,13 +174,13 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
 					gs[k] = ops.ZerosLike(o)
 				}
 			}
-			gin = n.Prim.VJPN(n.Attrs, n.Inputs, n.Outs, gs)
+			gin = n.Prim.VJPN(n.Attrs, detach(n.Inputs), detach(n.Outs), gs)
 		} else {
 			g := grads[n.Out]
 			if g == nil {
 				continue
 			}
-			gin = n.Prim.VJP(n.Attrs, n.Inputs, n.Out, g)
+			gin = n.Prim.VJP(n.Attrs, detach(n.Inputs), detach([]*Tensor{n.Out})[0], g)
 		}
 		for j, x := range n.Inputs {
 			if x.Node() == nil || j >= len(gin) || gin[j] == nil {
@@ -188,17 +211,18 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor {
 
 // reachingOrder returns, in topological order (inputs before users), the
 // nodes reachable from root that lead to a target. Targets are not
-// expanded: differentiation stops at them.
-func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) []*tensor.Node {
+// expanded: differentiation stops at them. foreign reports a tracked leaf
+// that is not a target, or a target linked to earlier history: a sign that
+// another differentiation is under way around this one.
+func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*tensor.Node, foreign bool) {
 	if root == nil {
-		return nil
+		return nil, false
 	}
 	type frame struct {
 		n    *tensor.Node
 		next int
 	}
 	state := map[*tensor.Node]int8{} // 1 visiting, 2 reaches a target, 3 does not
-	var order []*tensor.Node
 	stack := []frame{{n: root}}
 	state[root] = 1
 	for len(stack) > 0 {
@@ -214,6 +238,9 @@ func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) []*tensor.
 		}
 		n := f.n
 		stack = stack[:len(stack)-1]
+		if (n.Prim == nil && !isTarget[n]) || (isTarget[n] && len(n.Inputs) > 0) {
+			foreign = true
+		}
 		reaches := isTarget[n]
 		if !reaches {
 			for _, in := range n.Inputs {
@@ -230,7 +257,7 @@ func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) []*tensor.
 			state[n] = 3
 		}
 	}
-	return order
+	return order, foreign
 }
 
 // asVariadic adapts a function of tensors returning one tensor to the

@@ -26,7 +26,10 @@ type Plan struct {
 	// Reused how many of them share memory with an earlier value (liveness
 	// reuse and in-place updates).
 	Buffers, Reused int
-	mu              sync.Mutex
+	// InPlaceAssigns counts parameter updates computed straight into the
+	// parameter's buffer (no copy at the end of the run).
+	InPlaceAssigns int
+	mu             sync.Mutex
 }
 
 type step struct {
@@ -122,9 +125,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		st[v.ID] = s
 		members[s] = append(members[s], v)
 	}
+	inPlace := assignInPlace(g, st, members, lastUse, pos)
 	var arena []*storage
+	p := &Plan{g: g, InPlaceAssigns: len(inPlace)}
 	seen := map[*storage]bool{}
-	p := &Plan{g: g}
 	for _, v := range g.Values {
 		s := st[v.ID]
 		if seen[s] {
@@ -210,7 +214,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		p.outputs = append(p.outputs, hdr[o.ID])
 	}
 	for _, a := range g.Assigns {
-		if a.Val == a.Param {
+		if a.Val == a.Param || inPlace[a.Val] {
 			continue
 		}
 		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: hdr[a.Val.ID]})
@@ -350,4 +354,38 @@ func (p *Plan) RunInto(args, outs []*tensor.Tensor) {
 	for i, o := range p.outputs {
 		outs[i].CopyFrom(o)
 	}
+}
+
+// assignInPlace lets an elementwise op whose result is assigned to a
+// parameter write straight into the parameter's buffer — the optimiser
+// update p ← p − lr·g then costs one pass and no copy. It is safe when the
+// result has a buffer of its own (not shared in place with earlier values,
+// which would then overwrite the parameter early) and every other read of
+// the parameter happens at or before that op: at the op itself the read
+// and the write of each element coincide. It returns the values so placed.
+func assignInPlace(g *graph.Graph, st []*storage, members map[*storage][]*graph.Value, lastUse, pos []int) map[*graph.Value]bool {
+	done := map[*graph.Value]bool{}
+	lastRead := map[*storage]int{} // a parameter's storage -> its last read
+	for i, v := range g.Values {
+		for _, a := range v.Args {
+			if s := st[a.ID]; s.kind == graph.KindParam {
+				lastRead[s] = max(lastRead[s], i)
+			}
+		}
+	}
+	for _, a := range g.Assigns {
+		v, ps := a.Val, st[a.Param.ID]
+		if v.Kind != graph.KindOp || v.IsMulti() || !v.Prim.Traits.Elementwise || v.Meta.DType != a.Param.Meta.DType {
+			continue
+		}
+		s := st[v.ID]
+		if s.kind != graph.KindOp || len(members[s]) != 1 || s.size != ps.size || lastRead[ps] > pos[v.ID] {
+			continue
+		}
+		delete(members, s)
+		st[v.ID] = ps
+		members[ps] = append(members[ps], v)
+		done[v] = true
+	}
+	return done
 }

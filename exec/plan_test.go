@@ -91,6 +91,27 @@ func TestAssignmentsHappenInPlaceAfterReads(t *testing.T) {
 	if &w.Data().([]float32)[0] != &buf[0] {
 		t.Fatal("the parameter's buffer was replaced, not updated in place")
 	}
+	if p.InPlaceAssigns != 1 {
+		t.Fatalf("the update was not computed into the parameter: %d in-place assignments", p.InPlaceAssigns)
+	}
+}
+
+func TestAssignAfterLaterReadIsCopied(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float32{1, 2}, 2))
+	m := tensor.Meta{Shape: tensor.Shape{2}, DType: tensor.Float32}
+	p := compile(t, []tensor.Meta{m}, func(in []*tensor.Tensor) []*tensor.Tensor {
+		nw := ops.Add(w, in[0])
+		late := ops.Mul(w, w) // reads the old w after the new value exists
+		w.Assign(nw)
+		return []*tensor.Tensor{late}
+	})
+	out := p.Run([]*tensor.Tensor{tensor.FromSlice([]float32{10, 10}, 2)})[0].Float32s()
+	if out[0] != 1 || out[1] != 4 || p.InPlaceAssigns != 0 {
+		t.Fatalf("late read saw %v (in-place assignments %d), want [1 4] from the old w", out, p.InPlaceAssigns)
+	}
+	if got := w.Float32s(); got[0] != 11 || got[1] != 12 {
+		t.Fatalf("w = %v", got)
+	}
 }
 
 func TestRunIntoAllocatesNothing(t *testing.T) {

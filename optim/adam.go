@@ -95,7 +95,9 @@ func NewAdamW(params []*tensor.Tensor, cfg AdamConfig) *AdamW {
 }
 
 // Step applies one Adam (or AdamW) update.
-func (a *Adam) Step(grads []*tensor.Tensor) {
+func (a *Adam) Step(grads []*tensor.Tensor) { a.run(grads, a.step) }
+
+func (a *Adam) step(grads []*tensor.Tensor) {
 	st := a.begin(grads)
 	b1, b2 := a.cfg.Beta1, a.cfg.Beta2
 	t := ops.AddScalar(st.t, 1)

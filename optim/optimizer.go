@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"github.com/sporeml/spore"
 	"strings"
 
 	"github.com/sporeml/spore/ops"
@@ -98,6 +99,36 @@ type base struct {
 	wd     []float64  // per parameter, 0 for none
 	step   *tensor.Tensor
 	state  []*tensor.Tensor
+	// compiled is the update compiled for eager callers (see run).
+	compiled *spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]
+}
+
+// run applies an optimiser's update body. Called eagerly, it runs the body
+// as one compiled graph: the update's elementwise chain fuses into a few
+// passes that write the parameters and the optimiser state in place, as
+// MindSpore's PyNative optimisers run fused kernels (ApplyMomentum, Adam)
+// rather than one op at a time. Under a trace (a compiled training step)
+// the body is simply traced into the enclosing graph; a missing gradient
+// runs the body eagerly. The update is never differentiated, so gradients
+// that are still on an autodiff tape are just read.
+func (b *base) run(grads []*tensor.Tensor, body func([]*tensor.Tensor)) {
+	if tensor.CurrentTracer() != nil {
+		body(grads)
+		return
+	}
+	for _, g := range grads {
+		if g == nil || g.IsSymbolic() {
+			body(grads)
+			return
+		}
+	}
+	if b.compiled == nil {
+		b.compiled = spore.NewJit(func(gs ...*tensor.Tensor) []*tensor.Tensor {
+			body(gs)
+			return nil
+		}, spore.JitConfig{Name: b.op + ".update"})
+	}
+	b.compiled.RunInto(grads, nil)
 }
 
 func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {

@@ -58,7 +58,9 @@ func NewSGD(params []*tensor.Tensor, cfg SGDConfig) *SGD {
 }
 
 // Step applies one SGD update (see SGD).
-func (s *SGD) Step(grads []*tensor.Tensor) {
+func (s *SGD) Step(grads []*tensor.Tensor) { s.run(grads, s.step) }
+
+func (s *SGD) step(grads []*tensor.Tensor) {
 	st := s.begin(grads)
 	mu := s.cfg.Momentum
 	for i, p := range s.params {

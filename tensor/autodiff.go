@@ -34,6 +34,26 @@ func TrackLeaf(x *Tensor) *Tensor {
 	return t
 }
 
+// Untracked returns t without its autodiff record: t itself when it is not
+// tracked, else a tensor sharing t's value (and symbol) that ops do not
+// record. A reverse pass that nothing will differentiate again runs its
+// gradient rules on untracked tensors, so that it builds no tape of its own.
+// The result of a parameter is a plain tensor sharing its buffer, so use
+// Untracked only for eager work: under a trace a parameter's identity is
+// what keeps it from being baked in as a constant.
+func Untracked(t *Tensor) *Tensor {
+	if t == nil || t.node == nil {
+		return t
+	}
+	return &Tensor{shape: t.shape, dtype: t.dtype, buf: t.buf, sym: t.sym, needsGrad: true}
+}
+
+// NeedsGrad reports whether a gradient with respect to t is wanted: t is
+// tracked, or is the untracked stand-in of a tracked tensor in a reverse
+// pass. Gradient rules use it to skip work for inputs nobody
+// differentiates.
+func (t *Tensor) NeedsGrad() bool { return t.node != nil || t.needsGrad }
+
 // TrackParam starts recording ops on parameter p for differentiation and
 // returns the function that stops it. If p is already tracked (an outer
 // differentiation), it stays as it is and stop does nothing.

@@ -115,8 +115,12 @@ func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 	var out *Tensor
 	if tr != nil {
 		out = tr.Emit(p, attrs, in, p.Infer(attrs, in))
+	} else if m := p.Infer(attrs, in); p.Traits.View && in[0].param == nil {
+		// Tensors are immutable (only parameters change), so an eager
+		// view shares its input's buffer instead of copying it.
+		out = &Tensor{shape: m.Shape, dtype: m.DType, buf: in[0].buf}
 	} else {
-		out = NewOf(p.Infer(attrs, in))
+		out = NewOf(m)
 		p.Kernel(attrs, in, out)
 	}
 	if tracked && p.VJP != nil {

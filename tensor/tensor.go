@@ -21,6 +21,9 @@ type Tensor struct {
 	sym   *symbol
 	param *paramInfo
 	node  *Node // autodiff record; nil unless the tensor is tracked
+	// needsGrad marks an untracked stand-in for a tracked tensor (see
+	// Untracked).
+	needsGrad bool
 }
 
 // symbol ties a symbolic tensor to the trace that produced it.
