@@ -234,10 +234,16 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ConvAttrs)
 			x, w := in[0], in[1]
-			return []*tensor.Tensor{
-				Conv2DBackpropInput(g, w, ConvGradAttrs{a, x.Shape().Clone()}),
-				Conv2DBackpropFilter(x, g, ConvGradAttrs{a, w.Shape().Clone()}),
+			// Each gradient costs as much as the convolution: build only
+			// those wanted (a network's input images need none).
+			var gx, gw *tensor.Tensor
+			if x.NeedsGrad() {
+				gx = Conv2DBackpropInput(g, w, ConvGradAttrs{a, x.Shape().Clone()})
 			}
+			if w.NeedsGrad() {
+				gw = Conv2DBackpropFilter(x, g, ConvGradAttrs{a, w.Shape().Clone()})
+			}
+			return []*tensor.Tensor{gx, gw}
 		},
 	}
 	conv2DBackpropInputPrim = &tensor.Prim{

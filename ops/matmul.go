@@ -52,17 +52,26 @@ func init() {
 			var ga, gb *tensor.Tensor
 			// C = op(A)·op(B): dop(A) = G·op(B)ᵀ, dop(B) = op(A)ᵀ·G, and a
 			// transposed operand takes the transpose of its derivative.
-			if at.TransA {
-				ga = MatMulT(b, g, at.TransB, true)
-			} else {
-				ga = MatMulT(g, b, false, !at.TransB)
+			// Each is a GEMM as large as the forward one, so it is built
+			// only for an operand being differentiated (a network's input
+			// batch never is).
+			if a.NeedsGrad() {
+				if at.TransA {
+					ga = MatMulT(b, g, at.TransB, true)
+				} else {
+					ga = MatMulT(g, b, false, !at.TransB)
+				}
+				ga = sumTo(ga, a.Shape())
 			}
-			if at.TransB {
-				gb = MatMulT(g, a, true, at.TransA)
-			} else {
-				gb = MatMulT(a, g, !at.TransA, false)
+			if b.NeedsGrad() {
+				if at.TransB {
+					gb = MatMulT(g, a, true, at.TransA)
+				} else {
+					gb = MatMulT(a, g, !at.TransA, false)
+				}
+				gb = sumTo(gb, b.Shape())
 			}
-			return []*tensor.Tensor{sumTo(ga, a.Shape()), sumTo(gb, b.Shape())}
+			return []*tensor.Tensor{ga, gb}
 		},
 	}
 }
