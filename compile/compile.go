@@ -61,6 +61,9 @@ type Pass struct {
 //     duplicate would hide that a value is shared);
 //   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
 //     and activation would be swallowed by an elementwise group;
+//   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
+//     already absorbed a bias is no weight gradient) and before loop
+//     fusion, which would take the update's Mul and Sub;
 //   - dead-code elimination runs last to drop what the rewrites orphaned
 //     (buffer assignment happens in exec.Compile, after all passes).
 var Passes = []Pass{
@@ -69,6 +72,7 @@ var Passes = []Pass{
 	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
 	{Name: "cse", Fn: CSE, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
+	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1},
 	{Name: "dce", Fn: DCE, Required: true},
 }

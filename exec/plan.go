@@ -86,6 +86,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		lastUse[a.Val.ID] = end
 	}
 
+	assigned := map[*graph.Value]bool{}
+	for _, a := range g.Assigns {
+		assigned[a.Val] = true
+	}
 	st := make([]*storage, n)
 	members := map[*storage][]*graph.Value{}
 	live := func(s *storage) int {
@@ -107,9 +111,11 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			s = &storage{kind: v.Kind, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
 		case v.Prim.Traits.View && len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType:
 			s = st[v.Args[0].ID]
-		case v.Prim.Traits.Elementwise:
+		case v.Prim.Traits.Elementwise && !assigned[v]:
 			// In place: an argument whose buffer dies here, of the same
-			// size and type, takes the result.
+			// size and type, takes the result. (A value assigned to a
+			// parameter is left its own buffer: assignInPlace may move it
+			// into the parameter's, which saves more.)
 			for _, a := range v.Args {
 				as := st[a.ID]
 				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && live(as) == i {
@@ -375,7 +381,10 @@ func assignInPlace(g *graph.Graph, st []*storage, members map[*storage][]*graph.
 	}
 	for _, a := range g.Assigns {
 		v, ps := a.Val, st[a.Param.ID]
-		if v.Kind != graph.KindOp || v.IsMulti() || !v.Prim.Traits.Elementwise || v.Meta.DType != a.Param.Meta.DType {
+		if v.Kind != graph.KindOp || v.IsMulti() || v.Meta.DType != a.Param.Meta.DType {
+			continue
+		}
+		if acc := v.Prim.Traits.Accumulates; !v.Prim.Traits.Elementwise && (acc == 0 || v.Args[acc-1] != a.Param) {
 			continue
 		}
 		s := st[v.ID]

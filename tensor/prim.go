@@ -28,6 +28,12 @@ type Traits struct {
 	// View: the output is the input's buffer reinterpreted (reshape), so the
 	// executor may alias instead of copying.
 	View bool
+	// Accumulates is the 1-based index of an argument the kernel may be
+	// given as its own output buffer: it reads each element of that
+	// argument before writing the same element (GEMM with beta = 1).
+	// Zero means none. The executor uses it to compute a parameter update
+	// in place.
+	Accumulates int
 	// Cost is a rough count of arithmetic per output element, used to avoid
 	// duplicating expensive producers when fusing.
 	Cost int

@@ -1,0 +1,126 @@
+package compile
+
+import (
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// MatMulUpdate computes p − s·op(a)·op(b) for a matrix p and a one-element
+// scale s: the gradient-descent update of a weight whose gradient is a
+// matrix product. Its kernel is one GEMM accumulating into p (alpha = −s,
+// beta = 1), so the gradient is never written out and no separate update
+// pass reads it back. Its arguments are a, b, p, s; its attributes are
+// ops.MatMulAttrs. The executor may compute it straight into p's buffer
+// (Traits.Accumulates).
+var MatMulUpdate = &tensor.Prim{
+	Name:   "MatMulUpdate",
+	Traits: tensor.Traits{Cost: 100, Accumulates: 3},
+	Infer:  inferMatMulUpdate,
+	Kernel: kernelMatMulUpdate,
+	VJP:    vjpMatMulUpdate,
+}
+
+func inferMatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
+	at, ok := attrs.(ops.MatMulAttrs)
+	if !ok || len(in) != 4 {
+		tensor.Panicf("MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
+	}
+	a, b, p, s := in[0], in[1], in[2], in[3]
+	for _, x := range in {
+		if x.DType() != tensor.Float32 {
+			tensor.Panicf("MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
+		}
+	}
+	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
+		tensor.Panicf("MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
+	}
+	m, k := a.Dim(0), a.Dim(1)
+	if at.TransA {
+		m, k = k, m
+	}
+	k2, n := b.Dim(0), b.Dim(1)
+	if at.TransB {
+		k2, n = n, k2
+	}
+	if k != k2 || p.Dim(0) != m || p.Dim(1) != n {
+		tensor.Panicf("MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
+	}
+	return p.Meta()
+}
+
+func kernelMatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	at := attrs.(ops.MatMulAttrs)
+	a, b, p, s := in[0], in[1], in[2], in[3]
+	o := out.Data().([]float32)
+	if pd := p.Data().([]float32); len(pd) > 0 && &pd[0] != &o[0] {
+		copy(o, pd)
+	}
+	m, n := p.Dim(0), p.Dim(1)
+	k := a.Dim(1)
+	lda, ldb := a.Dim(1), b.Dim(1)
+	if at.TransA {
+		k = a.Dim(0)
+	}
+	gemm.Sgemm(at.TransA, at.TransB, m, n, k, -s.Data().([]float32)[0], a.Data().([]float32), lda, b.Data().([]float32), ldb, 1, o, n)
+}
+
+// vjpMatMulUpdate is the gradient of the unfused expression, for
+// completeness: passes run after differentiation.
+func vjpMatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	at := attrs.(ops.MatMulAttrs)
+	a, b, s := in[0], in[1], in[3]
+	mm := ops.MatMulT(a, b, at.TransA, at.TransB)
+	gm := ops.Neg(ops.Mul(g, s))
+	var ga, gb *tensor.Tensor
+	if at.TransA {
+		ga = ops.MatMulT(b, gm, at.TransB, true)
+	} else {
+		ga = ops.MatMulT(gm, b, false, !at.TransB)
+	}
+	if at.TransB {
+		gb = ops.MatMulT(gm, a, true, at.TransA)
+	} else {
+		gb = ops.MatMulT(a, gm, !at.TransA, false)
+	}
+	gs := ops.Reshape(ops.Neg(ops.Sum(ops.Mul(g, mm))), s.Shape()...)
+	return []*tensor.Tensor{ga, gb, g, gs}
+}
+
+// GemmUpdate fuses the gradient-descent update of a weight into the GEMM
+// that produces its gradient: an assigned value p − op(a)·op(b)·s (or
+// s·(op(a)·op(b))), where p is the parameter being assigned, the product
+// is used only there and s has one element, becomes MatMulUpdate. It runs
+// before loop fusion, which would otherwise take the Mul and Sub.
+func GemmUpdate(g *graph.Graph) {
+	g.CountUses()
+	assigned := map[*graph.Value]*graph.Value{}
+	for _, a := range g.Assigns {
+		assigned[a.Val] = a.Param
+	}
+	for _, v := range g.Values {
+		p := assigned[v]
+		if p == nil || !isOp(v, "Sub") || v.Args[0] != p || p.Meta.DType != tensor.Float32 || p.Meta.Shape.Rank() != 2 {
+			continue
+		}
+		mul := v.Args[1]
+		if !isOp(mul, "Mul") || mul.Uses != 1 || !sameMeta(mul.Meta, p.Meta) {
+			continue
+		}
+		mm, s := mul.Args[0], mul.Args[1]
+		if !isOp(mm, "MatMul") {
+			mm, s = s, mm
+		}
+		if !isOp(mm, "MatMul") || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
+			continue
+		}
+		if mm.Args[0].Meta.Shape.Rank() != 2 || mm.Args[1].Meta.Shape.Rank() != 2 {
+			continue
+		}
+		at := matmulAttrs(mm)
+		v.Prim = MatMulUpdate
+		v.Attrs = at
+		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], p, s}
+	}
+}
