@@ -151,6 +151,9 @@ func init() {
 			case []float32:
 				o := out.Data().([]float32)
 				clear(o)
+				if sumF32(o, x, xs, axes) {
+					return
+				}
 				reduceInto(o, x, xs, axes, func(a, v float32) float32 { return a + v })
 			case []float64:
 				o := out.Data().([]float64)

@@ -89,7 +89,10 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	// read in place, smaller chunks (For's default) balance the load better.
 	grain := func(panels int, shared bool) int {
 		if shared {
-			return (panels + threads - 1) / threads
+			// Rounded down: parallel.For makes n/grain chunks, so a
+			// rounded-up grain would leave an odd panel count (784/32
+			// = 25 panels) in one chunk on one thread.
+			return max(1, panels/threads)
 		}
 		return 1
 	}
