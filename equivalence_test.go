@@ -87,7 +87,9 @@ func equivCases() []equivCase {
 			p, q := ops.Greater(x[0], x[1]), ops.Less(x[0], ops.ScalarLike(x[0], 0))
 			return toF(ops.LogicalOr(ops.LogicalAnd(p, q), ops.LogicalNot(q)))
 		}, false},
-		{"Select", []*spore.Tensor{a, b}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Select(ops.Greater(x[0], x[1]), x[0], ops.Mul(x[1], x[1])) }, true},
+		{"Select", []*spore.Tensor{a, b}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.Select(ops.Greater(x[0], x[1]), x[0], ops.Mul(x[1], x[1]))
+		}, true},
 		{"Cast", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Cast(ops.Cast(x[0], spore.Int32), spore.Float32) }, false},
 		{"Sum", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Sum(x[0], 0) }, true},
 		{"Mean", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.MeanKeepDims(x[0], -1) }, true},
@@ -103,7 +105,9 @@ func equivCases() []equivCase {
 		{"MatMul", []*spore.Tensor{a, rnd(7, -1, 1, 6, 5)}, bi(ops.MatMul), true},
 		{"MatMulT", []*spore.Tensor{a, b}, func(x ...*spore.Tensor) *spore.Tensor { return ops.MatMulT(x[0], x[1], true, false) }, true},
 		{"MatMulBatched", []*spore.Tensor{rnd(8, -1, 1, 3, 4, 6), b}, func(x ...*spore.Tensor) *spore.Tensor { return ops.MatMulT(x[0], x[1], false, true) }, true},
-		{"Reshape", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Mul(ops.Reshape(x[0], 3, -1), ops.Reshape(x[0], 3, 8)) }, true},
+		{"Reshape", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.Mul(ops.Reshape(x[0], 3, -1), ops.Reshape(x[0], 3, 8))
+		}, true},
 		{"BroadcastTo", []*spore.Tensor{row}, func(x ...*spore.Tensor) *spore.Tensor { return ops.BroadcastTo(x[0], 3, 6) }, true},
 		{"Transpose", []*spore.Tensor{img}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Transpose(x[0], 0, 2, 3, 1) }, true},
 		{"T", []*spore.Tensor{a}, u(ops.T), true},

@@ -16,8 +16,10 @@ ortdir=${1:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "spore: go test -bench (5 x 1s each)..." >&2
-go test -run XXX -bench 'Seed(Infer|Train)(PyNative|Graph)|DispatchAdd4' -benchtime 1s -count 5 . > "$out/spore.txt"
+echo "spore: spore bench --json (best of 3) and the dispatch benchmark..." >&2
+go build -o "$out/spore" ./cmd/spore
+for i in 1 2 3; do "$out/spore" bench --json >> "$out/spore.json"; done
+go test -run XXX -bench 'DispatchAdd4' -benchtime 1s -count 3 . > "$out/spore.txt"
 
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   echo "PyTorch: 1 and 2 threads..." >&2
@@ -38,6 +40,11 @@ for line in open(os.path.join(d, "spore.txt")):
     if m:
         k, v = m.group(1), float(m.group(2)) / 1000
         best[k] = min(best.get(k, v), v)
+for line in open(os.path.join(d, "spore.json")):
+    r = json.loads(line)
+    for k, v in r.items():
+        if k.endswith("_us"):
+            best[k] = min(best.get(k, v), v)
 def load(name):
     p = os.path.join(d, name)
     if not os.path.exists(p) or os.path.getsize(p) == 0:
@@ -45,8 +52,8 @@ def load(name):
     return [json.loads(l) for l in open(p) if l.strip()]
 torch = load("torch1.json") + load("torch2.json")
 ort = load("ort.json")
-rows = [("inference (µs/batch)", "SeedInferPyNative", "SeedInferGraph", "infer_eager_us"),
-        ("training step (µs)", "SeedTrainPyNative", "SeedTrainGraph", "train_step_eager_us")]
+rows = [("inference (µs/batch)", "pynative_infer_us", "graph_infer_us", "infer_eager_us"),
+        ("training step (µs)", "pynative_train_us", "graph_train_us", "train_step_eager_us")]
 print(f"{'':22} {'spore PyNative':>15} {'spore Graph':>12} {'PyTorch eager':>14} {'Graph vs torch':>15} {'PyNative vs torch':>18}")
 for label, pn, gr, tk in rows:
     t = min((r[tk] for r in torch), default=None)
@@ -55,7 +62,7 @@ for label, pn, gr, tk in rows:
     print(f"{label:22} {p:15.1f} {g:12.1f} {t if t else '-':>14} {ratio(g):>15} {ratio(p):>18}")
 if ort:
     o = min(r["infer_us"] for r in ort)
-    print(f"ONNX Runtime inference: {o:.1f} µs (best of 1/2 threads); spore Graph / ORT = {best['SeedInferGraph'] / o:.2f}")
+    print(f"ONNX Runtime inference: {o:.1f} µs (best of 1/2 threads); spore Graph / ORT = {best['graph_infer_us'] / o:.2f}")
 t = min((r["dispatch_add4_us"] for r in torch), default=None)
 print(f"eager dispatch of a tiny add: spore {best['DispatchAdd4'] * 1000:.0f} ns" + (f", PyTorch {t * 1000:.0f} ns" if t else ""))
 PY
