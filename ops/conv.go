@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/kernels/conv"
+	"github.com/sporeml/spore/internal/kernels/parallel"
 	"sync"
 
 	"github.com/sporeml/spore/tensor"
@@ -450,60 +452,105 @@ func conv2DForward[T float32 | float64](g *convGeom, x, w, out []T) {
 		clear(out)
 		return
 	}
-	colp := getScratch[T](k * p)
-	col := *colp
-	for n := range g.n {
-		for gi := range g.groups {
-			xg := x[(n*g.c+gi*g.cg)*g.h*g.w:]
-			im2col(g, xg, col)
-			wg := w[gi*g.og*k : (gi+1)*g.og*k]
-			og := out[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-			gemmStrided(false, false, g.og, p, k, wg, 0, col, 0, og, 1)
+	// Images are independent: split the batch over the cores, each chunk
+	// with its own column buffer.
+	parallel.For(g.n, max(1, (1<<18)/max(1, g.o*p*k)), func(lo, hi int) {
+		if xs, ok := any(x).([]float32); ok && g.directOK() {
+			// One input channel, unit stride: the direct kernel beats
+			// building a column matrix (measured on LeNet's first layer:
+			// 0.61 ms against 1.89 ms for a batch of 64; see package conv).
+			ws, os := any(w).([]float32), any(out).([]float32)
+			sp := getScratch[float32](conv.DirectScratch(g.c, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow))
+			plane := g.c * g.h * g.w
+			conv.Conv2DDirect(os[lo*g.o*p:hi*g.o*p], xs[lo*plane:hi*plane], ws, nil, *sp, hi-lo, g.c, g.h, g.w, g.o, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow)
+			putScratch(sp)
+			return
 		}
-	}
-	putScratch(colp)
+		colp := getScratch[T](k * p)
+		col := *colp
+		for n := lo; n < hi; n++ {
+			for gi := range g.groups {
+				xg := x[(n*g.c+gi*g.cg)*g.h*g.w:]
+				im2col(g, xg, col)
+				wg := w[gi*g.og*k : (gi+1)*g.og*k]
+				og := out[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+				gemmStrided(false, false, g.og, p, k, wg, 0, col, 0, og, 1)
+			}
+		}
+		putScratch(colp)
+	})
+}
+
+// directOK reports whether the direct convolution kernel applies: one
+// input channel, one group, unit stride and dilation.
+func (g *convGeom) directOK() bool {
+	return g.c == 1 && g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1
 }
 
 // conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
-// scatters it back with col2im.
+// scatters it back with col2im. Images are independent, so the batch is
+// split over the cores.
 func conv2DBackInput[T float32 | float64](g *convGeom, dy, w, dx []T) {
 	clear(dx)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 {
 		return
 	}
-	colp := getScratch[T](k * p)
-	col := *colp
-	for n := range g.n {
-		for gi := range g.groups {
-			wg := w[gi*g.og*k : (gi+1)*g.og*k]
-			dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-			gemmStrided(true, false, k, p, g.og, wg, 0, dyg, 0, col, 1)
-			col2im(g, col, dx[(n*g.c+gi*g.cg)*g.h*g.w:])
+	parallel.For(g.n, max(1, (1<<18)/max(1, g.o*p*k)), func(lo, hi int) {
+		colp := getScratch[T](k * p)
+		col := *colp
+		for n := lo; n < hi; n++ {
+			for gi := range g.groups {
+				wg := w[gi*g.og*k : (gi+1)*g.og*k]
+				dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+				gemmStrided(true, false, k, p, g.og, wg, 0, dyg, 0, col, 1)
+				col2im(g, col, dx[(n*g.c+gi*g.cg)*g.h*g.w:])
+			}
 		}
-	}
-	putScratch(colp)
+		putScratch(colp)
+	})
 }
 
-// conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images.
+// conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images. The
+// batch is cut into one slice per core; each slice sums into its own
+// partial gradient, and the partials are added in slice order, so the
+// result does not depend on which core finished first.
 func conv2DBackFilter[T float32 | float64](g *convGeom, x, dy, dw []T) {
 	clear(dw)
 	k, p := g.k(), g.p()
-	if k == 0 || p == 0 || g.og == 0 {
+	if k == 0 || p == 0 || g.og == 0 || g.n == 0 {
 		return
 	}
-	colp := getScratch[T](k*p + g.og*k)
-	col, tmp := (*colp)[:k*p], (*colp)[k*p:]
-	for n := range g.n {
-		for gi := range g.groups {
-			im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
-			dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-			gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
-			dwg := dw[gi*g.og*k : (gi+1)*g.og*k]
-			for i, v := range tmp {
-				dwg[i] += v
+	slices := min(g.n, parallel.Workers())
+	if g.n*g.o*p*k < 1<<18 {
+		slices = 1
+	}
+	partp := getScratch[T](slices * len(dw))
+	part := (*partp)[:slices*len(dw)]
+	clear(part)
+	parallel.For(slices, 1, func(lo, hi int) {
+		colp := getScratch[T](k*p + g.og*k)
+		col, tmp := (*colp)[:k*p], (*colp)[k*p:k*p+g.og*k]
+		for sl := lo; sl < hi; sl++ {
+			acc := part[sl*len(dw) : (sl+1)*len(dw)]
+			for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
+				for gi := range g.groups {
+					im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
+					dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
+					gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
+					dwg := acc[gi*g.og*k : (gi+1)*g.og*k]
+					for i, v := range tmp {
+						dwg[i] += v
+					}
+				}
 			}
 		}
+		putScratch(colp)
+	})
+	for sl := range slices {
+		for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
+			dw[i] += v
+		}
 	}
-	putScratch(colp)
+	putScratch(partp)
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/kernels/parallel"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -62,6 +63,10 @@ func (g *poolGeom) window(oy, ox int) (y0, y1, x0, x1 int) {
 	y1, x1 = min(y0+g.kh, g.h), min(x0+g.kw, g.w)
 	return max(y0, 0), y1, max(x0, 0), x1
 }
+
+// grain is the number of planes worth handing to another core at once:
+// about 32k window reads.
+func (g *poolGeom) grain() int { return max(1, (1<<15)/max(1, g.oh*g.ow*g.kh*g.kw)) }
 
 // argmax returns the flat in-plane index of the first largest element of
 // the window, in row-major order (NaN wins, as in MindSpore and PyTorch).
@@ -264,71 +269,79 @@ func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.
 // maxPoolGather writes into out, for each window, v at the argmax of x.
 func maxPoolGather[T float32 | float64](g *poolGeom, x, v, out []T) {
 	plane := g.h * g.w
-	for c := range g.nc {
-		xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
-		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-		for oy := range g.oh {
-			for ox := range g.ow {
-				y0, y1, x0, x1 := g.window(oy, ox)
-				oc[oy*g.ow+ox] = vc[argmaxWindow(xc, g.w, y0, y1, x0, x1)]
+	parallel.For(g.nc, g.grain(), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
+			oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+			for oy := range g.oh {
+				for ox := range g.ow {
+					y0, y1, x0, x1 := g.window(oy, ox)
+					oc[oy*g.ow+ox] = vc[argmaxWindow(xc, g.w, y0, y1, x0, x1)]
+				}
 			}
 		}
-	}
+	})
 }
 
 // maxPoolScatter adds each dy to the argmax of its window of x in dx.
 func maxPoolScatter[T float32 | float64](g *poolGeom, x, dy, dx []T) {
 	clear(dx)
 	plane := g.h * g.w
-	for c := range g.nc {
-		xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
-		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-		for oy := range g.oh {
-			for ox := range g.ow {
-				y0, y1, x0, x1 := g.window(oy, ox)
-				dxc[argmaxWindow(xc, g.w, y0, y1, x0, x1)] += dyc[oy*g.ow+ox]
+	parallel.For(g.nc, g.grain(), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
+			dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+			for oy := range g.oh {
+				for ox := range g.ow {
+					y0, y1, x0, x1 := g.window(oy, ox)
+					dxc[argmaxWindow(xc, g.w, y0, y1, x0, x1)] += dyc[oy*g.ow+ox]
+				}
 			}
 		}
-	}
+	})
 }
 
 func avgPoolForward[T float32 | float64](g *poolGeom, x, out []T) {
 	plane := g.h * g.w
-	for c := range g.nc {
-		xc := x[c*plane : (c+1)*plane]
-		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-		for oy := range g.oh {
-			for ox := range g.ow {
-				y0, y1, x0, x1 := g.window(oy, ox)
-				var s T
-				for y := y0; y < y1; y++ {
-					for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
-						s += v
+	parallel.For(g.nc, g.grain(), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			xc := x[c*plane : (c+1)*plane]
+			oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+			for oy := range g.oh {
+				for ox := range g.ow {
+					y0, y1, x0, x1 := g.window(oy, ox)
+					var s T
+					for y := y0; y < y1; y++ {
+						for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
+							s += v
+						}
 					}
+					oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
 				}
-				oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
 			}
 		}
-	}
+	})
 }
 
 func avgPoolBackward[T float32 | float64](g *poolGeom, dy, dx []T) {
 	clear(dx)
 	plane := g.h * g.w
-	for c := range g.nc {
-		dxc := dx[c*plane : (c+1)*plane]
-		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-		for oy := range g.oh {
-			for ox := range g.ow {
-				y0, y1, x0, x1 := g.window(oy, ox)
-				v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
-				for y := y0; y < y1; y++ {
-					row := dxc[y*g.w+x0 : y*g.w+x1]
-					for i := range row {
-						row[i] += v
+	parallel.For(g.nc, g.grain(), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			dxc := dx[c*plane : (c+1)*plane]
+			dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+			for oy := range g.oh {
+				for ox := range g.ow {
+					y0, y1, x0, x1 := g.window(oy, ox)
+					v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
+					for y := y0; y < y1; y++ {
+						row := dxc[y*g.w+x0 : y*g.w+x1]
+						for i := range row {
+							row[i] += v
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
