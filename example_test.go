@@ -35,3 +35,25 @@ func ExampleCond() {
 	fmt.Println(relu(tensor.Scalar(float32(2))), relu(tensor.Scalar(float32(-2))))
 	// Output: 2.0 0.0
 }
+
+// The seed network with the core API alone: a reshape for Flatten, then
+// matmul + add + relu per dense layer.
+func Example_seedNetwork() {
+	spore.SetSeed(1)
+	param := func(shape ...int) *spore.Tensor {
+		return tensor.NewParameter("", tensor.RandUniform(spore.Float32, -0.05, 0.05, shape...))
+	}
+	w1, b1, w2, b2, w3, b3 := param(784, 512), param(512), param(512, 512), param(512), param(512, 10), param(10)
+	network := func(x *spore.Tensor) *spore.Tensor {
+		h := ops.Reshape(x, x.Dim(0), -1)
+		h = ops.ReLU(ops.Add(ops.MatMul(h, w1), b1))
+		h = ops.ReLU(ops.Add(ops.MatMul(h, w2), b2))
+		return ops.Add(ops.MatMul(h, w3), b3)
+	}
+	out := network(tensor.Ones(spore.Float32, 64, 1, 28, 28))
+	fmt.Println(out.Shape())
+	fmt.Printf("first row, rounded: %.3f\n", out.Float32s()[:10])
+	// Output:
+	// [64 10]
+	// first row, rounded: [-0.115 -0.073 -0.244 -0.221 0.006 0.005 -0.024 -0.247 -0.222 -0.029]
+}
