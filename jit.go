@@ -36,6 +36,19 @@ type JitConfig struct {
 	ExplainRetrace bool
 }
 
+// Add returns the sum of two functions' statistics (the latest compile
+// time is the larger of the two): the statistics of a cell or a training
+// step that keeps several compiled functions.
+func (s JitStats) Add(o JitStats) JitStats {
+	s.Compiles += o.Compiles
+	s.Hits += o.Hits
+	s.Evictions += o.Evictions
+	s.CompileTime += o.CompileTime
+	s.LastCompileTime = max(s.LastCompileTime, o.LastCompileTime)
+	s.Retraces = append(append([]string(nil), s.Retraces...), o.Retraces...)
+	return s
+}
+
 // JitStats are a compiled function's cache statistics.
 type JitStats struct {
 	// Compiles counts traces+compilations; Hits counts calls served by a

@@ -95,17 +95,7 @@ func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if at.Act > ActGELU {
 		tensor.Panicf("MatMulBiasAct", "unknown activation %v", at.Act)
 	}
-	m, k := a.Dim(0), a.Dim(1)
-	if at.TransA {
-		m, k = k, m
-	}
-	k2, n := b.Dim(0), b.Dim(1)
-	if at.TransB {
-		k2, n = n, k2
-	}
-	if k != k2 {
-		tensor.Panicf("MatMulBiasAct", "inner dimensions differ: %v x %v (transpose flags %v, %v)", a.Shape(), b.Shape(), at.TransA, at.TransB)
-	}
+	m, _, n := gemmDims("MatMulBiasAct", at.TransA, at.TransB, a, b)
 	if at.Bias {
 		c := in[2]
 		s := c.Shape()

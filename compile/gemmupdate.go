@@ -36,15 +36,8 @@ func inferMatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
 		tensor.Panicf("MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
 	}
-	m, k := a.Dim(0), a.Dim(1)
-	if at.TransA {
-		m, k = k, m
-	}
-	k2, n := b.Dim(0), b.Dim(1)
-	if at.TransB {
-		k2, n = n, k2
-	}
-	if k != k2 || p.Dim(0) != m || p.Dim(1) != n {
+	m, _, n := gemmDims("MatMulUpdate", at.TransA, at.TransB, a, b)
+	if p.Dim(0) != m || p.Dim(1) != n {
 		tensor.Panicf("MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
 	}
 	return p.Meta()

@@ -191,3 +191,20 @@ func isLastTwoSwap(p []int) bool {
 	}
 	return isIdentityPerm(p[:r-2])
 }
+
+// gemmDims returns m, k, n of op(a)·op(b) for 2-D operands, panicking with
+// an *tensor.Error naming op when the inner dimensions differ.
+func gemmDims(op string, transA, transB bool, a, b *tensor.Tensor) (m, k, n int) {
+	m, k = a.Dim(0), a.Dim(1)
+	if transA {
+		m, k = k, m
+	}
+	k2, n := b.Dim(0), b.Dim(1)
+	if transB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		tensor.Panicf(op, "inner dimensions differ: %v x %v (transpose flags %v, %v)", a.Shape(), b.Shape(), transA, transB)
+	}
+	return m, k, n
+}

@@ -282,13 +282,7 @@ func (c *Cell) JitStats() spore.JitStats {
 	defer c.mu.Unlock()
 	var s spore.JitStats
 	for _, j := range c.jits {
-		js := j.Stats()
-		s.Compiles += js.Compiles
-		s.Hits += js.Hits
-		s.Evictions += js.Evictions
-		s.CompileTime += js.CompileTime
-		s.LastCompileTime = max(s.LastCompileTime, js.LastCompileTime)
-		s.Retraces = append(s.Retraces, js.Retraces...)
+		s = s.Add(j.Stats())
 	}
 	return s
 }

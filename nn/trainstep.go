@@ -209,13 +209,7 @@ func (t *TrainOneStepCell) StepStats() spore.JitStats {
 	defer t.stepMu.Unlock()
 	var s spore.JitStats
 	for _, j := range t.jits {
-		js := j.Stats()
-		s.Compiles += js.Compiles
-		s.Hits += js.Hits
-		s.Evictions += js.Evictions
-		s.CompileTime += js.CompileTime
-		s.LastCompileTime = max(s.LastCompileTime, js.LastCompileTime)
-		s.Retraces = append(s.Retraces, js.Retraces...)
+		s = s.Add(j.Stats())
 	}
 	return s
 }
