@@ -8,6 +8,9 @@ import (
 // the last axis, each pair of extents must be equal or one of them 1. It
 // panics with an *tensor.Error naming op when they are incompatible.
 func BroadcastShapes(op string, a, b tensor.Shape) tensor.Shape {
+	if a.Equal(b) {
+		return a // shapes are never modified, so the result may share a's
+	}
 	n := max(len(a), len(b))
 	out := make(tensor.Shape, n)
 	for i := range n {

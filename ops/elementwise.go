@@ -102,12 +102,14 @@ type binary struct {
 // each input's gradient back over the axes broadcasting stretched.
 func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
 	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
+	// The dtypes the op accepts, in unary's form so that accepts answers.
+	accepted := unary{f32: nilIf(u.f32), f64: nilIf(u.f64), i32: nilIf(u.i32), i64: nilIf(u.i64)}
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		a, b := in[0], in[1]
 		if a.DType() != b.DType() {
 			tensor.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
 		}
-		if !unary(unary{f32: nilIf(u.f32), f64: nilIf(u.f64), i32: nilIf(u.i32), i64: nilIf(u.i64)}).accepts(a.DType()) {
+		if !accepted.accepts(a.DType()) {
 			tensor.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
 		}
 		return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: a.DType()}
