@@ -20,6 +20,7 @@ const (
 	GraphMode
 )
 
+// String returns the name printed in dumps and messages.
 func (m Mode) String() string {
 	if m == GraphMode {
 		return "GRAPH_MODE"

@@ -44,6 +44,7 @@ type LoadError struct {
 	Details    []string // one description per Mismatched name, same order
 }
 
+// Error formats the error as one line.
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	b.WriteString("checkpoint: strict load refused, no parameter was changed:")

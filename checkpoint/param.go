@@ -88,6 +88,7 @@ type FormatError struct {
 	Msg    string
 }
 
+// Error formats the error as one line.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	b.WriteString("checkpoint: ")

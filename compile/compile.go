@@ -31,6 +31,7 @@ const (
 	O2
 )
 
+// String returns the name printed in dumps and messages.
 func (l Level) String() string {
 	if l < Default || l > O2 {
 		return "Level(?)"

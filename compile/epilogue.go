@@ -54,6 +54,7 @@ type EpilogueAttrs struct {
 	Act            Act
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a EpilogueAttrs) String() string {
 	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
 }

@@ -167,6 +167,7 @@ type Error struct {
 	Err error  // the underlying error from user code, if any
 }
 
+// Error formats the error as one line.
 func (e *Error) Error() string {
 	s := "dataset: " + e.Op
 	if e.Row >= 0 {

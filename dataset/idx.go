@@ -75,6 +75,7 @@ type IDXError struct {
 	Err  error  // underlying error, if any
 }
 
+// Error formats the error as one line.
 func (e *IDXError) Error() string {
 	var b strings.Builder
 	b.WriteString("dataset: IDX")

@@ -22,6 +22,7 @@ const (
 	KindProj
 )
 
+// String returns the name printed in dumps and messages.
 func (k Kind) String() string {
 	switch k {
 	case KindInput:

@@ -45,6 +45,7 @@ func ExplicitPad(top, bottom, left, right int) Padding {
 	return Padding{Mode: PadExplicit, Pads: [4]int{top, bottom, left, right}}
 }
 
+// String returns the name printed in dumps and messages.
 func (p Padding) String() string {
 	if p.Mode == PadExplicit || (p.Mode == "" && p.Pads != [4]int{}) {
 		return fmt.Sprintf("pad%v", p.Pads)
@@ -107,6 +108,7 @@ type ConvAttrs struct {
 	Groups   int
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ConvAttrs) String() string {
 	return fmt.Sprintf("stride=%v pads=%v dilation=%v groups=%d", a.Stride, a.Pads, a.Dilation, a.Groups)
 }
@@ -120,6 +122,7 @@ type ConvGradAttrs struct {
 	Shape tensor.Shape
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ConvGradAttrs) String() string {
 	return fmt.Sprintf("%v shape=%v", a.ConvAttrs, a.Shape)
 }

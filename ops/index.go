@@ -20,6 +20,7 @@ type ScatterAttrs struct {
 	Extent int
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ScatterAttrs) String() string { return fmt.Sprintf("axis=%d extent=%d", a.Axis, a.Extent) }
 
 var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim *tensor.Prim
@@ -376,6 +377,7 @@ type OneHotAttrs struct {
 	DType tensor.DType
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a.Depth, a.DType) }
 
 func init() {

@@ -15,11 +15,13 @@ import (
 // PermAttr is Transpose's attribute: output axis i is input axis Perm[i].
 type PermAttr struct{ Perm []int }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a PermAttr) String() string { return fmt.Sprintf("perm=%v", a.Perm) }
 
 // AxisAttr is the attribute of ops parameterised by one (normalised) axis.
 type AxisAttr struct{ Axis int }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a AxisAttr) String() string { return fmt.Sprintf("axis=%d", a.Axis) }
 
 // SliceAttrs describe a strided window of a tensor of shape Shape: on axis
@@ -34,6 +36,7 @@ type SliceAttrs struct {
 	Shape   tensor.Shape
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a SliceAttrs) String() string {
 	return fmt.Sprintf("begin=%v strides=%v size=%v shape=%v", a.Begin, a.Strides, a.Size, a.Shape)
 }

@@ -10,6 +10,7 @@ import (
 // op(x) = xᵀ (of the last two axes) when the flag is set.
 type MatMulAttrs struct{ TransA, TransB bool }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a MatMulAttrs) String() string { return fmt.Sprintf("ta=%v tb=%v", a.TransA, a.TransB) }
 
 // matmulDims checks a MatMul's operands and returns the broadcast batch

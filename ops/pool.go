@@ -18,6 +18,7 @@ type PoolAttrs struct {
 	Shape  tensor.Shape
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a PoolAttrs) String() string {
 	return fmt.Sprintf("kernel=%v stride=%v pads=%v shape=%v", a.Kernel, a.Stride, a.Pads, a.Shape)
 }

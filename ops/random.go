@@ -17,6 +17,7 @@ type RandomMaskAttrs struct {
 	Seed uint64
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a RandomMaskAttrs) String() string { return fmt.Sprintf("p=%v seed=%#x", a.P, a.Seed) }
 
 var randomMaskPrim *tensor.Prim

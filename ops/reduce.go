@@ -16,6 +16,7 @@ type ReduceAttrs struct {
 	KeepDims bool
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ReduceAttrs) String() string { return fmt.Sprintf("axes=%v keep=%v", a.Axes, a.KeepDims) }
 
 // reduceAttrs normalises user axes for op over a tensor of rank r; no axes

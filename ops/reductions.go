@@ -297,6 +297,7 @@ type ArgAttrs struct {
 	KeepDims bool
 }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ArgAttrs) String() string { return fmt.Sprintf("axis=%d keep=%v", a.Axis, a.KeepDims) }
 
 func defArg(name string, isMax bool) *tensor.Prim {

@@ -9,6 +9,7 @@ import (
 // ShapeAttr is the attribute of ops parameterised by a target shape.
 type ShapeAttr struct{ Shape tensor.Shape }
 
+// String prints every attribute, for IR dumps and CSE keys.
 func (a ShapeAttr) String() string { return fmt.Sprintf("shape=%v", a.Shape) }
 
 var reshapePrim, broadcastToPrim *tensor.Prim

@@ -19,6 +19,7 @@ type Error struct {
 	Loc string // file:line of the first caller outside spore, "" if unknown
 }
 
+// Error formats the error as one line.
 func (e *Error) Error() string {
 	if e.Loc == "" {
 		return fmt.Sprintf("spore: %s: %s", e.Op, e.Msg)
@@ -81,6 +82,7 @@ type ConcretizationError struct {
 	Loc    string // the user's source line
 }
 
+// Error formats the error as one line.
 func (e *ConcretizationError) Error() string {
 	return fmt.Sprintf("spore: %s called on a symbolic tensor while tracing %s (at %s): "+
 		"its value is not known until the compiled graph runs. Branch with spore.Cond, "+
