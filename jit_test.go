@@ -2,6 +2,7 @@ package spore_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -181,5 +182,22 @@ func TestJitDropoutDrawsFreshMasks(t *testing.T) {
 	}
 	if same == len(a) {
 		t.Fatal("two runs of a compiled dropout drew the same mask")
+	}
+}
+
+func TestJitInsideJitIsInlined(t *testing.T) {
+	inner := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Exp(x) })
+	outer := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Add(inner.Fn(x), x) })
+	x := tensor.FromSlice([]float32{0, 1}, 2)
+	got := outer.Fn(x).Float32s()
+	if got[0] != 1 || math.Abs(float64(got[1])-(math.E+1)) > 1e-6 {
+		t.Fatalf("got %v", got)
+	}
+	if inner.Stats().Compiles != 0 || outer.Stats().Compiles != 1 {
+		t.Fatalf("inner %+v, outer %+v: the inner function should be inlined, not compiled", inner.Stats(), outer.Stats())
+	}
+	ir, err := spore.IR(func(x *spore.Tensor) *spore.Tensor { return ops.Add(inner.Fn(x), x) }, []any{x}, spore.JitConfig{Level: spore.O0})
+	if err != nil || !contains(ir, "Exp(") {
+		t.Fatalf("the inner body is not in the outer graph (%v):\n%s", err, ir)
 	}
 }
