@@ -241,8 +241,8 @@ func (st *jitState) disabled() bool { return st.cfg.Disable || GetContext().Disa
 
 // callTensors is the fast path for tensor-only signatures.
 func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
-	if st.disabled() || anySymbolic(xs) {
-		return st.flat(xs)
+	if st.disabled() || anySymbolic(xs) || tensor.CurrentTracer() != nil {
+		return st.flat(xs) // inlined into the enclosing trace
 	}
 	e := st.lookup(xs, "", func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
 	return st.execute(e, xs, func(xs []*Tensor) []*Tensor { return st.flat(xs) })
@@ -261,8 +261,8 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 			panic(tensor.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
 		}
 	}
-	if anySymbolic(leaves) {
-		return st.fv.Call(args)
+	if anySymbolic(leaves) || tensor.CurrentTracer() != nil {
+		return st.fv.Call(args) // inlined into the enclosing trace
 	}
 	e := st.lookupReflect(args, leaves, key.String())
 	eager := func(xs []*Tensor) []*Tensor {

@@ -196,6 +196,16 @@ func TestJitInsideJitIsInlined(t *testing.T) {
 	if inner.Stats().Compiles != 0 || outer.Stats().Compiles != 1 {
 		t.Fatalf("inner %+v, outer %+v: the inner function should be inlined, not compiled", inner.Stats(), outer.Stats())
 	}
+	// Inlined even when its argument is a constant of the outer trace: the
+	// parameter it reads must stay a graph input, not a baked result.
+	w := tensor.NewParameter("w", tensor.FromSlice([]float32{2, 3}, 2))
+	scaled := spore.NewJit(func(c *spore.Tensor) *spore.Tensor { return ops.Mul(c, w) })
+	withConst := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Add(x, scaled.Fn(tensor.Ones(spore.Float32, 2))) })
+	withConst.Fn(x)
+	w.Assign(tensor.FromSlice([]float32{10, 20}, 2))
+	if got := withConst.Fn(x).Float32s(); got[0] != 10 || got[1] != 21 {
+		t.Fatalf("a parameter read by an inner jitted call was baked in: %v, want [10 21]", got)
+	}
 	ir, err := spore.IR(func(x *spore.Tensor) *spore.Tensor { return ops.Add(inner.Fn(x), x) }, []any{x}, spore.JitConfig{Level: spore.O0})
 	if err != nil || !contains(ir, "Exp(") {
 		t.Fatalf("the inner body is not in the outer graph (%v):\n%s", err, ir)
