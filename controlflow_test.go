@@ -2,7 +2,9 @@ package spore_test
 
 import (
 	"errors"
+	"io"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -106,4 +108,40 @@ func TestWhileBothModes(t *testing.T) {
 	if st := jf.Stats(); st.Compiles != 1 {
 		t.Fatalf("stats %+v", st)
 	}
+}
+
+func TestPrintRunsAtRunTime(t *testing.T) {
+	f := spore.Jit(func(x *spore.Tensor) *spore.Tensor {
+		y := ops.Mul(x, x)
+		spore.Print("y =", y)
+		return y
+	})
+	out := captureStdout(t, func() {
+		f(tensor.FromSlice([]float32{1, 2}, 2))
+		f(tensor.FromSlice([]float32{3, 4}, 2))
+		spore.Print("eager", tensor.Scalar(float32(5)))
+	})
+	want := "y = [1. 4.]\ny = [ 9. 16.]\neager 5.0\n"
+	if out != want {
+		t.Fatalf("printed %q, want %q", out, want)
+	}
+}
+
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	f()
+	os.Stdout = old
+	w.Close()
+	return <-done
 }
