@@ -203,10 +203,7 @@ func (m *Model) Predict(x *tensor.Tensor) *tensor.Tensor {
 // network's parameters under their names, then the optimiser's state
 // ("global_step", "moment1.<name>", ...).
 func (m *Model) CheckpointParams() []checkpoint.Param {
-	var out []checkpoint.Param
-	for _, p := range m.Network.Base().NamedParameters() {
-		out = append(out, checkpoint.Param{Name: p.Name, Tensor: p.Tensor})
-	}
+	out := []checkpoint.Param(NetParams(m.Network))
 	if m.Optimizer != nil {
 		out = append(out, checkpoint.FromTensors(m.Optimizer.State()...)...)
 	}
@@ -247,10 +244,7 @@ func (m *Model) LoadCheckpoint(path string) error {
 			netSrc = append(netSrc, p)
 		}
 	}
-	var netDst checkpoint.Params
-	for _, p := range m.Network.Base().NamedParameters() {
-		netDst = append(netDst, checkpoint.Param{Name: p.Name, Tensor: p.Tensor})
-	}
+	netDst := NetParams(m.Network)
 	// Check both halves before changing either: LoadInto assigns only
 	// when its own check passes, so run the strict checks on copies first.
 	if err := dryRun(netDst, netSrc); err != nil {

@@ -54,10 +54,9 @@ func loadNetwork(net nn.Layer, path string) error {
 	if err != nil {
 		return err
 	}
-	var dst checkpoint.Params
+	dst := train.NetParams(net)
 	want := map[string]bool{}
-	for _, p := range net.Base().NamedParameters() {
-		dst = append(dst, checkpoint.Param{Name: p.Name, Tensor: p.Tensor})
+	for _, p := range dst {
 		want[p.Name] = true
 	}
 	var own []checkpoint.Param
