@@ -6,12 +6,10 @@
 // last use has passed, elementwise ops write in place over an operand that
 // dies with them, and reshapes alias their input. Tensor headers for every
 // value are built at compile time, so a run rebinds the argument slots and
-// calls the kernels in order — no allocation per call for intermediates
-// (RunInto allocates nothing for the seed network's inference and training
-// step; Run allocates only the copies of the results it returns). The
-// convolution and pooling kernels, which split their batch over the cores,
-// still allocate the small closure they hand to the worker pool — about 18
-// allocations of a few dozen bytes per LeNet-5 training step.
+// calls the kernels in order — no allocation per call (RunInto allocates
+// nothing at all; Run allocates only the copies of the results it returns).
+// Kernels that split their work over the cores hand the worker pool a
+// pooled loop value, not a closure, to keep it so.
 // Parameter assignments recorded in the graph are performed in place, after
 // every read of the old values.
 package exec

@@ -269,80 +269,122 @@ func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.
 
 // maxPoolGather writes into out, for each window, v at the argmax of x.
 func maxPoolGather[T float32 | float64](g *poolGeom, x, v, out []T) {
-	plane := g.h * g.w
-	parallel.For(g.nc, g.grain(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
-			oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-			for oy := range g.oh {
-				for ox := range g.ow {
-					y0, y1, x0, x1 := g.window(oy, ox)
-					oc[oy*g.ow+ox] = vc[argmaxWindow(xc, g.w, y0, y1, x0, x1)]
-				}
-			}
-		}
-	})
+	l := getLoop[T]()
+	l.kind, l.pg = loopMaxPoolGather, *g
+	l.a, l.b, l.c = x, v, out
+	parallel.ForBody(g.nc, g.grain(), l)
+	putLoop(l)
 }
 
 // maxPoolScatter adds each dy to the argmax of its window of x in dx.
 func maxPoolScatter[T float32 | float64](g *poolGeom, x, dy, dx []T) {
 	clear(dx)
-	plane := g.h * g.w
-	parallel.For(g.nc, g.grain(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
-			dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-			for oy := range g.oh {
-				for ox := range g.ow {
-					y0, y1, x0, x1 := g.window(oy, ox)
-					dxc[argmaxWindow(xc, g.w, y0, y1, x0, x1)] += dyc[oy*g.ow+ox]
-				}
-			}
-		}
-	})
+	l := getLoop[T]()
+	l.kind, l.pg = loopMaxPoolScatter, *g
+	l.a, l.b, l.c = x, dy, dx
+	parallel.ForBody(g.nc, g.grain(), l)
+	putLoop(l)
 }
 
+// avgPoolForward writes each window's mean of x into out.
 func avgPoolForward[T float32 | float64](g *poolGeom, x, out []T) {
-	plane := g.h * g.w
-	parallel.For(g.nc, g.grain(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			xc := x[c*plane : (c+1)*plane]
-			oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-			for oy := range g.oh {
-				for ox := range g.ow {
-					y0, y1, x0, x1 := g.window(oy, ox)
-					var s T
-					for y := y0; y < y1; y++ {
-						for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
-							s += v
-						}
-					}
-					oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
-				}
-			}
-		}
-	})
+	l := getLoop[T]()
+	l.kind, l.pg = loopAvgPoolForward, *g
+	l.a, l.c = x, out
+	parallel.ForBody(g.nc, g.grain(), l)
+	putLoop(l)
 }
 
+// avgPoolBackward spreads each dy evenly over its window in dx.
 func avgPoolBackward[T float32 | float64](g *poolGeom, dy, dx []T) {
 	clear(dx)
+	l := getLoop[T]()
+	l.kind, l.pg = loopAvgPoolBackward, *g
+	l.a, l.c = dy, dx
+	parallel.ForBody(g.nc, g.grain(), l)
+	putLoop(l)
+}
+
+// maxPoolGatherRun is the loop body of maxPoolGather, over items [lo, hi).
+func (l *loop[T]) maxPoolGatherRun(lo, hi int) {
+	g := &l.pg
+	x, v, out := l.a, l.b, l.c
 	plane := g.h * g.w
-	parallel.For(g.nc, g.grain(), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			dxc := dx[c*plane : (c+1)*plane]
-			dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-			for oy := range g.oh {
-				for ox := range g.ow {
-					y0, y1, x0, x1 := g.window(oy, ox)
-					v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
-					for y := y0; y < y1; y++ {
-						row := dxc[y*g.w+x0 : y*g.w+x1]
-						for i := range row {
-							row[i] += v
-						}
+
+	for c := lo; c < hi; c++ {
+		xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
+		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				oc[oy*g.ow+ox] = vc[argmaxWindow(xc, g.w, y0, y1, x0, x1)]
+			}
+		}
+	}
+}
+
+// maxPoolScatterRun is the loop body of maxPoolScatter, over items [lo, hi).
+func (l *loop[T]) maxPoolScatterRun(lo, hi int) {
+	g := &l.pg
+	x, dy, dx := l.a, l.b, l.c
+	plane := g.h * g.w
+
+	for c := lo; c < hi; c++ {
+		xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
+		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				dxc[argmaxWindow(xc, g.w, y0, y1, x0, x1)] += dyc[oy*g.ow+ox]
+			}
+		}
+	}
+}
+
+// avgPoolForwardRun is the loop body of avgPoolForward, over items [lo, hi).
+func (l *loop[T]) avgPoolForwardRun(lo, hi int) {
+	g := &l.pg
+	x, out := l.a, l.c
+	plane := g.h * g.w
+
+	for c := lo; c < hi; c++ {
+		xc := x[c*plane : (c+1)*plane]
+		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				var s T
+				for y := y0; y < y1; y++ {
+					for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
+						s += v
+					}
+				}
+				oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
+			}
+		}
+	}
+}
+
+// avgPoolBackwardRun is the loop body of avgPoolBackward, over items [lo, hi).
+func (l *loop[T]) avgPoolBackwardRun(lo, hi int) {
+	g := &l.pg
+	dy, dx := l.a, l.c
+	plane := g.h * g.w
+
+	for c := lo; c < hi; c++ {
+		dxc := dx[c*plane : (c+1)*plane]
+		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
+				for y := y0; y < y1; y++ {
+					row := dxc[y*g.w+x0 : y*g.w+x1]
+					for i := range row {
+						row[i] += v
 					}
 				}
 			}
 		}
-	})
+	}
 }

@@ -12,6 +12,7 @@ import (
 // nothing.
 type job struct {
 	fn      func(lo, hi int)
+	body    Body // instead of fn, for ForBody
 	n       int
 	nchunks int32
 	next    atomic.Int32  // next chunk index to claim
@@ -30,7 +31,11 @@ func (j *job) run() (last bool) {
 		}
 		lo := int(int64(i) * int64(j.n) / int64(j.nchunks))
 		hi := int(int64(i+1) * int64(j.n) / int64(j.nchunks))
-		j.fn(lo, hi)
+		if j.body != nil {
+			j.body.Run(lo, hi)
+		} else {
+			j.fn(lo, hi)
+		}
 		if j.done.Add(1) == j.nchunks {
 			last = true
 		}
@@ -40,7 +45,7 @@ func (j *job) run() (last bool) {
 // release drops one reference; the last participant recycles the job.
 func (j *job) release() {
 	if j.refs.Add(-1) == 0 {
-		j.fn = nil
+		j.fn, j.body = nil, nil
 		select {
 		case free <- j:
 		default: // free list full: let the GC have it
@@ -180,16 +185,40 @@ func (w *worker) post(j *job) bool {
 // For itself does not allocate. fn is shared with other goroutines, so a
 // closure that captures variables escapes to the heap at the call site;
 // callers on hot paths should build their func value once and reuse it.
-func For(n, grain int, fn func(lo, hi int)) {
+func For(n, grain int, fn func(lo, hi int)) { forJob(n, grain, fn, nil) }
+
+// Body is a loop body that carries its operands itself, for ForBody.
+type Body interface {
+	// Run processes items [lo, hi).
+	Run(lo, hi int)
+}
+
+// ForBody is For for a body held in a value rather than a closure. A
+// closure that captures its kernel's operands is allocated on every call;
+// a kernel that keeps its Body in a pool and passes a pointer to it
+// allocates nothing.
+func ForBody(n, grain int, b Body) { forJob(n, grain, nil, b) }
+
+func forJob(n, grain int, fn func(lo, hi int), body Body) {
 	if n <= 0 {
 		return
+	}
+	if body != nil {
+		fn = nil
+	}
+	call := func(lo, hi int) {
+		if body != nil {
+			body.Run(lo, hi)
+		} else {
+			fn(lo, hi)
+		}
 	}
 	if grain < 1 {
 		grain = 1
 	}
 	t := int(nthreads.Load())
 	if t <= 1 || n <= grain {
-		fn(0, n)
+		call(0, n)
 		return
 	}
 	// A few chunks per thread, claimed dynamically, so that a thread slowed
@@ -197,7 +226,7 @@ func For(n, grain int, fn func(lo, hi int)) {
 	// only the chunk it holds, not half the loop.
 	chunks := min(n/grain, chunksPerThread*t)
 	if chunks <= 1 {
-		fn(0, n)
+		call(0, n)
 		return
 	}
 	helpers := min(chunks, t) - 1
@@ -209,7 +238,7 @@ func For(n, grain int, fn func(lo, hi int)) {
 	default:
 		j = &job{wake: make(chan struct{}, 1)}
 	}
-	j.fn, j.n, j.nchunks = fn, n, int32(chunks)
+	j.fn, j.body, j.n, j.nchunks = fn, body, n, int32(chunks)
 	j.next.Store(0)
 	j.done.Store(0)
 	j.refs.Store(1)
