@@ -129,3 +129,25 @@ func TestForMoreThreadsThanProcs(t *testing.T) {
 		t.Fatalf("sum = %d, want %d", got, want)
 	}
 }
+
+// sumBody adds squares of its range into per-item slots.
+type sumBody struct{ out []int }
+
+func (b *sumBody) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		b.out[i] = i * i
+	}
+}
+
+func TestForBody(t *testing.T) {
+	b := &sumBody{out: make([]int, 10000)}
+	ForBody(len(b.out), 16, b)
+	for i, v := range b.out {
+		if v != i*i {
+			t.Fatalf("item %d = %d", i, v)
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() { ForBody(len(b.out), 16, b) }); n != 0 {
+		t.Fatalf("ForBody allocates %v times", n)
+	}
+}
