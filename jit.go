@@ -161,7 +161,10 @@ func funcKey(f any) uintptr {
 	if v.Kind() != reflect.Func {
 		return 0
 	}
-	return *(*uintptr)((*[2]unsafe.Pointer)(unsafe.Pointer(&f))[1])
+	// A func value is a pointer to its closure record; an interface holds
+	// that pointer itself as its data word. The record (not the code
+	// pointer it starts with) is what differs between two closures.
+	return uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&f))[1])
 }
 
 func registerStats(f any, st *jitState) { statsRegistry.Store(funcKey(f), st) }

@@ -80,6 +80,17 @@ func TestJitRetraceExplains(t *testing.T) {
 	if s2, ok := spore.StatsOf(j.Fn); !ok || s2.Compiles != 2 {
 		t.Fatalf("StatsOf: %v %+v", ok, s2)
 	}
+	// Another function of the same type keeps statistics of its own.
+	other := spore.Jit(func(x *spore.Tensor) *spore.Tensor { return ops.Neg(x) })
+	if s3, ok := spore.StatsOf(other); !ok || s3.Compiles != 0 {
+		t.Fatalf("StatsOf(other) = %+v, %v", s3, ok)
+	}
+	if s2, _ := spore.StatsOf(j.Fn); s2.Compiles != 2 {
+		t.Fatalf("StatsOf(j) after another Jit = %+v", s2)
+	}
+	if _, ok := spore.StatsOf(func() {}); ok {
+		t.Fatal("StatsOf of a function that is not jitted")
+	}
 }
 
 func TestConcretizationError(t *testing.T) {
