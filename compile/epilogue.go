@@ -9,34 +9,20 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Act is the activation a fused GEMM applies to its output.
-type Act uint8
+// Act is the activation a fused GEMM applies to its output: the GEMM
+// kernel's own enumeration (ReLU; GELU in its exact erf form, as ops.GELU,
+// evaluated in float32 by the epilogue to within a few ulp).
+type Act = gemm.Act
 
+// The activations MatMulBiasAct applies.
 const (
-	// ActNone applies no activation.
-	ActNone Act = iota
-	// ActReLU applies max(x, 0), as ops.ReLU.
-	ActReLU
-	// ActGELU applies the exact (erf) GELU, as ops.GELU, evaluated in
-	// float32 by the GEMM's epilogue to within a few ulp.
-	ActGELU
+	ActNone = gemm.ActNone
+	ActReLU = gemm.ActReLU
+	ActGELU = gemm.ActGELU
 )
 
-// String returns the activation's name.
-func (a Act) String() string {
-	switch a {
-	case ActNone:
-		return "none"
-	case ActReLU:
-		return "relu"
-	case ActGELU:
-		return "gelu"
-	}
-	return fmt.Sprintf("Act(%d)", uint8(a))
-}
-
-// primName is the ops primitive computing the activation.
-func (a Act) primName() string {
+// actPrim names the ops primitive computing activation a.
+func actPrim(a Act) string {
 	switch a {
 	case ActReLU:
 		return "ReLU"
@@ -120,8 +106,7 @@ func kernelMatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	if at.Bias {
 		bias = in[2].Data().([]float32)
 	}
-	act := [...]gemm.Act{ActNone: gemm.ActNone, ActReLU: gemm.ActReLU, ActGELU: gemm.ActGELU}[at.Act]
-	gemm.SgemmBiasAct(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), bias, act, out.Data().([]float32), n)
+	gemm.SgemmBiasAct(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), bias, at.Act, out.Data().([]float32), n)
 }
 
 // vjpMatMulBiasAct differentiates the unfused chain: the cotangent passes
@@ -137,9 +122,9 @@ func vjpMatMulBiasAct(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*
 		if at.Bias {
 			z = ops.Add(z, in[2])
 		}
-		act := ops.Lookup(at.Act.primName())
+		act := ops.Lookup(actPrim(at.Act))
 		if act == nil || act.VJP == nil {
-			tensor.Panicf("MatMulBiasAct", "no differentiable %s primitive in this build", at.Act.primName())
+			tensor.Panicf("MatMulBiasAct", "no differentiable %s primitive in this build", actPrim(at.Act))
 		}
 		gz = act.VJP(nil, []*tensor.Tensor{z}, out, g)[0]
 	}
