@@ -124,3 +124,32 @@ func count(s, sub string) int {
 	}
 	return n
 }
+
+// Control flow nests: a Cond inside a Scan body, differentiated in Graph
+// mode (the backward Scan replays a body holding a Cond node).
+func TestCondInsideScanGradient(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float64{0.7, -0.3}, 2))
+	f := func(xs *spore.Tensor) *spore.Tensor {
+		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			pos := ops.Greater(ops.Sum(x[0]), ops.ScalarLike(x[0], 0))
+			n := spore.Cond(pos,
+				func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Tanh(ops.Add(ops.Mul(a[0], w), a[1]))} },
+				func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Sin(ops.Sub(a[0], a[1]))} },
+				c[0], x[0])
+			return n, nil
+		}, []*spore.Tensor{tensor.FromSlice([]float64{0.1, 0.2}, 2)}, []*spore.Tensor{xs})
+		return ops.Sum(c[0])
+	}
+	xs := tensor.FromSlice([]float64{0.5, 0.1, -0.4, -0.2, 0.3, -0.1}, 3, 2)
+	g := spore.Grad(f, spore.GradPosition(0), spore.Weights(w))
+	eager := g(xs)
+	graph := spore.Jit(func(xs *spore.Tensor) []*spore.Tensor { return g(xs) })(xs)
+	for k := range eager {
+		a, b := eager[k].Float64s(), graph[k].Float64s()
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-12 {
+				t.Fatalf("grad %d: eager %v graph %v", k, a, b)
+			}
+		}
+	}
+}
