@@ -133,7 +133,9 @@ func TestCondInsideScanGradient(t *testing.T) {
 		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
 			pos := ops.Greater(ops.Sum(x[0]), ops.ScalarLike(x[0], 0))
 			n := spore.Cond(pos,
-				func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Tanh(ops.Add(ops.Mul(a[0], w), a[1]))} },
+				func(a ...*spore.Tensor) []*spore.Tensor {
+					return []*spore.Tensor{ops.Tanh(ops.Add(ops.Mul(a[0], w), a[1]))}
+				},
 				func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Sin(ops.Sub(a[0], a[1]))} },
 				c[0], x[0])
 			return n, nil
