@@ -149,6 +149,28 @@ func equivCases() []equivCase {
 		}, true},
 		{"MSE", []*spore.Tensor{a, b}, func(x ...*spore.Tensor) *spore.Tensor { return ops.MSE(x[0], x[1], "none") }, true},
 		{"LayerNorm", []*spore.Tensor{a, row, rnd(11, -1, 1, 6)}, func(x ...*spore.Tensor) *spore.Tensor { return ops.LayerNorm(x[0], x[1], x[2], 1, 1e-5) }, true},
+		{"Floor", []*spore.Tensor{a}, u(ops.Floor), true},
+		{"Ceil", []*spore.Tensor{a}, u(ops.Ceil), true},
+		{"Round", []*spore.Tensor{a}, u(ops.Round), true},
+		{"Trunc", []*spore.Tensor{a}, u(ops.Trunc), true},
+		{"FloorDiv", []*spore.Tensor{a, pos}, bi(ops.FloorDiv), true},
+		{"Mod", []*spore.Tensor{a, pos}, bi(ops.Mod), true},
+		{"Clip", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Clip(x[0], -1, 0.5) }, true},
+		{"ClipTensor", []*spore.Tensor{a, rnd(16, -1.5, -0.5, 6), rnd(17, 0.5, 1.5, 4, 1)}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.ClipTensor(x[0], x[1], x[2])
+		}, true},
+		{"CumSum", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.CumSum(x[0], -1, true, false) }, true},
+		{"CumSumReverse", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.CumSum(x[0], 0, false, true) }, true},
+		{"CumProd", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.CumProd(x[0], 1) }, true},
+		{"Sort", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor {
+			v, i := ops.Sort(x[0], 0, true)
+			return ops.Add(v, toF(i))
+		}, true},
+		{"ArgSort", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return toF(ops.ArgSort(x[0], -1, false)) }, false},
+		{"TopK", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor {
+			v, i := ops.TopK(x[0], 3)
+			return ops.Mul(v, toF(i))
+		}, true},
 		{"BatchNormTrain", []*spore.Tensor{img, rnd(12, 0.5, 1.5, 3), rnd(13, -1, 1, 3)}, func(x ...*spore.Tensor) *spore.Tensor {
 			y, m, v := ops.BatchNorm(x[0], x[1], x[2], tensor.Zeros(spore.Float32, 3), tensor.Ones(spore.Float32, 3), true, 0.9, 1e-5)
 			return ops.Add(ops.Sum(y, 0), ops.Reshape(ops.Add(m, v), 3, 1, 1))

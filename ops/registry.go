@@ -57,5 +57,8 @@ func registeredPrims() []*tensor.Prim {
 		conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim,
 		maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim,
 		randomMaskPrim,
+		// rounding.go, scan_ops.go, sort.go
+		floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim,
+		cumSumPrim, cumProdPrim, linearRecurrencePrim, argSortPrim, argTopKPrim,
 	}
 }

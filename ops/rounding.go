@@ -1,0 +1,325 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// Rounding and clipping: Floor, Ceil, Round, Trunc, FloorDiv, Mod (Python's
+// floor semantics), Clip and ClipTensor.
+
+var floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim *tensor.Prim
+
+// zeroGrad is the gradient of a piecewise-constant op. It is a zeros
+// tensor rather than nil, as in PyTorch, so that a chain through the op
+// still reaches its inputs (with zeros) instead of cutting the tape.
+func zeroGrad(x, _, _ *tensor.Tensor) *tensor.Tensor { return ZerosLike(x) }
+
+// identity is the integer kernel of the rounding ops: integers are already
+// whole, so rounding them changes nothing (PyTorch's behaviour).
+func identity[T any](x T) T { return x }
+
+func init() {
+	floorPrim = defUnary("Floor", 1, unary{
+		f32: viaF64(math.Floor), f64: math.Floor, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+	})
+	ceilPrim = defUnary("Ceil", 1, unary{
+		f32: viaF64(math.Ceil), f64: math.Ceil, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+	})
+	roundPrim = defUnary("Round", 1, unary{
+		f32: viaF64(math.RoundToEven), f64: math.RoundToEven, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+	})
+	truncPrim = defUnary("Trunc", 1, unary{
+		f32: viaF64(math.Trunc), f64: math.Trunc, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+	})
+	floorDivPrim = defBinary("FloorDiv", 6, false, binary{
+		f32: floorDivFloat[float32],
+		f64: floorDivFloat[float64],
+		i32: floorDivInt[int32],
+		i64: floorDivInt[int64],
+		grad: func(a, b, _, _ *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			return ZerosLike(a), ZerosLike(b)
+		},
+	})
+	floorModPrim = defBinary("FloorMod", 6, false, binary{
+		f32: floorModFloat[float32],
+		f64: floorModFloat[float64],
+		i32: floorModInt[int32],
+		i64: floorModInt[int64],
+		grad: func(a, b, _, g *tensor.Tensor) (ga, gb *tensor.Tensor) {
+			// a mod b = a - b·⌊a/b⌋, and ⌊a/b⌋ is piecewise constant.
+			if !a.DType().IsFloat() {
+				return nil, nil
+			}
+			if a.NeedsGrad() {
+				ga = g
+			}
+			if b.NeedsGrad() {
+				gb = Neg(Mul(g, FloorDiv(a, b)))
+			}
+			return ga, gb
+		},
+	})
+}
+
+// divmod is NumPy's npy_divmod: the floor quotient and the remainder with
+// the divisor's sign. It starts from fmod, which is exact, rather than from
+// ⌊a/b⌋, whose rounded quotient can be one off (1 // 0.1 is 9, not 10).
+// b must not be 0.
+func divmod[T float32 | float64](a, b T) (div, mod T) {
+	mod = T(math.Mod(float64(a), float64(b)))
+	q := (a - mod) / b
+	if mod != 0 {
+		if (b < 0) != (mod < 0) {
+			mod += b
+			q--
+		}
+	} else {
+		mod = T(math.Copysign(0, float64(b)))
+	}
+	if q != 0 {
+		div = T(math.Floor(float64(q)))
+		if q-div > 0.5 {
+			div++
+		}
+	} else {
+		div = T(math.Copysign(0, float64(a/b)))
+	}
+	return div, mod
+}
+
+func floorDivFloat[T float32 | float64](a, b T) T {
+	if b == 0 {
+		return a / b // ±Inf or NaN, as NumPy gives
+	}
+	d, _ := divmod(a, b)
+	return d
+}
+
+func floorModFloat[T float32 | float64](a, b T) T {
+	if b == 0 {
+		return T(math.NaN())
+	}
+	_, m := divmod(a, b)
+	return m
+}
+
+// intDivByZero reports an integer division by zero: NumPy quietly returns
+// 0 there, which is a wrong answer, so spore refuses.
+//
+//go:noinline
+func intDivByZero(op string) {
+	tensor.Panicf(op, "integer division by zero")
+}
+
+func floorDivInt[T int32 | int64](a, b T) T {
+	if b == 0 {
+		intDivByZero("FloorDiv")
+	}
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func floorModInt[T int32 | int64](a, b T) T {
+	if b == 0 {
+		intDivByZero("FloorMod")
+	}
+	m := a % b
+	if m != 0 && ((m < 0) != (b < 0)) {
+		m += b
+	}
+	return m
+}
+
+// Floor returns the largest integer not greater than x, elementwise
+// (integer inputs are returned unchanged). Its gradient is zero.
+func Floor(x *tensor.Tensor) *tensor.Tensor { return apply1(floorPrim, x) }
+
+// Ceil returns the smallest integer not less than x, elementwise (integer
+// inputs are returned unchanged). Its gradient is zero.
+func Ceil(x *tensor.Tensor) *tensor.Tensor { return apply1(ceilPrim, x) }
+
+// Round rounds x to the nearest integer elementwise, halves to even
+// (NumPy's round and MindSpore's ops.round: 0.5 → 0, 1.5 → 2, -2.5 → -2).
+// Integer inputs are returned unchanged. Its gradient is zero.
+func Round(x *tensor.Tensor) *tensor.Tensor { return apply1(roundPrim, x) }
+
+// Trunc rounds x toward zero elementwise (integer inputs are returned
+// unchanged). Its gradient is zero.
+func Trunc(x *tensor.Tensor) *tensor.Tensor { return apply1(truncPrim, x) }
+
+// FloorDiv returns ⌊a/b⌋ elementwise with broadcasting, in Python's and
+// NumPy's floor_divide semantics: it rounds toward -∞ for ints and floats
+// alike (-7 // 2 = -4), and for floats it is exact where ⌊a/b⌋ of the
+// rounded quotient is not (1 // 0.1 = 9). A float division by zero gives
+// ±Inf or NaN; an integer one panics. Its gradient is zero.
+func FloorDiv(a, b *tensor.Tensor) *tensor.Tensor { return apply2(floorDivPrim, a, b) }
+
+// Mod returns the remainder a - b·⌊a/b⌋ elementwise with broadcasting: the
+// result has the sign of the divisor, as Python's % and NumPy's mod, and
+// MindSpore's FloorMod and ops.remainder (-7 mod 2 = 1, 7 mod -2 = -1). A
+// float modulus of zero gives NaN; an integer one panics. Its gradient is
+// 1 for a and -⌊a/b⌋ for b.
+func Mod(a, b *tensor.Tensor) *tensor.Tensor { return apply2(floorModPrim, a, b) }
+
+// ClipAttrs are Clip's attributes: the bounds, in float64 whatever the
+// input's dtype.
+type ClipAttrs struct {
+	Lo, Hi float64
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a ClipAttrs) String() string { return fmt.Sprintf("lo=%v hi=%v", a.Lo, a.Hi) }
+
+// clipInts converts the bounds to an integer type of range [minV, maxV]:
+// the integers within [lo, hi] are those within [⌈lo⌉, ⌊hi⌋].
+func clipInts[T int32 | int64](a ClipAttrs, minV, maxV T) (lo, hi T) {
+	l, h := math.Ceil(a.Lo), math.Floor(a.Hi)
+	lo, hi = minV, maxV
+	if l > float64(minV) {
+		lo = maxV
+		if l < float64(maxV) {
+			lo = T(l)
+		}
+	}
+	if h < float64(maxV) {
+		hi = minV
+		if h > float64(minV) {
+			hi = T(h)
+		}
+	}
+	return lo, hi
+}
+
+// clampInto writes min(max(x, lo), hi): when lo > hi every element becomes
+// hi, as in NumPy and PyTorch, and NaN stays NaN (Go's min and max
+// propagate it).
+func clampInto[T tensor.Number](out, x []T, lo, hi T) {
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = min(max(v, lo), hi)
+	}
+}
+
+func clamp3[T tensor.Number](x, lo, hi T) T { return min(max(x, lo), hi) }
+
+func init() {
+	clipPrim = &tensor.Prim{
+		Name:   "Clip",
+		Traits: tensor.Traits{Elementwise: true, Cost: 1},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			x := in[0]
+			if d := x.DType(); !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
+				tensor.Panicf("Clip", "unsupported dtype %v (shape %v)", d, x.Shape())
+			}
+			return x.Meta()
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ClipAttrs)
+			switch x := in[0].Data().(type) {
+			case []float32:
+				clampInto(out.Data().([]float32), x, float32(a.Lo), float32(a.Hi))
+			case []float64:
+				clampInto(out.Data().([]float64), x, a.Lo, a.Hi)
+			case []int32:
+				lo, hi := clipInts[int32](a, math.MinInt32, math.MaxInt32)
+				clampInto(out.Data().([]int32), x, lo, hi)
+			case []int64:
+				lo, hi := clipInts[int64](a, math.MinInt64, math.MaxInt64)
+				clampInto(out.Data().([]int64), x, lo, hi)
+			}
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			a := attrs.(ClipAttrs)
+			x := in[0]
+			if !x.DType().IsFloat() {
+				return []*tensor.Tensor{nil}
+			}
+			// PyTorch's rule: the gradient passes where lo <= x <= hi,
+			// bounds included.
+			inside := LogicalAnd(GreaterEqual(x, ScalarLike(x, a.Lo)), LessEqual(x, ScalarLike(x, a.Hi)))
+			return []*tensor.Tensor{Select(inside, g, ScalarLike(g, 0))}
+		},
+	}
+	clipTensorPrim = &tensor.Prim{
+		Name:   "ClipTensor",
+		Traits: tensor.Traits{Elementwise: true, Cost: 2},
+		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
+			x, lo, hi := in[0], in[1], in[2]
+			d := x.DType()
+			if lo.DType() != d || hi.DType() != d {
+				tensor.Panicf("ClipTensor", "dtypes differ: x %v %v, lo %v %v, hi %v %v", x.Shape(), d, lo.Shape(), lo.DType(), hi.Shape(), hi.DType())
+			}
+			if !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
+				tensor.Panicf("ClipTensor", "unsupported dtype %v (shape %v)", d, x.Shape())
+			}
+			s := BroadcastShapes("ClipTensor", x.Shape(), BroadcastShapes("ClipTensor", lo.Shape(), hi.Shape()))
+			return tensor.Meta{Shape: s, DType: d}
+		},
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+			x, lo, hi := in[0], in[1], in[2]
+			xs, ls, hs, os := x.Shape(), lo.Shape(), hi.Shape(), out.Shape()
+			switch xd := x.Data().(type) {
+			case []float32:
+				map3(out.Data().([]float32), xd, lo.Data().([]float32), hi.Data().([]float32), xs, ls, hs, os, clamp3[float32])
+			case []float64:
+				map3(out.Data().([]float64), xd, lo.Data().([]float64), hi.Data().([]float64), xs, ls, hs, os, clamp3[float64])
+			case []int32:
+				map3(out.Data().([]int32), xd, lo.Data().([]int32), hi.Data().([]int32), xs, ls, hs, os, clamp3[int32])
+			case []int64:
+				map3(out.Data().([]int64), xd, lo.Data().([]int64), hi.Data().([]int64), xs, ls, hs, os, clamp3[int64])
+			}
+		},
+		VJP: clipTensorVJP,
+	}
+}
+
+// clipTensorVJP gives g to whichever input the result is, as PyTorch's
+// clamp does: x where lo <= x <= hi (bounds included), lo where x < lo <=
+// hi, hi where x > hi or lo > hi (then every result is hi). Where any
+// input is NaN, nobody gets it.
+func clipTensorVJP(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	x, lo, hi := in[0], in[1], in[2]
+	gs := make([]*tensor.Tensor, 3)
+	if !x.DType().IsFloat() {
+		return gs
+	}
+	z := ScalarLike(g, 0)
+	if x.NeedsGrad() {
+		gs[0] = sumTo(Select(LogicalAnd(GreaterEqual(x, lo), LessEqual(x, hi)), g, z), x.Shape())
+	}
+	if lo.NeedsGrad() {
+		gs[1] = sumTo(Select(LogicalAnd(Less(x, lo), LessEqual(lo, hi)), g, z), lo.Shape())
+	}
+	if hi.NeedsGrad() {
+		gs[2] = sumTo(Select(LogicalOr(Greater(x, hi), Greater(lo, hi)), g, z), hi.Shape())
+	}
+	return gs
+}
+
+// Clip limits x to [lo, hi] elementwise: min(max(x, lo), hi), MindSpore's
+// ops.clip_by_value and ops.clamp with number bounds (use ±Inf for a side
+// without bound). When lo > hi every element becomes hi, as in NumPy and
+// PyTorch; NaN stays NaN. For integer x the bounds are rounded inward to
+// integers. The gradient passes where lo <= x <= hi, bounds included
+// (PyTorch's convention), and is zero elsewhere. NaN bounds are an error.
+func Clip(x *tensor.Tensor, lo, hi float64) *tensor.Tensor {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		tensor.Panicf("Clip", "NaN bound: lo=%v hi=%v (input %v)", lo, hi, x.Shape())
+	}
+	return tensor.Apply(clipPrim, ClipAttrs{Lo: lo, Hi: hi}, x)
+}
+
+// ClipTensor limits x to [lo, hi] elementwise where the bounds are tensors
+// of x's dtype, all three broadcast together (MindSpore's ops.clamp with
+// tensor bounds). The result is min(max(x, lo), hi); the gradient goes to
+// whichever of x, lo or hi the result equals (x on ties with a bound, and
+// hi everywhere where lo > hi), as in PyTorch.
+func ClipTensor(x, lo, hi *tensor.Tensor) *tensor.Tensor {
+	return tensor.Apply(clipTensorPrim, nil, x, lo, hi)
+}

@@ -1,0 +1,302 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// Cumulative ops along an axis: CumSum, CumProd, and the first-order
+// linear recurrence that carries CumProd's gradient without dividing.
+
+// ScanAttrs are CumSum's attributes: the (normalised) axis, whether each
+// result leaves out its own element (exclusive), and whether the scan runs
+// from the end of the axis (reverse).
+type ScanAttrs struct {
+	Axis      int
+	Exclusive bool
+	Reverse   bool
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a ScanAttrs) String() string {
+	return fmt.Sprintf("axis=%d exclusive=%v reverse=%v", a.Axis, a.Exclusive, a.Reverse)
+}
+
+// RecurrenceAttrs are the attributes of the linear recurrence primitive:
+// the (normalised) axis and the direction.
+type RecurrenceAttrs struct {
+	Axis    int
+	Reverse bool
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a RecurrenceAttrs) String() string { return fmt.Sprintf("axis=%d reverse=%v", a.Axis, a.Reverse) }
+
+var cumSumPrim, cumProdPrim, linearRecurrencePrim *tensor.Prim
+
+// axisSplit returns the extents before, along and after axis ax of s.
+func axisSplit(s tensor.Shape, ax int) (outer, n, inner int) {
+	return s[:ax].Size(), s[ax], s[ax+1:].Size()
+}
+
+func inferScan(name string, floatOnly bool) func(any, []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		var ax int
+		switch a := attrs.(type) {
+		case ScanAttrs:
+			ax = a.Axis
+		case AxisAttr:
+			ax = a.Axis
+		case RecurrenceAttrs:
+			ax = a.Axis
+		}
+		x := in[0]
+		d := x.DType()
+		if !d.IsFloat() && (floatOnly || (d != tensor.Int32 && d != tensor.Int64)) {
+			tensor.Panicf(name, "unsupported dtype %v (shape %v)", d, x.Shape())
+		}
+		if ax < 0 || ax >= x.Rank() {
+			tensor.Panicf(name, "axis %d out of range for input %v", ax, x.Shape())
+		}
+		for _, y := range in[1:] {
+			if y.DType() != d || !y.Shape().Equal(x.Shape()) {
+				tensor.Panicf(name, "inputs differ: %v %v and %v %v", x.Shape(), d, y.Shape(), y.DType())
+			}
+		}
+		return x.Meta()
+	}
+}
+
+// scanInto writes the running fold of x along the middle axis of
+// [outer, n, inner] into out, whole rows of inner elements at a time so
+// that every pass reads contiguous memory. id is the fold's identity (the
+// first exclusive result).
+func scanInto[T tensor.Number](out, x []T, outer, n, inner int, excl, rev bool, id T, f func(a, b T) T) {
+	for o := range outer {
+		base := o * n * inner
+		row := func(j int) (int, int) { return base + j*inner, base + (j+1)*inner }
+		for s := range n {
+			j, prev := s, s-1
+			if rev {
+				j, prev = n-1-s, n-s
+			}
+			lo, hi := row(j)
+			dst := out[lo:hi]
+			if s == 0 {
+				if excl {
+					for i := range dst {
+						dst[i] = id
+					}
+				} else {
+					copy(dst, x[lo:hi])
+				}
+				continue
+			}
+			plo, phi := row(prev)
+			acc := out[plo:phi]
+			src := x[lo:hi]
+			if excl {
+				src = x[plo:phi]
+			}
+			for i := range dst {
+				dst[i] = f(acc[i], src[i])
+			}
+		}
+	}
+}
+
+func sumOf[T tensor.Number](a, b T) T  { return a + b }
+func prodOf[T tensor.Number](a, b T) T { return a * b }
+
+func scanKernel(x, out *tensor.Tensor, ax int, excl, rev, prod bool) {
+	outer, n, inner := axisSplit(x.Shape(), ax)
+	switch xd := x.Data().(type) {
+	case []float32:
+		f := sumOf[float32]
+		if prod {
+			f = prodOf[float32]
+		}
+		scanInto(out.Data().([]float32), xd, outer, n, inner, excl, rev, identityOf[float32](prod), f)
+	case []float64:
+		f := sumOf[float64]
+		if prod {
+			f = prodOf[float64]
+		}
+		scanInto(out.Data().([]float64), xd, outer, n, inner, excl, rev, identityOf[float64](prod), f)
+	case []int32:
+		f := sumOf[int32]
+		if prod {
+			f = prodOf[int32]
+		}
+		scanInto(out.Data().([]int32), xd, outer, n, inner, excl, rev, identityOf[int32](prod), f)
+	case []int64:
+		f := sumOf[int64]
+		if prod {
+			f = prodOf[int64]
+		}
+		scanInto(out.Data().([]int64), xd, outer, n, inner, excl, rev, identityOf[int64](prod), f)
+	}
+}
+
+func identityOf[T tensor.Number](prod bool) T {
+	if prod {
+		return 1
+	}
+	return 0
+}
+
+func init() {
+	cumSumPrim = &tensor.Prim{
+		Name:   "CumSum",
+		Traits: tensor.Traits{Cost: 1},
+		Infer:  inferScan("CumSum", false),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ScanAttrs)
+			scanKernel(in[0], out, a.Axis, a.Exclusive, a.Reverse, false)
+		},
+		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			if !in[0].DType().IsFloat() {
+				return []*tensor.Tensor{nil}
+			}
+			// Each x[i] adds to the results after it (and at it unless
+			// exclusive), so its gradient is the same scan of g run the
+			// other way.
+			a := attrs.(ScanAttrs)
+			a.Reverse = !a.Reverse
+			return []*tensor.Tensor{tensor.Apply(cumSumPrim, a, g)}
+		},
+	}
+	cumProdPrim = &tensor.Prim{
+		Name:   "CumProd",
+		Traits: tensor.Traits{Cost: 1},
+		Infer:  inferScan("CumProd", false),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			scanKernel(in[0], out, attrs.(AxisAttr).Axis, false, false, true)
+		},
+		VJP: cumProdVJP,
+	}
+	linearRecurrencePrim = &tensor.Prim{
+		Name:   "LinearRecurrence",
+		Traits: tensor.Traits{Cost: 2},
+		Infer:  inferScan("LinearRecurrence", true),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			r := attrs.(RecurrenceAttrs)
+			outer, n, inner := axisSplit(in[0].Shape(), r.Axis)
+			switch a := in[0].Data().(type) {
+			case []float32:
+				recurInto(out.Data().([]float32), a, in[1].Data().([]float32), outer, n, inner, r.Reverse)
+			case []float64:
+				recurInto(out.Data().([]float64), a, in[1].Data().([]float64), outer, n, inner, r.Reverse)
+			}
+		},
+		VJP: recurrenceVJP,
+	}
+}
+
+// cumProdVJP never divides by x, so it is exact at zeros. With y the
+// cumulative product, ∂L/∂xᵢ = Σ_{j≥i} gⱼ ∏_{k≤j, k≠i} xₖ = Eᵢ·Rᵢ, where
+// Eᵢ = ∏_{k<i} xₖ is y shifted by one (1 first) and Rᵢ = Σ_{j≥i} gⱼ
+// ∏_{i<k≤j} xₖ obeys Rᵢ = gᵢ + xᵢ₊₁Rᵢ₊₁: a linear recurrence run from the
+// end, whose own gradient is again a linear recurrence, so every order of
+// differentiation stays division-free.
+func cumProdVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
+	x := in[0]
+	if !x.DType().IsFloat() {
+		return []*tensor.Tensor{nil}
+	}
+	ax := attrs.(AxisAttr).Axis
+	e := shiftAlong(out, ax, 1)
+	r := tensor.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
+	return []*tensor.Tensor{Mul(e, r)}
+}
+
+// recurInto computes s along the middle axis of [outer, n, inner]:
+// forward sⱼ = aⱼsⱼ₋₁ + bⱼ (s₋₁ = 0); reverse sⱼ = aⱼ₊₁sⱼ₊₁ + bⱼ (sₙ = 0,
+// a₀ unused). The reverse form reads the coefficient one step ahead so
+// that each direction is the other's transpose without shifting a.
+func recurInto[T float32 | float64](out, a, b []T, outer, n, inner int, rev bool) {
+	for o := range outer {
+		base := o * n * inner
+		for s := range n {
+			j := s
+			if rev {
+				j = n - 1 - s
+			}
+			lo := base + j*inner
+			dst, bj := out[lo:lo+inner], b[lo:lo+inner]
+			if s == 0 {
+				copy(dst, bj)
+				continue
+			}
+			var prev, coef []T
+			if rev {
+				prev = out[lo+inner : lo+2*inner]
+				coef = a[lo+inner : lo+2*inner]
+			} else {
+				prev = out[lo-inner : lo]
+				coef = a[lo : lo+inner]
+			}
+			for i := range dst {
+				dst[i] = coef[i]*prev[i] + bj[i]
+			}
+		}
+	}
+}
+
+// recurrenceVJP transposes the recurrence. Forward (sⱼ = aⱼsⱼ₋₁ + bⱼ):
+// λ = reverse recurrence of (a, g), ∂b = λ, ∂aⱼ = λⱼsⱼ₋₁. Reverse
+// (sⱼ = aⱼ₊₁sⱼ₊₁ + bⱼ): λ = forward recurrence of (a, g), ∂b = λ,
+// ∂aⱼ = λⱼ₋₁sⱼ.
+func recurrenceVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
+	r := attrs.(RecurrenceAttrs)
+	a := in[0]
+	lam := tensor.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: r.Axis, Reverse: !r.Reverse}, a, g)
+	var ga *tensor.Tensor
+	if a.NeedsGrad() {
+		if r.Reverse {
+			ga = Mul(shiftAlong(lam, r.Axis, 0), out)
+		} else {
+			ga = Mul(lam, shiftAlong(out, r.Axis, 0))
+		}
+	}
+	return []*tensor.Tensor{ga, lam}
+}
+
+// shiftAlong moves x one step toward the end of axis ax, dropping its last
+// element and filling the first position with fill.
+func shiftAlong(x *tensor.Tensor, ax int, fill float64) *tensor.Tensor {
+	n := x.Shape()[ax]
+	if n == 0 {
+		return x
+	}
+	hs := x.Shape().Clone()
+	hs[ax] = 1
+	head := tensor.Full(x.DType(), fill, hs...)
+	return Concat(ax, head, sliceAxis(x, ax, 0, n-1))
+}
+
+// CumSum returns the running sums of x along axis (negative counts from
+// the end): MindSpore's ops.cumsum and the CumSum primitive with its
+// exclusive and reverse attributes. Exclusive leaves each element out of
+// its own sum (the first result is 0); reverse sums from the end of the
+// axis. Floats and Int32/Int64 are accepted; the sums accumulate in order,
+// as NumPy's do. The gradient is the opposite scan of the cotangent.
+func CumSum(x *tensor.Tensor, axis int, exclusive, reverse bool) *tensor.Tensor {
+	if x.Rank() == 0 {
+		tensor.Panicf("CumSum", "input is a scalar: it has no axis %d", axis)
+	}
+	a := ScanAttrs{Axis: tensor.NormAxis("CumSum", axis, x.Rank()), Exclusive: exclusive, Reverse: reverse}
+	return tensor.Apply(cumSumPrim, a, x)
+}
+
+// CumProd returns the running products of x along axis (negative counts
+// from the end): MindSpore's ops.cumprod. Floats and Int32/Int64 are
+// accepted. The gradient never divides by x, so it is exact where elements
+// are zero, at every order.
+func CumProd(x *tensor.Tensor, axis int) *tensor.Tensor {
+	if x.Rank() == 0 {
+		tensor.Panicf("CumProd", "input is a scalar: it has no axis %d", axis)
+	}
+	return tensor.Apply(cumProdPrim, AxisAttr{tensor.NormAxis("CumProd", axis, x.Rank())}, x)
+}
