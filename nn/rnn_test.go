@@ -551,6 +551,26 @@ func TestLSTMLearnsSumSign(t *testing.T) {
 	t.Logf("loss %.3g → %.3g in %v; test accuracy %d/256", first, last, time.Since(start), right)
 }
 
+// Dropout acts between layers, in training only.
+func TestRecurrentDropout(t *testing.T) {
+	spore.SetSeed(130)
+	plain := nn.NewGRU(3, 8, nn.RNNConfig{NumLayers: 2})
+	spore.SetSeed(130)
+	drop := nn.NewGRU(3, 8, nn.RNNConfig{NumLayers: 2, Dropout: 0.5})
+	x := ops.Cast(randT(131, -1, 1, 4, 2, 3), tensor.Float32)
+	sameValues(t, "inference", drop.Call(x), plain.Call(x), 0)
+	drop.SetTrain(true)
+	if maxDiff(drop.Call(x), plain.Call(x)) == 0 {
+		t.Fatal("dropout changed nothing in training")
+	}
+	// A one-layer stack has no layer to drop between.
+	spore.SetSeed(132)
+	one := nn.NewLSTM(3, 8, nn.RNNConfig{Dropout: 0.5})
+	want := one.Call(x)
+	one.SetTrain(true)
+	sameValues(t, "one layer", one.Call(x), want, 0)
+}
+
 func TestRecurrentErrors(t *testing.T) {
 	lstm := nn.NewLSTM(3, 4)
 	tests := []struct {
