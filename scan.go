@@ -227,7 +227,13 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 		}
 		return replayBody(b, bodyIn, nodeIn)
 	}
-	_, hist := Scan(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
+	// The recomputation runs in the forward scan's direction and the
+	// backward pass in the opposite one.
+	fwd, bwd := Scan, ScanReverse
+	if s.reverse {
+		fwd, bwd = ScanReverse, Scan
+	}
+	_, hist := fwd(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
 		return step(c, x)[:nc], c
 	}, init, xs)
 	gcarry0 := append([]*Tensor(nil), gs[:nc]...)
@@ -235,7 +241,7 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 		gcarry0 = append(gcarry0, ops.ZerosLike(r))
 	}
 	scanned := append(append(append([]*Tensor(nil), hist...), xs...), gs[nc:]...)
-	final, gxs := ScanReverse(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
+	final, gxs := bwd(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
 		gc, grest := c[:nc], c[nc:]
 		ct, xt, gyt := x[:nc], x[nc:nc+nx], x[nc+nx:]
 		nodeIn := append(append(append([]*Tensor(nil), ct...), xt...), rest...)

@@ -155,3 +155,27 @@ func TestCondInsideScanGradient(t *testing.T) {
 		}
 	}
 }
+
+// ScanReverse's gradient in Graph mode runs its backward pass forwards.
+func TestScanReverseGradient(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float64{0.4, -0.6, 0.2, 0.9}, 2, 2))
+	f := func(xs *spore.Tensor) *spore.Tensor {
+		c, ys := spore.ScanReverse(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			h := ops.Tanh(ops.Add(ops.MatMul(c[0], w), x[0]))
+			return []*spore.Tensor{h}, []*spore.Tensor{ops.Mul(h, h)}
+		}, []*spore.Tensor{tensor.FromSlice([]float64{0.3, -0.1}, 1, 2)}, []*spore.Tensor{xs})
+		return ops.Add(ops.Sum(c[0]), ops.Sum(ops.Mul(ys[0], tensor.FromSlice([]float64{1, 2, 3, 4}, 4, 1, 1))))
+	}
+	xs := tensor.FromSlice([]float64{0.5, -1, 0.2, 0.3, -0.7, 0.9, 1.1, 0.05}, 4, 1, 2)
+	g := spore.Grad(f, spore.GradPosition(0), spore.Weights(w))
+	eager := g(xs)
+	graph := spore.Jit(func(xs *spore.Tensor) []*spore.Tensor { return g(xs) })(xs)
+	for k := range eager {
+		a, b := eager[k].Float64s(), graph[k].Float64s()
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-12 {
+				t.Fatalf("gradient %d: eager %v, graph %v", k, a, b)
+			}
+		}
+	}
+}
