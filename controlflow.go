@@ -31,7 +31,13 @@ type body struct {
 // traceBody traces fn on symbolic operands of the given metas.
 func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *body {
 	b := &body{nargs: len(metas)}
+	// A body is compiled at the level of the function it is traced in.
+	level := GetContext().JitLevel
+	if outer, ok := tensor.CurrentTracer().(*graph.Tracer); ok && outer.Level != 0 {
+		level = Level(outer.Level)
+	}
 	tr := graph.NewTracer(name)
+	tr.Level = int(level)
 	seen := map[*Tensor]*graph.Value{}
 	tr.Capture = func(t *Tensor) *graph.Value {
 		if v, ok := seen[t]; ok {
@@ -59,7 +65,7 @@ func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *
 	g.CountUses()
 	b.orig = g.Clone()
 	b.params = g.Params()
-	res, err := compile.Run(g, compile.Options{Level: GetContext().JitLevel})
+	res, err := compile.Run(g, compile.Options{Level: level})
 	if err != nil {
 		panic(tensor.Errorf(name, "compiling the body: %v", err))
 	}

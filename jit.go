@@ -420,19 +420,21 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 	for i, x := range xs {
 		metas[i] = tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
 	}
+	ctx := GetContext()
+	level := st.cfg.Level
+	if level == compile.Default {
+		level = ctx.JitLevel
+	}
 	var tmpl []reflect.Value
-	g, err := graph.Trace(st.name, metas, func(sym []*Tensor) []*Tensor {
+	tr := graph.NewTracer(st.name)
+	tr.Level = int(level)
+	g, err := graph.TraceWith(tr, metas, func(sym []*Tensor) []*Tensor {
 		outs, t := trace(sym)
 		tmpl = t
 		return outs
 	})
 	if err != nil {
 		panic(tensor.Errorf("Jit", "%v", err))
-	}
-	ctx := GetContext()
-	level := st.cfg.Level
-	if level == compile.Default {
-		level = ctx.JitLevel
 	}
 	var params []*Tensor
 	for _, v := range g.Values {

@@ -179,3 +179,27 @@ func TestScanReverseGradient(t *testing.T) {
 		}
 	}
 }
+
+// A control-flow body is compiled at the level of the function around it:
+// O0 keeps it op for op (bitwise equal to PyNative), O1 fuses it.
+func TestBodiesFollowTheJitLevel(t *testing.T) {
+	f := func(xs *spore.Tensor) *spore.Tensor {
+		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			return []*spore.Tensor{ops.Sigmoid(ops.Add(ops.Mul(c[0], x[0]), x[0]))}, nil
+		}, []*spore.Tensor{tensor.Ones(spore.Float32, 8)}, []*spore.Tensor{xs})
+		return c[0]
+	}
+	xs := tensor.Ones(spore.Float32, 5, 8)
+	for _, c := range []struct {
+		level spore.Level
+		fused bool
+	}{{spore.O0, false}, {spore.O1, true}} {
+		ir, err := spore.IR(f, []any{xs}, spore.JitConfig{Level: c.level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := contains(ir, "Fused["); got != c.fused {
+			t.Fatalf("%v: fused body = %v, want %v:\n%s", c.level, got, c.fused, ir)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type Tracer struct {
 	params map[*tensor.Tensor]*Value // parameter -> its KindParam value
 	cur    map[*tensor.Tensor]*Value // parameter -> its value after assignments
 	consts map[*tensor.Tensor]*Value
+	// Level is the compilation level the traced function will be compiled
+	// at (compile.Level's value; 0 when unknown). Control-flow bodies traced
+	// inside it are compiled at the same level.
+	Level int
 	// Capture, when set, resolves symbolic tensors of other tracers (free
 	// variables of a control-flow body traced inside an outer function).
 	// When nil, such a tensor is an error.
@@ -131,7 +135,13 @@ func (tr *Tracer) Output(t *tensor.Tensor) {
 // recorded graph. fn runs on the calling goroutine, with this tracer
 // active, so parameter reads inside fn are captured.
 func Trace(name string, metas []tensor.Meta, fn func(args []*tensor.Tensor) []*tensor.Tensor) (g *Graph, err error) {
-	tr := NewTracer(name)
+	return TraceWith(NewTracer(name), metas, fn)
+}
+
+// TraceWith is Trace recording into tr, for callers that set its fields
+// (Level, Capture) first.
+func TraceWith(tr *Tracer, metas []tensor.Meta, fn func(args []*tensor.Tensor) []*tensor.Tensor) (g *Graph, err error) {
+	name := tr.g.Name
 	args := make([]*tensor.Tensor, len(metas))
 	for i, m := range metas {
 		args[i] = tr.Input(m)
