@@ -118,6 +118,10 @@ func equivCases() []equivCase {
 			p := ops.Split(x[0], 1, 2, 4)
 			return ops.Add(ops.Sum(p[0]), ops.Sum(ops.Mul(p[1], p[1])))
 		}, true},
+		{"Unstack", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor {
+			p := ops.Unstack(x[0], 1)
+			return ops.Add(ops.Mul(p[0], p[1]), p[5])
+		}, true},
 		{"Slice", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Slice(x[0], []int{1, 2}, []int{2, -1}) }, true},
 		{"StridedSlice", []*spore.Tensor{a}, func(x ...*spore.Tensor) *spore.Tensor {
 			return ops.StridedSlice(x[0], []int{3, 0}, []int{math.MinInt, 6}, []int{-1, 2})

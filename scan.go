@@ -84,17 +84,21 @@ func scanEager(fn ScanFunc, init, xs []*Tensor, T int, reverse bool) ([]*Tensor,
 	if T > 0 {
 		steps = make([][]*Tensor, T)
 	}
+	// One Unstack per input, not a slice per step: a slice's gradient is
+	// as large as the whole input, which would make the backward pass
+	// quadratic in the length.
+	rows := make([][]*Tensor, len(xs))
+	for i, x := range xs {
+		rows[i] = ops.Unstack(x, 0)
+	}
 	for k := range T {
 		t := k
 		if reverse {
 			t = T - 1 - k
 		}
 		xt := make([]*Tensor, len(xs))
-		for i, x := range xs {
-			begin := make([]int, x.Rank())
-			size := append([]int{1}, x.Shape()[1:]...)
-			begin[0] = t
-			xt[i] = ops.Squeeze(ops.Slice(x, begin, size), 0)
+		for i := range xs {
+			xt[i] = rows[i][t]
 		}
 		var y []*Tensor
 		carry, y = fn(carry, xt)

@@ -56,7 +56,7 @@ func registeredPrims() []*tensor.Prim {
 		// conv.go, pool.go, random.go
 		conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim,
 		maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim,
-		randomMaskPrim,
+		randomMaskPrim, unstackPrim,
 		// rounding.go, scan_ops.go, sort.go
 		floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim,
 		cumSumPrim, cumProdPrim, linearRecurrencePrim, argSortPrim, argTopKPrim,

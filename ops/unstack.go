@@ -1,0 +1,57 @@
+package ops
+
+import (
+	"github.com/sporeml/spore/tensor"
+)
+
+var unstackPrim *tensor.Prim
+
+func init() {
+	// Unstack is one multi-result primitive rather than a Slice per piece:
+	// the gradient of a slice is a zero tensor as large as the input, so
+	// slicing a sequence step by step (a Scan in PyNative mode) would cost
+	// time and memory quadratic in its length. Unstack's gradient is one
+	// Stack of the pieces' gradients.
+	unstackPrim = &tensor.Prim{
+		Name:   "Unstack",
+		Traits: tensor.Traits{Cost: 1},
+		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
+			x := in[0]
+			ax := attrs.(AxisAttr).Axis
+			xs := x.Shape()
+			piece := append(xs[:ax:ax].Clone(), xs[ax+1:]...)
+			ms := make([]tensor.Meta, xs[ax])
+			for i := range ms {
+				ms[i] = tensor.Meta{Shape: piece, DType: x.DType()}
+			}
+			return ms
+		},
+		KernelN: func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
+			x := in[0]
+			ax := attrs.(AxisAttr).Axis
+			xs := x.Shape()
+			outer := xs[:ax].Size()
+			inner := xs[ax+1:].Size()
+			n := xs[ax]
+			for k, o := range outs {
+				for i := range outer {
+					tensor.CopyElems(o, i*inner, x, (i*n+k)*inner, inner)
+				}
+			}
+		},
+		VJPN: func(attrs any, _ []*tensor.Tensor, _, gs []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{Stack(attrs.(AxisAttr).Axis, gs...)}
+		},
+	}
+}
+
+// Unstack splits x along axis into its x.Dim(axis) slices, each without
+// that axis (NumPy's list(x) along an axis, MindSpore's ops.unstack). Its
+// gradient is the Stack of the slices' gradients.
+func Unstack(x *tensor.Tensor, axis int) []*tensor.Tensor {
+	ax := tensor.NormAxis("Unstack", axis, x.Rank())
+	if x.Dim(ax) == 0 {
+		return nil
+	}
+	return tensor.ApplyN(unstackPrim, AxisAttr{ax}, x)
+}
