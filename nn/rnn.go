@@ -428,9 +428,10 @@ func (r *RNNBase) layer(x, h, c *spore.Tensor, w [4]**spore.Tensor, reverse bool
 		return []*spore.Tensor{h}, []*spore.Tensor{h}
 	}
 	// The backward direction runs a forward Scan over the time-reversed
-	// projection rather than spore.ScanReverse, whose Graph-mode gradient
-	// walks the steps in the wrong order (scanVJP ignores reverse); the
-	// two flips are cheap copies next to the loop.
+	// projection rather than spore.ScanReverse: with ScanReverse, a GRU's
+	// Graph-mode gradients differ from PyNative's in the last bit (an
+	// accumulation order), and O0 promises bitwise equality; the two flips
+	// are cheap copies next to the loop.
 	if reverse {
 		gi = flipTime(gi)
 	}
