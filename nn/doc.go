@@ -1,7 +1,9 @@
 // Package nn builds neural networks from cells, as MindSpore's
 // mindspore.nn: the Cell base, layers (Dense, Conv2d, pooling, BatchNorm,
-// LayerNorm, Embedding, Dropout, activations, SequentialCell, CellList),
-// losses and WithLossCell. Initial values come from package
+// LayerNorm, Embedding, Dropout, activations, SequentialCell, CellList,
+// and the recurrent RNN, LSTM and GRU with their single-step cells, whose
+// time loop is one spore.Scan), losses, WithLossCell and the training cell
+// TrainOneStepCell. Initial values come from package
 // nn/initializer and draw from the framework seed (spore.SetSeed).
 //
 // # Cells
@@ -64,4 +66,12 @@
 //	train.SetTrain(true)
 //	loss, grads := spore.ValueAndGrad(train.Construct, spore.GradPosition(),
 //		spore.Weights(train.TrainableParameters()...))(x, labels)
+//
+// TrainOneStepCell does that and the optimiser's update in one call
+// (MindSpore's TrainOneStepCell), with optional gradient clipping by global
+// norm (ClipByGlobalNorm); in Graph mode the whole step — forward,
+// backward and the in-place update — is one compiled plan:
+//
+//	step := nn.NewTrainOneStepCell(train, opt)
+//	loss := step.Step(x, labels)
 package nn
