@@ -6,6 +6,7 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
 )
 
 // Differential testing of the compiler: random programs of elementwise,
@@ -101,4 +102,62 @@ func randomProgram(r *rand.Rand, xs []*spore.Tensor) *spore.Tensor {
 		out = ops.Add(out, pick())
 	}
 	return out
+}
+
+// Random programs that read and assign parameters in between: reads after
+// an assignment see the new value, the plan's in-place updates must never
+// clobber a value still to be read, and the parameters end up the same in
+// both modes.
+func TestRandomAssignmentsAgree(t *testing.T) {
+	for seed := range uint64(80) {
+		mk := func() []*spore.Tensor {
+			return []*spore.Tensor{
+				tensor.NewParameter("p0", rnd(seed+1, -1, 1, 4, 6)),
+				tensor.NewParameter("p1", rnd(seed+2, -1, 1, 4, 6)),
+				tensor.NewParameter("p2", rnd(seed+3, -1, 1, 6, 6)),
+			}
+		}
+		prog := func(ps []*spore.Tensor) func(x *spore.Tensor) *spore.Tensor {
+			return func(x *spore.Tensor) *spore.Tensor {
+				r := rand.New(rand.NewPCG(seed, 9))
+				vals := []*spore.Tensor{x}
+				pickVal := func() *spore.Tensor { return vals[r.IntN(len(vals))] }
+				for range 4 + r.IntN(8) {
+					p := ps[r.IntN(2)] // the [4,6] parameters
+					switch r.IntN(6) {
+					case 0:
+						vals = append(vals, ops.Mul(p, pickVal()))
+					case 1:
+						vals = append(vals, ops.MatMul(pickVal(), ps[2]))
+					case 2:
+						p.Assign(ops.Sub(p, ops.Mul(pickVal(), ops.ScalarLike(p, 0.1))))
+					case 3:
+						ps[2].Assign(ops.Add(ps[2], ops.MatMulT(p, pickVal(), true, false)))
+					case 4:
+						// The SGD shape that becomes one accumulating GEMM at O1.
+						ps[2].Assign(ops.Sub(ps[2], ops.Mul(ops.MatMulT(pickVal(), p, true, false), ops.ScalarLike(p, 0.05))))
+					default:
+						vals = append(vals, ops.Tanh(ops.Add(pickVal(), p)))
+					}
+				}
+				return ops.Add(pickVal(), ps[0])
+			}
+		}
+		x := rnd(seed+4, -1, 1, 4, 6)
+		eagerPs, graphPs := mk(), mk()
+		want := prog(eagerPs)(x)
+		for _, level := range []spore.Level{spore.O0, spore.O1} {
+			graphPs = mk()
+			got := spore.Jit(prog(graphPs), spore.JitConfig{Level: level})(x)
+			tol := map[spore.Level]float64{spore.O0: 0, spore.O1: 1e-5}[level]
+			if err := compare(got, want, tol); err != nil {
+				t.Fatalf("seed %d %v result: %v", seed, level, err)
+			}
+			for i := range eagerPs {
+				if err := compare(graphPs[i], eagerPs[i], tol); err != nil {
+					t.Fatalf("seed %d %v parameter %d: %v", seed, level, i, err)
+				}
+			}
+		}
+	}
 }
