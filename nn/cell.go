@@ -329,6 +329,23 @@ type Param struct {
 	Tensor *spore.Tensor
 }
 
+// ParamList is a field type holding parameters that are named by their
+// Name rather than by their position: the layers whose MindSpore names
+// follow a pattern (an LSTM's weight_ih_l0, weight_hh_l0, ...,
+// weight_ih_l1_reverse) keep them in one ParamList, tagged `nn:",inline"`
+// to put the names directly under the cell.
+type ParamList []Param
+
+// Get returns the parameter called name, or nil.
+func (l ParamList) Get(name string) *tensor.Tensor {
+	for _, p := range l {
+		if p.Name == name {
+			return p.Tensor
+		}
+	}
+	return nil
+}
+
 // NamedParameters returns the parameters of the cell and its descendants
 // with their paths from this cell, in field order, depth first; a
 // parameter reachable twice is listed once.
@@ -429,9 +446,10 @@ func (c *Cell) String() string {
 }
 
 var (
-	cellType   = reflect.TypeFor[Cell]()
-	moduleType = reflect.TypeFor[Module]()
-	tensorType = reflect.TypeFor[*tensor.Tensor]()
+	cellType      = reflect.TypeFor[Cell]()
+	moduleType    = reflect.TypeFor[Module]()
+	tensorType    = reflect.TypeFor[*tensor.Tensor]()
+	paramListType = reflect.TypeFor[ParamList]()
 )
 
 // fieldInfo is what walk needs of one struct field; computed once per type.
@@ -471,6 +489,9 @@ func fieldsOf(t reflect.Type) []fieldInfo {
 // mayHold reports whether a value of type t can be a cell, a parameter or
 // a slice or array of them.
 func mayHold(t reflect.Type) bool {
+	if t == paramListType {
+		return true
+	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
 		return mayHold(t.Elem())
@@ -501,6 +522,14 @@ func walk(m Module, prefix string, onParam func(string, *tensor.Tensor), onCell 
 }
 
 func visit(v reflect.Value, name string, onParam func(string, *tensor.Tensor), onCell func(string, Module) bool) {
+	if v.Type() == paramListType {
+		for _, p := range v.Interface().(ParamList) {
+			if p.Tensor != nil && p.Tensor.IsParameter() && onParam != nil {
+				onParam(join(name, p.Name), p.Tensor)
+			}
+		}
+		return
+	}
 	switch v.Kind() {
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {

@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -239,5 +240,31 @@ func TestPyNativeCallAllocatesNothingExtra(t *testing.T) {
 	called := testing.AllocsPerRun(100, func() { r.Call(x) })
 	if called != direct {
 		t.Fatalf("Call allocates %v times per call, Construct %v", called, direct)
+	}
+}
+
+type listed struct {
+	nn.Cell
+	Extra ParamsField `nn:"extra"`
+	Flat  nn.ParamList `nn:",inline"`
+}
+
+// ParamsField is a ParamList under a field name of its own.
+type ParamsField = nn.ParamList
+
+func TestParamListNames(t *testing.T) {
+	p := func(name string) nn.Param {
+		return nn.Param{Name: name, Tensor: tensor.NewParameter("", tensor.Zeros(tensor.Float32, 1))}
+	}
+	c := nn.Init(&listed{Extra: nn.ParamList{p("a"), p("b")}, Flat: nn.ParamList{p("w_l0"), p("w_l1")}})
+	var names []string
+	for _, np := range c.NamedParameters() {
+		names = append(names, np.Name)
+	}
+	if got := strings.Join(names, " "); got != "extra.a extra.b w_l0 w_l1" {
+		t.Fatalf("names %q", got)
+	}
+	if c.Flat.Get("w_l1") == nil || c.Flat.Get("nope") != nil {
+		t.Fatal("ParamList.Get")
 	}
 }

@@ -3,19 +3,12 @@ package nn
 import (
 	"fmt"
 	"math"
-	"reflect"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/nn/initializer"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
-
-// MaxRNNLayers is the most layers RNN, LSTM and GRU support. Their
-// parameters are named fields (weight_ih_l0, ... as in MindSpore and
-// PyTorch), and Go struct fields are fixed at compile time, so the count
-// has a ceiling; eight is well above what stacked RNNs use in practice.
-const MaxRNNLayers = 8
 
 // RNNConfig holds the optional settings of RNN, LSTM and GRU; the zero
 // value is MindSpore 2.x's defaults.
@@ -68,28 +61,13 @@ func (k rnnKind) String() string { return [...]string{"RNN", "LSTM", "GRU"}[k] }
 //
 // and the same with the suffix _reverse for the backward direction of a
 // bidirectional layer. All are drawn from U(−1/√hidden, 1/√hidden), as in
-// MindSpore and PyTorch. Fields of absent layers, directions or biases are
-// nil.
+// MindSpore and PyTorch. Without biases, the bias entries are absent.
 type RNNBase struct {
 	Cell
 
-	// The parameters of each layer and direction, in PyTorch's order.
-	WeightIhL0, WeightHhL0, BiasIhL0, BiasHhL0                             *spore.Tensor
-	WeightIhL0Reverse, WeightHhL0Reverse, BiasIhL0Reverse, BiasHhL0Reverse *spore.Tensor
-	WeightIhL1, WeightHhL1, BiasIhL1, BiasHhL1                             *spore.Tensor
-	WeightIhL1Reverse, WeightHhL1Reverse, BiasIhL1Reverse, BiasHhL1Reverse *spore.Tensor
-	WeightIhL2, WeightHhL2, BiasIhL2, BiasHhL2                             *spore.Tensor
-	WeightIhL2Reverse, WeightHhL2Reverse, BiasIhL2Reverse, BiasHhL2Reverse *spore.Tensor
-	WeightIhL3, WeightHhL3, BiasIhL3, BiasHhL3                             *spore.Tensor
-	WeightIhL3Reverse, WeightHhL3Reverse, BiasIhL3Reverse, BiasHhL3Reverse *spore.Tensor
-	WeightIhL4, WeightHhL4, BiasIhL4, BiasHhL4                             *spore.Tensor
-	WeightIhL4Reverse, WeightHhL4Reverse, BiasIhL4Reverse, BiasHhL4Reverse *spore.Tensor
-	WeightIhL5, WeightHhL5, BiasIhL5, BiasHhL5                             *spore.Tensor
-	WeightIhL5Reverse, WeightHhL5Reverse, BiasIhL5Reverse, BiasHhL5Reverse *spore.Tensor
-	WeightIhL6, WeightHhL6, BiasIhL6, BiasHhL6                             *spore.Tensor
-	WeightIhL6Reverse, WeightHhL6Reverse, BiasIhL6Reverse, BiasHhL6Reverse *spore.Tensor
-	WeightIhL7, WeightHhL7, BiasIhL7, BiasHhL7                             *spore.Tensor
-	WeightIhL7Reverse, WeightHhL7Reverse, BiasIhL7Reverse, BiasHhL7Reverse *spore.Tensor
+	// Params holds the parameters of each layer and direction, in
+	// PyTorch's order, under MindSpore's names (weight_ih_l0, ...).
+	Params ParamList `nn:",inline"`
 
 	// InputSize and HiddenSize are the feature widths of the input and of
 	// the hidden state.
@@ -107,10 +85,10 @@ type RNNBase struct {
 	Nonlinearity string
 
 	kind rnnKind
-	// slots point at the parameter fields of each layer and direction
-	// (weight_ih, weight_hh, bias_ih, bias_hh), so that the loops index
-	// layers while a field replaced after construction is still seen.
-	slots [][2][4]**spore.Tensor
+	// slots index Params for each layer and direction (weight_ih,
+	// weight_hh, bias_ih, bias_hh; −1 for an absent bias), so that a
+	// parameter replaced in Params after construction is still seen.
+	slots [][2][4]int
 }
 
 // RNN is the Elman recurrent layer, MindSpore's nn.RNN: for each layer
@@ -197,9 +175,6 @@ func newRNNBase(k rnnKind, in, hidden int, cfg []RNNConfig) *RNNBase {
 		c.NumLayers = 1
 	}
 	positive(op, "num_layers", c.NumLayers)
-	if c.NumLayers > MaxRNNLayers {
-		tensor.Panicf(op, "num_layers %d exceeds the %d supported", c.NumLayers, MaxRNNLayers)
-	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) {
 		tensor.Panicf(op, "dropout %v is not in [0, 1)", c.Dropout)
 	}
@@ -211,27 +186,27 @@ func newRNNBase(k rnnKind, in, hidden int, cfg []RNNConfig) *RNNBase {
 	}
 	init := initializer.Uniform(1 / math.Sqrt(float64(hidden)))
 	g := k.gates() * hidden
-	v := reflect.ValueOf(r).Elem()
-	field := func(name string) **spore.Tensor {
-		return v.FieldByName(name).Addr().Interface().(**spore.Tensor)
+	add := func(name string, shape ...int) int {
+		r.Params = append(r.Params, Param{Name: name, Tensor: newParam(name, init, dt, shape...)})
+		return len(r.Params) - 1
 	}
-	r.slots = make([][2][4]**spore.Tensor, c.NumLayers)
+	r.slots = make([][2][4]int, c.NumLayers)
 	for l := range c.NumLayers {
 		inL := in
 		if l > 0 {
 			inL = hidden * r.directions()
 		}
 		for d := range r.directions() {
-			suffix, nameSuffix := fmt.Sprintf("L%d", l), fmt.Sprintf("_l%d", l)
+			suffix := fmt.Sprintf("_l%d", l)
 			if d == 1 {
-				suffix, nameSuffix = suffix+"Reverse", nameSuffix+"_reverse"
+				suffix += "_reverse"
 			}
-			s := [4]**spore.Tensor{field("WeightIh" + suffix), field("WeightHh" + suffix), field("BiasIh" + suffix), field("BiasHh" + suffix)}
-			*s[0] = newParam("weight_ih"+nameSuffix, init, dt, g, inL)
-			*s[1] = newParam("weight_hh"+nameSuffix, init, dt, g, hidden)
+			s := [4]int{-1, -1, -1, -1}
+			s[0] = add("weight_ih"+suffix, g, inL)
+			s[1] = add("weight_hh"+suffix, g, hidden)
 			if !c.NoBias {
-				*s[2] = newParam("bias_ih"+nameSuffix, init, dt, g)
-				*s[3] = newParam("bias_hh"+nameSuffix, init, dt, g)
+				s[2] = add("bias_ih"+suffix, g)
+				s[3] = add("bias_hh"+suffix, g)
 			}
 			r.slots[l][d] = s
 		}
@@ -246,7 +221,19 @@ func (r *RNNBase) directions() int {
 	return 1
 }
 
-func (r *RNNBase) dtype() tensor.DType { return (*r.slots[0][0][0]).DType() }
+func (r *RNNBase) dtype() tensor.DType { return r.Params[r.slots[0][0][0]].Tensor.DType() }
+
+// weights returns the parameters of one layer and direction: weight_ih,
+// weight_hh, bias_ih, bias_hh (nil biases when absent).
+func (r *RNNBase) weights(l, d int) [4]*spore.Tensor {
+	var w [4]*spore.Tensor
+	for i, k := range r.slots[l][d] {
+		if k >= 0 {
+			w[i] = r.Params[k].Tensor
+		}
+	}
+	return w
+}
 
 // Construct returns the top layer's hidden state at every time step:
 // [seq, batch, directions·hidden], or [batch, seq, directions·hidden] with
@@ -361,7 +348,7 @@ func (r *RNNBase) forward(x, hx, cx *spore.Tensor) (y, hn, cn *spore.Tensor) {
 				c = c0[k]
 			}
 			var hT, cT *spore.Tensor
-			outs[d], hT, cT = r.layer(x, h0[k], c, r.slots[l][d], d == 1)
+			outs[d], hT, cT = r.layer(x, h0[k], c, r.weights(l, d), d == 1)
 			hs, cs = append(hs, hT), append(cs, cT)
 		}
 		x = outs[0]
@@ -396,8 +383,8 @@ func splitState(s *spore.Tensor) []*spore.Tensor {
 // layer runs one direction of one layer over x [T, B, in] from state h
 // (and c for LSTM), returning the states at every step [T, B, H] and the
 // final ones.
-func (r *RNNBase) layer(x, h, c *spore.Tensor, w [4]**spore.Tensor, reverse bool) (y, hT, cT *spore.Tensor) {
-	wih, whh, bih, bhh := *w[0], *w[1], *w[2], *w[3]
+func (r *RNNBase) layer(x, h, c *spore.Tensor, w [4]*spore.Tensor, reverse bool) (y, hT, cT *spore.Tensor) {
+	wih, whh, bih, bhh := w[0], w[1], w[2], w[3]
 	T, B, in := x.Dim(0), x.Dim(1), x.Dim(2)
 	gi := ops.MatMulT(ops.Reshape(x, T*B, in), wih, false, true)
 	// RNN and LSTM add b_hh straight to the gates, so it joins b_ih

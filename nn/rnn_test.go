@@ -343,7 +343,7 @@ func TestRecurrentShapesAndNames(t *testing.T) {
 	// Initialisation is U(−1/√hidden, 1/√hidden).
 	big := nn.NewLSTM(50, 100)
 	lo, hi := 0.0, 0.0
-	for _, v := range big.WeightIhL0.Float64s() {
+	for _, v := range big.Params.Get("weight_ih_l0").Float64s() {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	if lo < -0.1 || hi > 0.1 || lo > -0.09 || hi < 0.09 {
@@ -579,7 +579,6 @@ func TestRecurrentErrors(t *testing.T) {
 		want []string
 	}{
 		{"zero hidden", func() { nn.NewGRU(3, 0) }, []string{"nn.GRU", "hidden_size"}},
-		{"too many layers", func() { nn.NewRNN(3, 4, nn.RNNConfig{NumLayers: 9}) }, []string{"nn.RNN", "num_layers 9"}},
 		{"bad nonlinearity", func() { nn.NewRNN(3, 4, nn.RNNConfig{Nonlinearity: "gelu"}) }, []string{"nn.RNN", "gelu"}},
 		{"nonlinearity on LSTM", func() { nn.NewLSTM(3, 4, nn.RNNConfig{Nonlinearity: "relu"}) }, []string{"nn.LSTM", "RNN only"}},
 		{"dropout", func() { nn.NewLSTM(3, 4, nn.RNNConfig{Dropout: 1}) }, []string{"dropout"}},
@@ -644,4 +643,21 @@ func ExampleLSTM() {
 	// bias_ih_l1 [64]
 	// bias_hh_l1 [64]
 	// [3 5 16] [2 3 16] [2 3 16]
+}
+
+// Parameters live in a ParamList named by pattern, so the depth is not
+// capped by a fixed set of struct fields.
+func TestDeepRecurrentNames(t *testing.T) {
+	g := nn.NewGRU(3, 4, nn.RNNConfig{NumLayers: 10, Bidirectional: true})
+	ps := g.NamedParameters()
+	if len(ps) != 10*2*4 || ps[0].Name != "weight_ih_l0" || ps[len(ps)-1].Name != "bias_hh_l9_reverse" {
+		t.Fatalf("%d parameters, first %q, last %q", len(ps), ps[0].Name, ps[len(ps)-1].Name)
+	}
+	if y := g.Call(tensor.Ones(tensor.Float32, 5, 2, 3)); !y.Shape().Equal([]int{5, 2, 8}) {
+		t.Fatalf("output %v", y.Shape())
+	}
+	s := nn.NewSequentialCell(nn.NewLSTM(3, 4))
+	if name := s.NamedParameters()[1].Name; name != "0.weight_hh_l0" {
+		t.Fatalf("nested name %q", name)
+	}
 }
