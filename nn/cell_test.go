@@ -245,7 +245,7 @@ func TestPyNativeCallAllocatesNothingExtra(t *testing.T) {
 
 type listed struct {
 	nn.Cell
-	Extra ParamsField `nn:"extra"`
+	Extra ParamsField  `nn:"extra"`
 	Flat  nn.ParamList `nn:",inline"`
 }
 
