@@ -545,7 +545,9 @@ func TestLSTMLearnsSumSign(t *testing.T) {
 			right++
 		}
 	}
-	if right < 240 {
+	// 241/256 with this seed; 230 (90%, chance is 50%) leaves room for
+	// kernels that round differently.
+	if right < 230 {
 		t.Fatalf("%d of 256 test sequences right", right)
 	}
 	t.Logf("loss %.3g → %.3g in %v; test accuracy %d/256", first, last, time.Since(start), right)
