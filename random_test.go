@@ -22,11 +22,12 @@ func TestRandomProgramsAgree(t *testing.T) {
 		loss := func(xs ...*spore.Tensor) *spore.Tensor { return ops.Sum(prog(xs...)) }
 		grad := spore.Grad(loss, spore.GradPosition(0, 1, 2))
 		wantG := grad(xs...)
-		// O0 must be bitwise equal to PyNative; O1 within the tolerance.
+		// O0 must be bitwise equal to PyNative; O1 and O2 (fast math) within
+		// the tolerance.
 		for _, l := range []struct {
 			level     spore.Level
 			tol, gtol float64
-		}{{spore.O0, 0, 0}, {spore.O1, 1e-5, 1e-4}} {
+		}{{spore.O0, 0, 0}, {spore.O1, 1e-5, 1e-4}, {spore.O2, 1e-5, 1e-4}} {
 			got := spore.Jit(prog, spore.JitConfig{Level: l.level})(xs...)
 			if err := compare(got, want, l.tol); err != nil {
 				t.Fatalf("seed %d %v forward: %v\n%s", seed, l.level, err, irOf(prog, xs))
@@ -64,7 +65,7 @@ func randomProgram(r *rand.Rand, xs []*spore.Tensor) *spore.Tensor {
 	for range n {
 		a, b := pick(), pick()
 		var v *spore.Tensor
-		switch r.IntN(14) {
+		switch r.IntN(15) {
 		case 0:
 			v = ops.Add(a, b)
 		case 1:
@@ -91,6 +92,8 @@ func randomProgram(r *rand.Rand, xs []*spore.Tensor) *spore.Tensor {
 			v = ops.Softmax(a, -1)
 		case 12:
 			v = ops.Exp(ops.Neg(ops.Square(a)))
+		case 13:
+			v = ops.Div(a, ops.ScalarLike(a, 1.5+r.Float64()))
 		default:
 			v = ops.Select(ops.Greater(a, b), a, ops.Mul(b, b))
 		}

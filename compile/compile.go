@@ -27,7 +27,8 @@ const (
 	// approximate transcendental functions within a few ulp).
 	O1
 	// O2 is O1 plus passes that may change results more than rounding
-	// would; none exist yet, so O2 currently equals O1.
+	// would: FastMath's floating-point reassociations (x/c → x·(1/c),
+	// (x·c1)·c2 → x·(c1·c2)), within about one ulp per rewritten op.
 	O2
 )
 
@@ -52,7 +53,9 @@ type Pass struct {
 }
 
 // Passes is the pipeline, in order. Ordering constraints:
-//   - constant folding runs first, so that the identities simplification
+//   - fast-math rewrites (O2) run first: they create constants (1/c,
+//     c1·c2) for folding and simplification to see;
+//   - constant folding runs early, so that the identities simplification
 //     looks for (x·1, x+0) show up when the constant was computed;
 //   - simplification runs before transpose folding, so a
 //     Transpose(Transpose(x)) pair has collapsed before a MatMul looks
@@ -68,6 +71,7 @@ type Pass struct {
 //   - dead-code elimination runs last to drop what the rewrites orphaned
 //     (buffer assignment happens in exec.Compile, after all passes).
 var Passes = []Pass{
+	{Name: "fastmath", Fn: FastMath, MinLevel: O2},
 	{Name: "constfold", Fn: ConstFold, MinLevel: O1},
 	{Name: "simplify", Fn: Simplify, MinLevel: O1},
 	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
