@@ -129,11 +129,7 @@ func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 	// Parameters are node inputs too (so the tape reaches them); in the
 	// replay they read the tracked stand-ins, which may be symbolic inputs
 	// of a gradient body rather than the parameters themselves.
-	subst := map[*Tensor]*Tensor{}
-	for i, p := range b.params {
-		subst[p] = leaves[b.pidx[i]-lead]
-	}
-	outs := replayWith(b, bodyIn, subst)
+	outs := b.replay(bodyIn, leaves, lead)
 	var loss *Tensor
 	for k, o := range outs {
 		if !o.DType().IsFloat() {
@@ -415,6 +411,13 @@ func Print(args ...any) {
 	tensor.Apply(printPrim, &printAttrs{parts: parts}, ts...)
 }
 
-func replayWith(b *body, bodyIn []*Tensor, subst map[*Tensor]*Tensor) []*Tensor {
+// replay evaluates the body's traced graph on bodyIn, reading each of its
+// parameters from its place among the node inputs nodeIn (whose first
+// element is node input lead).
+func (b *body) replay(bodyIn, nodeIn []*Tensor, lead int) []*Tensor {
+	subst := map[*Tensor]*Tensor{}
+	for i, p := range b.params {
+		subst[p] = nodeIn[b.pidx[i]-lead]
+	}
 	return graph.ReplayWith(b.orig, bodyIn, subst)
 }

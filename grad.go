@@ -137,7 +137,9 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 	order, foreign := reachingOrder(y.Node(), isTarget)
 	record = record || foreign
 	detach := func(ts []*Tensor) []*Tensor { return ts }
+	detach1 := func(t *Tensor) *Tensor { return t }
 	if !record {
+		detach1 = tensor.Untracked
 		detach = func(ts []*Tensor) []*Tensor {
 			out := make([]*Tensor, len(ts))
 			for i, t := range ts {
@@ -180,7 +182,7 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 			if g == nil {
 				continue
 			}
-			gin = n.Prim.VJP(n.Attrs, detach(n.Inputs), detach([]*Tensor{n.Out})[0], g)
+			gin = n.Prim.VJP(n.Attrs, detach(n.Inputs), detach1(n.Out), g)
 		}
 		for j, x := range n.Inputs {
 			if x.Node() == nil || j >= len(gin) || gin[j] == nil {

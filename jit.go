@@ -269,16 +269,7 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 	}
 	e := st.lookupReflect(args, leaves, key.String())
 	eager := func(xs []*Tensor) []*Tensor {
-		next := 0
-		in := make([]reflect.Value, len(args))
-		for i, a := range args {
-			in[i] = rebuild(a, xs, &next)
-		}
-		var outs []*Tensor
-		var discard strings.Builder
-		for _, r := range st.fv.Call(in) {
-			_ = flatten(r, &outs, &discard)
-		}
+		outs, _ := st.callWith(args, xs)
 		return outs
 	}
 	outs := st.execute(e, leaves, eager)
@@ -294,23 +285,26 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 // lookupReflect finds or compiles the plan for reflected arguments whose
 // flattened tensors are leaves and whose constants are key.
 func (st *jitState) lookupReflect(args []reflect.Value, leaves []*Tensor, key string) *entry {
-	trace := func(sym []*Tensor) ([]*Tensor, []reflect.Value) {
-		next := 0
-		symArgs := make([]reflect.Value, len(args))
-		for i, a := range args {
-			symArgs[i] = rebuild(a, sym, &next)
-		}
-		res := st.fv.Call(symArgs)
-		var outs []*Tensor
-		var discard strings.Builder
-		for i, r := range res {
-			if err := flatten(r, &outs, &discard); err != nil {
-				panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
-			}
-		}
-		return outs, res
+	return st.lookup(leaves, key, func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
+}
+
+// callWith calls fn on args with their tensors replaced, in flatten's
+// order, by leaves, and returns the results flattened and as they are.
+func (st *jitState) callWith(args []reflect.Value, leaves []*Tensor) ([]*Tensor, []reflect.Value) {
+	next := 0
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		in[i] = rebuild(a, leaves, &next)
 	}
-	return st.lookup(leaves, key, trace)
+	res := st.fv.Call(in)
+	var outs []*Tensor
+	var discard strings.Builder
+	for i, r := range res {
+		if err := flatten(r, &outs, &discard); err != nil {
+			panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
+		}
+	}
+	return outs, res
 }
 
 // entryFor flattens args and returns their compiled entry.
@@ -436,12 +430,7 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 	if err != nil {
 		panic(tensor.Errorf("Jit", "%v", err))
 	}
-	var params []*Tensor
-	for _, v := range g.Values {
-		if v.Kind == graph.KindParam {
-			params = append(params, v.Tensor)
-		}
-	}
+	params := g.Params()
 	res, err := compile.Run(g, compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs})
 	if err != nil {
 		panic(tensor.Errorf("Jit", "compiling %s: %v", st.name, err))

@@ -229,7 +229,7 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 		for i, j := range b.idx {
 			bodyIn[i] = nodeIn[j]
 		}
-		return replayBody(b, bodyIn, nodeIn)
+		return b.replay(bodyIn, nodeIn, 0)
 	}
 	// The recomputation runs in the forward scan's direction and the
 	// backward pass in the opposite one.
@@ -258,14 +258,4 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 	}, gcarry0, scanned)
 	out := append(append([]*Tensor(nil), final[:nc]...), gxs...)
 	return append(out, final[nc:]...)
-}
-
-// replayBody evaluates a body's traced graph on bodyIn, reading its
-// parameters from their places among the node inputs nodeIn.
-func replayBody(b *body, bodyIn, nodeIn []*Tensor) []*Tensor {
-	subst := map[*Tensor]*Tensor{}
-	for i, p := range b.params {
-		subst[p] = nodeIn[b.pidx[i]]
-	}
-	return replayWith(b, bodyIn, subst)
 }

@@ -64,21 +64,11 @@ func kernelMatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 func vjpMatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 	at := attrs.(ops.MatMulAttrs)
 	a, b, s := in[0], in[1], in[3]
+	// out = p − s·mm: MatMul's own rule, fed the cotangent −s·g.
+	gs := ops.Lookup("MatMul").VJP(at, in[:2], nil, ops.Neg(ops.Mul(g, s)))
 	mm := ops.MatMulT(a, b, at.TransA, at.TransB)
-	gm := ops.Neg(ops.Mul(g, s))
-	var ga, gb *tensor.Tensor
-	if at.TransA {
-		ga = ops.MatMulT(b, gm, at.TransB, true)
-	} else {
-		ga = ops.MatMulT(gm, b, false, !at.TransB)
-	}
-	if at.TransB {
-		gb = ops.MatMulT(gm, a, true, at.TransA)
-	} else {
-		gb = ops.MatMulT(a, gm, !at.TransA, false)
-	}
-	gs := ops.Reshape(ops.Neg(ops.Sum(ops.Mul(g, mm))), s.Shape()...)
-	return []*tensor.Tensor{ga, gb, g, gs}
+	gScale := ops.Reshape(ops.Neg(ops.Sum(ops.Mul(g, mm))), s.Shape()...)
+	return []*tensor.Tensor{gs[0], gs[1], g, gScale}
 }
 
 // GemmUpdate fuses the gradient-descent update of a weight into the GEMM

@@ -102,14 +102,12 @@ type binary struct {
 // each input's gradient back over the axes broadcasting stretched.
 func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
 	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
-	// The dtypes the op accepts, in unary's form so that accepts answers.
-	accepted := unary{f32: nilIf(u.f32), f64: nilIf(u.f64), i32: nilIf(u.i32), i64: nilIf(u.i64)}
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		a, b := in[0], in[1]
 		if a.DType() != b.DType() {
 			tensor.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
 		}
-		if !accepted.accepts(a.DType()) {
+		if !u.accepts(a.DType()) {
 			tensor.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
 		}
 		return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: a.DType()}
@@ -176,13 +174,19 @@ func isRow(s tensor.Shape) bool {
 	return len(s) > 0
 }
 
-// nilIf turns a binary function's presence into a unary placeholder so that
-// unary.accepts can answer for binary ops too.
-func nilIf[T any](f func(a, b T) T) func(T) T {
-	if f == nil {
-		return nil
+// accepts reports whether the op has a kernel for dtype d.
+func (u binary) accepts(d tensor.DType) bool {
+	switch d {
+	case tensor.Float32:
+		return u.f32 != nil
+	case tensor.Float64:
+		return u.f64 != nil
+	case tensor.Int32:
+		return u.i32 != nil
+	case tensor.Int64:
+		return u.i64 != nil
 	}
-	return func(x T) T { return x }
+	return false
 }
 
 func apply1(p *tensor.Prim, x *tensor.Tensor) *tensor.Tensor { return tensor.Apply(p, nil, x) }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/models"
-	"github.com/sporeml/spore/nn"
-	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -64,8 +62,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		compile := time.Since(start)
 		us, allocs := timeCall(infer, *rounds)
 
-		opt := optim.NewSGD(net.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.01)}})
-		step := nn.NewTrainOneStepCell(nn.NewWithLossCell(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean)), opt)
+		step := sgdStep(net)
 		trainStep := func() { step.Step(x, y) }
 		trainStep()
 		tus, tallocs := timeCall(trainStep, max(*rounds/4, 1))

@@ -12,7 +12,6 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
-	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -47,9 +46,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := optim.NewSGD(net.Base().TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.01)}})
-	step := nn.NewTrainOneStepCell(nn.NewWithLossCell(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean)), opt,
-		nn.TrainOneStepConfig{Mode: nn.StepCompiled, Jit: spore.JitConfig{Level: lv, Name: "train_step"}})
+	step := sgdStep(net, nn.TrainOneStepConfig{Mode: nn.StepCompiled, Jit: spore.JitConfig{Level: lv, Name: "train_step"}})
 	spore.SetContext(spore.WithSaveGraphs(dir))
 	labels := make([]int32, *batch)
 	y := tensor.FromSlice(labels, *batch)

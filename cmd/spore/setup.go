@@ -90,3 +90,11 @@ func loadData(dir string) (train, test *dataset.Dataset, err error) {
 	test, err = mnist.Load(paths[2], paths[3], mnist.Normalize())
 	return train, test, err
 }
+
+// sgdStep is the training step bench and graph measure and show: the
+// network with cross-entropy and plain SGD (lr 0.01), as the PyTorch
+// reference script trains it.
+func sgdStep(net nn.Layer, cfg ...nn.TrainOneStepConfig) *nn.TrainOneStepCell {
+	opt := optim.NewSGD(net.Base().TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.01)}})
+	return nn.NewTrainOneStepCell(nn.NewWithLossCell(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean)), opt, cfg...)
+}
