@@ -1,7 +1,9 @@
 package spore
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -50,7 +52,8 @@ type Context struct {
 	SaveGraphs string
 	// DisableJit runs Jit functions and GraphMode cells eagerly, for
 	// debugging (MindSpore's MS_JIT=0, JAX's disable_jit). The environment
-	// variable SPORE_JIT=0 sets it too.
+	// variable SPORE_JIT sets it too: 0, false or off disable compilation;
+	// 1, true, on or unset leave it on (see CheckEnv).
 	DisableJit bool
 }
 
@@ -76,13 +79,44 @@ var (
 	ctx   atomic.Pointer[Context]
 )
 
+// envErr is what CheckEnv reports: the first environment variable read at
+// start-up whose value was not understood.
+var envErr error
+
 func init() {
+	disable, err := parseJitEnv(os.Getenv("SPORE_JIT"))
+	envErr = err
 	ctx.Store(&Context{
 		JitLevel:   O1,
 		SaveGraphs: os.Getenv("SPORE_SAVE_GRAPHS"),
-		DisableJit: os.Getenv("SPORE_JIT") == "0",
+		DisableJit: disable,
 	})
 }
+
+// parseJitEnv reads a SPORE_JIT value: whether it disables compilation,
+// or an error naming the accepted values. The values are MindSpore's MS_JIT
+// (0 and 1) and the usual spellings of a boolean switch.
+func parseJitEnv(v string) (disable bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "1", "true", "on", "yes":
+		return false, nil
+	case "0", "false", "off", "no":
+		return true, nil
+	}
+	return false, fmt.Errorf("SPORE_JIT=%q: want 0 (compilation off: Graph mode and Jit run eagerly) or 1 (on, the default); also accepted: true/false, on/off, yes/no", v)
+}
+
+// CheckEnv reports an environment variable that spore read at start-up and
+// did not understand, or nil. A library cannot refuse to start, so an
+// unrecognised SPORE_JIT leaves compilation on (the default) and only
+// CheckEnv says so; programs that take their configuration from the
+// environment (such as the spore command) call it to refuse bad values.
+//
+// SPORE_JIT takes 0, false, off or no to run Jit functions and Graph-mode
+// cells eagerly (Context.DisableJit), and 1, true, on or yes (or nothing)
+// to compile them, case-insensitively. SPORE_SAVE_GRAPHS is a directory
+// and is checked only when the first dump is written.
+func CheckEnv() error { return envErr }
 
 // SetContext changes the global configuration:
 //
