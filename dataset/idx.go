@@ -131,7 +131,14 @@ func readIDX(r io.Reader, name string) (*tensor.Tensor, error) {
 	fail := func(err error, format string, args ...any) (*tensor.Tensor, error) {
 		return nil, &IDXError{Name: name, Msg: fmt.Sprintf(format, args...), Err: err}
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	// When the input's length is known (a file, a buffer), the size the
+	// header claims is checked against it before anything is allocated.
+	avail, sized := knownLen(r)
+	bufSize := 1 << 16
+	if sized {
+		bufSize = int(min(avail, int64(bufSize))) // bufio rounds up to 16
+	}
+	br := bufio.NewReaderSize(r, bufSize)
 	in := io.Reader(br)
 	compressed := false
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -200,6 +207,9 @@ func readIDX(r io.Reader, name string) (*tensor.Tensor, error) {
 		}
 	}
 
+	if left := avail - int64(4+len(dimBuf)); sized && !compressed && uint64(left) < nbytes {
+		return fail(nil, "truncated data: %d of %d bytes for shape %v of %s", left, nbytes, shape, tname)
+	}
 	data, err := readFull(in, int(nbytes))
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -233,17 +243,39 @@ func isFlateError(err error) bool {
 	return errors.As(err, &ce)
 }
 
+// knownLen reports how many bytes r has left, when r can tell: an
+// in-memory reader (bytes.Reader, strings.Reader, bytes.Buffer) or a
+// regular file.
+func knownLen(r io.Reader) (int64, bool) {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len()), true
+	case *os.File:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return 0, false
+		}
+		off, err := r.Seek(0, io.SeekCurrent)
+		if err != nil || off > fi.Size() {
+			return 0, false
+		}
+		return fi.Size() - off, true
+	}
+	return 0, false
+}
+
 // readFull reads exactly n bytes. It trusts the size a header claims only
-// as far as the data bears it out: the buffer starts at 1 MiB, and once that
-// is full grows to the claimed size or by 64 MiB, whichever is less, then
-// doubles. A short file with a lying header thus costs little, and a real
-// one at most one copy of its first MiB.
+// as far as the data bears it out: the buffer starts at 64 KiB and at most
+// doubles each time it fills, so that it never holds more than twice the
+// bytes actually read. A short stream with a lying header (a gzip stream,
+// whose length is unknown) thus costs little, and a real file of n bytes
+// about 2n in all, spread over log2(n/64Ki) copies.
 func readFull(r io.Reader, n int) ([]byte, error) {
-	const first, step = 1 << 20, 64 << 20
+	const first = 64 << 10
 	buf := make([]byte, 0, min(n, first))
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(n, max(2*len(buf), step))-len(buf))
+			buf = slices.Grow(buf, min(n, 2*len(buf))-len(buf))
 		}
 		end := min(n, cap(buf))
 		m, err := io.ReadFull(r, buf[len(buf):end])

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -187,8 +189,11 @@ func TestReadIDXFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.idx")
 	os.WriteFile(bad, []byte{0, 0, 0x08, 1, 0, 0, 0, 5, 1}, 0o644)
+	huge := filepath.Join(dir, "huge.idx")
+	os.WriteFile(huge, append(idx(0x0D, []uint32{1 << 20, 1 << 9}), make([]byte, 88)...), 0o644)
 	tests := []struct{ path, want string }{
 		{bad, "dataset: IDX file " + bad + ": truncated data: 1 of 5 bytes"},
+		{huge, "dataset: IDX file " + huge + ": truncated data: 88 of 2147483648 bytes for shape [1048576 512] of float"},
 		{filepath.Join(dir, "missing"), "dataset: IDX file " + filepath.Join(dir, "missing") + ": cannot open: no such file or directory"},
 	}
 	for _, tc := range tests {
@@ -200,38 +205,66 @@ func TestReadIDXFileErrors(t *testing.T) {
 	}
 }
 
-func FuzzReadIDX(f *testing.F) {
-	f.Add(idx(0x08, []uint32{2, 3}, 1, 2, 3, 4, 5, 6))
-	f.Add(idx(0x0B, []uint32{2}, 1, 2, 3, 4))
-	f.Add(idx(0x0E, []uint32{1}, 0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18))
-	f.Add(gz(idx(0x0D, []uint32{1, 1}, 0x3f, 0x80, 0, 0)))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, in []byte) {
-		x, err := ReadIDX(bytes.NewReader(in))
-		if err != nil {
+// unsized hides a reader's Len method, so that ReadIDX cannot know how many
+// bytes follow, as with a pipe or a network stream.
+type unsized struct{ io.Reader }
+
+// heapAllocated returns the bytes allocated on the heap while f ran: the
+// least over three runs, so that a goroutine left running by another test
+// cannot inflate the count.
+func heapAllocated(f func()) uint64 {
+	best := uint64(math.MaxUint64)
+	var before, after runtime.MemStats
+	for range 3 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		best = min(best, after.TotalAlloc-before.TotalAlloc)
+	}
+	return best
+}
+
+// TestReadIDXLyingHeader checks that a header claiming far more data than
+// follows fails with a clear error having allocated no more than a small
+// multiple of the input: the claimed size is never trusted beyond the data.
+func TestReadIDXLyingHeader(t *testing.T) {
+	pad := func(b []byte, n int) []byte { return append(b, make([]byte, n-len(b))...) }
+	trillion := pad(idx(0x08, []uint32{1e6, 1e6}), 100)     // 10^12 elements, over MaxIDXBytes
+	twoGB := pad(idx(0x0D, []uint32{1 << 20, 1 << 9}), 100) // 2^29 floats, under it
+	mib := pad(idx(0x08, []uint32{1 << 16, 1 << 15}), 12+1<<20)
+	tests := []struct {
+		name   string
+		in     []byte
+		stream bool // hide the input's length, as a pipe would
+		size   int  // bytes the parser sees: the file, or the gzip stream's contents
+		want   string
+	}{
+		{"1e12 elements in 100 bytes", trillion, false, 100, "shape [1000000 1000000] of ubyte is too large"},
+		{"1e12 elements in 100 bytes, gzip", gz(trillion), false, 100, "too large"},
+		{"2 GB claimed in 100 bytes", twoGB, false, 100, "truncated data: 88 of 2147483648 bytes for shape [1048576 512] of float"},
+		{"2 GB claimed in 100 bytes, stream", twoGB, true, 100, "truncated data: 88 of 2147483648 bytes"},
+		{"2 GB claimed in 100 bytes, gzip", gz(twoGB), false, 100, "truncated data: 88 of 2147483648 bytes"},
+		{"2 GB claimed in 1 MiB, stream", mib, true, len(mib), "truncated data: 1048576 of 2147483648 bytes"},
+		{"2 GB claimed in 1 MiB, gzip", gz(mib), false, len(mib), "truncated data: 1048576 of 2147483648 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			got := heapAllocated(func() {
+				var r io.Reader = bytes.NewReader(tc.in)
+				if tc.stream {
+					r = unsized{r}
+				}
+				_, err = ReadIDX(r)
+			})
 			var ie *IDXError
-			if !errors.As(err, &ie) {
-				t.Fatalf("error %v is not an *IDXError", err)
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ReadIDX error %v, want an *IDXError containing %q", err, tc.want)
 			}
-			return
-		}
-		// What was read writes back and reads again as the same tensor.
-		var buf bytes.Buffer
-		if err := WriteIDX(&buf, x); err != nil {
-			t.Fatal(err)
-		}
-		y, err := ReadIDX(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if y.DType() != x.DType() || !y.Shape().Equal(x.Shape()) {
-			t.Fatalf("round trip %v %v -> %v %v", x.DType(), x.Shape(), y.DType(), y.Shape())
-		}
-		a, b := x.Float64s(), y.Float64s()
-		for i := range a {
-			if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
-				t.Fatalf("element %d: %v then %v", i, a[i], b[i])
+			// The gzip reader's own state (window, tables) is about 50 KiB.
+			if bound := uint64(8*tc.size + 256<<10); got > bound {
+				t.Errorf("allocated %d bytes for a %d-byte input; want at most %d", got, tc.size, bound)
 			}
-		}
-	})
+		})
+	}
 }
