@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/nn"
@@ -222,7 +223,10 @@ func (m *Model) SaveCheckpoint(path string) error {
 // optimiser's state is restored when the file has any of it (a file of
 // bare network parameters, such as one from MindSpore's
 // save_checkpoint(net), loads the network alone), and then must be
-// complete. Nothing is changed on error.
+// complete. A model without an optimiser loads the network and ignores
+// the optimiser state in the file. Nothing is changed on error, and the
+// error says which half did not fit: the network's parameters or the
+// optimizer state (one saved by another kind of optimiser, say).
 func (m *Model) LoadCheckpoint(path string) error {
 	src, _, err := checkpoint.Load(path)
 	if err != nil {
@@ -236,35 +240,89 @@ func (m *Model) LoadCheckpoint(path string) error {
 	for _, s := range state {
 		isState[s.Name] = true
 	}
+	netDst := NetParams(m.Network)
+	isNet := map[string]bool{}
+	for _, p := range netDst {
+		isNet[p.Name] = true
+	}
 	var netSrc, stateSrc []checkpoint.Param
 	for _, p := range src {
-		if isState[p.Name] {
+		switch {
+		case isState[p.Name]:
 			stateSrc = append(stateSrc, p)
-		} else {
+		case isNet[p.Name]:
+			netSrc = append(netSrc, p)
+		case looksLikeState(p.Name, isNet):
+			// Another optimiser's slots: report them with the
+			// optimizer state, not as strangers in the network.
+			if m.Optimizer != nil {
+				stateSrc = append(stateSrc, p)
+			}
+		default:
 			netSrc = append(netSrc, p)
 		}
 	}
-	netDst := NetParams(m.Network)
 	// Check both halves before changing either: LoadInto assigns only
 	// when its own check passes, so run the strict checks on copies first.
 	if err := dryRun(netDst, netSrc); err != nil {
-		return fmt.Errorf("train: %s: network: %w", path, err)
+		return &loadError{path, "the network's parameters do not fit", err}
 	}
 	if len(stateSrc) > 0 {
 		if err := dryRun(state, stateSrc); err != nil {
-			return fmt.Errorf("train: %s: optimizer state: %w", path, err)
+			return &loadError{path, "the optimizer state does not fit", err}
 		}
 	}
 	if _, _, _, err := checkpoint.LoadInto(netDst, netSrc, true); err != nil {
-		return err
+		return &loadError{path, "the network's parameters do not fit", err}
 	}
 	if len(stateSrc) > 0 {
 		if _, _, _, err := checkpoint.LoadInto(state, stateSrc, true); err != nil {
-			return err
+			return &loadError{path, "the optimizer state does not fit", err}
 		}
 	}
 	return nil
 }
+
+// looksLikeState reports whether a checkpoint name is optimiser state as
+// optim names it: "global_step", or a slot "<slot>.<parameter name>".
+func looksLikeState(name string, isNet map[string]bool) bool {
+	if name == "global_step" {
+		return true
+	}
+	slot, param, ok := strings.Cut(name, ".")
+	return ok && slot != "" && isNet[param]
+}
+
+// loadError says which half of a checkpoint did not fit. It formats a
+// strict load's refusal itself, so that the message reads as one sentence
+// rather than a pile of package prefixes, and unwraps to the checkpoint
+// package's error.
+type loadError struct {
+	path, part string
+	err        error
+}
+
+func (e *loadError) Error() string {
+	var le *checkpoint.LoadError
+	if !errors.As(e.err, &le) {
+		return fmt.Sprintf("train: %s: %s: %v", e.path, e.part, e.err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "train: %s: %s, nothing was loaded:", e.path, e.part)
+	sep := " "
+	list := func(what string, names []string) {
+		if len(names) > 0 {
+			fmt.Fprintf(&b, "%s%d %s (%s)", sep, len(names), what, strings.Join(names, ", "))
+			sep = "; "
+		}
+	}
+	list("missing from the checkpoint", le.Missing)
+	list("unexpected in the checkpoint", le.Unexpected)
+	list("mismatched", le.Details)
+	return b.String()
+}
+
+func (e *loadError) Unwrap() error { return e.err }
 
 // dryRun runs a strict LoadInto against stand-in parameters of dst's
 // names, shapes and dtypes, reporting what the real load would.

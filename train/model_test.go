@@ -272,6 +272,52 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	}
 }
 
+// A checkpoint refused for its optimizer state says so (not "network"),
+// in one sentence without a pile of package prefixes, and changes nothing;
+// a model without an optimizer loads the network and skips the state.
+func TestLoadCheckpointNamesTheHalfThatFailed(t *testing.T) {
+	dir := t.TempDir()
+	withAdam := filepath.Join(dir, "adam.safetensors")
+	if err := newModel(1, adam).SaveCheckpoint(withAdam); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		model   *train.Model
+		want    string // "" for success
+		notWant string
+	}{
+		{"another optimizer", newModel(2, sgd), "the optimizer state does not fit, nothing was loaded", "network"},
+		{"no optimizer", func() *train.Model { m := newModel(2, sgd); m.Optimizer = nil; return m }(), "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := c.model.Network.Base().Parameters()[0].Float32s()
+			err := c.model.LoadCheckpoint(withAdam)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("load: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) || strings.Contains(msg, c.notWant) || strings.Contains(msg, "checkpoint:") || !strings.Contains(msg, "moment1.") {
+				t.Errorf("error %q: want %q, naming the state, without %q or a checkpoint: prefix", msg, c.want, c.notWant)
+			}
+			var le *checkpoint.LoadError
+			if !errors.As(err, &le) {
+				t.Errorf("error %T does not unwrap to *checkpoint.LoadError", err)
+			}
+			if !slices.Equal(before, c.model.Network.Base().Parameters()[0].Float32s()) {
+				t.Error("a refused load changed the network")
+			}
+		})
+	}
+}
+
 func TestEarlyStopping(t *testing.T) {
 	frozen := func(ps []*tensor.Tensor) optim.Optimizer {
 		return optim.NewSGD(ps, optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0)}})
