@@ -2,6 +2,7 @@ package spore
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"strings"
 
 	"github.com/sporeml/spore/compile"
@@ -33,7 +34,7 @@ func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *
 	b := &body{nargs: len(metas)}
 	// A body is compiled at the level of the function it is traced in.
 	level := GetContext().JitLevel
-	if outer, ok := tensor.CurrentTracer().(*graph.Tracer); ok && outer.Level != 0 {
+	if outer, ok := core.CurrentTracer().(*graph.Tracer); ok && outer.Level != 0 {
 		level = Level(outer.Level)
 	}
 	tr := graph.NewTracer(name)
@@ -52,7 +53,7 @@ func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *
 	for i, m := range metas {
 		args[i] = tr.Input(m)
 	}
-	end := tensor.BeginTrace(tr)
+	end := core.BeginTrace(tr)
 	outs := func() []*Tensor {
 		defer end()
 		return fn(args)
@@ -67,7 +68,7 @@ func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *
 	b.params = g.Params()
 	res, err := compile.Run(g, compile.Options{Level: level})
 	if err != nil {
-		panic(tensor.Errorf(name, "compiling the body: %v", err))
+		panic(core.Errorf(name, "compiling the body: %v", err))
 	}
 	b.plan = res.Plan
 	b.args = make([]*Tensor, len(g.Inputs))
@@ -120,7 +121,7 @@ func (b *body) run(in, outs []*Tensor) {
 func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 	leaves := make([]*Tensor, len(xs))
 	for i, x := range xs {
-		leaves[i] = tensor.TrackLeaf(x)
+		leaves[i] = core.TrackLeaf(x)
 	}
 	bodyIn := make([]*Tensor, len(b.idx))
 	for i, j := range b.idx {
@@ -183,7 +184,7 @@ func sameTypes(a, b []tensor.Meta) bool {
 // staged reports whether control flow must be staged into the graph:
 // under a trace on this goroutine or with symbolic inputs.
 func staged(ts ...*Tensor) bool {
-	return tensor.CurrentTracer() != nil || anySymbolic(ts)
+	return core.CurrentTracer() != nil || anySymbolic(ts)
 }
 
 // condAttrs are a Cond node's attributes: its two compiled branches.
@@ -205,12 +206,12 @@ func (w *whileAttrs) SubGraphs() []*graph.Graph {
 	return []*graph.Graph{w.cond.plan.Graph(), w.body.plan.Graph()}
 }
 
-var condPrim *tensor.Prim
+var condPrim *core.Prim
 
 func init() {
-	condPrim = &tensor.Prim{
+	condPrim = &core.Prim{
 		Name:   "Cond",
-		Traits: tensor.Traits{Cost: 100},
+		Traits: core.Traits{Cost: 100},
 		InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
 		KernelN: func(attrs any, in, outs []*Tensor) {
 			a := attrs.(*condAttrs)
@@ -242,7 +243,7 @@ func init() {
 // through Cond in both modes.
 func Cond(pred *Tensor, thenFn, elseFn func(...*Tensor) []*Tensor, operands ...*Tensor) []*Tensor {
 	if pred.DType() != tensor.Bool || pred.Size() != 1 {
-		tensor.Panicf("Cond", "predicate must be a one-element Bool tensor, got %v %v", pred.Shape(), pred.DType())
+		core.Panicf("Cond", "predicate must be a one-element Bool tensor, got %v %v", pred.Shape(), pred.DType())
 	}
 	if !staged(append([]*Tensor{pred}, operands...)...) {
 		if pred.Bool() {
@@ -252,16 +253,16 @@ func Cond(pred *Tensor, thenFn, elseFn func(...*Tensor) []*Tensor, operands ...*
 	}
 	metas := metasOf(operands)
 	name := "cond"
-	if tr := tensor.CurrentTracer(); tr != nil {
+	if tr := core.CurrentTracer(); tr != nil {
 		name = tr.FuncName() + ".cond"
 	}
 	tb := traceBody(name+".then", metas, func(a []*Tensor) []*Tensor { return thenFn(a...) })
 	eb := traceBody(name+".else", metas, func(a []*Tensor) []*Tensor { return elseFn(a...) })
 	if !sameTypes(tb.outs, eb.outs) {
-		tensor.Panicf("Cond", "Type Join Failed: the then branch returns %s but the else branch returns %s; both branches must return the same shapes and dtypes", typesString(tb.outs), typesString(eb.outs))
+		core.Panicf("Cond", "Type Join Failed: the then branch returns %s but the else branch returns %s; both branches must return the same shapes and dtypes", typesString(tb.outs), typesString(eb.outs))
 	}
 	in := nodeInputs([]*Tensor{pred}, operands, tb, eb)
-	return tensor.ApplyN(condPrim, &condAttrs{then: tb, els: eb}, in...)
+	return core.ApplyN(condPrim, &condAttrs{then: tb, els: eb}, in...)
 }
 
 // whileAttrs are a While node's attributes: the compiled condition and body
@@ -277,16 +278,16 @@ func (w *whileAttrs) String() string {
 	return fmt.Sprintf("cond=%s body=%s", w.cond.orig.Name, w.body.orig.Name)
 }
 
-var whilePrim = &tensor.Prim{
+var whilePrim = &core.Prim{
 	Name:   "While",
-	Traits: tensor.Traits{Cost: 1000},
+	Traits: core.Traits{Cost: 1000},
 	InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
 	KernelN: func(attrs any, in, outs []*Tensor) {
 		w := attrs.(*whileAttrs)
 		if w.a == nil {
 			for _, m := range w.body.outs {
-				w.a = append(w.a, tensor.NewOf(m))
-				w.b = append(w.b, tensor.NewOf(m))
+				w.a = append(w.a, core.NewOf(m))
+				w.b = append(w.b, core.NewOf(m))
 			}
 			w.pred = []*Tensor{tensor.New(tensor.Bool)}
 		}
@@ -294,7 +295,7 @@ var whilePrim = &tensor.Prim{
 		// the carries from a scratch input list that points at w.a.
 		cur := append([]*Tensor(nil), in...)
 		for i := range w.carries {
-			w.a[i].CopyFrom(in[i])
+			core.Copy(w.a[i], in[i])
 			cur[i] = w.a[i]
 		}
 		for {
@@ -309,7 +310,7 @@ var whilePrim = &tensor.Prim{
 			}
 		}
 		for i, o := range outs {
-			o.CopyFrom(w.a[i])
+			core.Copy(o, w.a[i])
 		}
 	},
 }
@@ -328,7 +329,7 @@ func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, i
 		for {
 			p := condFn(carry...)
 			if p.DType() != tensor.Bool || p.Size() != 1 {
-				tensor.Panicf("While", "condition must return a one-element Bool tensor, got %v %v", p.Shape(), p.DType())
+				core.Panicf("While", "condition must return a one-element Bool tensor, got %v %v", p.Shape(), p.DType())
 			}
 			if !p.Bool() {
 				return carry
@@ -337,25 +338,25 @@ func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, i
 		}
 	}
 	for _, x := range init {
-		if x.Tracked() {
-			tensor.Panicf("While", "a loop carry is being differentiated; While has no reverse-mode gradient in Graph mode, use Scan")
+		if core.IsTracked(x) {
+			core.Panicf("While", "a loop carry is being differentiated; While has no reverse-mode gradient in Graph mode, use Scan")
 		}
 	}
 	metas := metasOf(init)
 	name := "while"
-	if tr := tensor.CurrentTracer(); tr != nil {
+	if tr := core.CurrentTracer(); tr != nil {
 		name = tr.FuncName() + ".while"
 	}
 	cb := traceBody(name+".cond", metas, func(a []*Tensor) []*Tensor { return []*Tensor{condFn(a...)} })
 	if len(cb.outs) != 1 || cb.outs[0].DType != tensor.Bool || cb.outs[0].Shape.Size() != 1 {
-		tensor.Panicf("While", "condition must return a one-element Bool tensor, got %s", typesString(cb.outs))
+		core.Panicf("While", "condition must return a one-element Bool tensor, got %s", typesString(cb.outs))
 	}
 	bb := traceBody(name+".body", metas, func(a []*Tensor) []*Tensor { return bodyFn(a...) })
 	if !sameTypes(bb.outs, metas) {
-		tensor.Panicf("While", "Type Join Failed: the body returns %s but the loop carries %s", typesString(bb.outs), typesString(metas))
+		core.Panicf("While", "Type Join Failed: the body returns %s but the loop carries %s", typesString(bb.outs), typesString(metas))
 	}
 	in := nodeInputs(nil, init, cb, bb)
-	return tensor.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init)}, in...)
+	return core.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init)}, in...)
 }
 
 // printAttrs hold Print's format: literal strings with nil where a tensor
@@ -364,9 +365,9 @@ type printAttrs struct{ parts []any }
 
 func (p *printAttrs) String() string { return fmt.Sprintf("%d parts", len(p.parts)) }
 
-var printPrim = &tensor.Prim{
+var printPrim = &core.Prim{
 	Name:   "Print",
-	Traits: tensor.Traits{Impure: true},
+	Traits: core.Traits{Impure: true},
 	Infer:  func(any, []*Tensor) tensor.Meta { return tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Bool} },
 	Kernel: func(attrs any, in []*Tensor, _ *Tensor) {
 		printParts(attrs.(*printAttrs).parts, in)
@@ -408,7 +409,7 @@ func Print(args ...any) {
 		printParts(parts, ts)
 		return
 	}
-	tensor.Apply(printPrim, &printAttrs{parts: parts}, ts...)
+	core.Apply(printPrim, &printAttrs{parts: parts}, ts...)
 }
 
 // replay evaluates the body's traced graph on bodyIn, reading each of its

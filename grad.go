@@ -1,10 +1,10 @@
 package spore
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"reflect"
 
 	"github.com/sporeml/spore/ops"
-	"github.com/sporeml/spore/tensor"
 )
 
 // GradOption configures Grad and ValueAndGrad.
@@ -73,7 +73,7 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 		var sens *Tensor
 		if cfg.sens {
 			if len(xs) == 0 {
-				tensor.Panicf("Grad", "WithSens: the sensitivity argument is missing")
+				core.Panicf("Grad", "WithSens: the sensitivity argument is missing")
 			}
 			sens, xs = xs[len(xs)-1], xs[:len(xs)-1]
 		}
@@ -84,41 +84,41 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 		nested := false
 		for _, p := range cfg.positions {
 			if p < 0 || p >= len(args) {
-				tensor.Panicf("Grad", "grad position %d out of range for %d inputs", p, len(args))
+				core.Panicf("Grad", "grad position %d out of range for %d inputs", p, len(args))
 			}
-			nested = nested || args[p].Tracked()
-			args[p] = tensor.TrackLeaf(args[p])
+			nested = nested || core.IsTracked(args[p])
+			args[p] = core.TrackLeaf(args[p])
 			targets = append(targets, args[p])
 		}
 		for _, w := range cfg.weights {
 			if !w.IsParameter() {
-				tensor.Panicf("Grad", "Weights: tensor of shape %v is not a parameter", w.Shape())
+				core.Panicf("Grad", "Weights: tensor of shape %v is not a parameter", w.Shape())
 			}
 			if !w.RequiresGrad() {
 				targets = append(targets, nil)
 				continue
 			}
-			nested = nested || w.Tracked()
-			stop := tensor.TrackParam(w)
+			nested = nested || core.IsTracked(w)
+			stop := core.TrackParam(w)
 			defer stop()
 			targets = append(targets, w)
 		}
 		y, aux := fn(args...)
 		if sens == nil {
 			if y.Size() != 1 {
-				tensor.Panicf("Grad", "output of shape %v is not a scalar; pass its sensitivity with spore.WithSens (MindSpore's sens_param)", y.Shape())
+				core.Panicf("Grad", "output of shape %v is not a scalar; pass its sensitivity with spore.WithSens (MindSpore's sens_param)", y.Shape())
 			}
 			sens = ops.OnesLike(y)
 		} else if !sens.Shape().Equal(y.Shape()) || sens.DType() != y.DType() {
-			tensor.Panicf("Grad", "sensitivity %v %v does not match output %v %v", sens.Shape(), sens.DType(), y.Shape(), y.DType())
+			core.Panicf("Grad", "sensitivity %v %v does not match output %v %v", sens.Shape(), sens.DType(), y.Shape(), y.DType())
 		}
-		staged := tensor.CurrentTracer() != nil || y.IsSymbolic()
+		staged := core.CurrentTracer() != nil || y.IsSymbolic()
 		return y, aux, vjp(y, sens, targets, nested || staged)
 	}
 }
 
 // VJP walks the autodiff records from y back to targets (tracked tensors:
-// leaves from tensor.TrackLeaf or parameters being tracked) and returns
+// leaves from core.TrackLeaf or parameters being tracked) and returns
 // d(Σ sens·y)/d target for each; a target y does not depend on gets zeros,
 // and a nil target gets nil. It is the reverse pass under Grad, exposed for
 // code that manages tracking itself.
@@ -128,31 +128,31 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor { return vjp(y, sens, tar
 // tape (for higher-order gradients). When no outer differentiation reaches
 // the recorded ops, eager reverse passes run their rules untracked.
 func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
-	isTarget := make(map[*tensor.Node]bool, len(targets))
+	isTarget := make(map[*core.Node]bool, len(targets))
 	for _, t := range targets {
-		if t != nil && t.Node() != nil {
-			isTarget[t.Node()] = true
+		if t != nil && core.NodeOf(t) != nil {
+			isTarget[core.NodeOf(t)] = true
 		}
 	}
-	order, foreign := reachingOrder(y.Node(), isTarget)
+	order, foreign := reachingOrder(core.NodeOf(y), isTarget)
 	record = record || foreign
 	detach := func(ts []*Tensor) []*Tensor { return ts }
 	detach1 := func(t *Tensor) *Tensor { return t }
 	if !record {
-		detach1 = tensor.Untracked
+		detach1 = core.Untracked
 		detach = func(ts []*Tensor) []*Tensor {
 			out := make([]*Tensor, len(ts))
 			for i, t := range ts {
-				out[i] = tensor.Untracked(t)
+				out[i] = core.Untracked(t)
 			}
 			return out
 		}
-		sens = tensor.Untracked(sens)
+		sens = core.Untracked(sens)
 	}
 	// Cotangents are keyed by tensor, not node, so that each result of a
 	// multi-result node keeps its own.
 	grads := make(map[*Tensor]*Tensor, len(order))
-	if y.Node() != nil {
+	if core.NodeOf(y) != nil {
 		grads[y] = sens
 	}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -185,11 +185,11 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 			gin = n.Prim.VJP(n.Attrs, detach(n.Inputs), detach1(n.Out), g)
 		}
 		for j, x := range n.Inputs {
-			if x.Node() == nil || j >= len(gin) || gin[j] == nil {
+			if core.NodeOf(x) == nil || j >= len(gin) || gin[j] == nil {
 				continue
 			}
 			if !gin[j].Shape().Equal(x.Shape()) || gin[j].DType() != x.DType() {
-				tensor.Panicf(n.Prim.Name, "gradient rule returned %v %v for input %d of %v %v", gin[j].Shape(), gin[j].DType(), j, x.Shape(), x.DType())
+				core.Panicf(n.Prim.Name, "gradient rule returned %v %v for input %d of %v %v", gin[j].Shape(), gin[j].DType(), j, x.Shape(), x.DType())
 			}
 			if prev := grads[x]; prev != nil {
 				grads[x] = ops.Add(prev, gin[j])
@@ -216,21 +216,21 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 // expanded: differentiation stops at them. foreign reports a tracked leaf
 // that is not a target, or a target linked to earlier history: a sign that
 // another differentiation is under way around this one.
-func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*tensor.Node, foreign bool) {
+func reachingOrder(root *core.Node, isTarget map[*core.Node]bool) (order []*core.Node, foreign bool) {
 	if root == nil {
 		return nil, false
 	}
 	type frame struct {
-		n    *tensor.Node
+		n    *core.Node
 		next int
 	}
-	state := map[*tensor.Node]int8{} // 1 visiting, 2 reaches a target, 3 does not
+	state := map[*core.Node]int8{} // 1 visiting, 2 reaches a target, 3 does not
 	stack := []frame{{n: root}}
 	state[root] = 1
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if !isTarget[f.n] && f.next < len(f.n.Inputs) {
-			x := f.n.Inputs[f.next].Node()
+			x := core.NodeOf(f.n.Inputs[f.next])
 			f.next++
 			if x != nil && state[x] == 0 {
 				state[x] = 1
@@ -246,7 +246,7 @@ func reachingOrder(root *tensor.Node, isTarget map[*tensor.Node]bool) (order []*
 		reaches := isTarget[n]
 		if !reaches {
 			for _, in := range n.Inputs {
-				if x := in.Node(); x != nil && state[x] == 2 {
+				if x := core.NodeOf(in); x != nil && state[x] == 2 {
 					reaches = true
 					break
 				}
@@ -278,11 +278,11 @@ func asVariadic(fn any) func(...*Tensor) *Tensor {
 	v := reflect.ValueOf(fn)
 	t := v.Type()
 	if t.Kind() != reflect.Func || t.NumOut() != 1 || t.Out(0) != tensorType || t.IsVariadic() {
-		panic(tensor.Errorf("Grad", "want a function of tensors returning one tensor, got %T", fn))
+		panic(core.Errorf("Grad", "want a function of tensors returning one tensor, got %T", fn))
 	}
 	for i := range t.NumIn() {
 		if t.In(i) != tensorType {
-			panic(tensor.Errorf("Grad", "argument %d of %T is not a *Tensor", i, fn))
+			panic(core.Errorf("Grad", "argument %d of %T is not a *Tensor", i, fn))
 		}
 	}
 	return func(xs ...*Tensor) *Tensor {
@@ -297,6 +297,6 @@ func asVariadic(fn any) func(...*Tensor) *Tensor {
 
 func checkArity(op string, want, got int) {
 	if want != got {
-		panic(tensor.Errorf(op, "function takes %d tensors, called with %d", want, got))
+		panic(core.Errorf(op, "function takes %d tensors, called with %d", want, got))
 	}
 }

@@ -2,9 +2,8 @@ package spore
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"reflect"
-
-	"github.com/sporeml/spore/tensor"
 )
 
 // IR returns the optimised IR of fn for the given arguments, as text (JAX's
@@ -22,11 +21,11 @@ func IR(fn any, args []any, cfg ...JitConfig) (ir string, err error) {
 	}()
 	fv := reflect.ValueOf(fn)
 	if fv.Kind() != reflect.Func {
-		return "", tensor.Errorf("IR", "want a function, got %T", fn)
+		return "", core.Errorf("IR", "want a function, got %T", fn)
 	}
 	ft := fv.Type()
 	if len(args) != ft.NumIn() {
-		return "", tensor.Errorf("IR", "%T takes %d arguments, got %d", fn, ft.NumIn(), len(args))
+		return "", core.Errorf("IR", "%T takes %d arguments, got %d", fn, ft.NumIn(), len(args))
 	}
 	var c JitConfig
 	if len(cfg) > 0 {

@@ -2,6 +2,7 @@ package spore
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"os"
 	"reflect"
 	"runtime"
@@ -104,13 +105,13 @@ func (j *JitFunc[F]) Stats() JitStats { return j.st.statsCopy() }
 func (j *JitFunc[F]) RunInto(args, outs []*Tensor) {
 	st := j.st
 	if st.flat == nil {
-		panic(tensor.Errorf("RunInto", "%s does not take and return only tensors", st.name))
+		panic(core.Errorf("RunInto", "%s does not take and return only tensors", st.name))
 	}
 	e := st.cached(args)
 	if e == nil {
 		res := st.callTensors(args)
 		for i, r := range res {
-			outs[i].CopyFrom(r)
+			core.Copy(outs[i], r)
 		}
 		return
 	}
@@ -122,7 +123,7 @@ func (j *JitFunc[F]) RunInto(args, outs []*Tensor) {
 func NewJit[F any](fn F, cfg ...JitConfig) *JitFunc[F] {
 	fv := reflect.ValueOf(fn)
 	if fv.Kind() != reflect.Func || fv.IsNil() {
-		panic(tensor.Errorf("Jit", "want a non-nil function, got %T", fn))
+		panic(core.Errorf("Jit", "want a non-nil function, got %T", fn))
 	}
 	var c JitConfig
 	if len(cfg) > 0 {
@@ -227,7 +228,7 @@ type entry struct {
 	params  []*Tensor       // captured parameters, in graph order
 	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
 	nout    int
-	call    *tensor.Prim // the tape node for differentiation (single result)
+	call    *core.Prim // the tape node for differentiation (single result)
 	bwdMu   sync.Mutex
 	bwds    map[string]func(...*Tensor) []*Tensor // by trainable-parameter set
 }
@@ -244,7 +245,7 @@ func (st *jitState) disabled() bool { return st.cfg.Disable || GetContext().Disa
 
 // callTensors is the fast path for tensor-only signatures.
 func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
-	if st.disabled() || anySymbolic(xs) || tensor.CurrentTracer() != nil {
+	if st.disabled() || anySymbolic(xs) || core.CurrentTracer() != nil {
 		return st.flat(xs) // inlined into the enclosing trace
 	}
 	e := st.lookup(xs, "", func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
@@ -261,10 +262,10 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 	var key strings.Builder
 	for i, a := range args {
 		if err := flatten(a, &leaves, &key); err != nil {
-			panic(tensor.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
+			panic(core.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
 		}
 	}
-	if anySymbolic(leaves) || tensor.CurrentTracer() != nil {
+	if anySymbolic(leaves) || core.CurrentTracer() != nil {
 		return st.fv.Call(args) // inlined into the enclosing trace
 	}
 	e := st.lookupReflect(args, leaves, key.String())
@@ -301,7 +302,7 @@ func (st *jitState) callWith(args []reflect.Value, leaves []*Tensor) ([]*Tensor,
 	var discard strings.Builder
 	for i, r := range res {
 		if err := flatten(r, &outs, &discard); err != nil {
-			panic(tensor.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
+			panic(core.Errorf("Jit", "%s: result %d: %v", st.name, i, err))
 		}
 	}
 	return outs, res
@@ -313,7 +314,7 @@ func (st *jitState) entryFor(args []reflect.Value) *entry {
 	var key strings.Builder
 	for i, a := range args {
 		if err := flatten(a, &leaves, &key); err != nil {
-			panic(tensor.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
+			panic(core.Errorf("Jit", "%s: argument %d: %v", st.name, i, err))
 		}
 	}
 	return st.lookupReflect(args, leaves, key.String())
@@ -428,12 +429,12 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 		return outs
 	})
 	if err != nil {
-		panic(tensor.Errorf("Jit", "%v", err))
+		panic(core.Errorf("Jit", "%v", err))
 	}
 	params := g.Params()
 	res, err := compile.Run(g, compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs})
 	if err != nil {
-		panic(tensor.Errorf("Jit", "compiling %s: %v", st.name, err))
+		panic(core.Errorf("Jit", "compiling %s: %v", st.name, err))
 	}
 	e := &entry{metas: metas, consts: consts, res: res, params: params, outTmpl: tmpl, nout: len(g.Outputs)}
 	d := time.Since(start)
@@ -450,10 +451,10 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Tensor) []*Tensor {
 	tracked := false
 	for _, x := range xs {
-		tracked = tracked || x.Tracked()
+		tracked = tracked || core.IsTracked(x)
 	}
 	for _, p := range e.params {
-		tracked = tracked || p.Tracked()
+		tracked = tracked || core.IsTracked(p)
 	}
 	if !tracked {
 		return e.res.Plan.Run(xs)
@@ -462,7 +463,7 @@ func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Ten
 		return eager(xs)
 	}
 	in := append(append([]*Tensor(nil), xs...), e.params...)
-	return []*Tensor{tensor.Apply(st.callPrim(e, eager), nil, in...)}
+	return []*Tensor{core.Apply(st.callPrim(e, eager), nil, in...)}
 }
 
 // backward returns the compiled backward function for one set of trainable
@@ -484,7 +485,7 @@ func (e *entry) backward(key string, build func() func(...*Tensor) []*Tensor) fu
 // callPrim is the primitive standing for one compiled signature on the
 // autodiff tape. Its inputs are the arguments followed by the captured
 // parameters, so gradients reach both.
-func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *tensor.Prim {
+func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Prim {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if e.call != nil {
@@ -492,7 +493,7 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *tensor.
 	}
 	n := len(e.metas)
 	out := e.res.Graph.Outputs[0].Meta
-	e.call = &tensor.Prim{
+	e.call = &core.Prim{
 		Name:  "Call[" + st.name + "]",
 		Infer: func(any, []*Tensor) tensor.Meta { return out },
 		Kernel: func(_ any, in []*Tensor, o *Tensor) {

@@ -2,6 +2,7 @@ package spore
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/ops"
@@ -31,15 +32,15 @@ func ScanReverse(fn ScanFunc, init, xs []*Tensor) (carry, ys []*Tensor) {
 
 func scanLength(xs []*Tensor) int {
 	if len(xs) == 0 {
-		tensor.Panicf("Scan", "no inputs to scan over")
+		core.Panicf("Scan", "no inputs to scan over")
 	}
 	n := -1
 	for i, x := range xs {
 		if x.Rank() == 0 {
-			tensor.Panicf("Scan", "input %d is a scalar; scanned inputs need a leading axis", i)
+			core.Panicf("Scan", "input %d is a scalar; scanned inputs need a leading axis", i)
 		}
 		if n >= 0 && x.Dim(0) != n {
-			tensor.Panicf("Scan", "inputs differ in length: %v and %v", xs[0].Shape(), x.Shape())
+			core.Panicf("Scan", "inputs differ in length: %v and %v", xs[0].Shape(), x.Shape())
 		}
 		n = x.Dim(0)
 	}
@@ -57,7 +58,7 @@ func scan(fn ScanFunc, init, xs []*Tensor, reverse bool) ([]*Tensor, []*Tensor) 
 		metas = append(metas, tensor.Meta{Shape: x.Shape()[1:].Clone(), DType: x.DType()})
 	}
 	name := "scan"
-	if tr := tensor.CurrentTracer(); tr != nil {
+	if tr := core.CurrentTracer(); tr != nil {
 		name = tr.FuncName() + ".scan"
 	}
 	ny := 0
@@ -67,13 +68,13 @@ func scan(fn ScanFunc, init, xs []*Tensor, reverse bool) ([]*Tensor, []*Tensor) 
 		return append(append([]*Tensor(nil), c...), y...)
 	})
 	if !sameTypes(b.outs[:min(nc, len(b.outs))], metasOf(init)) || len(b.outs) < nc {
-		tensor.Panicf("Scan", "Type Join Failed: the body returns carries %s but the scan carries %s", typesString(b.outs[:min(nc, len(b.outs))]), typesString(metasOf(init)))
+		core.Panicf("Scan", "Type Join Failed: the body returns carries %s but the scan carries %s", typesString(b.outs[:min(nc, len(b.outs))]), typesString(metasOf(init)))
 	}
 	in := nodeInputs(nil, append(append([]*Tensor(nil), init...), xs...), b)
 	// The body reads carries and x slices at the node positions of init and
 	// xs; the kernel substitutes its per-step buffers there.
 	a := &scanAttrs{body: b, nc: nc, nx: nx, ny: ny, T: T, reverse: reverse, fn: fn}
-	outs := tensor.ApplyN(scanPrim, a, in...)
+	outs := core.ApplyN(scanPrim, a, in...)
 	return outs[:nc], outs[nc:]
 }
 
@@ -142,18 +143,18 @@ func (s *scanAttrs) init(in []*Tensor) {
 	}
 	s.cur = make([]*Tensor, len(in))
 	for i := range s.nc {
-		s.a = append(s.a, tensor.NewOf(s.body.outs[i]))
-		s.b = append(s.b, tensor.NewOf(s.body.outs[i]))
+		s.a = append(s.a, core.NewOf(s.body.outs[i]))
+		s.b = append(s.b, core.NewOf(s.body.outs[i]))
 	}
 	for k := range s.nx {
 		x := in[s.nc+k]
 		m := tensor.Meta{Shape: x.Shape()[1:].Clone(), DType: x.DType()}
-		s.xt = append(s.xt, tensor.NewOf(m))
+		s.xt = append(s.xt, core.NewOf(m))
 		s.sizeX = append(s.sizeX, m.Shape.Size())
 	}
 	for j := range s.ny {
 		m := s.body.outs[s.nc+j]
-		s.yt = append(s.yt, tensor.NewOf(m))
+		s.yt = append(s.yt, core.NewOf(m))
 		s.sizeY = append(s.sizeY, m.Shape.Size())
 	}
 	s.stepOut = make([]*Tensor, s.nc+s.ny)
@@ -162,12 +163,12 @@ func (s *scanAttrs) init(in []*Tensor) {
 // SubGraphs returns the compiled body, for printing.
 func (s *scanAttrs) SubGraphs() []*graph.Graph { return []*graph.Graph{s.body.plan.Graph()} }
 
-var scanPrim *tensor.Prim
+var scanPrim *core.Prim
 
 func init() {
-	scanPrim = &tensor.Prim{
+	scanPrim = &core.Prim{
 		Name:   "Scan",
-		Traits: tensor.Traits{Cost: 1000},
+		Traits: core.Traits{Cost: 1000},
 		InferN: func(attrs any, _ []*Tensor) []tensor.Meta {
 			s := attrs.(*scanAttrs)
 			ms := append([]tensor.Meta(nil), s.body.outs[:s.nc]...)
@@ -181,7 +182,7 @@ func init() {
 			s.init(in)
 			copy(s.cur, in)
 			for i := range s.nc {
-				s.a[i].CopyFrom(in[i])
+				core.Copy(s.a[i], in[i])
 				s.cur[i] = s.a[i]
 			}
 			for k := range s.nx {
@@ -194,12 +195,12 @@ func init() {
 					t = s.T - 1 - k
 				}
 				for i, x := range s.xt {
-					tensor.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+					core.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
 				}
 				copy(s.stepOut, s.b)
 				s.body.run(s.cur, s.stepOut)
 				for j, y := range s.yt {
-					tensor.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
+					core.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
 				}
 				s.a, s.b = s.b, s.a
 				for i := range s.nc {
@@ -207,7 +208,7 @@ func init() {
 				}
 			}
 			for i := range s.nc {
-				outs[i].CopyFrom(s.a[i])
+				core.Copy(outs[i], s.a[i])
 			}
 		},
 		VJPN: scanVJP,

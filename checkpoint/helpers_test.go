@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func sampleTensor(dt tensor.DType, shape ...int) *tensor.Tensor {
 		if n > 2 {
 			v[0], v[1], v[2] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	case tensor.Float64:
 		v := make([]float64, n)
 		for i := range v {
@@ -34,31 +35,31 @@ func sampleTensor(dt tensor.DType, shape ...int) *tensor.Tensor {
 		if n > 1 {
 			v[1] = math.Copysign(0, -1)
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	case tensor.Int32:
 		v := make([]int32, n)
 		for i := range v {
 			v[i] = int32(i*7919) + math.MinInt32 + 5
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	case tensor.Int64:
 		v := make([]int64, n)
 		for i := range v {
 			v[i] = int64(i)*1<<40 - 1<<62
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	case tensor.Bool:
 		v := make([]bool, n)
 		for i := range v {
 			v[i] = i%3 == 0
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	case tensor.Uint8:
 		v := make([]uint8, n)
 		for i := range v {
 			v[i] = uint8(i*37 + 200)
 		}
-		return tensor.FromBuffer(v, tensor.Shape(shape).Clone())
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	}
 	panic("bad dtype")
 }

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 	"sort"
 	"strings"
@@ -220,7 +221,7 @@ func decodeLE(dt tensor.DType, shape tensor.Shape, b []byte) (*tensor.Tensor, st
 	default:
 		return nil, fmt.Sprintf("unsupported dtype %v", dt)
 	}
-	return tensor.FromBuffer(buf, shape), ""
+	return core.FromBuffer(buf, shape), ""
 }
 
 // shapeBytes multiplies dims and the element size, reporting overflow (as the

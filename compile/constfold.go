@@ -2,6 +2,7 @@ package compile
 
 import (
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -57,7 +58,7 @@ func evalConst(v *graph.Value) (t *tensor.Tensor) {
 	for i, a := range v.Args {
 		in[i] = a.Tensor
 	}
-	out := tensor.NewOf(tensor.Meta{Shape: v.Meta.Shape.Clone(), DType: v.Meta.DType})
+	out := core.NewOf(tensor.Meta{Shape: v.Meta.Shape.Clone(), DType: v.Meta.DType})
 	v.Prim.Kernel(v.Attrs, in, out)
 	return out
 }

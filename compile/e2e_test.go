@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func snapshot(ps []*tensor.Tensor) []*tensor.Tensor {
 
 func restore(ps, s []*tensor.Tensor) {
 	for i, p := range ps {
-		p.CopyFrom(s[i])
+		core.Copy(p, s[i])
 	}
 }
 

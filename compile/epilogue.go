@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/kernels/gemm"
@@ -55,9 +56,9 @@ func (a EpilogueAttrs) String() string {
 // registers or L1, so the product is written to memory once instead of
 // three times. Its VJP is the unfused chain's, so a graph differentiated
 // after fusion still gets correct gradients.
-var MatMulBiasAct = &tensor.Prim{
+var MatMulBiasAct = &core.Prim{
 	Name:   "MatMulBiasAct",
-	Traits: tensor.Traits{Cost: 100},
+	Traits: core.Traits{Cost: 100},
 	Infer:  inferMatMulBiasAct,
 	Kernel: kernelMatMulBiasAct,
 	VJP:    vjpMatMulBiasAct,
@@ -66,21 +67,21 @@ var MatMulBiasAct = &tensor.Prim{
 func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(EpilogueAttrs)
 	if !ok {
-		tensor.Panicf("MatMulBiasAct", "attributes are %T, want compile.EpilogueAttrs", attrs)
+		core.Panicf("MatMulBiasAct", "attributes are %T, want compile.EpilogueAttrs", attrs)
 	}
 	want := 2
 	if at.Bias {
 		want = 3
 	}
 	if len(in) != want {
-		tensor.Panicf("MatMulBiasAct", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
+		core.Panicf("MatMulBiasAct", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
 	}
 	a, b := in[0], in[1]
 	if a.Rank() != 2 || b.Rank() != 2 || a.DType() != tensor.Float32 || b.DType() != tensor.Float32 {
-		tensor.Panicf("MatMulBiasAct", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
+		core.Panicf("MatMulBiasAct", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
 	}
 	if at.Act > ActGELU {
-		tensor.Panicf("MatMulBiasAct", "unknown activation %v", at.Act)
+		core.Panicf("MatMulBiasAct", "unknown activation %v", at.Act)
 	}
 	m, _, n := gemmDims("MatMulBiasAct", at.TransA, at.TransB, a, b)
 	if at.Bias {
@@ -88,7 +89,7 @@ func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 		s := c.Shape()
 		okShape := (len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)
 		if !okShape || c.DType() != tensor.Float32 {
-			tensor.Panicf("MatMulBiasAct", "bias is %v %v, want float32 [%d] or [1 %d]", s, c.DType(), n, n)
+			core.Panicf("MatMulBiasAct", "bias is %v %v, want float32 [%d] or [1 %d]", s, c.DType(), n, n)
 		}
 	}
 	return tensor.Meta{Shape: tensor.Shape{m, n}, DType: tensor.Float32}
@@ -124,7 +125,7 @@ func vjpMatMulBiasAct(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*
 		}
 		act := ops.Lookup(actPrim(at.Act))
 		if act == nil || act.VJP == nil {
-			tensor.Panicf("MatMulBiasAct", "no differentiable %s primitive in this build", actPrim(at.Act))
+			core.Panicf("MatMulBiasAct", "no differentiable %s primitive in this build", actPrim(at.Act))
 		}
 		gz = act.VJP(nil, []*tensor.Tensor{z}, out, g)[0]
 	}

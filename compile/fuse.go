@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"sync"
 
@@ -346,12 +347,12 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 
 // fusedPrim returns the primitive of a fused group, named after its
 // members so that the IR shows what was fused.
-func fusedPrim(names []string, cost int) *tensor.Prim {
-	return &tensor.Prim{
+func fusedPrim(names []string, cost int) *core.Prim {
+	return &core.Prim{
 		Name: "Fused[" + strings.Join(names, ",") + "]",
 		// Elementwise lets the planner run it in place over an operand
 		// that dies here: the program reads each block before writing it.
-		Traits: tensor.Traits{Elementwise: true, Cost: cost},
+		Traits: core.Traits{Elementwise: true, Cost: cost},
 		Infer:  inferFused,
 		Kernel: kernelFused,
 	}
@@ -360,14 +361,14 @@ func fusedPrim(names []string, cost int) *tensor.Prim {
 func inferFused(attrs any, in []*tensor.Tensor) tensor.Meta {
 	a, ok := attrs.(*FusedAttrs)
 	if !ok {
-		tensor.Panicf("Fused", "attributes are %T, want *compile.FusedAttrs", attrs)
+		core.Panicf("Fused", "attributes are %T, want *compile.FusedAttrs", attrs)
 	}
 	if len(in) != len(a.In) {
-		tensor.Panicf("Fused", "got %d operands, the program reads %d", len(in), len(a.In))
+		core.Panicf("Fused", "got %d operands, the program reads %d", len(in), len(a.In))
 	}
 	for i, x := range in {
 		if x.DType() != tensor.Float32 || !x.Shape().Equal(a.In[i].Shape) {
-			tensor.Panicf("Fused", "operand %d is %v %v, the program was built for float32 %v", i, x.DType(), x.Shape(), a.In[i].Shape)
+			core.Panicf("Fused", "operand %d is %v %v, the program was built for float32 %v", i, x.DType(), x.Shape(), a.In[i].Shape)
 		}
 	}
 	return tensor.Meta{Shape: a.Shape, DType: tensor.Float32}

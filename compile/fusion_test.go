@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"testing"
 
@@ -168,7 +169,7 @@ func TestMatMulBiasActGrad(t *testing.T) {
 			return ops.Sum(ops.Mul(z, z))
 		}
 		f := func(xs ...*tensor.Tensor) *tensor.Tensor {
-			z := tensor.Apply(compile.MatMulBiasAct, attrs, xs...)
+			z := core.Apply(compile.MatMulBiasAct, attrs, xs...)
 			return ops.Sum(ops.Mul(z, z))
 		}
 		pos := spore.GradPosition(0, 1, 2)

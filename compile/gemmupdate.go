@@ -2,6 +2,7 @@ package compile
 
 import (
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -14,9 +15,9 @@ import (
 // pass reads it back. Its arguments are a, b, p, s; its attributes are
 // ops.MatMulAttrs. The executor may compute it straight into p's buffer
 // (Traits.Accumulates).
-var MatMulUpdate = &tensor.Prim{
+var MatMulUpdate = &core.Prim{
 	Name:   "MatMulUpdate",
-	Traits: tensor.Traits{Cost: 100, Accumulates: 3},
+	Traits: core.Traits{Cost: 100, Accumulates: 3},
 	Infer:  inferMatMulUpdate,
 	Kernel: kernelMatMulUpdate,
 	VJP:    vjpMatMulUpdate,
@@ -25,20 +26,20 @@ var MatMulUpdate = &tensor.Prim{
 func inferMatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(ops.MatMulAttrs)
 	if !ok || len(in) != 4 {
-		tensor.Panicf("MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
+		core.Panicf("MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
 	}
 	a, b, p, s := in[0], in[1], in[2], in[3]
 	for _, x := range in {
 		if x.DType() != tensor.Float32 {
-			tensor.Panicf("MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
+			core.Panicf("MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
 		}
 	}
 	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
-		tensor.Panicf("MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
+		core.Panicf("MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
 	}
 	m, _, n := gemmDims("MatMulUpdate", at.TransA, at.TransB, a, b)
 	if p.Dim(0) != m || p.Dim(1) != n {
-		tensor.Panicf("MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
+		core.Panicf("MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
 	}
 	return p.Meta()
 }

@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -19,7 +20,7 @@ func f32(shape ...int) tensor.Meta { return tensor.Meta{Shape: shape, DType: ten
 
 // prim returns the ops primitive called name, failing the test (or
 // skipping it, for primitives not in this build) when there is none.
-func prim(t *testing.T, name string) *tensor.Prim {
+func prim(t *testing.T, name string) *core.Prim {
 	t.Helper()
 	p := ops.Lookup(name)
 	if p == nil {

@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"testing"
 
 	"github.com/sporeml/spore/graph"
@@ -46,11 +47,11 @@ func TestCSEKeepsDistinct(t *testing.T) {
 	sub := prim(t, "Sub")
 	sum := prim(t, "ReduceSum")
 	// A test-local impure op standing for a random draw: two draws differ.
-	impure := &tensor.Prim{
+	impure := &core.Prim{
 		Name:   "TestDraw",
-		Traits: tensor.Traits{Impure: true},
+		Traits: core.Traits{Impure: true},
 		Infer:  func(_ any, in []*tensor.Tensor) tensor.Meta { return in[0].Meta() },
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { out.CopyFrom(in[0]) },
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { core.Copy(out, in[0]) },
 	}
 	g := graph.New("distinct")
 	x, y := g.Input(f32(3, 4)), g.Input(f32(3, 4))
@@ -175,11 +176,11 @@ func TestSimplifyReLUGrad(t *testing.T) {
 // and with a Perm attribute field: the passes recognise Transpose by name
 // and read Perm by reflection, so the tests do not depend on the real
 // primitive's attribute type (or on its being in this build).
-func transposePrim() (*tensor.Prim, func(perm ...int) any) {
+func transposePrim() (*core.Prim, func(perm ...int) any) {
 	type permAttr struct{ Perm []int }
-	p := &tensor.Prim{
+	p := &core.Prim{
 		Name:   "Transpose",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			perm := attrs.(permAttr).Perm
 			s := make(tensor.Shape, len(perm))

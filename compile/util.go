@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"reflect"
 
 	"github.com/sporeml/spore/graph"
@@ -12,7 +13,7 @@ import (
 // match suffices; it also lets passes recognise a primitive the ops
 // registry does not list yet (one still being written, or one a test
 // defines).
-func isPrim(p *tensor.Prim, name string) bool {
+func isPrim(p *core.Prim, name string) bool {
 	return p != nil && p.Name == name
 }
 
@@ -204,7 +205,7 @@ func gemmDims(op string, transA, transB bool, a, b *tensor.Tensor) (m, k, n int)
 		k2, n = n, k2
 	}
 	if k != k2 {
-		tensor.Panicf(op, "inner dimensions differ: %v x %v (transpose flags %v, %v)", a.Shape(), b.Shape(), transA, transB)
+		core.Panicf(op, "inner dimensions differ: %v x %v (transpose flags %v, %v)", a.Shape(), b.Shape(), transA, transB)
 	}
 	return m, k, n
 }

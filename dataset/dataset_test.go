@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"io"
 	"runtime"
 	"slices"
@@ -528,7 +529,7 @@ func TestPrefetchPanic(t *testing.T) {
 	ids, _ := seq(10)
 	d := FromTensors(ids).Map(func(r []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if r[0].Item() == 5 {
-			tensor.Panicf("MyOp", "bad")
+			core.Panicf("MyOp", "bad")
 		}
 		return r, nil
 	}).Prefetch(2)

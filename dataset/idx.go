@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"io"
 	"math"
 	"os"
@@ -295,37 +296,37 @@ func decodeIDX(data []byte, code byte, dt tensor.DType, shape tensor.Shape) *ten
 	n := shape.Size()
 	switch code {
 	case idxUbyte:
-		return tensor.FromBuffer(data[:n:n], shape)
+		return core.FromBuffer(data[:n:n], shape)
 	case idxByte:
 		out := make([]int32, n)
 		for i, b := range data[:n] {
 			out[i] = int32(int8(b))
 		}
-		return tensor.FromBuffer(out, shape)
+		return core.FromBuffer(out, shape)
 	case idxShort:
 		out := make([]int32, n)
 		for i := range out {
 			out[i] = int32(int16(binary.BigEndian.Uint16(data[2*i:])))
 		}
-		return tensor.FromBuffer(out, shape)
+		return core.FromBuffer(out, shape)
 	case idxInt:
 		out := make([]int32, n)
 		for i := range out {
 			out[i] = int32(binary.BigEndian.Uint32(data[4*i:]))
 		}
-		return tensor.FromBuffer(out, shape)
+		return core.FromBuffer(out, shape)
 	case idxFloat:
 		out := make([]float32, n)
 		for i := range out {
 			out[i] = math.Float32frombits(binary.BigEndian.Uint32(data[4*i:]))
 		}
-		return tensor.FromBuffer(out, shape)
+		return core.FromBuffer(out, shape)
 	case idxDouble:
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = math.Float64frombits(binary.BigEndian.Uint64(data[8*i:]))
 		}
-		return tensor.FromBuffer(out, shape)
+		return core.FromBuffer(out, shape)
 	}
 	panic(fmt.Sprintf("dataset: IDX type 0x%02x (%v) has no decoder", code, dt))
 }

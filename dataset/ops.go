@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"io"
 	"math/rand/v2"
 	"sync/atomic"
@@ -19,7 +20,7 @@ type MapFunc func(row []*tensor.Tensor) ([]*tensor.Tensor, error)
 // error from fn ends the epoch with that error.
 func (d *Dataset) Map(fn MapFunc) *Dataset {
 	if fn == nil {
-		tensor.Panicf("Map", "nil function")
+		core.Panicf("Map", "nil function")
 	}
 	return &Dataset{n: &mapNode{up: d.n, fn: fn}}
 }
@@ -31,10 +32,10 @@ func (d *Dataset) Map(fn MapFunc) *Dataset {
 //	ds.MapColumn(0, func(img *tensor.Tensor) (*tensor.Tensor, error) { ... })
 func (d *Dataset) MapColumn(col int, fn func(*tensor.Tensor) (*tensor.Tensor, error)) *Dataset {
 	if fn == nil {
-		tensor.Panicf("MapColumn", "nil function")
+		core.Panicf("MapColumn", "nil function")
 	}
 	if col < 0 {
-		tensor.Panicf("MapColumn", "negative column %d", col)
+		core.Panicf("MapColumn", "negative column %d", col)
 	}
 	return d.Map(func(r []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if col >= len(r) {
@@ -85,21 +86,21 @@ func (m *mapStream) close() { m.up.close() }
 // replaced by the next row of d. A buffer at least as long as d gives a
 // uniform random permutation; a shorter one only mixes nearby rows.
 //
-// The shuffle is seeded from the framework's random source (tensor.Uint64)
+// The shuffle is seeded from the framework's random source (core.Uint64)
 // when Shuffle is called, so a program that calls tensor.SetSeed before
 // building its pipeline sees the same order on every run. Each epoch is
 // shuffled differently, and deterministically: epoch e uses a generator
 // seeded with (seed, e), where e counts the epochs started from this
 // Dataset (including those started by a Repeat above it).
 func (d *Dataset) Shuffle(bufferSize int) *Dataset {
-	return d.ShuffleSeed(bufferSize, tensor.Uint64())
+	return d.ShuffleSeed(bufferSize, core.Uint64())
 }
 
 // ShuffleSeed is Shuffle with an explicit seed instead of one drawn from the
 // framework's random source.
 func (d *Dataset) ShuffleSeed(bufferSize int, seed uint64) *Dataset {
 	if bufferSize < 1 {
-		tensor.Panicf("Shuffle", "buffer size %d; need at least 1", bufferSize)
+		core.Panicf("Shuffle", "buffer size %d; need at least 1", bufferSize)
 	}
 	return &Dataset{n: &shuffleNode{up: d.n, buf: bufferSize, seed: seed}}
 }
@@ -175,7 +176,7 @@ func (s *shuffleStream) close() { s.up.close() }
 // copies, owned by the consumer.
 func (d *Dataset) Batch(size int, dropRemainder bool) *Dataset {
 	if size < 1 {
-		tensor.Panicf("Batch", "batch size %d; need at least 1", size)
+		core.Panicf("Batch", "batch size %d; need at least 1", size)
 	}
 	return &Dataset{n: &batchNode{up: d.n, bs: size, drop: dropRemainder}}
 }
@@ -267,7 +268,7 @@ func stack(rows [][]*tensor.Tensor) ([]*tensor.Tensor, error) {
 			case !t.Shape().Equal(shape):
 				return nil, fmt.Errorf("sample %d column %d has shape %v, sample 0 has %v", i, j, t.Shape(), shape)
 			}
-			tensor.CopyElems(dst, i*n, t, 0, n)
+			core.CopyElems(dst, i*n, t, 0, n)
 		}
 		out[j] = dst
 	}
@@ -350,7 +351,7 @@ func (r *repeatStream) close() {
 // for smoke tests and quick runs.
 func (d *Dataset) Take(n int) *Dataset {
 	if n < 0 {
-		tensor.Panicf("Take", "negative count %d", n)
+		core.Panicf("Take", "negative count %d", n)
 	}
 	return &Dataset{n: &takeNode{up: d.n, n: n}}
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"io"
 
 	"github.com/sporeml/spore/tensor"
@@ -16,7 +17,7 @@ import (
 // is re-raised in the consumer's goroutine, from Next.
 func (d *Dataset) Prefetch(n int) *Dataset {
 	if n < 1 {
-		tensor.Panicf("Prefetch", "buffer size %d; need at least 1", n)
+		core.Panicf("Prefetch", "buffer size %d; need at least 1", n)
 	}
 	return &Dataset{n: &prefetchNode{up: d.n, n: n}}
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"io"
 	"iter"
 	"slices"
@@ -19,23 +20,23 @@ import (
 // dataset is in use.
 func FromTensors(xs ...*tensor.Tensor) *Dataset {
 	if len(xs) == 0 {
-		tensor.Panicf("FromTensors", "no tensors")
+		core.Panicf("FromTensors", "no tensors")
 	}
 	n := -1
 	cols := make([]column, len(xs))
 	for j, x := range xs {
 		switch {
 		case x == nil:
-			tensor.Panicf("FromTensors", "tensor %d is nil", j)
+			core.Panicf("FromTensors", "tensor %d is nil", j)
 		case x.IsSymbolic():
-			tensor.Panicf("FromTensors", "tensor %d is symbolic; a dataset holds concrete data", j)
+			core.Panicf("FromTensors", "tensor %d is symbolic; a dataset holds concrete data", j)
 		case x.Rank() == 0:
-			tensor.Panicf("FromTensors", "tensor %d is a scalar; need rank >= 1 to slice along axis 0", j)
+			core.Panicf("FromTensors", "tensor %d is a scalar; need rank >= 1 to slice along axis 0", j)
 		}
 		if n < 0 {
 			n = x.Dim(0)
 		} else if x.Dim(0) != n {
-			tensor.Panicf("FromTensors", "tensor %d has %d rows (shape %v), tensor 0 has %d", j, x.Dim(0), x.Shape(), n)
+			core.Panicf("FromTensors", "tensor %d has %d rows (shape %v), tensor 0 has %d", j, x.Dim(0), x.Shape(), n)
 		}
 		rs := x.Shape()[1:].Clone()
 		cols[j] = column{t: x, rowShape: rs, rowSize: rs.Size()}
@@ -82,19 +83,19 @@ func view(t *tensor.Tensor, off, n int, shape tensor.Shape) *tensor.Tensor {
 	lo, hi := off, off+n
 	switch b := t.Data().(type) {
 	case []float32:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	case []float64:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	case []int32:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	case []int64:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	case []bool:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	case []uint8:
-		return tensor.FromBuffer(b[lo:hi:hi], shape)
+		return core.FromBuffer(b[lo:hi:hi], shape)
 	}
-	tensor.Panicf("FromTensors", "unsupported buffer type %T", t.Data())
+	core.Panicf("FromTensors", "unsupported buffer type %T", t.Data())
 	return nil
 }
 
@@ -113,7 +114,7 @@ type Generator func(yield func(row ...*tensor.Tensor) bool) error
 // goroutine; put Prefetch after it to overlap it with training.
 func FromGenerator(gen Generator) *Dataset {
 	if gen == nil {
-		tensor.Panicf("FromGenerator", "nil generator")
+		core.Panicf("FromGenerator", "nil generator")
 	}
 	return &Dataset{n: genNode{gen}}
 }
@@ -165,10 +166,10 @@ func (g *genStream) close() { g.stop() }
 // 0, 1, ..., n-1 each epoch; an error from it ends the epoch with that error.
 func FromFunc(n int, at func(i int) ([]*tensor.Tensor, error)) *Dataset {
 	if n < 0 {
-		tensor.Panicf("FromFunc", "negative length %d", n)
+		core.Panicf("FromFunc", "negative length %d", n)
 	}
 	if at == nil {
-		tensor.Panicf("FromFunc", "nil function")
+		core.Panicf("FromFunc", "nil function")
 	}
 	return &Dataset{n: funcNode{n, at}}
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"sort"
 	"sync"
 
@@ -33,7 +34,7 @@ type Plan struct {
 }
 
 type step struct {
-	prim  *tensor.Prim
+	prim  *core.Prim
 	attrs any
 	in    []*tensor.Tensor
 	out   *tensor.Tensor
@@ -170,7 +171,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		case v.IsMulti():
 			// Results are headed by their projections.
 		case s.kind == graph.KindOp:
-			hdr[v.ID] = tensor.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
+			hdr[v.ID] = core.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
 		default:
 			// A view of an argument, parameter or constant.
 			src := hdr[members[s][0].ID]
@@ -178,7 +179,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			if s.kind == graph.KindInput {
 				p.views = append(p.views, view{dst: h, src: src})
 			} else {
-				h.Rebind(src)
+				core.Rebind(h, src)
 			}
 			hdr[v.ID] = h
 		}
@@ -208,7 +209,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			outs := projs[v]
 			for k, o := range outs {
 				if o == nil { // an unused result still needs somewhere to go
-					outs[k] = tensor.NewOf(v.Metas[k])
+					outs[k] = core.NewOf(v.Metas[k])
 				}
 			}
 			p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, outs: outs})
@@ -313,17 +314,17 @@ func (p *Plan) NumSteps() int { return len(p.steps) }
 
 func (p *Plan) run(args []*tensor.Tensor) {
 	if len(args) != len(p.inputs) {
-		panic(tensor.Errorf("Jit", "compiled %s takes %d tensors, got %d", p.g.Name, len(p.inputs), len(args)))
+		panic(core.Errorf("Jit", "compiled %s takes %d tensors, got %d", p.g.Name, len(p.inputs), len(args)))
 	}
 	for i, a := range args {
 		slot := p.inputs[i]
 		if !a.Shape().Equal(slot.Shape()) || a.DType() != slot.DType() {
-			panic(tensor.Errorf("Jit", "argument %d of %s is %v %v, compiled for %v %v", i, p.g.Name, a.Shape(), a.DType(), slot.Shape(), slot.DType()))
+			panic(core.Errorf("Jit", "argument %d of %s is %v %v, compiled for %v %v", i, p.g.Name, a.Shape(), a.DType(), slot.Shape(), slot.DType()))
 		}
-		slot.Rebind(a)
+		core.Rebind(slot, a)
 	}
 	for _, v := range p.views {
-		v.dst.Rebind(v.src)
+		core.Rebind(v.dst, v.src)
 	}
 	for i := range p.steps {
 		s := &p.steps[i]
@@ -334,7 +335,7 @@ func (p *Plan) run(args []*tensor.Tensor) {
 		s.prim.Kernel(s.attrs, s.in, s.out)
 	}
 	for _, a := range p.assigns {
-		a.param.CopyFrom(a.val)
+		core.Copy(a.param, a.val)
 	}
 }
 
@@ -358,7 +359,7 @@ func (p *Plan) RunInto(args, outs []*tensor.Tensor) {
 	defer p.mu.Unlock()
 	p.run(args)
 	for i, o := range p.outputs {
-		outs[i].CopyFrom(o)
+		core.Copy(outs[i], o)
 	}
 }
 

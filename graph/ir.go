@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -49,7 +50,7 @@ type Value struct {
 	// Kind says what defines the value.
 	Kind Kind
 	// Prim is the primitive applied (KindOp only).
-	Prim *tensor.Prim
+	Prim *core.Prim
 	// Attrs are Prim's attributes; never mutated once set.
 	Attrs any
 	// Args are the operands (KindOp only), defined earlier in the graph.
@@ -118,18 +119,18 @@ func (g *Graph) Const(t *tensor.Tensor) *Value {
 }
 
 // Op appends p applied to args, inferring its meta with p.Infer.
-func (g *Graph) Op(p *tensor.Prim, attrs any, args ...*Value) *Value {
+func (g *Graph) Op(p *core.Prim, attrs any, args ...*Value) *Value {
 	return g.OpMeta(p, attrs, InferMeta(p, attrs, args), args...)
 }
 
 // OpMeta appends p applied to args with an already inferred meta.
-func (g *Graph) OpMeta(p *tensor.Prim, attrs any, m tensor.Meta, args ...*Value) *Value {
+func (g *Graph) OpMeta(p *core.Prim, attrs any, m tensor.Meta, args ...*Value) *Value {
 	return g.add(&Value{Kind: KindOp, Prim: p, Attrs: attrs, Args: append([]*Value(nil), args...), Meta: m})
 }
 
 // OpN appends a multi-result op and one KindProj value per result, which
 // it returns.
-func (g *Graph) OpN(p *tensor.Prim, attrs any, ms []tensor.Meta, args ...*Value) []*Value {
+func (g *Graph) OpN(p *core.Prim, attrs any, ms []tensor.Meta, args ...*Value) []*Value {
 	v := g.add(&Value{Kind: KindOp, Prim: p, Attrs: attrs, Args: append([]*Value(nil), args...), Metas: ms})
 	out := make([]*Value, len(ms))
 	for i, m := range ms {
@@ -143,10 +144,10 @@ func (v *Value) IsMulti() bool { return v.Kind == KindOp && v.Prim.KernelN != ni
 
 // InferMeta runs p's shape inference on values, through symbolic stand-ins
 // (inference reads only shapes and dtypes).
-func InferMeta(p *tensor.Prim, attrs any, args []*Value) tensor.Meta {
+func InferMeta(p *core.Prim, attrs any, args []*Value) tensor.Meta {
 	in := make([]*tensor.Tensor, len(args))
 	for i, a := range args {
-		in[i] = tensor.NewSymbolic(nil, a.ID, a.Meta)
+		in[i] = core.NewSymbolic(nil, a.ID, a.Meta)
 	}
 	return p.Infer(attrs, in)
 }

@@ -1,11 +1,12 @@
 package graph
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
 // Replay evaluates g on inputs by applying each value's primitive through
-// tensor.Apply, as if the traced function ran again: eagerly on concrete
+// core.Apply, as if the traced function ran again: eagerly on concrete
 // tensors, into a trace on symbolic ones, and on the autodiff tape when
 // inputs are tracked. Control-flow gradients use it to differentiate a
 // body that was traced once, with its captured values as explicit inputs.
@@ -39,9 +40,9 @@ func ReplayWith(g *Graph, inputs []*tensor.Tensor, params map[*tensor.Tensor]*te
 				args[i] = vals[a]
 			}
 			if v.IsMulti() {
-				multi[v] = tensor.ApplyN(v.Prim, v.Attrs, args...)
+				multi[v] = core.ApplyN(v.Prim, v.Attrs, args...)
 			} else {
-				vals[v] = tensor.Apply(v.Prim, v.Attrs, args...)
+				vals[v] = core.Apply(v.Prim, v.Attrs, args...)
 			}
 		}
 	}

@@ -2,12 +2,13 @@ package graph
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
 
 // Tracer records the ops applied to its symbolic tensors into a Graph. It
-// implements tensor.Tracer: tensor.Apply hands it every op that has one of
+// implements core.Tracer: core.Apply hands it every op that has one of
 // its symbolic tensors among the inputs, or that reads a parameter while
 // its goroutine traces.
 type Tracer struct {
@@ -52,20 +53,20 @@ func (tr *Tracer) symbolic(v *Value) *tensor.Tensor {
 		tr.byID = append(tr.byID, nil)
 	}
 	tr.byID[v.ID] = v
-	return tensor.NewSymbolic(tr, v.ID, v.Meta)
+	return core.NewSymbolic(tr, v.ID, v.Meta)
 }
 
 // ValueOf returns the graph value standing for t: its own value if t is one
 // of this tracer's symbolic tensors, a captured parameter, or a constant.
 func (tr *Tracer) ValueOf(t *tensor.Tensor) *Value {
-	if s, id, ok := t.Symbol(); ok {
-		if s == tensor.Tracer(tr) {
+	if s, id, ok := core.SymbolOf(t); ok {
+		if s == core.Tracer(tr) {
 			return tr.byID[id]
 		}
 		if tr.Capture != nil {
 			return tr.Capture(t)
 		}
-		panic(tensor.Errorf("Jit", "a symbolic tensor of another traced function (%s) leaked into %s; "+
+		panic(core.Errorf("Jit", "a symbolic tensor of another traced function (%s) leaked into %s; "+
 			"return it from that function instead of keeping it in a variable", s.FuncName(), tr.g.Name))
 	}
 	if t.IsParameter() {
@@ -86,7 +87,7 @@ func (tr *Tracer) ValueOf(t *tensor.Tensor) *Value {
 }
 
 // Emit records p applied to in.
-func (tr *Tracer) Emit(p *tensor.Prim, attrs any, in []*tensor.Tensor, m tensor.Meta) *tensor.Tensor {
+func (tr *Tracer) Emit(p *core.Prim, attrs any, in []*tensor.Tensor, m tensor.Meta) *tensor.Tensor {
 	args := make([]*Value, len(in))
 	for i, t := range in {
 		args[i] = tr.ValueOf(t)
@@ -95,7 +96,7 @@ func (tr *Tracer) Emit(p *tensor.Prim, attrs any, in []*tensor.Tensor, m tensor.
 }
 
 // EmitN records a multi-result primitive.
-func (tr *Tracer) EmitN(p *tensor.Prim, attrs any, in []*tensor.Tensor, ms []tensor.Meta) []*tensor.Tensor {
+func (tr *Tracer) EmitN(p *core.Prim, attrs any, in []*tensor.Tensor, ms []tensor.Meta) []*tensor.Tensor {
 	args := make([]*Value, len(in))
 	for i, t := range in {
 		args[i] = tr.ValueOf(t)
@@ -146,7 +147,7 @@ func TraceWith(tr *Tracer, metas []tensor.Meta, fn func(args []*tensor.Tensor) [
 	for i, m := range metas {
 		args[i] = tr.Input(m)
 	}
-	end := tensor.BeginTrace(tr)
+	end := core.BeginTrace(tr)
 	defer end()
 	outs := fn(args)
 	for _, o := range outs {

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"reflect"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func Init[T Module](m T) T {
 func initCell(m Module) {
 	c := m.Base()
 	if c == nil {
-		panic(tensor.Errorf("nn.Init", "%T has a nil Cell", m))
+		panic(core.Errorf("nn.Init", "%T has a nil Cell", m))
 	}
 	c.self = m
 	t := reflect.TypeOf(m)
@@ -162,13 +163,13 @@ func initCell(m Module) {
 
 func checkArgs(c *Cell, want, got int) {
 	if want != got {
-		panic(tensor.Errorf("nn.Call", "%s.Construct takes %d tensors, called with %d", c.name, want, got))
+		panic(core.Errorf("nn.Call", "%s.Construct takes %d tensors, called with %d", c.name, want, got))
 	}
 }
 
 func (c *Cell) mustInit(op string) {
 	if c.self == nil {
-		panic(tensor.Errorf(op, "cell is not initialised: build it with nn.Init(&T{...}) (layers from nn.New... are initialised already)"))
+		panic(core.Errorf(op, "cell is not initialised: build it with nn.Init(&T{...}) (layers from nn.New... are initialised already)"))
 	}
 }
 
@@ -201,7 +202,7 @@ func (c *Cell) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 
 func (c *Cell) noConstruct() {
 	c.mustInit("nn.Call")
-	panic(tensor.Errorf("nn.Call", "%s has no Construct method of tensors returning one tensor; compile it with spore.Jit(net.Construct)", c.name))
+	panic(core.Errorf("nn.Call", "%s has no Construct method of tensors returning one tensor; compile it with spore.Jit(net.Construct)", c.name))
 }
 
 func anySymbolic(xs []*tensor.Tensor) bool {

@@ -2,8 +2,8 @@ package nn
 
 import (
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
-	"github.com/sporeml/spore/tensor"
 )
 
 // GlobalNorm returns the L2 norm of all the tensors together,
@@ -26,7 +26,7 @@ func GlobalNorm(grads []*spore.Tensor) *spore.Tensor {
 		sq = ops.Add(sq, s)
 	}
 	if sq == nil {
-		tensor.Panicf("nn.GlobalNorm", "no tensors (all %d are nil)", len(grads))
+		core.Panicf("nn.GlobalNorm", "no tensors (all %d are nil)", len(grads))
 	}
 	return ops.Sqrt(sq)
 }
@@ -38,7 +38,7 @@ func GlobalNorm(grads []*spore.Tensor) *spore.Tensor {
 // with ops, so it runs eagerly or inside a compiled training step.
 func ClipByGlobalNorm(grads []*spore.Tensor, maxNorm float64) []*spore.Tensor {
 	if !(maxNorm > 0) {
-		tensor.Panicf("nn.ClipByGlobalNorm", "clip norm %v must be positive", maxNorm)
+		core.Panicf("nn.ClipByGlobalNorm", "clip norm %v must be positive", maxNorm)
 	}
 	norm := GlobalNorm(grads)
 	scale := ops.Div(ops.ScalarLike(norm, maxNorm), ops.Maximum(norm, ops.ScalarLike(norm, maxNorm)))

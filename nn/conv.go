@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore"
@@ -70,7 +71,7 @@ func NewConv2d(in, out, kernel int, cfg ...Conv2dConfig) *Conv2d {
 	positive(op, "kernel width", k[1])
 	stride, dil, group := max(c.Stride, 1), max(c.Dilation, 1), max(c.Group, 1)
 	if in%group != 0 || out%group != 0 {
-		tensor.Panicf(op, "in_channels %d and out_channels %d must be divisible by group %d", in, out, group)
+		core.Panicf(op, "in_channels %d and out_channels %d must be divisible by group %d", in, out, group)
 	}
 	var pad ops.Padding
 	switch c.PadMode {
@@ -82,10 +83,10 @@ func NewConv2d(in, out, kernel int, cfg ...Conv2dConfig) *Conv2d {
 		p := c.Padding
 		pad = ops.ExplicitPad(p[0], p[1], p[2], p[3])
 	default:
-		tensor.Panicf(op, "unknown pad_mode %q (want same, valid or pad)", c.PadMode)
+		core.Panicf(op, "unknown pad_mode %q (want same, valid or pad)", c.PadMode)
 	}
 	if c.PadMode != "pad" && c.Padding != ([4]int{}) {
-		tensor.Panicf(op, "padding %v needs pad_mode \"pad\", got %q", c.Padding, c.PadMode)
+		core.Panicf(op, "padding %v needs pad_mode \"pad\", got %q", c.Padding, c.PadMode)
 	}
 	dt := floatType(op, c.DType)
 	if c.WeightInit == nil {
@@ -123,7 +124,7 @@ func poolPadding(op, mode string) ops.Padding {
 	case "same":
 		return ops.SamePad()
 	}
-	tensor.Panicf(op, "unknown pad_mode %q (want valid or same)", mode)
+	core.Panicf(op, "unknown pad_mode %q (want valid or same)", mode)
 	return ops.Padding{}
 }
 

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore"
@@ -21,14 +22,14 @@ func floatType(op string, dt tensor.DType) tensor.DType {
 		return tensor.Float32
 	}
 	if !dt.IsFloat() {
-		tensor.Panicf(op, "parameters must be Float32 or Float64, got %v", dt)
+		core.Panicf(op, "parameters must be Float32 or Float64, got %v", dt)
 	}
 	return dt
 }
 
 func positive(op string, what string, v int) {
 	if v <= 0 {
-		tensor.Panicf(op, "%s must be positive, got %d", what, v)
+		core.Panicf(op, "%s must be positive, got %d", what, v)
 	}
 }
 
@@ -94,7 +95,7 @@ func NewDense(in, out int, cfg ...DenseConfig) *Dense {
 func (d *Dense) Construct(x *spore.Tensor) *spore.Tensor {
 	xs := x.Shape()
 	if len(xs) == 0 || xs[len(xs)-1] != d.InChannels {
-		tensor.Panicf("nn.Dense", "input %v does not end in in_channels=%d", xs, d.InChannels)
+		core.Panicf("nn.Dense", "input %v does not end in in_channels=%d", xs, d.InChannels)
 	}
 	h := x
 	if len(xs) != 2 {
@@ -205,7 +206,7 @@ func Activation(name string) Layer {
 	case "softmax":
 		return NewSoftmax(-1)
 	}
-	panic(tensor.Errorf("nn.Activation", "unknown activation %q (want relu, gelu, sigmoid, tanh or softmax)", name))
+	panic(core.Errorf("nn.Activation", "unknown activation %q (want relu, gelu, sigmoid, tanh or softmax)", name))
 }
 
 // Flatten merges axes StartDim through EndDim into one, MindSpore 2.x's
@@ -226,10 +227,10 @@ func (f *Flatten) Construct(x *spore.Tensor) *spore.Tensor {
 	if len(xs) == 0 {
 		return ops.Reshape(x, 1)
 	}
-	s := tensor.NormAxis("nn.Flatten", f.StartDim, len(xs))
-	e := tensor.NormAxis("nn.Flatten", f.EndDim, len(xs))
+	s := core.NormAxis("nn.Flatten", f.StartDim, len(xs))
+	e := core.NormAxis("nn.Flatten", f.EndDim, len(xs))
 	if s > e {
-		tensor.Panicf("nn.Flatten", "start_dim %d is after end_dim %d for input %v", f.StartDim, f.EndDim, xs)
+		core.Panicf("nn.Flatten", "start_dim %d is after end_dim %d for input %v", f.StartDim, f.EndDim, xs)
 	}
 	if s == e {
 		return x
@@ -255,7 +256,7 @@ type Dropout struct {
 // default is 0.5).
 func NewDropout(p float64) *Dropout {
 	if !(p >= 0 && p < 1) {
-		tensor.Panicf("nn.Dropout", "drop probability %v is not in [0, 1)", p)
+		core.Panicf("nn.Dropout", "drop probability %v is not in [0, 1)", p)
 	}
 	return Init(&Dropout{P: p})
 }
@@ -275,7 +276,7 @@ type SequentialCell struct {
 func NewSequentialCell(cells ...Layer) *SequentialCell {
 	for i, c := range cells {
 		if c == nil {
-			tensor.Panicf("nn.SequentialCell", "cell %d is nil", i)
+			core.Panicf("nn.SequentialCell", "cell %d is nil", i)
 		}
 	}
 	return Init(&SequentialCell{Cells: append([]Layer(nil), cells...)})
@@ -325,7 +326,7 @@ func (l *CellList) Len() int { return len(l.Cells) }
 // At returns cell i.
 func (l *CellList) At(i int) Module {
 	if i < 0 || i >= len(l.Cells) {
-		tensor.Panicf("nn.CellList", "index %d out of range for %d cells", i, len(l.Cells))
+		core.Panicf("nn.CellList", "index %d out of range for %d cells", i, len(l.Cells))
 	}
 	return l.Cells[i]
 }

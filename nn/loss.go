@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -27,7 +28,7 @@ func (r Reduction) resolve(op string, def Reduction) Reduction {
 	case Mean, Sum, None:
 		return r
 	}
-	tensor.Panicf(op, "unknown reduction %q (want mean, sum or none)", string(r))
+	core.Panicf(op, "unknown reduction %q (want mean, sum or none)", string(r))
 	return ""
 }
 
@@ -36,7 +37,7 @@ func reduce(op string, l *spore.Tensor, r Reduction) *spore.Tensor {
 	switch r {
 	case Mean:
 		if l.Size() == 0 {
-			tensor.Panicf(op, "mean of an empty batch (losses %v)", l.Shape())
+			core.Panicf(op, "mean of an empty batch (losses %v)", l.Shape())
 		}
 		return ops.MulScalar(ops.Sum(l), 1/float64(l.Size()))
 	case Sum:
@@ -47,10 +48,10 @@ func reduce(op string, l *spore.Tensor, r Reduction) *spore.Tensor {
 
 func checkSame(op string, a, b *spore.Tensor) {
 	if !a.Shape().Equal(b.Shape()) || a.DType() != b.DType() {
-		tensor.Panicf(op, "prediction %v %v and target %v %v must have the same shape and dtype", a.Shape(), a.DType(), b.Shape(), b.DType())
+		core.Panicf(op, "prediction %v %v and target %v %v must have the same shape and dtype", a.Shape(), a.DType(), b.Shape(), b.DType())
 	}
 	if !a.DType().IsFloat() {
-		tensor.Panicf(op, "want float inputs, got %v", a.DType())
+		core.Panicf(op, "want float inputs, got %v", a.DType())
 	}
 }
 
@@ -59,15 +60,15 @@ func checkSame(op string, a, b *spore.Tensor) {
 func classLabels(op string, logits, labels *spore.Tensor) {
 	ls, ys := logits.Shape(), labels.Shape()
 	if len(ls) != 2 || len(ys) != 1 || ys[0] != ls[0] {
-		tensor.Panicf(op, "want predictions [N C] and labels [N], got %v and %v", ls, ys)
+		core.Panicf(op, "want predictions [N C] and labels [N], got %v and %v", ls, ys)
 	}
 	if labels.DType() != tensor.Int32 && labels.DType() != tensor.Int64 {
-		tensor.Panicf(op, "class labels must be Int32 or Int64, got %v %v", ys, labels.DType())
+		core.Panicf(op, "class labels must be Int32 or Int64, got %v %v", ys, labels.DType())
 	}
 	if !labels.IsSymbolic() {
 		for i, v := range labels.Int64s() {
 			if v < 0 || v >= int64(ls[1]) {
-				tensor.Panicf(op, "label %d at position %d is out of range for %d classes", v, i, ls[1])
+				core.Panicf(op, "label %d at position %d is out of range for %d classes", v, i, ls[1])
 			}
 		}
 	}
@@ -117,7 +118,7 @@ func NewCrossEntropyLoss(reduction Reduction, labelSmoothing float64) *CrossEntr
 	const op = "nn.CrossEntropyLoss"
 	r := reduction.resolve(op, Mean)
 	if !(labelSmoothing >= 0 && labelSmoothing <= 1) {
-		tensor.Panicf(op, "label_smoothing %v is not in [0, 1]", labelSmoothing)
+		core.Panicf(op, "label_smoothing %v is not in [0, 1]", labelSmoothing)
 	}
 	return Init(&CrossEntropyLoss{Reduction: r, LabelSmoothing: labelSmoothing})
 }
@@ -159,7 +160,7 @@ func (n *NLLLoss) Construct(logp, labels *spore.Tensor) *spore.Tensor {
 	const op = "nn.NLLLoss"
 	classLabels(op, logp, labels)
 	if !logp.DType().IsFloat() {
-		tensor.Panicf(op, "want float log-probabilities, got %v", logp.DType())
+		core.Panicf(op, "want float log-probabilities, got %v", logp.DType())
 	}
 	onehot := ops.OneHot(labels, logp.Dim(1), logp.DType())
 	return reduce(op, ops.Neg(ops.Sum(ops.Mul(onehot, logp), -1)), n.Reduction)
@@ -260,7 +261,7 @@ type WithLossCell struct {
 // NewWithLossCell returns the network-with-loss cell.
 func NewWithLossCell(backbone Layer, loss Loss) *WithLossCell {
 	if backbone == nil || loss == nil {
-		tensor.Panicf("nn.WithLossCell", "backbone and loss must not be nil")
+		core.Panicf("nn.WithLossCell", "backbone and loss must not be nil")
 	}
 	return Init(&WithLossCell{Backbone: backbone, LossFn: loss})
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/nn/initializer"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -74,7 +75,7 @@ func newBatchNorm(op string, rank, c int, cfg []BatchNormConfig) *BatchNorm {
 		b.Momentum = 0.9
 	}
 	if !(b.Momentum >= 0 && b.Momentum <= 1) || b.Eps < 0 {
-		tensor.Panicf(op, "momentum %v must be in [0, 1] and eps %v not negative", b.Momentum, b.Eps)
+		core.Panicf(op, "momentum %v must be in [0, 1] and eps %v not negative", b.Momentum, b.Eps)
 	}
 	b.Gamma = newParam("gamma", or(bc.GammaInit, initializer.One()), dt, c)
 	b.Beta = newParam("beta", or(bc.BetaInit, initializer.Zero()), dt, c)
@@ -96,7 +97,7 @@ func (b *BatchNorm) Construct(x *spore.Tensor) *spore.Tensor {
 		if b.Rank == 4 {
 			name = "nn.BatchNorm2d"
 		}
-		tensor.Panicf(name, "want input of rank %d, got %v", b.Rank, x.Shape())
+		core.Panicf(name, "want input of rank %d, got %v", b.Rank, x.Shape())
 	}
 	training := b.Training()
 	y, mean, variance := ops.BatchNorm(x, b.Gamma, b.Beta, b.MovingMean, b.MovingVariance, training, b.Momentum, b.Eps)
@@ -138,7 +139,7 @@ type LayerNorm struct {
 func NewLayerNorm(normalizedShape []int, cfg ...LayerNormConfig) *LayerNorm {
 	const op = "nn.LayerNorm"
 	if len(normalizedShape) == 0 {
-		tensor.Panicf(op, "normalized_shape is empty")
+		core.Panicf(op, "normalized_shape is empty")
 	}
 	for _, d := range normalizedShape {
 		positive(op, "normalized_shape extent", d)
@@ -168,7 +169,7 @@ func NewLayerNorm(normalizedShape []int, cfg ...LayerNormConfig) *LayerNorm {
 func (l *LayerNorm) Construct(x *spore.Tensor) *spore.Tensor {
 	axis := x.Rank() - len(l.NormalizedShape)
 	if axis < 0 || !x.Shape()[axis:].Equal(l.NormalizedShape) {
-		tensor.Panicf("nn.LayerNorm", "input %v does not end in normalized_shape %v", x.Shape(), tensor.Shape(l.NormalizedShape))
+		core.Panicf("nn.LayerNorm", "input %v does not end in normalized_shape %v", x.Shape(), tensor.Shape(l.NormalizedShape))
 	}
 	return ops.LayerNorm(x, l.Gamma, l.Beta, axis, l.Eps)
 }
@@ -211,9 +212,9 @@ func NewEmbedding(vocab, dim int, cfg ...EmbeddingConfig) *Embedding {
 	if c.PaddingIdx != nil {
 		p := *c.PaddingIdx
 		if p < 0 || p >= vocab {
-			tensor.Panicf(op, "padding_idx %d out of range for vocab_size %d", p, vocab)
+			core.Panicf(op, "padding_idx %d out of range for vocab_size %d", p, vocab)
 		}
-		tensor.CopyElems(init, p*dim, tensor.Zeros(dt, dim), 0, dim)
+		core.CopyElems(init, p*dim, tensor.Zeros(dt, dim), 0, dim)
 	}
 	e := &Embedding{VocabSize: vocab, EmbeddingSize: dim}
 	e.EmbeddingTable = tensor.NewParameter("embedding_table", init)

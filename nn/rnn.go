@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore"
@@ -150,7 +151,7 @@ func NewGRU(inputSize, hiddenSize int, cfg ...RNNConfig) *GRU {
 func rnnActivation(op string, k rnnKind, name string) string {
 	if k != kindRNN {
 		if name != "" {
-			tensor.Panicf(op, "nonlinearity %q is for RNN only; %s's gate activations are fixed", name, k)
+			core.Panicf(op, "nonlinearity %q is for RNN only; %s's gate activations are fixed", name, k)
 		}
 		return ""
 	}
@@ -160,7 +161,7 @@ func rnnActivation(op string, k rnnKind, name string) string {
 	case "tanh", "relu":
 		return name
 	}
-	panic(tensor.Errorf(op, "unknown nonlinearity %q (want tanh or relu)", name))
+	panic(core.Errorf(op, "unknown nonlinearity %q (want tanh or relu)", name))
 }
 
 func newRNNBase(k rnnKind, in, hidden int, cfg []RNNConfig) *RNNBase {
@@ -176,7 +177,7 @@ func newRNNBase(k rnnKind, in, hidden int, cfg []RNNConfig) *RNNBase {
 	}
 	positive(op, "num_layers", c.NumLayers)
 	if !(c.Dropout >= 0 && c.Dropout < 1) {
-		tensor.Panicf(op, "dropout %v is not in [0, 1)", c.Dropout)
+		core.Panicf(op, "dropout %v is not in [0, 1)", c.Dropout)
 	}
 	dt := floatType(op, c.DType)
 	r := &RNNBase{
@@ -296,7 +297,7 @@ func (r *RNNBase) checkState(op, what string, s *spore.Tensor, batch int) *spore
 		return tensor.Zeros(r.dtype(), want...)
 	}
 	if !s.Shape().Equal(want) || s.DType() != r.dtype() {
-		tensor.Panicf(op, "initial state %s is %v %v, want %v %v ([num_layers·directions, batch, hidden_size])", what, s.Shape(), s.DType(), want, r.dtype())
+		core.Panicf(op, "initial state %s is %v %v, want %v %v ([num_layers·directions, batch, hidden_size])", what, s.Shape(), s.DType(), want, r.dtype())
 	}
 	return s
 }
@@ -315,24 +316,24 @@ func (r *RNNBase) forward(x, hx, cx *spore.Tensor) (y, hn, cn *spore.Tensor) {
 		layout = "[batch, seq, input_size]"
 	}
 	if len(xs) != 3 || xs[2] != r.InputSize {
-		tensor.Panicf(op, "input %v is not %s with input_size=%d", xs, layout, r.InputSize)
+		core.Panicf(op, "input %v is not %s with input_size=%d", xs, layout, r.InputSize)
 	}
 	if x.DType() != r.dtype() {
-		tensor.Panicf(op, "input %v is %v but the parameters are %v", xs, x.DType(), r.dtype())
+		core.Panicf(op, "input %v is %v but the parameters are %v", xs, x.DType(), r.dtype())
 	}
 	if r.BatchFirst {
 		x = ops.Transpose(x, 1, 0, 2)
 	}
 	T, B := x.Dim(0), x.Dim(1)
 	if T == 0 || B == 0 {
-		tensor.Panicf(op, "input %v is empty", xs)
+		core.Panicf(op, "input %v is empty", xs)
 	}
 	h0 := splitState(r.checkState(op, "hx", hx, B))
 	var c0 []*spore.Tensor
 	if r.kind == kindLSTM {
 		c0 = splitState(r.checkState(op, "cx", cx, B))
 	} else if cx != nil {
-		tensor.Panicf(op, "has no cell state, got cx %v", cx.Shape())
+		core.Panicf(op, "has no cell state, got cx %v", cx.Shape())
 	}
 	hs := make([]*spore.Tensor, 0, len(h0))
 	cs := make([]*spore.Tensor, 0, len(c0))
@@ -551,10 +552,10 @@ func (r *RNNCellBase) step(x, h, c *spore.Tensor) (*spore.Tensor, *spore.Tensor)
 	dt := r.WeightIh.DType()
 	xs := x.Shape()
 	if len(xs) != 2 || xs[1] != r.InputSize {
-		tensor.Panicf(op, "input %v is not [batch, input_size] with input_size=%d", xs, r.InputSize)
+		core.Panicf(op, "input %v is not [batch, input_size] with input_size=%d", xs, r.InputSize)
 	}
 	if x.DType() != dt {
-		tensor.Panicf(op, "input %v is %v but the parameters are %v", xs, x.DType(), dt)
+		core.Panicf(op, "input %v is %v but the parameters are %v", xs, x.DType(), dt)
 	}
 	want := tensor.Shape{xs[0], r.HiddenSize}
 	state := func(what string, s *spore.Tensor) *spore.Tensor {
@@ -562,7 +563,7 @@ func (r *RNNCellBase) step(x, h, c *spore.Tensor) (*spore.Tensor, *spore.Tensor)
 			return tensor.Zeros(dt, want...)
 		}
 		if !s.Shape().Equal(want) || s.DType() != dt {
-			tensor.Panicf(op, "state %s is %v %v, want %v %v ([batch, hidden_size]) for input %v", what, s.Shape(), s.DType(), want, dt, xs)
+			core.Panicf(op, "state %s is %v %v, want %v %v ([batch, hidden_size]) for input %v", what, s.Shape(), s.DType(), want, dt, xs)
 		}
 		return s
 	}

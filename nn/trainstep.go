@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"sync"
 
 	"github.com/sporeml/spore"
@@ -86,14 +87,14 @@ type stepKey struct {
 func NewTrainOneStepCell(netWithLoss Module, opt Optimizer, cfg ...TrainOneStepConfig) *TrainOneStepCell {
 	const op = "nn.TrainOneStepCell"
 	if netWithLoss == nil || opt == nil {
-		tensor.Panicf(op, "network and optimizer must not be nil")
+		core.Panicf(op, "network and optimizer must not be nil")
 	}
 	t := &TrainOneStepCell{Network: netWithLoss, Optimizer: opt}
 	if len(cfg) > 0 {
 		t.cfg = cfg[0]
 	}
 	if t.cfg.ClipGlobalNorm < 0 {
-		tensor.Panicf(op, "clip norm %v is negative", t.cfg.ClipGlobalNorm)
+		core.Panicf(op, "clip norm %v is negative", t.cfg.ClipGlobalNorm)
 	}
 	weights := opt.Parameters()
 	loss := func(x, y *spore.Tensor) *spore.Tensor { return netWithLoss.Base().Call(x, y) }
@@ -122,7 +123,7 @@ func (t *TrainOneStepCell) Construct(data, label *spore.Tensor) *spore.Tensor {
 // global mode say; see TrainOneStepCell.
 func (t *TrainOneStepCell) Call(xs ...*spore.Tensor) *spore.Tensor {
 	if len(xs) != 2 {
-		tensor.Panicf("nn.TrainOneStepCell", "Call takes data and label, got %d tensors", len(xs))
+		core.Panicf("nn.TrainOneStepCell", "Call takes data and label, got %d tensors", len(xs))
 	}
 	if !t.compiledMode() || anySymbolic(xs) {
 		return t.Construct(xs[0], xs[1])
@@ -160,8 +161,8 @@ func (t *TrainOneStepCell) runCompiled(data, label *spore.Tensor) *spore.Tensor 
 	if buf == nil {
 		// The first call compiles and tells the loss's type.
 		loss := j.Fn(data, label)
-		buf = tensor.NewOf(tensor.Meta{Shape: loss.Shape().Clone(), DType: loss.DType()})
-		buf.CopyFrom(loss)
+		buf = core.NewOf(tensor.Meta{Shape: loss.Shape().Clone(), DType: loss.DType()})
+		core.Copy(buf, loss)
 		t.lossBuf[k] = buf
 		return buf
 	}

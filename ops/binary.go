@@ -1,13 +1,14 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/tensor"
 )
 
 // The remaining binary elementwise primitives, all with NumPy broadcasting.
-var powPrim, maximumPrim, minimumPrim *tensor.Prim
+var powPrim, maximumPrim, minimumPrim *core.Prim
 
 func init() {
 	powPrim = defBinary("Pow", 12, false, binary{
@@ -16,7 +17,7 @@ func init() {
 		grad: func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor) {
 			// Each side costs several ops, so it is built only when its
 			// input is being differentiated: PowScalar's exponent never is.
-			if a.NeedsGrad() {
+			if core.NeedsGrad(a) {
 				// y·x^(y-1). At x = y = 0 that is 0·Inf, while x⁰ is flat
 				// in x (PyTorch's rule gives 0): there the power reads a
 				// safe exponent 1, so the result is 0·0 and no NaN enters
@@ -27,7 +28,7 @@ func init() {
 				at00 := LogicalAnd(Equal(a, zero), Equal(b, zero))
 				ga = Mul(g, Mul(b, Pow(a, Select(at00, one, Sub(b, one)))))
 			}
-			if b.NeedsGrad() {
+			if core.NeedsGrad(b) {
 				// log(x)·x^y where x > 0 and 0 elsewhere: for x < 0, x^y is
 				// real only at integer y, and x^y is flat in y at x = 0. The
 				// log reads a safe 1 where x <= 0 so that no NaN or Inf

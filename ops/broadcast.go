@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -29,7 +30,7 @@ func BroadcastShapes(op string, a, b tensor.Shape) tensor.Shape {
 		case db == 1:
 			out[i] = da
 		default:
-			tensor.Panicf(op, "shapes %v and %v cannot be broadcast", a, b)
+			core.Panicf(op, "shapes %v and %v cannot be broadcast", a, b)
 		}
 	}
 	return out

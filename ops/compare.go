@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -33,15 +34,15 @@ func cmpFunc[T tensor.Number](k cmpKind) func(a, b T) bool {
 
 // defCompare builds a comparison Prim: same-dtype numeric inputs, broadcast,
 // a Bool result, no gradient (comparisons are piecewise constant).
-func defCompare(name string, k cmpKind) *tensor.Prim {
+func defCompare(name string, k cmpKind) *core.Prim {
 	f32, f64, i32, i64, u8 := cmpFunc[float32](k), cmpFunc[float64](k), cmpFunc[int32](k), cmpFunc[int64](k), cmpFunc[uint8](k)
-	return &tensor.Prim{
+	return &core.Prim{
 		Name:   name,
-		Traits: tensor.Traits{Elementwise: true, Commutative: k == cmpEq || k == cmpNe, Cost: 1},
+		Traits: core.Traits{Elementwise: true, Commutative: k == cmpEq || k == cmpNe, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			a, b := in[0], in[1]
 			if a.DType() != b.DType() || a.DType() == tensor.Bool {
-				tensor.Panicf(name, "want two inputs of one numeric dtype, got %v %v and %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
+				core.Panicf(name, "want two inputs of one numeric dtype, got %v %v and %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
 			}
 			return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: tensor.Bool}
 		},
@@ -66,14 +67,14 @@ func defCompare(name string, k cmpKind) *tensor.Prim {
 }
 
 // defLogical builds a logical Prim over Bool inputs.
-func defLogical(name string, f func(a, b bool) bool) *tensor.Prim {
-	return &tensor.Prim{
+func defLogical(name string, f func(a, b bool) bool) *core.Prim {
+	return &core.Prim{
 		Name:   name,
-		Traits: tensor.Traits{Elementwise: true, Commutative: true, Cost: 1},
+		Traits: core.Traits{Elementwise: true, Commutative: true, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			for _, x := range in {
 				if x.DType() != tensor.Bool {
-					tensor.Panicf(name, "want Bool inputs, got %v %v", x.Shape(), x.DType())
+					core.Panicf(name, "want Bool inputs, got %v %v", x.Shape(), x.DType())
 				}
 			}
 			s := in[0].Shape()
@@ -96,7 +97,7 @@ func defLogical(name string, f func(a, b bool) bool) *tensor.Prim {
 	}
 }
 
-var equalPrim, notEqualPrim, lessPrim, lessEqualPrim, greaterPrim, greaterEqualPrim, logicalAndPrim, logicalOrPrim, logicalNotPrim, selectPrim, castPrim *tensor.Prim
+var equalPrim, notEqualPrim, lessPrim, lessEqualPrim, greaterPrim, greaterEqualPrim, logicalAndPrim, logicalOrPrim, logicalNotPrim, selectPrim, castPrim *core.Prim
 
 func init() {
 	equalPrim = defCompare("Equal", cmpEq)
@@ -139,16 +140,16 @@ func LogicalNot(a *tensor.Tensor) *tensor.Tensor { return apply1(logicalNotPrim,
 
 // selectPrim is where(cond, a, b): a where cond holds, else b.
 func init() {
-	selectPrim = &tensor.Prim{
+	selectPrim = &core.Prim{
 		Name:   "Select",
-		Traits: tensor.Traits{Elementwise: true, Cost: 1},
+		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			c, a, b := in[0], in[1], in[2]
 			if c.DType() != tensor.Bool {
-				tensor.Panicf("Select", "condition must be Bool, got %v %v", c.Shape(), c.DType())
+				core.Panicf("Select", "condition must be Bool, got %v %v", c.Shape(), c.DType())
 			}
 			if a.DType() != b.DType() {
-				tensor.Panicf("Select", "branches differ in dtype: %v %v and %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
+				core.Panicf("Select", "branches differ in dtype: %v %v and %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
 			}
 			s := BroadcastShapes("Select", c.Shape(), BroadcastShapes("Select", a.Shape(), b.Shape()))
 			return tensor.Meta{Shape: s, DType: a.DType()}
@@ -190,7 +191,7 @@ func sel[T any](c bool, a, b T) T {
 // Select returns a where cond is true and b elsewhere (NumPy's where),
 // broadcasting all three.
 func Select(cond, a, b *tensor.Tensor) *tensor.Tensor {
-	return tensor.Apply(selectPrim, nil, cond, a, b)
+	return core.Apply(selectPrim, nil, cond, a, b)
 }
 
 // Where is Select under NumPy's name.
@@ -198,9 +199,9 @@ func Where(cond, a, b *tensor.Tensor) *tensor.Tensor { return Select(cond, a, b)
 
 // castPrim converts between dtypes; its attribute is the target DType.
 func init() {
-	castPrim = &tensor.Prim{
+	castPrim = &core.Prim{
 		Name:   "Cast",
-		Traits: tensor.Traits{Elementwise: true, Cost: 1},
+		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: in[0].Shape(), DType: attrs.(tensor.DType)}
 		},
@@ -303,7 +304,7 @@ func fillBool[T tensor.Number](o []T, x []bool) {
 // to Bool is true). Gradients flow between floating-point types only.
 func Cast(x *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
 	if dt == tensor.Invalid || dt > tensor.Uint8 {
-		tensor.Panicf("Cast", "invalid target dtype %v", dt)
+		core.Panicf("Cast", "invalid target dtype %v", dt)
 	}
-	return tensor.Apply(castPrim, dt, x)
+	return core.Apply(castPrim, dt, x)
 }

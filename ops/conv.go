@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"sync"
@@ -63,13 +64,13 @@ func (p Padding) resolve(op string, h, w, kh, kw int, stride [2]int) [4]int {
 	case "", PadExplicit:
 		for _, v := range p.Pads {
 			if v < 0 {
-				tensor.Panicf(op, "negative padding %v", p.Pads)
+				core.Panicf(op, "negative padding %v", p.Pads)
 			}
 		}
 		return p.Pads
 	case PadValid, PadSame:
 		if p.Pads != [4]int{} {
-			tensor.Panicf(op, "padding %v given with pad mode %q; use pad mode %q", p.Pads, p.Mode, PadExplicit)
+			core.Panicf(op, "padding %v given with pad mode %q; use pad mode %q", p.Pads, p.Mode, PadExplicit)
 		}
 		if p.Mode == PadValid {
 			return [4]int{}
@@ -78,7 +79,7 @@ func (p Padding) resolve(op string, h, w, kh, kw int, stride [2]int) [4]int {
 		tw := sameTotal(w, kw, stride[1])
 		return [4]int{th / 2, th - th/2, tw / 2, tw - tw/2}
 	}
-	tensor.Panicf(op, "unknown pad mode %q (want %q, %q or %q)", p.Mode, PadValid, PadSame, PadExplicit)
+	core.Panicf(op, "unknown pad mode %q (want %q, %q or %q)", p.Mode, PadValid, PadSame, PadExplicit)
 	return [4]int{}
 }
 
@@ -155,7 +156,7 @@ func outExtent(in, lo, hi, k, stride int) int {
 // shape ws and returns its geometry, naming op in errors.
 func convGeometry(op string, a ConvAttrs, xs, ws tensor.Shape) convGeom {
 	if len(xs) != 4 || len(ws) != 4 {
-		tensor.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
+		core.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
 	}
 	g := convGeom{
 		n: xs[0], c: xs[1], h: xs[2], w: xs[3],
@@ -164,19 +165,19 @@ func convGeometry(op string, a ConvAttrs, xs, ws tensor.Shape) convGeom {
 		pt: a.Pads[0], pl: a.Pads[2], groups: a.Groups,
 	}
 	if g.groups < 1 || g.c%g.groups != 0 || g.o%g.groups != 0 {
-		tensor.Panicf(op, "groups=%d must divide input channels and output channels (input %v, filter %v)", g.groups, xs, ws)
+		core.Panicf(op, "groups=%d must divide input channels and output channels (input %v, filter %v)", g.groups, xs, ws)
 	}
 	if g.cg*g.groups != g.c {
-		tensor.Panicf(op, "filter %v expects %d input channels per group, input %v has %d channels in %d groups", ws, g.cg, xs, g.c, g.groups)
+		core.Panicf(op, "filter %v expects %d input channels per group, input %v has %d channels in %d groups", ws, g.cg, xs, g.c, g.groups)
 	}
 	if g.kh < 1 || g.kw < 1 {
-		tensor.Panicf(op, "empty filter window %v", ws)
+		core.Panicf(op, "empty filter window %v", ws)
 	}
 	ekh, ekw := (g.kh-1)*g.dh+1, (g.kw-1)*g.dw+1
 	g.oh = outExtent(g.h, a.Pads[0], a.Pads[1], ekh, g.sh)
 	g.ow = outExtent(g.w, a.Pads[2], a.Pads[3], ekw, g.sw)
 	if g.h+a.Pads[0]+a.Pads[1] < ekh || g.w+a.Pads[2]+a.Pads[3] < ekw {
-		tensor.Panicf(op, "dilated window %dx%d is larger than the padded input %dx%d (input %v, filter %v, %v)",
+		core.Panicf(op, "dilated window %dx%d is larger than the padded input %dx%d (input %v, filter %v, %v)",
 			ekh, ekw, g.h+a.Pads[0]+a.Pads[1], g.w+a.Pads[2]+a.Pads[3], xs, ws, a)
 	}
 	g.og = g.o / g.groups
@@ -195,14 +196,14 @@ func convAttrs(op string, opts Conv2DOpts, xs, ws tensor.Shape) ConvAttrs {
 			a.Dilation[i] = 1
 		}
 		if a.Stride[i] < 0 || a.Dilation[i] < 0 {
-			tensor.Panicf(op, "stride %v and dilation %v must be positive", opts.Stride, opts.Dilation)
+			core.Panicf(op, "stride %v and dilation %v must be positive", opts.Stride, opts.Dilation)
 		}
 	}
 	if a.Groups == 0 {
 		a.Groups = 1
 	}
 	if len(xs) != 4 || len(ws) != 4 {
-		tensor.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
+		core.Panicf(op, "want a 4-D NCHW input and a 4-D [out, in/groups, kh, kw] filter, got %v and %v", xs, ws)
 	}
 	ekh, ekw := (ws[2]-1)*a.Dilation[0]+1, (ws[3]-1)*a.Dilation[1]+1
 	a.Pads = opts.Padding.resolve(op, xs[2], xs[3], ekh, ekw, a.Stride)
@@ -211,16 +212,16 @@ func convAttrs(op string, opts Conv2DOpts, xs, ws tensor.Shape) ConvAttrs {
 
 func checkFloatPair(op string, x, w *tensor.Tensor) {
 	if x.DType() != w.DType() || !x.DType().IsFloat() {
-		tensor.Panicf(op, "want two float operands of one dtype, got %v %v and %v %v", x.Shape(), x.DType(), w.Shape(), w.DType())
+		core.Panicf(op, "want two float operands of one dtype, got %v %v and %v %v", x.Shape(), x.DType(), w.Shape(), w.DType())
 	}
 }
 
-var conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim *tensor.Prim
+var conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim *core.Prim
 
 func init() {
-	conv2DPrim = &tensor.Prim{
+	conv2DPrim = &core.Prim{
 		Name:   "Conv2D",
-		Traits: tensor.Traits{Cost: 100},
+		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, w := in[0], in[1]
 			checkFloatPair("Conv2D", x, w)
@@ -242,18 +243,18 @@ func init() {
 			// Each gradient costs as much as the convolution: build only
 			// those wanted (a network's input images need none).
 			var gx, gw *tensor.Tensor
-			if x.NeedsGrad() {
+			if core.NeedsGrad(x) {
 				gx = Conv2DBackpropInput(g, w, ConvGradAttrs{a, x.Shape().Clone()})
 			}
-			if w.NeedsGrad() {
+			if core.NeedsGrad(w) {
 				gw = Conv2DBackpropFilter(x, g, ConvGradAttrs{a, w.Shape().Clone()})
 			}
 			return []*tensor.Tensor{gx, gw}
 		},
 	}
-	conv2DBackpropInputPrim = &tensor.Prim{
+	conv2DBackpropInputPrim = &core.Prim{
 		Name:   "Conv2DBackpropInput",
-		Traits: tensor.Traits{Cost: 100},
+		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ConvGradAttrs)
 			dy, w := in[0], in[1]
@@ -278,14 +279,14 @@ func init() {
 			a := attrs.(ConvGradAttrs)
 			dy, w := in[0], in[1]
 			return []*tensor.Tensor{
-				tensor.Apply(conv2DPrim, a.ConvAttrs, h, w),
+				core.Apply(conv2DPrim, a.ConvAttrs, h, w),
 				Conv2DBackpropFilter(h, dy, ConvGradAttrs{a.ConvAttrs, w.Shape().Clone()}),
 			}
 		},
 	}
-	conv2DBackpropFilterPrim = &tensor.Prim{
+	conv2DBackpropFilterPrim = &core.Prim{
 		Name:   "Conv2DBackpropFilter",
-		Traits: tensor.Traits{Cost: 100},
+		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ConvGradAttrs)
 			x, dy := in[0], in[1]
@@ -309,7 +310,7 @@ func init() {
 			x, dy := in[0], in[1]
 			return []*tensor.Tensor{
 				Conv2DBackpropInput(dy, h, ConvGradAttrs{a.ConvAttrs, x.Shape().Clone()}),
-				tensor.Apply(conv2DPrim, a.ConvAttrs, x, h),
+				core.Apply(conv2DPrim, a.ConvAttrs, x, h),
 			}
 		},
 	}
@@ -320,7 +321,7 @@ func init() {
 func checkConvGrad(op string, a ConvAttrs, xs, ws, dys tensor.Shape) {
 	g := convGeometry(op, a, xs, ws)
 	if want := (tensor.Shape{g.n, g.o, g.oh, g.ow}); !dys.Equal(want) {
-		tensor.Panicf(op, "output gradient %v does not match the convolution of input %v by filter %v (%v), which gives %v", dys, xs, ws, a, want)
+		core.Panicf(op, "output gradient %v does not match the convolution of input %v by filter %v (%v), which gives %v", dys, xs, ws, a, want)
 	}
 }
 
@@ -334,7 +335,7 @@ func checkConvGrad(op string, a ConvAttrs, xs, ws, dys tensor.Shape) {
 // OH = ⌊(in + lo + hi − d·(k−1) − 1)/s⌋ + 1; PadSame gives ⌈in/s⌉.
 func Conv2D(x, w *tensor.Tensor, opts Conv2DOpts) *tensor.Tensor {
 	a := convAttrs("Conv2D", opts, x.Shape(), w.Shape())
-	return tensor.Apply(conv2DPrim, a, x, w)
+	return core.Apply(conv2DPrim, a, x, w)
 }
 
 // Conv2DBackpropInput returns the gradient of a convolution with respect to
@@ -342,13 +343,13 @@ func Conv2D(x, w *tensor.Tensor, opts Conv2DOpts) *tensor.Tensor {
 // attrs.Shape. It is the VJP of Conv2D, exposed for transposed
 // convolution layers and second-order gradients.
 func Conv2DBackpropInput(dy, w *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
-	return tensor.Apply(conv2DBackpropInputPrim, attrs, dy, w)
+	return core.Apply(conv2DBackpropInputPrim, attrs, dy, w)
 }
 
 // Conv2DBackpropFilter returns the gradient of a convolution of x with
 // respect to its filter, of shape attrs.Shape, given the output gradient dy.
 func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
-	return tensor.Apply(conv2DBackpropFilterPrim, attrs, x, dy)
+	return core.Apply(conv2DBackpropFilterPrim, attrs, x, dy)
 }
 
 // Scratch buffers for the column matrices, recycled between calls so that

@@ -2,9 +2,9 @@
 //
 // Every primitive — elementwise math with NumPy broadcasting, comparisons,
 // reductions, matmul, shape and indexing ops, convolution and pooling,
-// dropout — is defined once, as a tensor.Prim with its shape inference, CPU
+// dropout — is defined once, as a core.Prim with its shape inference, CPU
 // kernels (float32 and float64, integers where meaningful), gradient rule
-// and compiler traits. The functions here apply them through tensor.Apply,
+// and compiler traits. The functions here apply them through core.Apply,
 // so the same call runs eagerly in PyNative mode, records into the graph
 // under Jit, and is recorded on the autodiff tape when its inputs are being
 // differentiated. Gradient rules are written with these same functions, so

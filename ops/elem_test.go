@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 	"testing"
 
@@ -444,16 +445,16 @@ func TestCast(t *testing.T) {
 
 // recorded returns the primitive and attributes that op applied, read from
 // the autodiff record of a tracked application.
-func recorded(op func(*tensor.Tensor) *tensor.Tensor, x *tensor.Tensor) *tensor.Node {
-	return op(tensor.TrackLeaf(x)).Node()
+func recorded(op func(*tensor.Tensor) *tensor.Tensor, x *tensor.Tensor) *core.Node {
+	return core.NodeOf(op(core.TrackLeaf(x)))
 }
 
 // TestKernelsDoNotAllocate runs kernels the way a compiled plan does, into
 // a preallocated output, and counts allocations.
 func TestKernelsDoNotAllocate(t *testing.T) {
-	check := func(name string, n *tensor.Node) {
+	check := func(name string, n *core.Node) {
 		t.Helper()
-		out := tensor.NewOf(n.Out.Meta())
+		out := core.NewOf(n.Out.Meta())
 		if a := testing.AllocsPerRun(50, func() { n.Prim.Kernel(n.Attrs, n.Inputs, out) }); a != 0 {
 			t.Errorf("%s kernel allocates %v times per call", name, a)
 		}

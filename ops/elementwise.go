@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/internal/kernels/vec"
@@ -20,12 +21,12 @@ type unary struct {
 }
 
 // defUnary builds the Prim of an elementwise unary op.
-func defUnary(name string, cost int, u unary) *tensor.Prim {
-	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Cost: cost}}
+func defUnary(name string, cost int, u unary) *core.Prim {
+	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Cost: cost}}
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
 		if !u.accepts(x.DType()) {
-			tensor.Panicf(name, "unsupported dtype %v (input shape %v)", x.DType(), x.Shape())
+			core.Panicf(name, "unsupported dtype %v (input shape %v)", x.DType(), x.Shape())
 		}
 		return x.Meta()
 	}
@@ -100,15 +101,15 @@ type binary struct {
 
 // defBinary builds the Prim of an elementwise binary op. Its VJP reduces
 // each input's gradient back over the axes broadcasting stretched.
-func defBinary(name string, cost int, commutative bool, u binary) *tensor.Prim {
-	p := &tensor.Prim{Name: name, Traits: tensor.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
+func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
+	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		a, b := in[0], in[1]
 		if a.DType() != b.DType() {
-			tensor.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
+			core.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
 		}
 		if !u.accepts(a.DType()) {
-			tensor.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
+			core.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
 		}
 		return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: a.DType()}
 	}
@@ -189,13 +190,13 @@ func (u binary) accepts(d tensor.DType) bool {
 	return false
 }
 
-func apply1(p *tensor.Prim, x *tensor.Tensor) *tensor.Tensor { return tensor.Apply(p, nil, x) }
-func apply2(p *tensor.Prim, a, b *tensor.Tensor) *tensor.Tensor {
-	return tensor.Apply(p, nil, a, b)
+func apply1(p *core.Prim, x *tensor.Tensor) *tensor.Tensor { return core.Apply(p, nil, x) }
+func apply2(p *core.Prim, a, b *tensor.Tensor) *tensor.Tensor {
+	return core.Apply(p, nil, a, b)
 }
 
 // The arithmetic primitives.
-var addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim *tensor.Prim
+var addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim *core.Prim
 
 func init() {
 	addPrim = defBinary("Add", 1, true, binary{

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -23,11 +24,11 @@ type ScatterAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ScatterAttrs) String() string { return fmt.Sprintf("axis=%d extent=%d", a.Axis, a.Extent) }
 
-var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim *tensor.Prim
+var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim *core.Prim
 
 func checkIndexDType(op string, idx *tensor.Tensor) {
 	if d := idx.DType(); d != tensor.Int32 && d != tensor.Int64 {
-		tensor.Panicf(op, "indices must be Int32 or Int64, got %v %v", idx.Shape(), d)
+		core.Panicf(op, "indices must be Int32 or Int64, got %v %v", idx.Shape(), d)
 	}
 }
 
@@ -36,7 +37,7 @@ func checkIndexDType(op string, idx *tensor.Tensor) {
 //
 //go:noinline
 func badIndex(op string, v int64, ax, n int) {
-	tensor.Panicf(op, "index %d out of range for axis %d of extent %d", v, ax, n)
+	core.Panicf(op, "index %d out of range for axis %d of extent %d", v, ax, n)
 }
 
 // checkIndices verifies every index once, before the copy loops run, so
@@ -67,16 +68,16 @@ func validateIndices(op string, idx *tensor.Tensor, ax, n int) {
 }
 
 func init() {
-	gatherPrim = &tensor.Prim{
+	gatherPrim = &core.Prim{
 		Name:   "Gather",
-		Traits: tensor.Traits{Cost: 0},
+		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
 			x, idx := in[0], in[1]
 			checkIndexDType("Gather", idx)
 			xs := x.Shape()
 			if ax < 0 || ax >= len(xs) {
-				tensor.Panicf("Gather", "axis %d out of range for input %v", ax, xs)
+				core.Panicf("Gather", "axis %d out of range for input %v", ax, xs)
 			}
 			s := make(tensor.Shape, 0, len(xs)-1+idx.Rank())
 			s = append(append(append(s, xs[:ax]...), idx.Shape()...), xs[ax+1:]...)
@@ -98,22 +99,22 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			ax := attrs.(AxisAttr).Axis
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{tensor.Apply(gatherGradPrim, a, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(gatherGradPrim, a, g, in[1]), nil}
 		},
 	}
 	// gatherGradPrim adds the rows of g back at the positions the indices
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
 	// respect to g is Gather itself.
-	gatherGradPrim = &tensor.Prim{
+	gatherGradPrim = &core.Prim{
 		Name:   "GatherGrad",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
 			g, idx := in[0], in[1]
 			checkIndexDType("GatherGrad", idx)
 			gs, is := g.Shape(), idx.Shape()
 			if !numericDType(g.DType()) || a.Axis < 0 || a.Extent < 0 || len(gs) < a.Axis+len(is) || !gs[a.Axis:a.Axis+len(is)].Equal(is) {
-				tensor.Panicf("GatherGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), is, a.Axis)
+				core.Panicf("GatherGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), is, a.Axis)
 			}
 			s := make(tensor.Shape, 0, len(gs)-len(is)+1)
 			s = append(append(append(s, gs[:a.Axis]...), a.Extent), gs[a.Axis+len(is):]...)
@@ -133,7 +134,7 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{tensor.Apply(gatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(gatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
 	}
 }
@@ -210,19 +211,19 @@ func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, out
 // the end, and one outside [-n, n) makes the kernel panic. The gradient
 // adds back into the selected slices (repeated indices accumulate).
 func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
-	return tensor.Apply(gatherPrim, AxisAttr{tensor.NormAxis("Gather", axis, x.Rank())}, x, indices)
+	return core.Apply(gatherPrim, AxisAttr{core.NormAxis("Gather", axis, x.Rank())}, x, indices)
 }
 
 func init() {
-	takeAlongAxisPrim = &tensor.Prim{
+	takeAlongAxisPrim = &core.Prim{
 		Name:   "TakeAlongAxis",
-		Traits: tensor.Traits{Cost: 0},
+		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
 			x, idx := in[0], in[1]
 			checkIndexDType("TakeAlongAxis", idx)
 			if !offAxisEqual(x.Shape(), idx.Shape(), ax) {
-				tensor.Panicf("TakeAlongAxis", "indices %v must match input %v on every axis but %d", idx.Shape(), x.Shape(), ax)
+				core.Panicf("TakeAlongAxis", "indices %v must match input %v on every axis but %d", idx.Shape(), x.Shape(), ax)
 			}
 			return tensor.Meta{Shape: idx.Shape().Clone(), DType: x.DType()}
 		},
@@ -242,21 +243,21 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			ax := attrs.(AxisAttr).Axis
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{tensor.Apply(takeAlongAxisGradPrim, a, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(takeAlongAxisGradPrim, a, g, in[1]), nil}
 		},
 	}
 	// takeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
-	takeAlongAxisGradPrim = &tensor.Prim{
+	takeAlongAxisGradPrim = &core.Prim{
 		Name:   "TakeAlongAxisGrad",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
 			g, idx := in[0], in[1]
 			checkIndexDType("TakeAlongAxisGrad", idx)
 			gs := g.Shape()
 			if !numericDType(g.DType()) || !gs.Equal(idx.Shape()) || a.Axis < 0 || a.Axis >= len(gs) || a.Extent < 0 {
-				tensor.Panicf("TakeAlongAxisGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), idx.Shape(), a.Axis)
+				core.Panicf("TakeAlongAxisGrad", "gradient %v %v does not fit indices %v at axis %d", gs, g.DType(), idx.Shape(), a.Axis)
 			}
 			s := gs.Clone()
 			s[a.Axis] = a.Extent
@@ -276,7 +277,7 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{tensor.Apply(takeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(takeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
 	}
 }
@@ -367,7 +368,7 @@ func putAlong[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n,
 // cross-entropy reads the logit of each integer label. Index rules are
 // Gather's; the gradient adds back at the picked positions.
 func TakeAlongAxis(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
-	return tensor.Apply(takeAlongAxisPrim, AxisAttr{tensor.NormAxis("TakeAlongAxis", axis, x.Rank())}, x, indices)
+	return core.Apply(takeAlongAxisPrim, AxisAttr{core.NormAxis("TakeAlongAxis", axis, x.Rank())}, x, indices)
 }
 
 // OneHotAttrs are OneHot's attributes: the number of classes and the
@@ -381,15 +382,15 @@ type OneHotAttrs struct {
 func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a.Depth, a.DType) }
 
 func init() {
-	oneHotPrim = &tensor.Prim{
+	oneHotPrim = &core.Prim{
 		Name:   "OneHot",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(OneHotAttrs)
 			idx := in[0]
 			checkIndexDType("OneHot", idx)
 			if a.Depth < 0 || a.DType == tensor.Invalid || a.DType > tensor.Uint8 {
-				tensor.Panicf("OneHot", "bad depth %d or dtype %v (indices %v)", a.Depth, a.DType, idx.Shape())
+				core.Panicf("OneHot", "bad depth %d or dtype %v (indices %v)", a.Depth, a.DType, idx.Shape())
 			}
 			return tensor.Meta{Shape: append(idx.Shape().Clone(), a.Depth), DType: a.DType}
 		},
@@ -436,5 +437,5 @@ func oneHotInto[T any, I int32 | int64](dst []T, idx []I, depth int, one T) {
 // elsewhere. An index outside [0, depth) gives a row of zeros, as in
 // MindSpore and TensorFlow. It is not differentiable.
 func OneHot(indices *tensor.Tensor, depth int, dt tensor.DType) *tensor.Tensor {
-	return tensor.Apply(oneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
+	return core.Apply(oneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -41,7 +42,7 @@ func (a SliceAttrs) String() string {
 	return fmt.Sprintf("begin=%v strides=%v size=%v shape=%v", a.Begin, a.Strides, a.Size, a.Shape)
 }
 
-var transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim *tensor.Prim
+var transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim *core.Prim
 
 // layoutRank is the rank up to which the layout kernels keep their index
 // bookkeeping on the stack.
@@ -63,14 +64,14 @@ func rowStrides(s []int, buf []int) []int {
 }
 
 func init() {
-	transposePrim = &tensor.Prim{
+	transposePrim = &core.Prim{
 		Name:   "Transpose",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			p := attrs.(PermAttr).Perm
 			xs := in[0].Shape()
 			if !isPerm(p, len(xs)) {
-				tensor.Panicf("Transpose", "perm %v is not a permutation of the axes of %v", p, xs)
+				core.Panicf("Transpose", "perm %v is not a permutation of the axes of %v", p, xs)
 			}
 			s := make(tensor.Shape, len(p))
 			for i, ax := range p {
@@ -102,7 +103,7 @@ func init() {
 			for i, ax := range p {
 				inv[ax] = i
 			}
-			return []*tensor.Tensor{tensor.Apply(transposePrim, PermAttr{inv}, g)}
+			return []*tensor.Tensor{core.Apply(transposePrim, PermAttr{inv}, g)}
 		},
 	}
 }
@@ -332,19 +333,19 @@ func Transpose(x *tensor.Tensor, perm ...int) *tensor.Tensor {
 		}
 	} else {
 		if len(perm) != r {
-			tensor.Panicf("Transpose", "perm %v has %d entries for input %v of rank %d", perm, len(perm), x.Shape(), r)
+			core.Panicf("Transpose", "perm %v has %d entries for input %v of rank %d", perm, len(perm), x.Shape(), r)
 		}
 		for i, ax := range perm {
-			p[i] = tensor.NormAxis("Transpose", ax, r)
+			p[i] = core.NormAxis("Transpose", ax, r)
 		}
 		if !isPerm(p, r) {
-			tensor.Panicf("Transpose", "perm %v is not a permutation of the axes of %v", perm, x.Shape())
+			core.Panicf("Transpose", "perm %v is not a permutation of the axes of %v", perm, x.Shape())
 		}
 	}
 	if leadingIdentity(p) {
 		return x
 	}
-	return tensor.Apply(transposePrim, PermAttr{p}, x)
+	return core.Apply(transposePrim, PermAttr{p}, x)
 }
 
 // T returns x with its last two axes swapped (the matrix transpose, batched
@@ -352,21 +353,21 @@ func Transpose(x *tensor.Tensor, perm ...int) *tensor.Tensor {
 func T(x *tensor.Tensor) *tensor.Tensor {
 	r := x.Rank()
 	if r < 2 {
-		tensor.Panicf("T", "input %v has rank %d; swapping the last two axes needs rank >= 2", x.Shape(), r)
+		core.Panicf("T", "input %v has rank %d; swapping the last two axes needs rank >= 2", x.Shape(), r)
 	}
 	p := make([]int, r)
 	for i := range p {
 		p[i] = i
 	}
 	p[r-2], p[r-1] = r-1, r-2
-	return tensor.Apply(transposePrim, PermAttr{p}, x)
+	return core.Apply(transposePrim, PermAttr{p}, x)
 }
 
 // ExpandDims inserts an axis of extent 1 at position axis of the result
 // (-1 appends it).
 func ExpandDims(x *tensor.Tensor, axis int) *tensor.Tensor {
 	xs := x.Shape()
-	a := tensor.NormAxis("ExpandDims", axis, len(xs)+1)
+	a := core.NormAxis("ExpandDims", axis, len(xs)+1)
 	s := make([]int, 0, len(xs)+1)
 	s = append(append(append(s, xs[:a]...), 1), xs[a:]...)
 	return Reshape(x, s...)
@@ -383,9 +384,9 @@ func Squeeze(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 		}
 	}
 	for _, ax := range axes {
-		a := tensor.NormAxis("Squeeze", ax, len(xs))
+		a := core.NormAxis("Squeeze", ax, len(xs))
 		if xs[a] != 1 {
-			tensor.Panicf("Squeeze", "axis %d of %v has extent %d, not 1", ax, xs, xs[a])
+			core.Panicf("Squeeze", "axis %d of %v has extent %d, not 1", ax, xs, xs[a])
 		}
 		drop[a] = true
 	}
@@ -399,18 +400,18 @@ func Squeeze(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 }
 
 func init() {
-	concatPrim = &tensor.Prim{
+	concatPrim = &core.Prim{
 		Name:   "Concat",
-		Traits: tensor.Traits{Cost: 0},
+		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
 			if len(in) == 0 {
-				tensor.Panicf("Concat", "no inputs")
+				core.Panicf("Concat", "no inputs")
 			}
 			first := in[0]
 			fs := first.Shape()
 			if ax < 0 || ax >= len(fs) {
-				tensor.Panicf("Concat", "axis %d out of range for input %v", ax, fs)
+				core.Panicf("Concat", "axis %d out of range for input %v", ax, fs)
 			}
 			s := fs.Clone()
 			for _, x := range in[1:] {
@@ -420,7 +421,7 @@ func init() {
 					ok = i == ax || xs[i] == fs[i]
 				}
 				if !ok {
-					tensor.Panicf("Concat", "inputs %v %v and %v %v differ off axis %d", fs, first.DType(), xs, x.DType(), ax)
+					core.Panicf("Concat", "inputs %v %v and %v %v differ off axis %d", fs, first.DType(), xs, x.DType(), ax)
 				}
 				s[ax] += xs[ax]
 			}
@@ -480,50 +481,50 @@ func concatInto[T any](dst []T, in []*tensor.Tensor, ax int) {
 // must share dtype, rank and every extent but axis's.
 func Concat(axis int, xs ...*tensor.Tensor) *tensor.Tensor {
 	if len(xs) == 0 {
-		tensor.Panicf("Concat", "no inputs")
+		core.Panicf("Concat", "no inputs")
 	}
-	ax := tensor.NormAxis("Concat", axis, xs[0].Rank())
+	ax := core.NormAxis("Concat", axis, xs[0].Rank())
 	if len(xs) == 1 {
 		return xs[0]
 	}
-	return tensor.Apply(concatPrim, AxisAttr{ax}, xs...)
+	return core.Apply(concatPrim, AxisAttr{ax}, xs...)
 }
 
 // Stack joins tensors of one shape along a new axis at position axis of the
 // result (-1 appends it).
 func Stack(axis int, xs ...*tensor.Tensor) *tensor.Tensor {
 	if len(xs) == 0 {
-		tensor.Panicf("Stack", "no inputs")
+		core.Panicf("Stack", "no inputs")
 	}
 	s := xs[0].Shape()
-	ax := tensor.NormAxis("Stack", axis, len(s)+1)
+	ax := core.NormAxis("Stack", axis, len(s)+1)
 	ys := make([]*tensor.Tensor, len(xs))
 	for i, x := range xs {
 		if !x.Shape().Equal(s) || x.DType() != xs[0].DType() {
-			tensor.Panicf("Stack", "inputs differ: %v %v and %v %v", s, xs[0].DType(), x.Shape(), x.DType())
+			core.Panicf("Stack", "inputs differ: %v %v and %v %v", s, xs[0].DType(), x.Shape(), x.DType())
 		}
 		ys[i] = ExpandDims(x, ax)
 	}
 	if len(ys) == 1 {
 		return ys[0]
 	}
-	return tensor.Apply(concatPrim, AxisAttr{ax}, ys...)
+	return core.Apply(concatPrim, AxisAttr{ax}, ys...)
 }
 
 // Split cuts x along axis into pieces of the given sizes, which must add up
 // to the axis's extent.
 func Split(x *tensor.Tensor, axis int, sizes ...int) []*tensor.Tensor {
-	ax := tensor.NormAxis("Split", axis, x.Rank())
+	ax := core.NormAxis("Split", axis, x.Rank())
 	n := x.Shape()[ax]
 	total := 0
 	for _, s := range sizes {
 		if s < 0 {
-			tensor.Panicf("Split", "negative size in %v", sizes)
+			core.Panicf("Split", "negative size in %v", sizes)
 		}
 		total += s
 	}
 	if len(sizes) == 0 || total != n {
-		tensor.Panicf("Split", "sizes %v do not add up to extent %d of axis %d of %v", sizes, n, axis, x.Shape())
+		core.Panicf("Split", "sizes %v do not add up to extent %d of axis %d of %v", sizes, n, axis, x.Shape())
 	}
 	out := make([]*tensor.Tensor, len(sizes))
 	off := 0
@@ -537,10 +538,10 @@ func Split(x *tensor.Tensor, axis int, sizes ...int) []*tensor.Tensor {
 // SplitN cuts x along axis into n pieces of equal size; the extent must be
 // divisible by n.
 func SplitN(x *tensor.Tensor, axis, n int) []*tensor.Tensor {
-	ax := tensor.NormAxis("Split", axis, x.Rank())
+	ax := core.NormAxis("Split", axis, x.Rank())
 	d := x.Shape()[ax]
 	if n <= 0 || d%n != 0 {
-		tensor.Panicf("Split", "cannot cut extent %d of axis %d of %v into %d equal pieces", d, axis, x.Shape(), n)
+		core.Panicf("Split", "cannot cut extent %d of axis %d of %v into %d equal pieces", d, axis, x.Shape(), n)
 	}
 	sizes := make([]int, n)
 	for i := range sizes {
@@ -572,36 +573,36 @@ func applySlice(x *tensor.Tensor, a SliceAttrs) *tensor.Tensor {
 			return x
 		}
 	}
-	return tensor.Apply(stridedSlicePrim, a, x)
+	return core.Apply(stridedSlicePrim, a, x)
 }
 
 func checkSliceAttrs(op string, a SliceAttrs) {
 	r := len(a.Shape)
 	if len(a.Begin) != r || len(a.Strides) != r || len(a.Size) != r {
-		tensor.Panicf(op, "window %v does not match rank %d", a, r)
+		core.Panicf(op, "window %v does not match rank %d", a, r)
 	}
 	for i, n := range a.Size {
 		if n < 0 || a.Strides[i] == 0 {
-			tensor.Panicf(op, "bad window %v", a)
+			core.Panicf(op, "bad window %v", a)
 		}
 		if n == 0 {
 			continue
 		}
 		last := a.Begin[i] + (n-1)*a.Strides[i]
 		if a.Begin[i] < 0 || a.Begin[i] >= a.Shape[i] || last < 0 || last >= a.Shape[i] {
-			tensor.Panicf(op, "window %v leaves the tensor on axis %d", a, i)
+			core.Panicf(op, "window %v leaves the tensor on axis %d", a, i)
 		}
 	}
 }
 
 func init() {
-	stridedSlicePrim = &tensor.Prim{
+	stridedSlicePrim = &core.Prim{
 		Name:   "StridedSlice",
-		Traits: tensor.Traits{Cost: 0},
+		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(SliceAttrs)
 			if !in[0].Shape().Equal(a.Shape) {
-				tensor.Panicf("StridedSlice", "input %v does not match the window's shape %v", in[0].Shape(), a.Shape)
+				core.Panicf("StridedSlice", "input %v does not match the window's shape %v", in[0].Shape(), a.Shape)
 			}
 			checkSliceAttrs("StridedSlice", a)
 			return tensor.Meta{Shape: tensor.Shape(a.Size).Clone(), DType: in[0].DType()}
@@ -610,20 +611,20 @@ func init() {
 			stridedKernel(attrs.(SliceAttrs), out.Data(), in[0].Data(), false)
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{tensor.Apply(stridedSliceGradPrim, attrs, g)}
+			return []*tensor.Tensor{core.Apply(stridedSliceGradPrim, attrs, g)}
 		},
 	}
 	// stridedSliceGradPrim scatters its input into zeros at the window's
 	// positions: StridedSlice's gradient, and zero padding when the window
 	// is dense. Its own gradient is the StridedSlice reading the window
 	// back, so gradients of any order stay within these two primitives.
-	stridedSliceGradPrim = &tensor.Prim{
+	stridedSliceGradPrim = &core.Prim{
 		Name:   "StridedSliceGrad",
-		Traits: tensor.Traits{Cost: 0},
+		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(SliceAttrs)
 			if !in[0].Shape().Equal(a.Size) {
-				tensor.Panicf("StridedSliceGrad", "input %v does not match the window's size %v", in[0].Shape(), a.Size)
+				core.Panicf("StridedSliceGrad", "input %v does not match the window's size %v", in[0].Shape(), a.Size)
 			}
 			checkSliceAttrs("StridedSliceGrad", a)
 			return tensor.Meta{Shape: a.Shape.Clone(), DType: in[0].DType()}
@@ -632,7 +633,7 @@ func init() {
 			stridedKernel(attrs.(SliceAttrs), in[0].Data(), out.Data(), true)
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{tensor.Apply(stridedSlicePrim, attrs, g)}
+			return []*tensor.Tensor{core.Apply(stridedSlicePrim, attrs, g)}
 		},
 	}
 }
@@ -728,7 +729,7 @@ func stridedCopy[T any](win, full []T, a SliceAttrs, scatter bool) {
 func StridedSlice(x *tensor.Tensor, begin, end, strides []int) *tensor.Tensor {
 	xs := x.Shape()
 	if len(begin) != len(end) || len(begin) != len(strides) || len(begin) > len(xs) {
-		tensor.Panicf("StridedSlice", "begin %v, end %v and strides %v must have one length, at most the rank of %v", begin, end, strides, xs)
+		core.Panicf("StridedSlice", "begin %v, end %v and strides %v must have one length, at most the rank of %v", begin, end, strides, xs)
 	}
 	a := SliceAttrs{Begin: make([]int, len(xs)), Strides: make([]int, len(xs)), Size: xs.Clone(), Shape: xs.Clone()}
 	for i, n := range xs {
@@ -738,7 +739,7 @@ func StridedSlice(x *tensor.Tensor, begin, end, strides []int) *tensor.Tensor {
 		}
 		b, e, s := begin[i], end[i], strides[i]
 		if s == 0 {
-			tensor.Panicf("StridedSlice", "stride 0 on axis %d (strides %v)", i, strides)
+			core.Panicf("StridedSlice", "stride 0 on axis %d (strides %v)", i, strides)
 		}
 		a.Begin[i], a.Size[i] = sliceIndices(b, e, s, n)
 		a.Strides[i] = s
@@ -784,7 +785,7 @@ func sliceIndices(b, e, s, n int) (start, count int) {
 func Slice(x *tensor.Tensor, begin, size []int) *tensor.Tensor {
 	xs := x.Shape()
 	if len(begin) != len(xs) || len(size) != len(xs) {
-		tensor.Panicf("Slice", "begin %v and size %v must each have one entry per axis of %v", begin, size, xs)
+		core.Panicf("Slice", "begin %v and size %v must each have one entry per axis of %v", begin, size, xs)
 	}
 	a := SliceAttrs{Begin: make([]int, len(xs)), Strides: make([]int, len(xs)), Size: make([]int, len(xs)), Shape: xs.Clone()}
 	for i, n := range xs {
@@ -796,7 +797,7 @@ func Slice(x *tensor.Tensor, begin, size []int) *tensor.Tensor {
 			s = n - b
 		}
 		if b < 0 || b > n || s < 0 || b+s > n {
-			tensor.Panicf("Slice", "window begin %v size %v leaves %v on axis %d", begin, size, xs, i)
+			core.Panicf("Slice", "window begin %v size %v leaves %v on axis %d", begin, size, xs, i)
 		}
 		if s == 0 {
 			b = 0
@@ -812,13 +813,13 @@ func Slice(x *tensor.Tensor, begin, size []int) *tensor.Tensor {
 func Pad(x *tensor.Tensor, pads [][2]int) *tensor.Tensor {
 	xs := x.Shape()
 	if len(pads) != len(xs) {
-		tensor.Panicf("Pad", "%d pad pairs for input %v of rank %d", len(pads), xs, len(xs))
+		core.Panicf("Pad", "%d pad pairs for input %v of rank %d", len(pads), xs, len(xs))
 	}
 	a := SliceAttrs{Begin: make([]int, len(xs)), Strides: make([]int, len(xs)), Size: xs.Clone(), Shape: xs.Clone()}
 	none := true
 	for i, p := range pads {
 		if p[0] < 0 || p[1] < 0 {
-			tensor.Panicf("Pad", "negative padding %v on axis %d (crop with Slice)", p, i)
+			core.Panicf("Pad", "negative padding %v on axis %d (crop with Slice)", p, i)
 		}
 		none = none && p[0] == 0 && p[1] == 0
 		a.Begin[i], a.Strides[i] = p[0], 1
@@ -830,7 +831,7 @@ func Pad(x *tensor.Tensor, pads [][2]int) *tensor.Tensor {
 	if none {
 		return x
 	}
-	return tensor.Apply(stridedSliceGradPrim, a, x)
+	return core.Apply(stridedSliceGradPrim, a, x)
 }
 
 // Tile repeats x reps[i] times along axis i (NumPy's tile): when reps is
@@ -852,7 +853,7 @@ func Tile(x *tensor.Tensor, reps ...int) *tensor.Tensor {
 			k = reps[j]
 		}
 		if k < 0 {
-			tensor.Panicf("Tile", "negative repetition in %v", reps)
+			core.Panicf("Tile", "negative repetition in %v", reps)
 		}
 		inter = append(inter, 1, d)
 		bcast = append(bcast, k, d)

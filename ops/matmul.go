@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -18,10 +19,10 @@ func (a MatMulAttrs) String() string { return fmt.Sprintf("ta=%v tb=%v", a.Trans
 func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, n int) {
 	as, bs := a.Shape(), b.Shape()
 	if len(as) < 2 || len(bs) < 2 {
-		tensor.Panicf("MatMul", "operands must have rank >= 2, got %v x %v", as, bs)
+		core.Panicf("MatMul", "operands must have rank >= 2, got %v x %v", as, bs)
 	}
 	if a.DType() != b.DType() || !a.DType().IsFloat() {
-		tensor.Panicf("MatMul", "want two float operands of one dtype, got %v %v x %v %v", as, a.DType(), bs, b.DType())
+		core.Panicf("MatMul", "want two float operands of one dtype, got %v %v x %v %v", as, a.DType(), bs, b.DType())
 	}
 	m, k = as[len(as)-2], as[len(as)-1]
 	if at.TransA {
@@ -32,16 +33,16 @@ func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, 
 		k2, n = n, k2
 	}
 	if k != k2 {
-		tensor.Panicf("MatMul", "inner dimensions differ: %v x %v (transpose flags %v, %v)", as, bs, at.TransA, at.TransB)
+		core.Panicf("MatMul", "inner dimensions differ: %v x %v (transpose flags %v, %v)", as, bs, at.TransA, at.TransB)
 	}
 	batch = BroadcastShapes("MatMul", as[:len(as)-2], bs[:len(bs)-2])
 	return batch, m, k, n
 }
 
 func init() {
-	matmulPrim = &tensor.Prim{
+	matmulPrim = &core.Prim{
 		Name:   "MatMul",
-		Traits: tensor.Traits{Cost: 100},
+		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])
 			return tensor.Meta{Shape: append(batch.Clone(), m, n), DType: in[0].DType()}
@@ -56,7 +57,7 @@ func init() {
 			// Each is a GEMM as large as the forward one, so it is built
 			// only for an operand being differentiated (a network's input
 			// batch never is).
-			if a.NeedsGrad() {
+			if core.NeedsGrad(a) {
 				if at.TransA {
 					ga = MatMulT(b, g, at.TransB, true)
 				} else {
@@ -64,7 +65,7 @@ func init() {
 				}
 				ga = sumTo(ga, a.Shape())
 			}
-			if b.NeedsGrad() {
+			if core.NeedsGrad(b) {
 				if at.TransB {
 					gb = MatMulT(g, a, true, at.TransA)
 				} else {
@@ -77,7 +78,7 @@ func init() {
 	}
 }
 
-var matmulPrim *tensor.Prim
+var matmulPrim *core.Prim
 
 // MatMul returns the matrix product a·b over the last two axes, with NumPy
 // broadcasting over the leading (batch) axes.
@@ -86,7 +87,7 @@ func MatMul(a, b *tensor.Tensor) *tensor.Tensor { return MatMulT(a, b, false, fa
 // MatMulT returns op(a)·op(b), where op transposes the last two axes of an
 // operand whose flag is set — without materialising the transpose.
 func MatMulT(a, b *tensor.Tensor, transA, transB bool) *tensor.Tensor {
-	return tensor.Apply(matmulPrim, MatMulAttrs{transA, transB}, a, b)
+	return core.Apply(matmulPrim, MatMulAttrs{transA, transB}, a, b)
 }
 
 func matmulKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

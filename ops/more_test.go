@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 	"runtime/debug"
 	"testing"
@@ -237,7 +238,7 @@ func TestLinearRecurrence(t *testing.T) {
 	p := ops.Lookup("LinearRecurrence")
 	rec := func(ax int, rev bool) func(v ...*tensor.Tensor) *tensor.Tensor {
 		return func(v ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.Apply(p, ops.RecurrenceAttrs{Axis: ax, Reverse: rev}, v[0], v[1])
+			return core.Apply(p, ops.RecurrenceAttrs{Axis: ax, Reverse: rev}, v[0], v[1])
 		}
 	}
 	a := f64([]float64{2, 3, 4}, 3)
@@ -356,14 +357,14 @@ func raceBuild() bool {
 // from a pool, so their counts mean nothing under the race detector.
 func TestMoreKernelsDoNotAllocate(t *testing.T) {
 	race := raceBuild()
-	x := tensor.TrackLeaf(randT(17, -2, 2, 4, 30))
-	y := tensor.TrackLeaf(randT(18, 0.5, 2, 4, 30))
+	x := core.TrackLeaf(randT(17, -2, 2, 4, 30))
+	y := core.TrackLeaf(randT(18, 0.5, 2, 4, 30))
 	type run struct {
-		p     *tensor.Prim
+		p     *core.Prim
 		attrs any
 		in    []*tensor.Tensor
 	}
-	rec := func(y *tensor.Tensor) run { n := y.Node(); return run{n.Prim, n.Attrs, n.Inputs} }
+	rec := func(y *tensor.Tensor) run { n := core.NodeOf(y); return run{n.Prim, n.Attrs, n.Inputs} }
 	// Index results are not differentiable, so not recorded: their
 	// primitives are found by name.
 	byName := func(name string, attrs any) run {
@@ -392,7 +393,7 @@ func TestMoreKernelsDoNotAllocate(t *testing.T) {
 		if r.p == nil {
 			t.Fatalf("%s: primitive not registered", c.name)
 		}
-		out := tensor.NewOf(r.p.Infer(r.attrs, r.in))
+		out := core.NewOf(r.p.Infer(r.attrs, r.in))
 		a := testing.AllocsPerRun(50, func() { r.p.Kernel(r.attrs, r.in, out) })
 		if a != 0 && !(c.pooled && race) {
 			t.Errorf("%s kernel allocates %v times per call", c.name, a)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -10,7 +11,7 @@ import (
 
 func checkFloat(op string, x *tensor.Tensor) {
 	if !x.DType().IsFloat() {
-		tensor.Panicf(op, "unsupported dtype %v (shape %v); want Float32 or Float64", x.DType(), x.Shape())
+		core.Panicf(op, "unsupported dtype %v (shape %v); want Float32 or Float64", x.DType(), x.Shape())
 	}
 }
 
@@ -30,7 +31,7 @@ func meanKeep(x *tensor.Tensor, axes []int) *tensor.Tensor {
 // contributions cancel exactly.
 func Softmax(x *tensor.Tensor, axis int) *tensor.Tensor {
 	checkFloat("Softmax", x)
-	ax := tensor.NormAxis("Softmax", axis, x.Rank())
+	ax := core.NormAxis("Softmax", axis, x.Rank())
 	e := Exp(Sub(x, MaxKeepDims(x, ax)))
 	return Div(e, SumKeepDims(e, ax))
 }
@@ -39,7 +40,7 @@ func Softmax(x *tensor.Tensor, axis int) *tensor.Tensor {
 // z − log Σ exp(z) with z = x − max(x).
 func LogSoftmax(x *tensor.Tensor, axis int) *tensor.Tensor {
 	checkFloat("LogSoftmax", x)
-	ax := tensor.NormAxis("LogSoftmax", axis, x.Rank())
+	ax := core.NormAxis("LogSoftmax", axis, x.Rank())
 	z := Sub(x, MaxKeepDims(x, ax))
 	return Sub(z, Log(SumKeepDims(Exp(z), ax)))
 }
@@ -63,7 +64,7 @@ func reduceLoss(op string, l *tensor.Tensor, reduction string) *tensor.Tensor {
 	switch reduction {
 	case "mean":
 		if l.Size() == 0 {
-			tensor.Panicf(op, "mean of an empty batch (losses %v)", l.Shape())
+			core.Panicf(op, "mean of an empty batch (losses %v)", l.Shape())
 		}
 		return Mul(Sum(l), ScalarLike(l, 1/float64(l.Size())))
 	case "sum":
@@ -71,14 +72,14 @@ func reduceLoss(op string, l *tensor.Tensor, reduction string) *tensor.Tensor {
 	case "none":
 		return l
 	}
-	tensor.Panicf(op, "unknown reduction %q (want \"mean\", \"sum\" or \"none\")", reduction)
+	core.Panicf(op, "unknown reduction %q (want \"mean\", \"sum\" or \"none\")", reduction)
 	return nil
 }
 
 // checkReduction rejects a bad reduction before any work is done.
 func checkReduction(op, reduction string) {
 	if reduction != "mean" && reduction != "sum" && reduction != "none" {
-		tensor.Panicf(op, "unknown reduction %q (want \"mean\", \"sum\" or \"none\")", reduction)
+		core.Panicf(op, "unknown reduction %q (want \"mean\", \"sum\" or \"none\")", reduction)
 	}
 }
 
@@ -94,16 +95,16 @@ func CrossEntropy(logits, labels *tensor.Tensor, reduction string) *tensor.Tenso
 	checkFloat(op, logits)
 	ls, ys := logits.Shape(), labels.Shape()
 	if len(ls) != 2 || len(ys) != 1 || ys[0] != ls[0] {
-		tensor.Panicf(op, "want logits [N C] and labels [N], got %v and %v", ls, ys)
+		core.Panicf(op, "want logits [N C] and labels [N], got %v and %v", ls, ys)
 	}
 	if labels.DType() != tensor.Int32 && labels.DType() != tensor.Int64 {
-		tensor.Panicf(op, "labels must be Int32 or Int64, got %v %v", ys, labels.DType())
+		core.Panicf(op, "labels must be Int32 or Int64, got %v %v", ys, labels.DType())
 	}
 	c := ls[1]
 	if !labels.IsSymbolic() {
 		for i, v := range labels.Int64s() {
 			if v < 0 || v >= int64(c) {
-				tensor.Panicf(op, "label %d at position %d is out of range for %d classes (logits %v)", v, i, c, ls)
+				core.Panicf(op, "label %d at position %d is out of range for %d classes (logits %v)", v, i, c, ls)
 			}
 		}
 	}
@@ -124,7 +125,7 @@ func CrossEntropyProbs(logits, probs *tensor.Tensor, reduction string) *tensor.T
 	checkReduction(op, reduction)
 	checkFloat(op, logits)
 	if len(logits.Shape()) != 2 || !logits.Shape().Equal(probs.Shape()) || logits.DType() != probs.DType() {
-		tensor.Panicf(op, "want logits [N C] and probabilities of the same shape and dtype, got %v %v and %v %v",
+		core.Panicf(op, "want logits [N C] and probabilities of the same shape and dtype, got %v %v and %v %v",
 			logits.Shape(), logits.DType(), probs.Shape(), probs.DType())
 	}
 	l := Neg(Sum(Mul(probs, LogSoftmax(logits, -1)), -1))
@@ -147,11 +148,11 @@ func MSE(pred, target *tensor.Tensor, reduction string) *tensor.Tensor {
 func LayerNorm(x, gamma, beta *tensor.Tensor, axis int, eps float64) *tensor.Tensor {
 	const op = "LayerNorm"
 	checkFloat(op, x)
-	begin := tensor.NormAxis(op, axis, x.Rank())
+	begin := core.NormAxis(op, axis, x.Rank())
 	ps := x.Shape()[begin:]
 	for _, p := range []*tensor.Tensor{gamma, beta} {
 		if !p.Shape().Equal(ps) || p.DType() != x.DType() {
-			tensor.Panicf(op, "gamma and beta must be %v %v (x %v from axis %d), got %v %v", ps, x.DType(), x.Shape(), axis, p.Shape(), p.DType())
+			core.Panicf(op, "gamma and beta must be %v %v (x %v from axis %d), got %v %v", ps, x.DType(), x.Shape(), axis, p.Shape(), p.DType())
 		}
 	}
 	axes := make([]int, 0, x.Rank()-begin)
@@ -192,12 +193,12 @@ func BatchNorm(x, gamma, beta, runningMean, runningVar *tensor.Tensor, training 
 	checkFloat(op, x)
 	xs := x.Shape()
 	if len(xs) != 2 && len(xs) != 4 {
-		tensor.Panicf(op, "want x of shape [N C] or [N C H W], got %v", xs)
+		core.Panicf(op, "want x of shape [N C] or [N C H W], got %v", xs)
 	}
 	c := xs[1]
 	for _, p := range []*tensor.Tensor{gamma, beta, runningMean, runningVar} {
 		if !p.Shape().Equal(tensor.Shape{c}) || p.DType() != x.DType() {
-			tensor.Panicf(op, "gamma, beta and running statistics must be [%d] %v for x %v, got %v %v", c, x.DType(), xs, p.Shape(), p.DType())
+			core.Panicf(op, "gamma, beta and running statistics must be [%d] %v for x %v, got %v %v", c, x.DType(), xs, p.Shape(), p.DType())
 		}
 	}
 	axes := []int{0}
@@ -220,7 +221,7 @@ func BatchNorm(x, gamma, beta, runningMean, runningVar *tensor.Tensor, training 
 		m *= xs[a]
 	}
 	if m < 2 {
-		tensor.Panicf(op, "training needs more than one value per channel, got x %v", xs)
+		core.Panicf(op, "training needs more than one value per channel, got x %v", xs)
 	}
 	mean := meanKeep(x, axes)
 	d := Sub(x, mean)

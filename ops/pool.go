@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 
 	"github.com/sporeml/spore/tensor"
@@ -33,23 +34,23 @@ type poolGeom struct {
 
 func poolGeometry(op string, a PoolAttrs, xs tensor.Shape) poolGeom {
 	if len(xs) != 4 {
-		tensor.Panicf(op, "want a 4-D NCHW input, got %v", xs)
+		core.Panicf(op, "want a 4-D NCHW input, got %v", xs)
 	}
 	g := poolGeom{nc: xs[0] * xs[1], h: xs[2], w: xs[3], kh: a.Kernel[0], kw: a.Kernel[1],
 		sh: a.Stride[0], sw: a.Stride[1], pt: a.Pads[0], pl: a.Pads[2]}
 	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 {
-		tensor.Panicf(op, "kernel %v and stride %v must be positive (input %v)", a.Kernel, a.Stride, xs)
+		core.Panicf(op, "kernel %v and stride %v must be positive (input %v)", a.Kernel, a.Stride, xs)
 	}
 	if g.h < 1 || g.w < 1 {
-		tensor.Panicf(op, "empty spatial extent in input %v", xs)
+		core.Panicf(op, "empty spatial extent in input %v", xs)
 	}
 	// A pad as large as the window would make windows of padding alone,
 	// which have no maximum and no average.
 	if a.Pads[0] >= g.kh || a.Pads[1] >= g.kh || a.Pads[2] >= g.kw || a.Pads[3] >= g.kw {
-		tensor.Panicf(op, "padding %v must be smaller than the kernel %v", a.Pads, a.Kernel)
+		core.Panicf(op, "padding %v must be smaller than the kernel %v", a.Pads, a.Kernel)
 	}
 	if g.h+a.Pads[0]+a.Pads[1] < g.kh || g.w+a.Pads[2]+a.Pads[3] < g.kw {
-		tensor.Panicf(op, "kernel %v is larger than the padded input %dx%d (input %v, pads %v)",
+		core.Panicf(op, "kernel %v is larger than the padded input %dx%d (input %v, pads %v)",
 			a.Kernel, g.h+a.Pads[0]+a.Pads[1], g.w+a.Pads[2]+a.Pads[3], xs, a.Pads)
 	}
 	g.oh = outExtent(g.h, a.Pads[0], a.Pads[1], g.kh, g.sh)
@@ -86,21 +87,21 @@ func argmaxWindow[T float32 | float64](x []T, w, y0, y1, x0, x1 int) int {
 
 func poolAttrs(op string, x *tensor.Tensor, kernel, stride [2]int, pad []Padding) PoolAttrs {
 	if len(pad) > 1 {
-		tensor.Panicf(op, "at most one Padding, got %d", len(pad))
+		core.Panicf(op, "at most one Padding, got %d", len(pad))
 	}
 	var p Padding
 	if len(pad) == 1 {
 		p = pad[0]
 	}
 	if !x.DType().IsFloat() {
-		tensor.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
+		core.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
 	}
 	xs := x.Shape()
 	if len(xs) != 4 {
-		tensor.Panicf(op, "want a 4-D NCHW input, got %v", xs)
+		core.Panicf(op, "want a 4-D NCHW input, got %v", xs)
 	}
 	if kernel[0] < 1 || kernel[1] < 1 || stride[0] < 1 || stride[1] < 1 {
-		tensor.Panicf(op, "kernel %v and stride %v must be positive (input %v)", kernel, stride, xs)
+		core.Panicf(op, "kernel %v and stride %v must be positive (input %v)", kernel, stride, xs)
 	}
 	return PoolAttrs{Kernel: kernel, Stride: stride, Pads: p.resolve(op, xs[2], xs[3], kernel[0], kernel[1], stride)}
 }
@@ -109,7 +110,7 @@ func inferPool(op string) func(any, []*tensor.Tensor) tensor.Meta {
 	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
 		if !x.DType().IsFloat() {
-			tensor.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
+			core.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
 		}
 		g := poolGeometry(op, attrs.(PoolAttrs), x.Shape())
 		return tensor.Meta{Shape: tensor.Shape{x.Shape()[0], x.Shape()[1], g.oh, g.ow}, DType: x.DType()}
@@ -119,20 +120,20 @@ func inferPool(op string) func(any, []*tensor.Tensor) tensor.Meta {
 // checkPoolGrad checks the (x, dy) operands of a pooling gradient.
 func checkPoolGrad(op string, a PoolAttrs, xs, dys tensor.Shape, dxd, dyd tensor.DType) {
 	if dxd != dyd || !dxd.IsFloat() {
-		tensor.Panicf(op, "want float operands of one dtype, got %v %v and %v %v", xs, dxd, dys, dyd)
+		core.Panicf(op, "want float operands of one dtype, got %v %v and %v %v", xs, dxd, dys, dyd)
 	}
 	g := poolGeometry(op, a, xs)
 	if want := (tensor.Shape{xs[0], xs[1], g.oh, g.ow}); !dys.Equal(want) {
-		tensor.Panicf(op, "output gradient %v does not match pooling input %v (%v), which gives %v", dys, xs, a, want)
+		core.Panicf(op, "output gradient %v does not match pooling input %v (%v), which gives %v", dys, xs, a, want)
 	}
 }
 
-var maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim *tensor.Prim
+var maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim *core.Prim
 
 func init() {
-	maxPoolPrim = &tensor.Prim{
+	maxPoolPrim = &core.Prim{
 		Name:   "MaxPool2D",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("MaxPool2D"),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
@@ -144,15 +145,15 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{tensor.Apply(maxPoolGradPrim, attrs, in[0], g)}
+			return []*tensor.Tensor{core.Apply(maxPoolGradPrim, attrs, in[0], g)}
 		},
 	}
 	// MaxPool2DGrad(x, dy) routes each dy to the argmax of its window of x.
 	// The argmax is recomputed from x, so the forward pass keeps no hidden
 	// state and the op is a pure function of its inputs.
-	maxPoolGradPrim = &tensor.Prim{
+	maxPoolGradPrim = &core.Prim{
 		Name:   "MaxPool2DGrad",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, dy := in[0], in[1]
 			checkPoolGrad("MaxPool2DGrad", attrs.(PoolAttrs), x.Shape(), dy.Shape(), x.DType(), dy.DType())
@@ -170,18 +171,18 @@ func init() {
 		// Linear in dy with the argmax pattern piecewise constant in x: the
 		// adjoint of scattering to the argmax is gathering from it.
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, tensor.Apply(maxPoolGatherPrim, attrs, in[0], h)}
+			return []*tensor.Tensor{nil, core.Apply(maxPoolGatherPrim, attrs, in[0], h)}
 		},
 	}
 	// MaxPool2DGather(x, v) reads v at the argmax of each window of x:
 	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
-	maxPoolGatherPrim = &tensor.Prim{
+	maxPoolGatherPrim = &core.Prim{
 		Name:   "MaxPool2DGather",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, v := in[0], in[1]
 			if !x.Shape().Equal(v.Shape()) || x.DType() != v.DType() {
-				tensor.Panicf("MaxPool2DGather", "values %v %v do not match input %v %v", v.Shape(), v.DType(), x.Shape(), x.DType())
+				core.Panicf("MaxPool2DGather", "values %v %v do not match input %v %v", v.Shape(), v.DType(), x.Shape(), x.DType())
 			}
 			return inferPool("MaxPool2DGather")(attrs, in)
 		},
@@ -195,12 +196,12 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, tensor.Apply(maxPoolGradPrim, attrs, in[0], g)}
+			return []*tensor.Tensor{nil, core.Apply(maxPoolGradPrim, attrs, in[0], g)}
 		},
 	}
-	avgPoolPrim = &tensor.Prim{
+	avgPoolPrim = &core.Prim{
 		Name:   "AvgPool2D",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			g := poolGeometry("AvgPool2D", attrs.(PoolAttrs), in[0].Shape())
@@ -214,14 +215,14 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = in[0].Shape().Clone()
-			return []*tensor.Tensor{tensor.Apply(avgPoolGradPrim, a, g)}
+			return []*tensor.Tensor{core.Apply(avgPoolGradPrim, a, g)}
 		},
 	}
 	// AvgPool2DGrad(dy) spreads each dy evenly over the real (unpadded)
 	// elements of its window, onto an input of shape attrs.Shape.
-	avgPoolGradPrim = &tensor.Prim{
+	avgPoolGradPrim = &core.Prim{
 		Name:   "AvgPool2DGrad",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(PoolAttrs)
 			dy := in[0]
@@ -243,7 +244,7 @@ func init() {
 		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = nil
-			return []*tensor.Tensor{tensor.Apply(avgPoolPrim, a, h)}
+			return []*tensor.Tensor{core.Apply(avgPoolPrim, a, h)}
 		},
 	}
 }
@@ -254,7 +255,7 @@ func init() {
 // the kernel. The gradient goes to the first maximum of each window in
 // row-major order.
 func MaxPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
-	return tensor.Apply(maxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
+	return core.Apply(maxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
 }
 
 // AvgPool2D returns the mean of each kernel window of x, an NCHW tensor,
@@ -264,7 +265,7 @@ func MaxPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.
 // "same" mode and TensorFlow do), so a border window averages only real
 // input.
 func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
-	return tensor.Apply(avgPoolPrim, poolAttrs("AvgPool2D", x, kernel, stride, pad), x)
+	return core.Apply(avgPoolPrim, poolAttrs("AvgPool2D", x, kernel, stride, pad), x)
 }
 
 // maxPoolGather writes into out, for each window, v at the argmax of x.

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math/rand/v2"
 
 	"github.com/sporeml/spore/tensor"
@@ -20,7 +21,7 @@ type RandomMaskAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a RandomMaskAttrs) String() string { return fmt.Sprintf("p=%v seed=%#x", a.P, a.Seed) }
 
-var randomMaskPrim *tensor.Prim
+var randomMaskPrim *core.Prim
 
 func init() {
 	// RandomMask's input only supplies the shape and dtype: its values are
@@ -30,16 +31,16 @@ func init() {
 	//
 	// The prim has no VJP: the mask is constant with respect to its input,
 	// so Dropout's gradient flows through the Mul alone, as g·mask.
-	randomMaskPrim = &tensor.Prim{
+	randomMaskPrim = &core.Prim{
 		Name:   "RandomMask",
-		Traits: tensor.Traits{Impure: true, Cost: 4},
+		Traits: core.Traits{Impure: true, Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
 			if !x.DType().IsFloat() {
-				tensor.Panicf("RandomMask", "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+				core.Panicf("RandomMask", "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
 			}
 			if p := attrs.(RandomMaskAttrs).P; !(p >= 0 && p <= 1) {
-				tensor.Panicf("RandomMask", "drop probability %v is not in [0, 1]", p)
+				core.Panicf("RandomMask", "drop probability %v is not in [0, 1]", p)
 			}
 			return x.Meta()
 		},
@@ -65,7 +66,7 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 	// A PCG value rather than a rand.Rand keeps the kernel allocation-free.
 	seed := a.Seed
 	if seed == 0 {
-		seed = tensor.Uint64()
+		seed = core.Uint64()
 	}
 	var r rand.PCG
 	r.Seed(seed, 0xd209_0f7a)
@@ -89,7 +90,7 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 // to differentiate it draws a new mask; dropout inside Cond or Scan bodies
 // under Graph-mode differentiation is therefore not supported exactly.)
 func RandomMask(x *tensor.Tensor, p float64) *tensor.Tensor {
-	return tensor.Apply(randomMaskPrim, RandomMaskAttrs{P: p}, x)
+	return core.Apply(randomMaskPrim, RandomMaskAttrs{P: p}, x)
 }
 
 // Dropout zeroes each element of x with probability p and scales the rest
@@ -98,7 +99,7 @@ func RandomMask(x *tensor.Tensor, p float64) *tensor.Tensor {
 // when not training or when p is 0. The gradient is g·mask.
 func Dropout(x *tensor.Tensor, p float64, training bool) *tensor.Tensor {
 	if !(p >= 0 && p <= 1) {
-		tensor.Panicf("Dropout", "drop probability %v is not in [0, 1]", p)
+		core.Panicf("Dropout", "drop probability %v is not in [0, 1]", p)
 	}
 	if !training || p == 0 {
 		return x

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"slices"
 
 	"github.com/sporeml/spore/internal/kernels/vec"
@@ -31,11 +32,11 @@ func reduceAttrs(op string, r int, keep bool, axes []int) ReduceAttrs {
 	}
 	norm := make([]int, len(axes))
 	for i, a := range axes {
-		norm[i] = tensor.NormAxis(op, a, r)
+		norm[i] = core.NormAxis(op, a, r)
 	}
 	slices.Sort(norm)
 	if len(slices.Compact(slices.Clone(norm))) != len(norm) {
-		tensor.Panicf(op, "repeated axis in %v", axes)
+		core.Panicf(op, "repeated axis in %v", axes)
 	}
 	return ReduceAttrs{Axes: norm, KeepDims: keep}
 }
@@ -132,18 +133,18 @@ func inferReduce(name string, numericOnly bool) func(any, []*tensor.Tensor) tens
 	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
 		if x.DType() == tensor.Bool || (numericOnly && !x.DType().IsFloat() && x.DType() != tensor.Int32 && x.DType() != tensor.Int64) {
-			tensor.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+			core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
 		}
 		return tensor.Meta{Shape: reducedShape(x.Shape(), attrs.(ReduceAttrs)), DType: x.DType()}
 	}
 }
 
-var sumPrim *tensor.Prim
+var sumPrim *core.Prim
 
 func init() {
-	sumPrim = &tensor.Prim{
+	sumPrim = &core.Prim{
 		Name:   "ReduceSum",
-		Traits: tensor.Traits{Reduction: true, Cost: 1},
+		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceSum", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			axes := attrs.(ReduceAttrs).Axes
@@ -181,12 +182,12 @@ func init() {
 // Sum returns the sum of x over the given axes (all axes when none are
 // given), dropping them. Negative axes count from the end.
 func Sum(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), false, axes), x)
+	return core.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), false, axes), x)
 }
 
 // SumKeepDims is Sum keeping the folded axes with extent 1.
 func SumKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), true, axes), x)
+	return core.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), true, axes), x)
 }
 
 // sumF32 sums float32 over trailing axes (rows: pairwise vectorised sums)

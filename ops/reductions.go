@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/tensor"
@@ -23,18 +24,18 @@ func MeanKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor { return meanOf(
 // its own: its gradient, at any order, is Sum's scaled.
 func meanOf(x *tensor.Tensor, keep bool, axes []int) *tensor.Tensor {
 	if !x.DType().IsFloat() {
-		tensor.Panicf("ReduceMean", "unsupported dtype %v (shape %v): the mean needs a float type; Cast first", x.DType(), x.Shape())
+		core.Panicf("ReduceMean", "unsupported dtype %v (shape %v): the mean needs a float type; Cast first", x.DType(), x.Shape())
 	}
 	a := reduceAttrs("ReduceMean", x.Rank(), keep, axes)
 	n := 1
 	for _, ax := range a.Axes {
 		n *= x.Shape()[ax]
 	}
-	s := tensor.Apply(sumPrim, a, x)
+	s := core.Apply(sumPrim, a, x)
 	return Div(s, ScalarLike(s, float64(n)))
 }
 
-var maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim *tensor.Prim
+var maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim *core.Prim
 
 // inferNonEmptyReduce is inferReduce for reductions without an identity
 // element (Max, Min): folding an empty axis has no answer, so it is an
@@ -46,7 +47,7 @@ func inferNonEmptyReduce(name string) func(any, []*tensor.Tensor) tensor.Meta {
 		xs := in[0].Shape()
 		for _, ax := range attrs.(ReduceAttrs).Axes {
 			if xs[ax] == 0 {
-				tensor.Panicf(name, "cannot reduce empty axis %d of %v: no identity element", ax, xs)
+				core.Panicf(name, "cannot reduce empty axis %d of %v: no identity element", ax, xs)
 			}
 		}
 		return m
@@ -112,10 +113,10 @@ func trailingAxes(axes []int, r int) bool {
 	return true
 }
 
-func defExtremum(name string, isMax bool) *tensor.Prim {
-	return &tensor.Prim{
+func defExtremum(name string, isMax bool) *core.Prim {
+	return &core.Prim{
 		Name:   name,
-		Traits: tensor.Traits{Reduction: true, Cost: 1},
+		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferNonEmptyReduce(name),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			axes := attrs.(ReduceAttrs).Axes
@@ -148,16 +149,16 @@ func extremumVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tenso
 	a := attrs.(ReduceAttrs)
 	ks := keptShape(x.Shape(), a)
 	hit := Cast(Equal(x, Reshape(out, ks...)), x.DType())
-	share := Div(Reshape(g, ks...), tensor.Apply(sumPrim, ReduceAttrs{Axes: a.Axes, KeepDims: true}, hit))
+	share := Div(Reshape(g, ks...), core.Apply(sumPrim, ReduceAttrs{Axes: a.Axes, KeepDims: true}, hit))
 	return []*tensor.Tensor{Mul(hit, share)}
 }
 
 func init() {
 	maxPrim = defExtremum("ReduceMax", true)
 	minPrim = defExtremum("ReduceMin", false)
-	prodPrim = &tensor.Prim{
+	prodPrim = &core.Prim{
 		Name:   "ReduceProd",
-		Traits: tensor.Traits{Reduction: true, Cost: 1},
+		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceProd", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			axes := attrs.(ReduceAttrs).Axes
@@ -204,21 +205,21 @@ func prodVJP(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tens
 	zero, one := ScalarLike(x, 0), ScalarLike(x, 1)
 	isZero := Equal(x, zero)
 	safe := Select(isZero, one, x)
-	nonZeroProd := tensor.Apply(prodPrim, keep, safe)
-	zeros := tensor.Apply(sumPrim, keep, Cast(isZero, x.DType()))
+	nonZeroProd := core.Apply(prodPrim, keep, safe)
+	zeros := core.Apply(sumPrim, keep, Cast(isZero, x.DType()))
 	live := LogicalOr(Equal(zeros, zero), LogicalAnd(Equal(zeros, one), isZero))
 	d := Select(live, Div(nonZeroProd, safe), zero)
 	return []*tensor.Tensor{Mul(d, Reshape(g, keptShape(x.Shape(), a)...))}
 }
 
-func defBoolReduce(name string, init bool, f func(a, v bool) bool) *tensor.Prim {
-	return &tensor.Prim{
+func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
+	return &core.Prim{
 		Name:   name,
-		Traits: tensor.Traits{Reduction: true, Cost: 1},
+		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
 			if x.DType() != tensor.Bool {
-				tensor.Panicf(name, "want a Bool input, got %v %v", x.Shape(), x.DType())
+				core.Panicf(name, "want a Bool input, got %v %v", x.Shape(), x.DType())
 			}
 			return tensor.Meta{Shape: reducedShape(x.Shape(), attrs.(ReduceAttrs)), DType: tensor.Bool}
 		},
@@ -237,57 +238,57 @@ func defBoolReduce(name string, init bool, f func(a, v bool) bool) *tensor.Prim 
 // error. The gradient goes to the maximal elements, split evenly among
 // ties.
 func Max(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), false, axes), x)
+	return core.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), false, axes), x)
 }
 
 // MaxKeepDims is Max keeping the folded axes with extent 1.
 func MaxKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), true, axes), x)
+	return core.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), true, axes), x)
 }
 
 // Min returns the minimum of x over the given axes (all axes when none are
 // given), dropping them; see Max.
 func Min(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), false, axes), x)
+	return core.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), false, axes), x)
 }
 
 // MinKeepDims is Min keeping the folded axes with extent 1.
 func MinKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), true, axes), x)
+	return core.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), true, axes), x)
 }
 
 // Prod returns the product of x over the given axes (all axes when none are
 // given), dropping them; the product over an empty axis is 1. Its gradient
 // is exact when elements are zero (it never divides by them).
 func Prod(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), false, axes), x)
+	return core.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), false, axes), x)
 }
 
 // ProdKeepDims is Prod keeping the folded axes with extent 1.
 func ProdKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), true, axes), x)
+	return core.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), true, axes), x)
 }
 
 // Any reports, over the given axes of a Bool tensor (all axes when none
 // are given), whether any element is true; over an empty axis it is false.
 func Any(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), false, axes), x)
+	return core.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), false, axes), x)
 }
 
 // AnyKeepDims is Any keeping the folded axes with extent 1.
 func AnyKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), true, axes), x)
+	return core.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), true, axes), x)
 }
 
 // All reports, over the given axes of a Bool tensor (all axes when none
 // are given), whether every element is true; over an empty axis it is true.
 func All(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), false, axes), x)
+	return core.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), false, axes), x)
 }
 
 // AllKeepDims is All keeping the folded axes with extent 1.
 func AllKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return tensor.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), true, axes), x)
+	return core.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), true, axes), x)
 }
 
 // ArgAttrs are the attributes of ArgMax and ArgMin: the (normalised) axis
@@ -300,22 +301,22 @@ type ArgAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ArgAttrs) String() string { return fmt.Sprintf("axis=%d keep=%v", a.Axis, a.KeepDims) }
 
-func defArg(name string, isMax bool) *tensor.Prim {
-	return &tensor.Prim{
+func defArg(name string, isMax bool) *core.Prim {
+	return &core.Prim{
 		Name:   name,
-		Traits: tensor.Traits{Reduction: true, Cost: 1},
+		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ArgAttrs)
 			x := in[0]
 			if x.DType() == tensor.Bool || x.DType() == tensor.Invalid {
-				tensor.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+				core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
 			}
 			xs := x.Shape()
 			if a.Axis < 0 || a.Axis >= len(xs) {
-				tensor.Panicf(name, "axis %d out of range for shape %v", a.Axis, xs)
+				core.Panicf(name, "axis %d out of range for shape %v", a.Axis, xs)
 			}
 			if xs[a.Axis] == 0 {
-				tensor.Panicf(name, "cannot search empty axis %d of %v", a.Axis, xs)
+				core.Panicf(name, "cannot search empty axis %d of %v", a.Axis, xs)
 			}
 			return tensor.Meta{Shape: reducedShape(xs, ReduceAttrs{Axes: []int{a.Axis}, KeepDims: a.KeepDims}), DType: tensor.Int64}
 		},
@@ -364,8 +365,8 @@ func argInto[T tensor.Number](out []int64, x []T, outer, n, inner int, isMax boo
 	}
 }
 
-func argOf(p *tensor.Prim, x *tensor.Tensor, axis int, keep bool) *tensor.Tensor {
-	return tensor.Apply(p, ArgAttrs{Axis: tensor.NormAxis(p.Name, axis, x.Rank()), KeepDims: keep}, x)
+func argOf(p *core.Prim, x *tensor.Tensor, axis int, keep bool) *tensor.Tensor {
+	return core.Apply(p, ArgAttrs{Axis: core.NormAxis(p.Name, axis, x.Rank()), KeepDims: keep}, x)
 }
 
 // ArgMax returns, as Int64, the index of the largest element of x along

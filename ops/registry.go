@@ -1,9 +1,8 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"sync"
-
-	"github.com/sporeml/spore/tensor"
 )
 
 // Lookup returns the primitive of package ops named name (its Prim.Name,
@@ -11,14 +10,14 @@ import (
 // is none. The graph compiler matches and builds ops through it, so a pass
 // that knows a primitive by name keeps compiling (and simply finds nothing
 // to rewrite) in a build where that primitive does not exist yet.
-func Lookup(name string) *tensor.Prim {
+func Lookup(name string) *core.Prim {
 	registryOnce.Do(buildRegistry)
 	return registry[name]
 }
 
 var (
 	registryOnce sync.Once
-	registry     map[string]*tensor.Prim
+	registry     map[string]*core.Prim
 )
 
 // buildRegistry runs on the first Lookup rather than in an init function:
@@ -26,7 +25,7 @@ var (
 // files, and Go orders those by file name, so an init here could see some
 // of them still nil.
 func buildRegistry() {
-	registry = map[string]*tensor.Prim{}
+	registry = map[string]*core.Prim{}
 	for _, p := range registeredPrims() {
 		if p != nil {
 			registry[p.Name] = p
@@ -36,8 +35,8 @@ func buildRegistry() {
 
 // registeredPrims lists every primitive variable of the package. A new
 // primitive gets a line here so that the compiler can find it by name.
-func registeredPrims() []*tensor.Prim {
-	return []*tensor.Prim{
+func registeredPrims() []*core.Prim {
+	return []*core.Prim{
 		// elementwise.go
 		addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim,
 		// compare.go

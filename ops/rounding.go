@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/tensor"
@@ -10,7 +11,7 @@ import (
 // Rounding and clipping: Floor, Ceil, Round, Trunc, FloorDiv, Mod (Python's
 // floor semantics), Clip and ClipTensor.
 
-var floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim *tensor.Prim
+var floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim *core.Prim
 
 // zeroGrad is the gradient of a piecewise-constant op. It is a zeros
 // tensor rather than nil, as in PyTorch, so that a chain through the op
@@ -53,10 +54,10 @@ func init() {
 			if !a.DType().IsFloat() {
 				return nil, nil
 			}
-			if a.NeedsGrad() {
+			if core.NeedsGrad(a) {
 				ga = g
 			}
-			if b.NeedsGrad() {
+			if core.NeedsGrad(b) {
 				gb = Neg(Mul(g, FloorDiv(a, b)))
 			}
 			return ga, gb
@@ -111,7 +112,7 @@ func floorModFloat[T float32 | float64](a, b T) T {
 //
 //go:noinline
 func intDivByZero(op string) {
-	tensor.Panicf(op, "integer division by zero")
+	core.Panicf(op, "integer division by zero")
 }
 
 func floorDivInt[T int32 | int64](a, b T) T {
@@ -209,13 +210,13 @@ func clampInto[T tensor.Number](out, x []T, lo, hi T) {
 func clamp3[T tensor.Number](x, lo, hi T) T { return min(max(x, lo), hi) }
 
 func init() {
-	clipPrim = &tensor.Prim{
+	clipPrim = &core.Prim{
 		Name:   "Clip",
-		Traits: tensor.Traits{Elementwise: true, Cost: 1},
+		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
 			if d := x.DType(); !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
-				tensor.Panicf("Clip", "unsupported dtype %v (shape %v)", d, x.Shape())
+				core.Panicf("Clip", "unsupported dtype %v (shape %v)", d, x.Shape())
 			}
 			return x.Meta()
 		},
@@ -246,17 +247,17 @@ func init() {
 			return []*tensor.Tensor{Select(inside, g, ScalarLike(g, 0))}
 		},
 	}
-	clipTensorPrim = &tensor.Prim{
+	clipTensorPrim = &core.Prim{
 		Name:   "ClipTensor",
-		Traits: tensor.Traits{Elementwise: true, Cost: 2},
+		Traits: core.Traits{Elementwise: true, Cost: 2},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			x, lo, hi := in[0], in[1], in[2]
 			d := x.DType()
 			if lo.DType() != d || hi.DType() != d {
-				tensor.Panicf("ClipTensor", "dtypes differ: x %v %v, lo %v %v, hi %v %v", x.Shape(), d, lo.Shape(), lo.DType(), hi.Shape(), hi.DType())
+				core.Panicf("ClipTensor", "dtypes differ: x %v %v, lo %v %v, hi %v %v", x.Shape(), d, lo.Shape(), lo.DType(), hi.Shape(), hi.DType())
 			}
 			if !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
-				tensor.Panicf("ClipTensor", "unsupported dtype %v (shape %v)", d, x.Shape())
+				core.Panicf("ClipTensor", "unsupported dtype %v (shape %v)", d, x.Shape())
 			}
 			s := BroadcastShapes("ClipTensor", x.Shape(), BroadcastShapes("ClipTensor", lo.Shape(), hi.Shape()))
 			return tensor.Meta{Shape: s, DType: d}
@@ -290,13 +291,13 @@ func clipTensorVJP(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Te
 		return gs
 	}
 	z := ScalarLike(g, 0)
-	if x.NeedsGrad() {
+	if core.NeedsGrad(x) {
 		gs[0] = sumTo(Select(LogicalAnd(GreaterEqual(x, lo), LessEqual(x, hi)), g, z), x.Shape())
 	}
-	if lo.NeedsGrad() {
+	if core.NeedsGrad(lo) {
 		gs[1] = sumTo(Select(LogicalAnd(Less(x, lo), LessEqual(lo, hi)), g, z), lo.Shape())
 	}
-	if hi.NeedsGrad() {
+	if core.NeedsGrad(hi) {
 		gs[2] = sumTo(Select(LogicalOr(Greater(x, hi), Greater(lo, hi)), g, z), hi.Shape())
 	}
 	return gs
@@ -310,9 +311,9 @@ func clipTensorVJP(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Te
 // (PyTorch's convention), and is zero elsewhere. NaN bounds are an error.
 func Clip(x *tensor.Tensor, lo, hi float64) *tensor.Tensor {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
-		tensor.Panicf("Clip", "NaN bound: lo=%v hi=%v (input %v)", lo, hi, x.Shape())
+		core.Panicf("Clip", "NaN bound: lo=%v hi=%v (input %v)", lo, hi, x.Shape())
 	}
-	return tensor.Apply(clipPrim, ClipAttrs{Lo: lo, Hi: hi}, x)
+	return core.Apply(clipPrim, ClipAttrs{Lo: lo, Hi: hi}, x)
 }
 
 // ClipTensor limits x to [lo, hi] elementwise where the bounds are tensors
@@ -321,5 +322,5 @@ func Clip(x *tensor.Tensor, lo, hi float64) *tensor.Tensor {
 // whichever of x, lo or hi the result equals (x on ties with a bound, and
 // hi everywhere where lo > hi), as in PyTorch.
 func ClipTensor(x, lo, hi *tensor.Tensor) *tensor.Tensor {
-	return tensor.Apply(clipTensorPrim, nil, x, lo, hi)
+	return core.Apply(clipTensorPrim, nil, x, lo, hi)
 }

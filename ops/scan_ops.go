@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -33,7 +34,7 @@ type RecurrenceAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a RecurrenceAttrs) String() string { return fmt.Sprintf("axis=%d reverse=%v", a.Axis, a.Reverse) }
 
-var cumSumPrim, cumProdPrim, linearRecurrencePrim *tensor.Prim
+var cumSumPrim, cumProdPrim, linearRecurrencePrim *core.Prim
 
 // axisSplit returns the extents before, along and after axis ax of s.
 func axisSplit(s tensor.Shape, ax int) (outer, n, inner int) {
@@ -54,14 +55,14 @@ func inferScan(name string, floatOnly bool) func(any, []*tensor.Tensor) tensor.M
 		x := in[0]
 		d := x.DType()
 		if !d.IsFloat() && (floatOnly || (d != tensor.Int32 && d != tensor.Int64)) {
-			tensor.Panicf(name, "unsupported dtype %v (shape %v)", d, x.Shape())
+			core.Panicf(name, "unsupported dtype %v (shape %v)", d, x.Shape())
 		}
 		if ax < 0 || ax >= x.Rank() {
-			tensor.Panicf(name, "axis %d out of range for input %v", ax, x.Shape())
+			core.Panicf(name, "axis %d out of range for input %v", ax, x.Shape())
 		}
 		for _, y := range in[1:] {
 			if y.DType() != d || !y.Shape().Equal(x.Shape()) {
-				tensor.Panicf(name, "inputs differ: %v %v and %v %v", x.Shape(), d, y.Shape(), y.DType())
+				core.Panicf(name, "inputs differ: %v %v and %v %v", x.Shape(), d, y.Shape(), y.DType())
 			}
 		}
 		return x.Meta()
@@ -147,9 +148,9 @@ func identityOf[T tensor.Number](prod bool) T {
 }
 
 func init() {
-	cumSumPrim = &tensor.Prim{
+	cumSumPrim = &core.Prim{
 		Name:   "CumSum",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			a := attrs.(ScanAttrs)
@@ -164,21 +165,21 @@ func init() {
 			// other way.
 			a := attrs.(ScanAttrs)
 			a.Reverse = !a.Reverse
-			return []*tensor.Tensor{tensor.Apply(cumSumPrim, a, g)}
+			return []*tensor.Tensor{core.Apply(cumSumPrim, a, g)}
 		},
 	}
-	cumProdPrim = &tensor.Prim{
+	cumProdPrim = &core.Prim{
 		Name:   "CumProd",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumProd", false),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			scanKernel(in[0], out, attrs.(AxisAttr).Axis, false, false, true)
 		},
 		VJP: cumProdVJP,
 	}
-	linearRecurrencePrim = &tensor.Prim{
+	linearRecurrencePrim = &core.Prim{
 		Name:   "LinearRecurrence",
-		Traits: tensor.Traits{Cost: 2},
+		Traits: core.Traits{Cost: 2},
 		Infer:  inferScan("LinearRecurrence", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			r := attrs.(RecurrenceAttrs)
@@ -207,7 +208,7 @@ func cumProdVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor
 	}
 	ax := attrs.(AxisAttr).Axis
 	e := shiftAlong(out, ax, 1)
-	r := tensor.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
+	r := core.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
 	return []*tensor.Tensor{Mul(e, r)}
 }
 
@@ -251,9 +252,9 @@ func recurInto[T float32 | float64](out, a, b []T, outer, n, inner int, rev bool
 func recurrenceVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
 	r := attrs.(RecurrenceAttrs)
 	a := in[0]
-	lam := tensor.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: r.Axis, Reverse: !r.Reverse}, a, g)
+	lam := core.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: r.Axis, Reverse: !r.Reverse}, a, g)
 	var ga *tensor.Tensor
-	if a.NeedsGrad() {
+	if core.NeedsGrad(a) {
 		if r.Reverse {
 			ga = Mul(shiftAlong(lam, r.Axis, 0), out)
 		} else {
@@ -284,10 +285,10 @@ func shiftAlong(x *tensor.Tensor, ax int, fill float64) *tensor.Tensor {
 // as NumPy's do. The gradient is the opposite scan of the cotangent.
 func CumSum(x *tensor.Tensor, axis int, exclusive, reverse bool) *tensor.Tensor {
 	if x.Rank() == 0 {
-		tensor.Panicf("CumSum", "input is a scalar: it has no axis %d", axis)
+		core.Panicf("CumSum", "input is a scalar: it has no axis %d", axis)
 	}
-	a := ScanAttrs{Axis: tensor.NormAxis("CumSum", axis, x.Rank()), Exclusive: exclusive, Reverse: reverse}
-	return tensor.Apply(cumSumPrim, a, x)
+	a := ScanAttrs{Axis: core.NormAxis("CumSum", axis, x.Rank()), Exclusive: exclusive, Reverse: reverse}
+	return core.Apply(cumSumPrim, a, x)
 }
 
 // CumProd returns the running products of x along axis (negative counts
@@ -296,7 +297,7 @@ func CumSum(x *tensor.Tensor, axis int, exclusive, reverse bool) *tensor.Tensor 
 // are zero, at every order.
 func CumProd(x *tensor.Tensor, axis int) *tensor.Tensor {
 	if x.Rank() == 0 {
-		tensor.Panicf("CumProd", "input is a scalar: it has no axis %d", axis)
+		core.Panicf("CumProd", "input is a scalar: it has no axis %d", axis)
 	}
-	return tensor.Apply(cumProdPrim, AxisAttr{tensor.NormAxis("CumProd", axis, x.Rank())}, x)
+	return core.Apply(cumProdPrim, AxisAttr{core.NormAxis("CumProd", axis, x.Rank())}, x)
 }

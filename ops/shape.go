@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -12,16 +13,16 @@ type ShapeAttr struct{ Shape tensor.Shape }
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ShapeAttr) String() string { return fmt.Sprintf("shape=%v", a.Shape) }
 
-var reshapePrim, broadcastToPrim *tensor.Prim
+var reshapePrim, broadcastToPrim *core.Prim
 
 func init() {
-	reshapePrim = &tensor.Prim{
+	reshapePrim = &core.Prim{
 		Name:   "Reshape",
-		Traits: tensor.Traits{View: true},
+		Traits: core.Traits{View: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { out.CopyFrom(in[0]) },
+		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { core.Copy(out, in[0]) },
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
 		},
@@ -38,34 +39,34 @@ func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			tensor.Panicf("Reshape", "bad target shape %v for input %v", shape, x.Shape())
+			core.Panicf("Reshape", "bad target shape %v for input %v", shape, x.Shape())
 		default:
 			known *= d
 		}
 	}
 	if infer >= 0 {
 		if known == 0 || x.Size()%known != 0 {
-			tensor.Panicf("Reshape", "cannot infer -1 in %v from input %v", shape, x.Shape())
+			core.Panicf("Reshape", "cannot infer -1 in %v from input %v", shape, x.Shape())
 		}
 		s[infer] = x.Size() / known
 	}
 	if s.Size() != x.Size() {
-		tensor.Panicf("Reshape", "cannot reshape %v (%d elements) to %v", x.Shape(), x.Size(), shape)
+		core.Panicf("Reshape", "cannot reshape %v (%d elements) to %v", x.Shape(), x.Size(), shape)
 	}
 	if s.Equal(x.Shape()) {
 		return x
 	}
-	return tensor.Apply(reshapePrim, ShapeAttr{s}, x)
+	return core.Apply(reshapePrim, ShapeAttr{s}, x)
 }
 
 func init() {
-	broadcastToPrim = &tensor.Prim{
+	broadcastToPrim = &core.Prim{
 		Name:   "BroadcastTo",
-		Traits: tensor.Traits{Elementwise: true, Cost: 0},
+		Traits: core.Traits{Elementwise: true, Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			s := attrs.(ShapeAttr).Shape
 			if b := BroadcastShapes("BroadcastTo", in[0].Shape(), s); !b.Equal(s) {
-				tensor.Panicf("BroadcastTo", "cannot broadcast %v to %v", in[0].Shape(), s)
+				core.Panicf("BroadcastTo", "cannot broadcast %v to %v", in[0].Shape(), s)
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
@@ -99,5 +100,5 @@ func BroadcastTo(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 	if s.Equal(x.Shape()) {
 		return x
 	}
-	return tensor.Apply(broadcastToPrim, ShapeAttr{s}, x)
+	return core.Apply(broadcastToPrim, ShapeAttr{s}, x)
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"cmp"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"slices"
 	"sync"
 
@@ -33,7 +34,7 @@ type TopKAttrs struct{ K int }
 // String prints every attribute, for IR dumps and CSE keys.
 func (a TopKAttrs) String() string { return fmt.Sprintf("k=%d", a.K) }
 
-var argSortPrim, argTopKPrim *tensor.Prim
+var argSortPrim, argTopKPrim *core.Prim
 
 type sortable interface {
 	float32 | float64 | int32 | int64 | uint8
@@ -204,19 +205,19 @@ func siftDown[T sortable](h []keyed[T], i int) {
 
 func checkSortable(op string, x *tensor.Tensor) {
 	if d := x.DType(); !numericDType(d) {
-		tensor.Panicf(op, "unsupported dtype %v (shape %v)", d, x.Shape())
+		core.Panicf(op, "unsupported dtype %v (shape %v)", d, x.Shape())
 	}
 }
 
 func init() {
-	argSortPrim = &tensor.Prim{
+	argSortPrim = &core.Prim{
 		Name:   "ArgSort",
-		Traits: tensor.Traits{Cost: 8},
+		Traits: core.Traits{Cost: 8},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a, x := attrs.(SortAttrs), in[0]
 			checkSortable("ArgSort", x)
 			if a.Axis < 0 || a.Axis >= x.Rank() {
-				tensor.Panicf("ArgSort", "axis %d out of range for input %v", a.Axis, x.Shape())
+				core.Panicf("ArgSort", "axis %d out of range for input %v", a.Axis, x.Shape())
 			}
 			return tensor.Meta{Shape: x.Shape(), DType: tensor.Int64}
 		},
@@ -238,15 +239,15 @@ func init() {
 			}
 		},
 	}
-	argTopKPrim = &tensor.Prim{
+	argTopKPrim = &core.Prim{
 		Name:   "ArgTopK",
-		Traits: tensor.Traits{Cost: 4},
+		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			k, x := attrs.(TopKAttrs).K, in[0]
 			checkSortable("TopK", x)
 			xs := x.Shape()
 			if len(xs) == 0 || k < 0 || k > xs[len(xs)-1] {
-				tensor.Panicf("TopK", "k=%d out of range for input %v (want 0 <= k <= the last axis's extent)", k, xs)
+				core.Panicf("TopK", "k=%d out of range for input %v (want 0 <= k <= the last axis's extent)", k, xs)
 			}
 			s := xs.Clone()
 			s[len(s)-1] = k
@@ -282,10 +283,10 @@ func init() {
 func ArgSort(x *tensor.Tensor, axis int, descending bool) *tensor.Tensor {
 	checkSortable("ArgSort", x)
 	if x.Rank() == 0 {
-		tensor.Panicf("ArgSort", "input is a scalar: it has no axis %d", axis)
+		core.Panicf("ArgSort", "input is a scalar: it has no axis %d", axis)
 	}
-	a := SortAttrs{Axis: tensor.NormAxis("ArgSort", axis, x.Rank()), Descending: descending}
-	return tensor.Apply(argSortPrim, a, x)
+	a := SortAttrs{Axis: core.NormAxis("ArgSort", axis, x.Rank()), Descending: descending}
+	return core.Apply(argSortPrim, a, x)
 }
 
 // Sort returns x sorted along axis (negative counts from the end) and the
@@ -303,6 +304,6 @@ func Sort(x *tensor.Tensor, axis int, descending bool) (values, indices *tensor.
 // the largest value. k must lie in [0, n] for a last axis of extent n. The
 // gradient of the values flows back to the positions they came from.
 func TopK(x *tensor.Tensor, k int) (values, indices *tensor.Tensor) {
-	idx := tensor.Apply(argTopKPrim, TopKAttrs{K: k}, x)
+	idx := core.Apply(argTopKPrim, TopKAttrs{K: k}, x)
 	return TakeAlongAxis(x, idx, -1), idx
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/internal/kernels/vec"
@@ -12,7 +13,7 @@ import (
 // already correctly rounded (Abs, Sign, Square, Reciprocal, Sqrt via a
 // double-width intermediate).
 var absPrim, signPrim, log1pPrim, sqrtPrim, rsqrtPrim, squarePrim, reciprocalPrim,
-	sinPrim, cosPrim, sigmoidPrim, erfPrim, geluPrim, softplusPrim *tensor.Prim
+	sinPrim, cosPrim, sigmoidPrim, erfPrim, geluPrim, softplusPrim *core.Prim
 
 const (
 	invSqrt2   = 1 / math.Sqrt2

@@ -1,10 +1,11 @@
 package ops
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
-var unstackPrim *tensor.Prim
+var unstackPrim *core.Prim
 
 func init() {
 	// Unstack is one multi-result primitive rather than a Slice per piece:
@@ -12,9 +13,9 @@ func init() {
 	// slicing a sequence step by step (a Scan in PyNative mode) would cost
 	// time and memory quadratic in its length. Unstack's gradient is one
 	// Stack of the pieces' gradients.
-	unstackPrim = &tensor.Prim{
+	unstackPrim = &core.Prim{
 		Name:   "Unstack",
-		Traits: tensor.Traits{Cost: 1},
+		Traits: core.Traits{Cost: 1},
 		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
 			x := in[0]
 			ax := attrs.(AxisAttr).Axis
@@ -35,7 +36,7 @@ func init() {
 			n := xs[ax]
 			for k, o := range outs {
 				for i := range outer {
-					tensor.CopyElems(o, i*inner, x, (i*n+k)*inner, inner)
+					core.CopyElems(o, i*inner, x, (i*n+k)*inner, inner)
 				}
 			}
 		},
@@ -49,9 +50,9 @@ func init() {
 // that axis (NumPy's list(x) along an axis, MindSpore's ops.unstack). Its
 // gradient is the Stack of the slices' gradients.
 func Unstack(x *tensor.Tensor, axis int) []*tensor.Tensor {
-	ax := tensor.NormAxis("Unstack", axis, x.Rank())
+	ax := core.NormAxis("Unstack", axis, x.Rank())
 	if x.Dim(ax) == 0 {
 		return nil
 	}
-	return tensor.ApplyN(unstackPrim, AxisAttr{ax}, x)
+	return core.ApplyN(unstackPrim, AxisAttr{ax}, x)
 }

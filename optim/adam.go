@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -26,10 +27,10 @@ func (c *AdamConfig) defaults(op string) {
 		c.Eps = 1e-8
 	}
 	if c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 {
-		tensor.Panicf(op, "betas (%v, %v) must be in [0, 1)", c.Beta1, c.Beta2)
+		core.Panicf(op, "betas (%v, %v) must be in [0, 1)", c.Beta1, c.Beta2)
 	}
 	if c.Eps < 0 {
-		tensor.Panicf(op, "eps %v is negative", c.Eps)
+		core.Panicf(op, "eps %v is negative", c.Eps)
 	}
 }
 

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"strings"
 
 	"github.com/sporeml/spore/ops"
@@ -112,7 +113,7 @@ type base struct {
 // runs the body eagerly. The update is never differentiated, so gradients
 // that are still on an autodiff tape are just read.
 func (b *base) run(grads []*tensor.Tensor, body func([]*tensor.Tensor)) {
-	if tensor.CurrentTracer() != nil {
+	if core.CurrentTracer() != nil {
 		body(grads)
 		return
 	}
@@ -136,7 +137,7 @@ func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {
 		c.LR = Constant(defLR)
 	}
 	if c.WeightDecay < 0 {
-		tensor.Panicf(op, "weight_decay %v is negative", c.WeightDecay)
+		core.Panicf(op, "weight_decay %v is negative", c.WeightDecay)
 	}
 	b := base{op: op, scheds: []Schedule{c.LR}}
 	groupSched := make([]int, len(c.Groups))
@@ -144,7 +145,7 @@ func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {
 	for gi, g := range c.Groups {
 		for _, p := range g.Params {
 			if _, dup := groupOf[p]; dup {
-				tensor.Panicf(op, "parameter %q is in two groups", p.Name())
+				core.Panicf(op, "parameter %q is in two groups", p.Name())
 			}
 			groupOf[p] = gi
 		}
@@ -153,7 +154,7 @@ func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {
 			b.scheds = append(b.scheds, g.LR)
 		}
 		if g.WeightDecay != nil && *g.WeightDecay < 0 {
-			tensor.Panicf(op, "group %d: weight_decay %v is negative", gi, *g.WeightDecay)
+			core.Panicf(op, "group %d: weight_decay %v is negative", gi, *g.WeightDecay)
 		}
 	}
 	if params == nil {
@@ -162,19 +163,19 @@ func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {
 		}
 	}
 	if len(params) == 0 {
-		tensor.Panicf(op, "no parameters to optimise")
+		core.Panicf(op, "no parameters to optimise")
 	}
 	seen := map[*tensor.Tensor]bool{}
 	for i, p := range params {
 		switch {
 		case p == nil:
-			tensor.Panicf(op, "parameter %d is nil", i)
+			core.Panicf(op, "parameter %d is nil", i)
 		case !p.IsParameter():
-			tensor.Panicf(op, "tensor %d of shape %v is not a parameter (tensor.NewParameter)", i, p.Shape())
+			core.Panicf(op, "tensor %d of shape %v is not a parameter (tensor.NewParameter)", i, p.Shape())
 		case !p.DType().IsFloat():
-			tensor.Panicf(op, "parameter %q has dtype %v; optimisers update float parameters", p.Name(), p.DType())
+			core.Panicf(op, "parameter %q has dtype %v; optimisers update float parameters", p.Name(), p.DType())
 		case seen[p]:
-			tensor.Panicf(op, "parameter %q is listed twice", p.Name())
+			core.Panicf(op, "parameter %q is listed twice", p.Name())
 		}
 		seen[p] = true
 		lr, wd := 0, c.WeightDecay
@@ -194,7 +195,7 @@ func newBase(op string, params []*tensor.Tensor, c Common, defLR float64) base {
 	}
 	for p := range groupOf {
 		if !seen[p] {
-			tensor.Panicf(op, "parameter %q is in a group but not among the parameters", p.Name())
+			core.Panicf(op, "parameter %q is in a group but not among the parameters", p.Name())
 		}
 	}
 	b.step = stateParam("global_step", tensor.Scalar(int32(0)))
@@ -261,12 +262,12 @@ type castKey struct {
 // first step, as MindSpore's optimisers do.
 func (b *base) begin(grads []*tensor.Tensor) *stepCtx {
 	if len(grads) != len(b.params) {
-		tensor.Panicf(b.op, "%d gradients for %d parameters", len(grads), len(b.params))
+		core.Panicf(b.op, "%d gradients for %d parameters", len(grads), len(b.params))
 	}
 	for i, g := range grads {
 		p := b.params[i]
 		if g != nil && (!g.Shape().Equal(p.Shape()) || g.DType() != p.DType()) {
-			tensor.Panicf(b.op, "gradient %d is %v %v, parameter %q is %v %v", i, g.Shape(), g.DType(), p.Name(), p.Shape(), p.DType())
+			core.Panicf(b.op, "gradient %d is %v %v, parameter %q is %v %v", i, g.Shape(), g.DType(), p.Name(), p.Shape(), p.DType())
 		}
 	}
 	s := &stepCtx{t: ops.Cast(b.step, tensor.Float64), lrs: make([]*tensor.Tensor, len(b.scheds)), casts: map[castKey]*tensor.Tensor{}}

@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/ops"
@@ -49,7 +50,7 @@ func floorDiv(step *tensor.Tensor, n float64) *tensor.Tensor {
 // ExponentialDecayLR(lr, gamma, stepSize, is_stair=True).
 func StepDecay(lr, gamma float64, stepSize int) Schedule {
 	if stepSize < 1 {
-		tensor.Panicf("optim.StepDecay", "step size %d must be at least 1", stepSize)
+		core.Panicf("optim.StepDecay", "step size %d must be at least 1", stepSize)
 	}
 	return ExponentialDecay(lr, gamma, stepSize, true)
 }
@@ -58,7 +59,7 @@ func StepDecay(lr, gamma float64, stepSize int) Schedule {
 // p = step/decaySteps, or ⌊step/decaySteps⌋ when stair is set.
 func ExponentialDecay(lr, rate float64, decaySteps int, stair bool) Schedule {
 	if decaySteps < 1 {
-		tensor.Panicf("optim.ExponentialDecay", "decay steps %d must be at least 1", decaySteps)
+		core.Panicf("optim.ExponentialDecay", "decay steps %d must be at least 1", decaySteps)
 	}
 	return expDecay{lr, rate, float64(decaySteps), stair}
 }
@@ -85,7 +86,7 @@ func MultiStepDecay(lr, gamma float64, milestones ...int) Schedule {
 	ms := make([]float64, len(milestones))
 	for i, m := range milestones {
 		if m < 0 || i > 0 && m <= milestones[i-1] {
-			tensor.Panicf("optim.MultiStepDecay", "milestones %v must be increasing and ≥ 0", milestones)
+			core.Panicf("optim.MultiStepDecay", "milestones %v must be increasing and ≥ 0", milestones)
 		}
 		ms[i] = float64(m)
 	}
@@ -112,7 +113,7 @@ func (m multiStep) At(step *tensor.Tensor) *tensor.Tensor {
 // up to decaySteps (PyTorch's then rises again; MindSpore's stays).
 func CosineDecay(minLR, maxLR float64, decaySteps int) Schedule {
 	if decaySteps < 1 {
-		tensor.Panicf("optim.CosineDecay", "decay steps %d must be at least 1", decaySteps)
+		core.Panicf("optim.CosineDecay", "decay steps %d must be at least 1", decaySteps)
 	}
 	return cosine{minLR, maxLR, float64(decaySteps)}
 }
@@ -131,7 +132,7 @@ func (c cosine) At(step *tensor.Tensor) *tensor.Tensor {
 // LinearLR starts at a start_factor instead.
 func LinearWarmup(lr float64, warmupSteps int) Schedule {
 	if warmupSteps < 1 {
-		tensor.Panicf("optim.LinearWarmup", "warmup steps %d must be at least 1", warmupSteps)
+		core.Panicf("optim.LinearWarmup", "warmup steps %d must be at least 1", warmupSteps)
 	}
 	return warmup{lr, float64(warmupSteps)}
 }
@@ -150,12 +151,12 @@ func (w warmup) At(step *tensor.Tensor) *tensor.Tensor {
 //	optim.Sequential([]int{w}, optim.LinearWarmup(lr, w), optim.CosineDecay(0, lr, total-w))
 func Sequential(boundaries []int, schedules ...Schedule) Schedule {
 	if len(schedules) != len(boundaries)+1 {
-		tensor.Panicf("optim.Sequential", "%d schedules need %d boundaries, got %d", len(schedules), len(schedules)-1, len(boundaries))
+		core.Panicf("optim.Sequential", "%d schedules need %d boundaries, got %d", len(schedules), len(schedules)-1, len(boundaries))
 	}
 	bs := make([]float64, len(boundaries))
 	for i, b := range boundaries {
 		if b < 1 || i > 0 && b <= boundaries[i-1] {
-			tensor.Panicf("optim.Sequential", "boundaries %v must be increasing and ≥ 1", boundaries)
+			core.Panicf("optim.Sequential", "boundaries %v must be increasing and ≥ 1", boundaries)
 		}
 		bs[i] = float64(b)
 	}

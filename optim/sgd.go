@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -44,11 +45,11 @@ func NewSGD(params []*tensor.Tensor, cfg SGDConfig) *SGD {
 	const op = "optim.SGD"
 	switch {
 	case cfg.Momentum < 0:
-		tensor.Panicf(op, "momentum %v is negative", cfg.Momentum)
+		core.Panicf(op, "momentum %v is negative", cfg.Momentum)
 	case cfg.Dampening < 0 || cfg.Dampening > 1:
-		tensor.Panicf(op, "dampening %v is not in [0, 1]", cfg.Dampening)
+		core.Panicf(op, "dampening %v is not in [0, 1]", cfg.Dampening)
 	case cfg.Nesterov && (cfg.Momentum <= 0 || cfg.Dampening != 0):
-		tensor.Panicf(op, "Nesterov momentum requires momentum > 0 and zero dampening (momentum %v, dampening %v)", cfg.Momentum, cfg.Dampening)
+		core.Panicf(op, "Nesterov momentum requires momentum > 0 and zero dampening (momentum %v, dampening %v)", cfg.Momentum, cfg.Dampening)
 	}
 	s := &SGD{base: newBase(op, params, cfg.Common, 0.1), cfg: cfg}
 	if cfg.Momentum != 0 {

@@ -1,437 +1,113 @@
 package tensor
 
-import (
-	"fmt"
-	"math"
-)
+import "github.com/sporeml/spore/internal/core"
 
 // Tensor is an n-dimensional array of one element type.
 //
 // A tensor is either concrete — it owns a buffer — or symbolic — it stands
 // for a value in a graph being traced and has a shape and dtype but no data
-// yet. Ops accept both; see Apply.
+// yet. Ops accept both.
 //
 // Tensors have value semantics: ops return new tensors and never change their
 // inputs. The one exception is a parameter (NewParameter), a named tensor with
 // identity that optimisers and layers update in place with Assign.
-type Tensor struct {
-	shape Shape
-	dtype DType
-	buf   any // []float32, []float64, ...; nil while symbolic
-	sym   *symbol
-	param *paramInfo
-	node  *Node // autodiff record; nil unless the tensor is tracked
-	// needsGrad marks an untracked stand-in for a tracked tensor (see
-	// Untracked).
-	needsGrad bool
-}
+type Tensor = core.Tensor
 
-// symbol ties a symbolic tensor to the trace that produced it.
-type symbol struct {
-	tr Tracer
-	id int
-}
+// DType is the element type of a tensor.
+type DType = core.DType
 
-type paramInfo struct {
-	name         string
-	requiresGrad bool
-}
+// The element types. Float32 is the working type of networks; Float64 exists
+// for gradient checks and numerically delicate work; the integer types hold
+// labels and indices; Bool holds comparison results; Uint8 holds raw data
+// such as images.
+const (
+	Invalid = core.Invalid
+	Float32 = core.Float32
+	Float64 = core.Float64
+	Int32   = core.Int32
+	Int64   = core.Int64
+	Bool    = core.Bool
+	Uint8   = core.Uint8
+)
 
-// Shape returns the extents of t's axes. The caller must not modify it.
-func (t *Tensor) Shape() Shape { return t.shape }
+// Number is the set of Go element types a tensor can hold besides bool.
+type Number = core.Number
 
-// DType returns t's element type.
-func (t *Tensor) DType() DType { return t.dtype }
+// Elem is the set of Go element types a tensor can hold.
+type Elem = core.Elem
 
-// Rank returns the number of axes of t.
-func (t *Tensor) Rank() int { return len(t.shape) }
+// DTypeOf returns the DType that holds Go values of type T.
+func DTypeOf[T Elem]() DType { return core.DTypeOf[T]() }
 
-// Size returns the number of elements of t.
-func (t *Tensor) Size() int { return t.shape.Size() }
+// Shape is the extents of a tensor's axes, outermost first.
+type Shape = core.Shape
 
-// Dim returns the extent of axis i; negative i counts from the end.
-func (t *Tensor) Dim(i int) int { return t.shape[NormAxis("Dim", i, len(t.shape))] }
+// Meta is what is known of a value before it is computed: its shape and
+// dtype (Tensor.Meta).
+type Meta = core.Meta
 
-// Meta returns t's shape and dtype.
-func (t *Tensor) Meta() Meta { return Meta{Shape: t.shape, DType: t.dtype} }
+// Error is the typed panic value for misuse of an op: it names the op, the
+// offending shapes or values and the caller's source line. Match it with
+// errors.As.
+type Error = core.Error
 
-// New returns a zero-filled concrete tensor of the given type and shape.
-// The shape is copied.
-func New(dt DType, shape ...int) *Tensor {
-	s := Shape(shape).Clone()
-	for _, d := range s {
-		if d < 0 {
-			Panicf("New", "negative extent in shape %v", s)
-		}
-	}
-	return &Tensor{shape: s, dtype: dt, buf: makeBuf(dt, s.Size())}
-}
+// ConcretizationError is the panic value for reading the value of a
+// symbolic tensor (one being traced in Graph mode): it names the function
+// and line and suggests spore.Cond, spore.While or spore.Scan.
+type ConcretizationError = core.ConcretizationError
 
-// NewOf returns a zero-filled tensor described by m, sharing m.Shape.
-// Kernels and executors use it to allocate outputs.
-func NewOf(m Meta) *Tensor {
-	return &Tensor{shape: m.Shape, dtype: m.DType, buf: makeBuf(m.DType, m.Shape.Size())}
-}
+// New returns a zero-filled tensor of the given type and shape. The shape is
+// copied. A negative extent, or a shape whose element count overflows, panics
+// with an *Error.
+func New(dt DType, shape ...int) *Tensor { return core.New(dt, shape...) }
 
-// FromBuffer wraps buf (a []float32, []float64, []int32, []int64, []bool or
-// []uint8 of exactly shape.Size() elements) without copying. It is for
-// executors and kernels that manage their own memory; the caller must not
-// let buf be changed while the tensor is in use.
-func FromBuffer(buf any, shape Shape) *Tensor {
-	dt, n := bufInfo(buf)
-	if dt == Invalid {
-		Panicf("FromBuffer", "unsupported buffer type %T", buf)
-	}
-	if n != shape.Size() {
-		Panicf("FromBuffer", "buffer has %d elements, shape %v needs %d", n, shape, shape.Size())
-	}
-	return &Tensor{shape: shape, dtype: dt, buf: buf}
-}
+// FromSlice returns a tensor holding a copy of data with the given shape
+// (a 1-D tensor of len(data) when shape is empty).
+func FromSlice[T Elem](data []T, shape ...int) *Tensor { return core.FromSlice(data, shape...) }
 
-func bufInfo(buf any) (DType, int) {
-	switch b := buf.(type) {
-	case []float32:
-		return Float32, len(b)
-	case []float64:
-		return Float64, len(b)
-	case []int32:
-		return Int32, len(b)
-	case []int64:
-		return Int64, len(b)
-	case []bool:
-		return Bool, len(b)
-	case []uint8:
-		return Uint8, len(b)
-	}
-	return Invalid, 0
-}
+// Scalar returns a 0-D tensor holding v.
+func Scalar[T Elem](v T) *Tensor { return core.Scalar(v) }
 
-// FromSlice returns a tensor holding a copy of data with the given shape.
-// With no shape, the tensor is one-dimensional. It panics if the shape does
-// not hold exactly len(data) elements.
-func FromSlice[T Elem](data []T, shape ...int) *Tensor {
-	if len(shape) == 0 {
-		shape = []int{len(data)}
-	}
-	s := Shape(shape).Clone()
-	if s.Size() != len(data) {
-		Panicf("FromSlice", "%d values do not fill shape %v (%d elements)", len(data), s, s.Size())
-	}
-	return &Tensor{shape: s, dtype: DTypeOf[T](), buf: append([]T(nil), data...)}
-}
+// Zeros returns a zero-filled tensor.
+func Zeros(dt DType, shape ...int) *Tensor { return core.Zeros(dt, shape...) }
 
-// Scalar returns a rank-0 tensor holding v.
-func Scalar[T Elem](v T) *Tensor {
-	return &Tensor{shape: Shape{}, dtype: DTypeOf[T](), buf: []T{v}}
-}
+// Ones returns a tensor filled with ones.
+func Ones(dt DType, shape ...int) *Tensor { return core.Ones(dt, shape...) }
 
-// Zeros returns a tensor of zeros.
-func Zeros(dt DType, shape ...int) *Tensor { return New(dt, shape...) }
+// Full returns a tensor filled with v.
+func Full(dt DType, v float64, shape ...int) *Tensor { return core.Full(dt, v, shape...) }
 
-// Ones returns a tensor of ones.
-func Ones(dt DType, shape ...int) *Tensor { return Full(dt, 1, shape...) }
-
-// Full returns a tensor with every element set to v (converted to dt).
-func Full(dt DType, v float64, shape ...int) *Tensor {
-	t := New(dt, shape...)
-	for i := range t.Size() {
-		t.setFloat(i, v)
-	}
-	return t
-}
-
-// Arange returns the one-dimensional tensor start, start+step, ... up to but
-// excluding stop, as NumPy's arange does.
+// Arange returns the 1-D tensor start, start+step, ... up to but excluding
+// stop.
 func Arange(dt DType, start, stop, step float64) *Tensor {
-	if step == 0 || math.IsNaN(start+stop+step) {
-		Panicf("Arange", "bad range start=%v stop=%v step=%v", start, stop, step)
-	}
-	n := int(math.Ceil((stop - start) / step))
-	n = max(n, 0)
-	t := New(dt, n)
-	for i := range n {
-		t.setFloat(i, start+float64(i)*step)
-	}
-	return t
+	return core.Arange(dt, start, stop, step)
 }
 
 // Eye returns the n×n identity matrix.
-func Eye(dt DType, n int) *Tensor {
-	t := New(dt, n, n)
-	for i := range n {
-		t.setFloat(i*n+i, 1)
-	}
-	return t
+func Eye(dt DType, n int) *Tensor { return core.Eye(dt, n) }
+
+// NewParameter returns a parameter: a named tensor with identity, holding a
+// copy of init, that layers read and optimisers update in place (Assign). A
+// traced function reads a parameter by reference, so later updates are seen
+// by every compiled call.
+func NewParameter(name string, init *Tensor) *Tensor { return core.NewParameter(name, init) }
+
+// SetSeed seeds the framework's random source: random tensors, initialisers
+// and dropout draw from it.
+func SetSeed(seed int64) { core.SetSeed(seed) }
+
+// RandUniform returns a tensor of values drawn uniformly from [lo, hi).
+func RandUniform(dt DType, lo, hi float64, shape ...int) *Tensor {
+	return core.RandUniform(dt, lo, hi, shape...)
 }
 
-// IsSymbolic reports whether t stands for a value of a graph being traced.
-func (t *Tensor) IsSymbolic() bool { return t.sym != nil }
-
-// Data returns t's buffer without copying: a []float32, []float64, []int32,
-// []int64, []bool or []uint8. Kernels use it; user code should prefer the
-// copying accessors (Float32s, ...). Writing to it breaks value semantics.
-func (t *Tensor) Data() any {
-	t.mustConcrete("Data")
-	return t.buf
+// RandNormal returns a tensor of values drawn from N(mean, std²).
+func RandNormal(dt DType, mean, std float64, shape ...int) *Tensor {
+	return core.RandNormal(dt, mean, std, shape...)
 }
 
-func (t *Tensor) mustConcrete(method string) {
-	if t.sym != nil {
-		panic(&ConcretizationError{Func: t.sym.tr.FuncName(), Method: method, Loc: CallerLoc()})
-	}
-}
-
-// Float32s returns a copy of t's elements converted to float32.
-func (t *Tensor) Float32s() []float32 { return convertAll[float32](t, "Float32s") }
-
-// Float64s returns a copy of t's elements converted to float64.
-func (t *Tensor) Float64s() []float64 { return convertAll[float64](t, "Float64s") }
-
-// Int32s returns a copy of t's elements converted to int32.
-func (t *Tensor) Int32s() []int32 { return convertAll[int32](t, "Int32s") }
-
-// Int64s returns a copy of t's elements converted to int64.
-func (t *Tensor) Int64s() []int64 { return convertAll[int64](t, "Int64s") }
-
-// Bools returns a copy of t's elements as bools (non-zero is true).
-func (t *Tensor) Bools() []bool {
-	t.mustConcrete("Bools")
-	out := make([]bool, t.Size())
-	for i := range out {
-		out[i] = t.floatAt(i) != 0
-	}
-	return out
-}
-
-// Item returns the value of a one-element tensor as float64.
-func (t *Tensor) Item() float64 {
-	t.mustConcrete("Item")
-	if t.Size() != 1 {
-		Panicf("Item", "tensor of shape %v has %d elements, want 1", t.shape, t.Size())
-	}
-	return t.floatAt(0)
-}
-
-// Bool returns the value of a one-element tensor as a Go bool.
-func (t *Tensor) Bool() bool {
-	t.mustConcrete("Bool")
-	if t.Size() != 1 {
-		Panicf("Bool", "tensor of shape %v has %d elements, want 1", t.shape, t.Size())
-	}
-	return t.floatAt(0) != 0
-}
-
-// At returns the element at the given index (one per axis) as float64.
-func (t *Tensor) At(idx ...int) float64 {
-	t.mustConcrete("At")
-	if len(idx) != len(t.shape) {
-		Panicf("At", "%d indices for a tensor of rank %d", len(idx), len(t.shape))
-	}
-	off := 0
-	for i, x := range idx {
-		if x < 0 || x >= t.shape[i] {
-			Panicf("At", "index %v out of range for shape %v", idx, t.shape)
-		}
-		off = off*t.shape[i] + x
-	}
-	return t.floatAt(off)
-}
-
-func convertAll[T Number](t *Tensor, method string) []T {
-	t.mustConcrete(method)
-	out := make([]T, t.Size())
-	switch b := t.buf.(type) {
-	case []float32:
-		for i, v := range b {
-			out[i] = T(v)
-		}
-	case []float64:
-		for i, v := range b {
-			out[i] = T(v)
-		}
-	case []int32:
-		for i, v := range b {
-			out[i] = T(v)
-		}
-	case []int64:
-		for i, v := range b {
-			out[i] = T(v)
-		}
-	case []uint8:
-		for i, v := range b {
-			out[i] = T(v)
-		}
-	case []bool:
-		for i, v := range b {
-			if v {
-				out[i] = 1
-			}
-		}
-	}
-	return out
-}
-
-// floatAt reads flat element i as float64.
-func (t *Tensor) floatAt(i int) float64 {
-	switch b := t.buf.(type) {
-	case []float32:
-		return float64(b[i])
-	case []float64:
-		return b[i]
-	case []int32:
-		return float64(b[i])
-	case []int64:
-		return float64(b[i])
-	case []uint8:
-		return float64(b[i])
-	case []bool:
-		if b[i] {
-			return 1
-		}
-		return 0
-	}
-	panic("spore: tensor without buffer")
-}
-
-// setFloat writes v, converted to t's dtype, into flat element i.
-func (t *Tensor) setFloat(i int, v float64) {
-	switch b := t.buf.(type) {
-	case []float32:
-		b[i] = float32(v)
-	case []float64:
-		b[i] = v
-	case []int32:
-		b[i] = int32(v)
-	case []int64:
-		b[i] = int64(v)
-	case []uint8:
-		b[i] = uint8(v)
-	case []bool:
-		b[i] = v != 0
-	}
-}
-
-// NewParameter returns a parameter: a named tensor with identity holding a
-// copy of init's values. Parameters are the only tensors that change in
-// place (Assign); traced graphs capture them by reference.
-func NewParameter(name string, init *Tensor) *Tensor {
-	init.mustConcrete("NewParameter")
-	p := &Tensor{shape: init.shape.Clone(), dtype: init.dtype, buf: makeBuf(init.dtype, init.Size())}
-	copyBuf(p.buf, init.buf)
-	p.param = &paramInfo{name: name, requiresGrad: true}
-	return p
-}
-
-// IsParameter reports whether t is a parameter.
-func (t *Tensor) IsParameter() bool { return t.param != nil }
-
-// Name returns a parameter's name ("" for other tensors).
-func (t *Tensor) Name() string {
-	if t.param == nil {
-		return ""
-	}
-	return t.param.name
-}
-
-// SetName renames a parameter; cells use it to give hierarchical names.
-func (t *Tensor) SetName(name string) {
-	if t.param == nil {
-		Panicf("SetName", "tensor of shape %v is not a parameter", t.shape)
-	}
-	t.param.name = name
-}
-
-// RequiresGrad reports whether a parameter takes part in training.
-func (t *Tensor) RequiresGrad() bool { return t.param != nil && t.param.requiresGrad }
-
-// SetRequiresGrad freezes (false) or unfreezes (true) a parameter.
-func (t *Tensor) SetRequiresGrad(on bool) {
-	if t.param == nil {
-		Panicf("SetRequiresGrad", "tensor of shape %v is not a parameter", t.shape)
-	}
-	t.param.requiresGrad = on
-}
-
-// Assign overwrites parameter t with v's values, in place. v must have t's
-// shape and dtype. While a trace is active, the assignment is recorded in
-// the graph and performed by the executor at run time.
-func (t *Tensor) Assign(v *Tensor) {
-	if t.param == nil {
-		Panicf("Assign", "tensor of shape %v is not a parameter; only parameters change in place", t.shape)
-	}
-	if !t.shape.Equal(v.shape) || t.dtype != v.dtype {
-		Panicf("Assign", "value %v %v does not match parameter %q %v %v", v.shape, v.dtype, t.param.name, t.shape, t.dtype)
-	}
-	if tr := tracerOf(v); tr != nil {
-		tr.Assign(t, v)
-		return
-	}
-	if tr := goroutineTracer(); tr != nil {
-		tr.Assign(t, v)
-		return
-	}
-	copyBuf(t.buf, v.buf)
-}
-
-// CopyFrom overwrites t's buffer with src's values. It is the executor's
-// in-place write; model code uses Assign.
-func (t *Tensor) CopyFrom(src *Tensor) { copyBuf(t.buf, src.buf) }
-
-func copyBuf(dst, src any) {
-	switch d := dst.(type) {
-	case []float32:
-		copy(d, src.([]float32))
-	case []float64:
-		copy(d, src.([]float64))
-	case []int32:
-		copy(d, src.([]int32))
-	case []int64:
-		copy(d, src.([]int64))
-	case []bool:
-		copy(d, src.([]bool))
-	case []uint8:
-		copy(d, src.([]uint8))
-	}
-}
-
-// Clone returns a concrete copy of t that shares nothing with it (and is not
-// a parameter).
-func (t *Tensor) Clone() *Tensor {
-	t.mustConcrete("Clone")
-	c := &Tensor{shape: t.shape.Clone(), dtype: t.dtype, buf: makeBuf(t.dtype, t.Size())}
-	copyBuf(c.buf, t.buf)
-	return c
-}
-
-// GoString supports %#v with the verbose form.
-func (t *Tensor) GoString() string { return t.Verbose() }
-
-var _ fmt.Stringer = (*Tensor)(nil)
-
-// Rebind makes t share src's buffer. Compiled plans use it to point their
-// argument slots at each call's inputs without allocating; src must have
-// t's shape and dtype.
-func (t *Tensor) Rebind(src *Tensor) {
-	src.mustConcrete("Rebind")
-	t.buf = src.buf
-}
-
-// CopyElems copies n elements of src starting at flat offset srcOff into
-// dst at dstOff; both must have the same dtype. Executors use it to move
-// rows in and out of loop bodies without allocating.
-func CopyElems(dst *Tensor, dstOff int, src *Tensor, srcOff, n int) {
-	switch d := dst.buf.(type) {
-	case []float32:
-		copy(d[dstOff:dstOff+n], src.buf.([]float32)[srcOff:srcOff+n])
-	case []float64:
-		copy(d[dstOff:dstOff+n], src.buf.([]float64)[srcOff:srcOff+n])
-	case []int32:
-		copy(d[dstOff:dstOff+n], src.buf.([]int32)[srcOff:srcOff+n])
-	case []int64:
-		copy(d[dstOff:dstOff+n], src.buf.([]int64)[srcOff:srcOff+n])
-	case []bool:
-		copy(d[dstOff:dstOff+n], src.buf.([]bool)[srcOff:srcOff+n])
-	case []uint8:
-		copy(d[dstOff:dstOff+n], src.buf.([]uint8)[srcOff:srcOff+n])
-	}
+// RandTruncNormal returns a tensor of values drawn from N(mean, std²)
+// truncated to two standard deviations.
+func RandTruncNormal(dt DType, mean, std float64, shape ...int) *Tensor {
+	return core.RandTruncNormal(dt, mean, std, shape...)
 }

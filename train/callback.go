@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"io"
 	"maps"
 	"math"
@@ -109,7 +110,7 @@ type LossMonitor struct {
 // NewLossMonitor returns a LossMonitor printing every n steps.
 func NewLossMonitor(every int) *LossMonitor {
 	if every < 1 {
-		tensor.Panicf("train.LossMonitor", "period %d must be at least 1", every)
+		core.Panicf("train.LossMonitor", "period %d must be at least 1", every)
 	}
 	return &LossMonitor{Every: every}
 }

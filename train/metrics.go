@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -26,7 +27,7 @@ type Metric interface {
 // [N, C].
 func classes(op string, logits, labels *tensor.Tensor) (pred []int64, want []int64) {
 	if logits.Rank() != 2 {
-		tensor.Panicf(op, "want logits [N C], got %v", logits.Shape())
+		core.Panicf(op, "want logits [N C], got %v", logits.Shape())
 	}
 	n := logits.Dim(0)
 	switch {
@@ -34,13 +35,13 @@ func classes(op string, logits, labels *tensor.Tensor) (pred []int64, want []int
 		want = labels.Int64s()
 		for i, y := range want {
 			if y < 0 || y >= int64(logits.Dim(1)) {
-				tensor.Panicf(op, "label %d at row %d is out of range for %d classes", y, i, logits.Dim(1))
+				core.Panicf(op, "label %d at row %d is out of range for %d classes", y, i, logits.Dim(1))
 			}
 		}
 	case labels.Rank() == 2 && labels.Shape().Equal(logits.Shape()):
 		want = ops.ArgMax(labels, 1).Int64s()
 	default:
-		tensor.Panicf(op, "labels %v do not match logits %v (want [N] class indices or [N C])", labels.Shape(), logits.Shape())
+		core.Panicf(op, "labels %v do not match logits %v (want [N] class indices or [N C])", labels.Shape(), logits.Shape())
 	}
 	return ops.ArgMax(logits, 1).Int64s(), want
 }
@@ -124,7 +125,7 @@ type TopK struct {
 // "top_<k>_categorical_accuracy".
 func TopKCategoricalAccuracy(k int) *TopK {
 	if k < 1 {
-		tensor.Panicf("train.TopKCategoricalAccuracy", "k %d must be at least 1", k)
+		core.Panicf("train.TopKCategoricalAccuracy", "k %d must be at least 1", k)
 	}
 	return &TopK{k: k}
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"iter"
 	"strings"
 
@@ -48,7 +49,7 @@ type Model struct {
 // metrics).
 func NewModel(network nn.Layer, lossFn nn.Loss, opt optim.Optimizer, metrics ...Metric) *Model {
 	if network == nil || lossFn == nil {
-		tensor.Panicf("train.Model", "network and loss must not be nil")
+		core.Panicf("train.Model", "network and loss must not be nil")
 	}
 	return &Model{Network: network, LossFn: lossFn, Optimizer: opt, Metrics: metrics}
 }
@@ -57,7 +58,7 @@ func NewModel(network nn.Layer, lossFn nn.Loss, opt optim.Optimizer, metrics ...
 func (m *Model) TrainCell() *nn.TrainOneStepCell {
 	if m.cell == nil {
 		if m.Optimizer == nil {
-			tensor.Panicf("train.Model", "no optimizer: the model cannot be trained")
+			core.Panicf("train.Model", "no optimizer: the model cannot be trained")
 		}
 		m.withLoss = nn.NewWithLossCell(m.Network, m.LossFn)
 		m.cell = nn.NewTrainOneStepCell(m.withLoss, m.Optimizer, m.StepConfig)
@@ -88,10 +89,10 @@ func (m *Model) Train(epochs int, ds Dataset, callbacks ...Callback) error {
 // (EarlyStopping monitors them).
 func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) (err error) {
 	if epochs < 0 {
-		tensor.Panicf("train.Model.Train", "epochs %d is negative", epochs)
+		core.Panicf("train.Model.Train", "epochs %d is negative", epochs)
 	}
 	if trainSet == nil {
-		tensor.Panicf("train.Model.Train", "no dataset")
+		core.Panicf("train.Model.Train", "no dataset")
 	}
 	cell := m.TrainCell()
 	ctx := &RunContext{Model: m, Epochs: epochs, GlobalStep: m.GlobalStep(), Metrics: map[string]float64{}}

@@ -2,10 +2,9 @@ package train
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"os"
 	"path/filepath"
-
-	"github.com/sporeml/spore/tensor"
 )
 
 // CheckpointConfig configures ModelCheckpoint, MindSpore's
@@ -41,7 +40,7 @@ type ModelCheckpoint struct {
 func NewModelCheckpoint(cfg CheckpointConfig) *ModelCheckpoint {
 	const op = "train.ModelCheckpoint"
 	if cfg.SaveSteps < 0 || cfg.SaveEpochs < 0 || cfg.KeepLast < 0 {
-		tensor.Panicf(op, "negative setting in %+v", cfg)
+		core.Panicf(op, "negative setting in %+v", cfg)
 	}
 	if cfg.SaveSteps == 0 && cfg.SaveEpochs == 0 {
 		cfg.SaveEpochs = 1
@@ -54,7 +53,7 @@ func NewModelCheckpoint(cfg CheckpointConfig) *ModelCheckpoint {
 		cfg.Format = ".safetensors"
 	case ".safetensors", ".ckpt":
 	default:
-		tensor.Panicf(op, "format %q: want .safetensors or .ckpt", cfg.Format)
+		core.Panicf(op, "format %q: want .safetensors or .ckpt", cfg.Format)
 	}
 	return &ModelCheckpoint{cfg: cfg}
 }

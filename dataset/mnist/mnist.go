@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"sync"
 
 	"github.com/sporeml/spore/dataset"
@@ -235,7 +236,7 @@ func convert(xi, yi *tensor.Tensor, opts []Option) (images, labels *tensor.Tenso
 	n, h, w := xi.Dim(0), xi.Dim(1), xi.Dim(2)
 	px := xi.Data().([]uint8)
 	if c.raw {
-		images = tensor.FromBuffer(px, tensor.Shape{n, 1, h, w})
+		images = core.FromBuffer(px, tensor.Shape{n, 1, h, w})
 	} else {
 		lut := c.table()
 		out := make([]float32, len(px))
@@ -245,7 +246,7 @@ func convert(xi, yi *tensor.Tensor, opts []Option) (images, labels *tensor.Tenso
 				dst[i] = lut[v]
 			}
 		})
-		images = tensor.FromBuffer(out, tensor.Shape{n, 1, h, w})
+		images = core.FromBuffer(out, tensor.Shape{n, 1, h, w})
 	}
 	return images, labelTensor(yi), nil
 }
@@ -256,7 +257,7 @@ func labelTensor(yi *tensor.Tensor) *tensor.Tensor {
 	for i, v := range lb {
 		ys[i] = int32(v)
 	}
-	return tensor.FromBuffer(ys, tensor.Shape{len(ys)})
+	return core.FromBuffer(ys, tensor.Shape{len(ys)})
 }
 
 // datasetOf converts raw images and labels as opts ask and slices them into

@@ -2,6 +2,7 @@ package initializer
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore/tensor"
@@ -33,7 +34,7 @@ const (
 // axes have no fans and panic.
 func Fans(shape []int) (fanIn, fanOut int) {
 	if len(shape) < 2 {
-		tensor.Panicf("initializer.Fans", "fan-in and fan-out need a shape of at least 2 axes, got %v", tensor.Shape(shape))
+		core.Panicf("initializer.Fans", "fan-in and fan-out need a shape of at least 2 axes, got %v", tensor.Shape(shape))
 	}
 	rf := 1
 	for _, d := range shape[2:] {
@@ -59,7 +60,7 @@ func Gain(nonlinearity string, a float64) float64 {
 	case "selu":
 		return 0.75
 	}
-	tensor.Panicf("initializer.Gain", "unknown nonlinearity %q", nonlinearity)
+	core.Panicf("initializer.Gain", "unknown nonlinearity %q", nonlinearity)
 	return 0
 }
 
@@ -133,7 +134,7 @@ func TruncatedNormal(sigma float64) Initializer { return truncNormal{sigma, 0, -
 // TruncatedNormalRange draws from N(mean, sigma²) restricted to [a, b].
 func TruncatedNormalRange(sigma, mean, a, b float64) Initializer {
 	if !(a < b) || !(sigma > 0) {
-		tensor.Panicf("initializer.TruncatedNormal", "need sigma > 0 and a < b, got sigma=%v a=%v b=%v", sigma, a, b)
+		core.Panicf("initializer.TruncatedNormal", "need sigma > 0 and a < b, got sigma=%v a=%v b=%v", sigma, a, b)
 	}
 	return truncNormal{sigma, mean, a, b}
 }
@@ -183,7 +184,7 @@ func (h he) New(dt tensor.DType, shape ...int) *tensor.Tensor {
 	case FanOut:
 		fan = fo
 	default:
-		tensor.Panicf(h.String(), "unknown mode %q (want fan_in or fan_out)", h.mode)
+		core.Panicf(h.String(), "unknown mode %q (want fan_in or fan_out)", h.mode)
 	}
 	std := Gain(h.nonlinearity, h.a) / math.Sqrt(float64(fan))
 	if h.uniform {
@@ -240,7 +241,7 @@ func castTo(t *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
 			o[i] = float32(v)
 		}
 	default:
-		tensor.Panicf("initializer", "unsupported dtype %v", dt)
+		core.Panicf("initializer", "unsupported dtype %v", dt)
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package tensor
+package core
 
 // Node records one primitive application on the autodiff tape: the tape is
 // the graph of Nodes reachable from a tracked tensor, and reverse-mode
@@ -14,11 +14,11 @@ type Node struct {
 	Outs []*Tensor
 }
 
-// Node returns t's autodiff record, or nil if t is not tracked.
-func (t *Tensor) Node() *Node { return t.node }
+// NodeOf returns t's autodiff record, or nil if t is not tracked.
+func NodeOf(t *Tensor) *Node { return t.node }
 
-// Tracked reports whether ops on t are being recorded for autodiff.
-func (t *Tensor) Tracked() bool { return t.node != nil }
+// IsTracked reports whether ops on t are being recorded for autodiff.
+func IsTracked(t *Tensor) bool { return t.node != nil }
 
 // TrackLeaf returns a tensor that shares x's value (and symbol) but is a
 // fresh autodiff leaf, the start of a new differentiation. If x is itself
@@ -52,7 +52,7 @@ func Untracked(t *Tensor) *Tensor {
 // tracked, or is the untracked stand-in of a tracked tensor in a reverse
 // pass. Gradient rules use it to skip work for inputs nobody
 // differentiates.
-func (t *Tensor) NeedsGrad() bool { return t.node != nil || t.needsGrad }
+func NeedsGrad(t *Tensor) bool { return t.node != nil || t.needsGrad }
 
 // TrackParam starts recording ops on parameter p for differentiation and
 // returns the function that stops it. If p is already tracked (an outer

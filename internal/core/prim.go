@@ -1,4 +1,4 @@
-package tensor
+package core
 
 import (
 	"runtime"
@@ -95,9 +95,9 @@ func NewSymbolic(tr Tracer, id int, m Meta) *Tensor {
 	return &Tensor{shape: m.Shape, dtype: m.DType, sym: &symbol{tr: tr, id: id}}
 }
 
-// Symbol returns the tracer and value id of a symbolic tensor, and false for
+// SymbolOf returns the tracer and value id of a symbolic tensor, and false for
 // a concrete one.
-func (t *Tensor) Symbol() (Tracer, int, bool) {
+func SymbolOf(t *Tensor) (Tracer, int, bool) {
 	if t.sym == nil {
 		return nil, 0, false
 	}
