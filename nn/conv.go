@@ -158,17 +158,68 @@ type AvgPool2d struct {
 	Kernel, Stride [2]int
 	// Padding is the border treatment (valid unless set).
 	Padding ops.Padding
+	// CountIncludePad, when not nil, says whether padded cells count in
+	// each window's divisor. Nil keeps MindSpore's default: explicit
+	// padding (pad mode "pad") counts, "same" padding does not.
+	CountIncludePad *bool
+}
+
+// AvgPool2dConfig holds NewAvgPool2d's optional settings; the zero value is
+// MindSpore 2.x's defaults.
+type AvgPool2dConfig struct {
+	// Padding is the top, bottom, left and right padding of pad mode
+	// "pad" (MindSpore's padding).
+	Padding [4]int
+	// CountIncludePad is MindSpore's count_include_pad: whether padded
+	// cells count in each window's divisor. Nil means MindSpore's default,
+	// true for pad mode "pad"; pad mode "same" then leaves them out, as
+	// MindSpore's "same" average pooling does. Set it with new(false) or
+	// new(true).
+	CountIncludePad *bool
 }
 
 // NewAvgPool2d returns an average pooling with a square kernel and stride
-// and pad mode "valid" or "same" ("" is valid, MindSpore's default).
-func NewAvgPool2d(kernel, stride int, padMode string) *AvgPool2d {
-	positive("nn.AvgPool2d", "kernel_size", kernel)
-	positive("nn.AvgPool2d", "stride", stride)
-	return Init(&AvgPool2d{Kernel: [2]int{kernel, kernel}, Stride: [2]int{stride, stride}, Padding: poolPadding("nn.AvgPool2d", padMode)})
+// and pad mode "valid", "same" or "pad" ("" is valid, MindSpore's default);
+// the optional config sets mode "pad"'s padding and count_include_pad.
+func NewAvgPool2d(kernel, stride int, padMode string, cfg ...AvgPool2dConfig) *AvgPool2d {
+	const op = "nn.AvgPool2d"
+	positive(op, "kernel_size", kernel)
+	positive(op, "stride", stride)
+	if len(cfg) > 1 {
+		core.Panicf(op, "at most one AvgPool2dConfig, got %d", len(cfg))
+	}
+	var c AvgPool2dConfig
+	if len(cfg) == 1 {
+		c = cfg[0]
+	}
+	var pad ops.Padding
+	switch padMode {
+	case "pad":
+		for _, v := range c.Padding {
+			if v < 0 {
+				core.Panicf(op, "negative padding %v", c.Padding)
+			}
+		}
+		pad = ops.ExplicitPad(c.Padding[0], c.Padding[1], c.Padding[2], c.Padding[3])
+	case "", "valid", "same":
+		if c.Padding != ([4]int{}) {
+			core.Panicf(op, "padding %v needs pad_mode \"pad\", got %q", c.Padding, padMode)
+		}
+		pad = poolPadding(op, padMode)
+	default:
+		core.Panicf(op, "unknown pad_mode %q (want valid, same or pad)", padMode)
+	}
+	p := &AvgPool2d{Kernel: [2]int{kernel, kernel}, Stride: [2]int{stride, stride}, Padding: pad}
+	if c.CountIncludePad != nil {
+		p.CountIncludePad = new(*c.CountIncludePad)
+	}
+	return Init(p)
 }
 
 // Construct pools x.
 func (p *AvgPool2d) Construct(x *spore.Tensor) *spore.Tensor {
+	if p.CountIncludePad != nil {
+		return ops.AvgPool2D(x, p.Kernel, p.Stride, p.Padding, ops.CountIncludePad(*p.CountIncludePad))
+	}
 	return ops.AvgPool2D(x, p.Kernel, p.Stride, p.Padding)
 }

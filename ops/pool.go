@@ -17,11 +17,15 @@ type PoolAttrs struct {
 	Stride [2]int
 	Pads   [4]int
 	Shape  tensor.Shape
+	// CountPad makes average pooling divide by the whole window, padded
+	// cells included (count_include_pad=True), rather than by the number
+	// of real input cells in it. Max pooling ignores it.
+	CountPad bool
 }
 
 // String prints every attribute, for IR dumps and CSE keys.
 func (a PoolAttrs) String() string {
-	return fmt.Sprintf("kernel=%v stride=%v pads=%v shape=%v", a.Kernel, a.Stride, a.Pads, a.Shape)
+	return fmt.Sprintf("kernel=%v stride=%v pads=%v shape=%v count_pad=%v", a.Kernel, a.Stride, a.Pads, a.Shape, a.CountPad)
 }
 
 // poolGeom is the geometry of one pooling: nc planes of h×w input into
@@ -30,6 +34,7 @@ type poolGeom struct {
 	nc, h, w, oh, ow int
 	kh, kw, sh, sw   int
 	pt, pl           int
+	countPad         bool // divide averages by kh·kw (see PoolAttrs.CountPad)
 }
 
 func poolGeometry(op string, a PoolAttrs, xs tensor.Shape) poolGeom {
@@ -37,7 +42,7 @@ func poolGeometry(op string, a PoolAttrs, xs tensor.Shape) poolGeom {
 		core.Panicf(op, "want a 4-D NCHW input, got %v", xs)
 	}
 	g := poolGeom{nc: xs[0] * xs[1], h: xs[2], w: xs[3], kh: a.Kernel[0], kw: a.Kernel[1],
-		sh: a.Stride[0], sw: a.Stride[1], pt: a.Pads[0], pl: a.Pads[2]}
+		sh: a.Stride[0], sw: a.Stride[1], pt: a.Pads[0], pl: a.Pads[2], countPad: a.CountPad}
 	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 {
 		core.Panicf(op, "kernel %v and stride %v must be positive (input %v)", a.Kernel, a.Stride, xs)
 	}
@@ -64,6 +69,16 @@ func (g *poolGeom) window(oy, ox int) (y0, y1, x0, x1 int) {
 	y0, x0 = oy*g.sh-g.pt, ox*g.sw-g.pl
 	y1, x1 = min(y0+g.kh, g.h), min(x0+g.kw, g.w)
 	return max(y0, 0), y1, max(x0, 0), x1
+}
+
+// divisor is the count an average over the clipped window [y0, y1)×[x0, x1)
+// divides by. Output extents are floored, so every window lies inside the
+// padded input and counting padding means counting the whole window.
+func (g *poolGeom) divisor(y0, y1, x0, x1 int) int {
+	if g.countPad {
+		return g.kh * g.kw
+	}
+	return (y1 - y0) * (x1 - x0)
 }
 
 // grain is the number of planes worth handing to another core at once:
@@ -218,8 +233,9 @@ func init() {
 			return []*tensor.Tensor{core.Apply(avgPoolGradPrim, a, g)}
 		},
 	}
-	// AvgPool2DGrad(dy) spreads each dy evenly over the real (unpadded)
-	// elements of its window, onto an input of shape attrs.Shape.
+	// AvgPool2DGrad(dy) spreads each dy over the real (unpadded) elements
+	// of its window with the forward pass's weight 1/divisor, onto an input
+	// of shape attrs.Shape.
 	avgPoolGradPrim = &core.Prim{
 		Name:   "AvgPool2DGrad",
 		Traits: core.Traits{Cost: 4},
@@ -258,14 +274,54 @@ func MaxPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.
 	return core.Apply(maxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
 }
 
+// AvgPoolOption is an optional argument of AvgPool2D: a Padding or a
+// CountIncludePad, each at most once.
+type AvgPoolOption interface{ avgPoolOption() }
+
+func (Padding) avgPoolOption() {}
+
+// CountIncludePad chooses what AvgPool2D divides a window's sum by: the
+// whole window, padded cells included (true: PyTorch's and MindSpore's
+// count_include_pad=True), or only the real input cells in it (false).
+type CountIncludePad bool
+
+func (CountIncludePad) avgPoolOption() {}
+
 // AvgPool2D returns the mean of each kernel window of x, an NCHW tensor,
-// moved by stride (MindSpore's nn.AvgPool2d). An optional Padding (default
-// valid, as in MindSpore) adds windows at the border; padded positions are
-// left out of both sum and count (count_include_pad=false, as MindSpore's
-// "same" mode and TensorFlow do), so a border window averages only real
-// input.
-func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
-	return core.Apply(avgPoolPrim, poolAttrs("AvgPool2D", x, kernel, stride, pad), x)
+// moved by stride (MindSpore's nn.AvgPool2d and ops.avg_pool2d). An
+// optional Padding (default valid, as in MindSpore) adds windows at the
+// border; padded cells add zero to the sum. An optional CountIncludePad
+// says whether they count in the divisor. Without one, the default is
+// MindSpore's: explicit padding counts them (count_include_pad=True, also
+// PyTorch's default), and "same" padding does not (MindSpore's AvgPool
+// "same" mode, as in TensorFlow), so there a border window averages only
+// real input.
+func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, opts ...AvgPoolOption) *tensor.Tensor {
+	const op = "AvgPool2D"
+	var (
+		pads  []Padding
+		count []CountIncludePad
+	)
+	for i, o := range opts {
+		switch o := o.(type) {
+		case Padding:
+			pads = append(pads, o)
+		case CountIncludePad:
+			count = append(count, o)
+		default:
+			core.Panicf(op, "option %d is %T, want a Padding or a CountIncludePad", i, o)
+		}
+	}
+	if len(count) > 1 {
+		core.Panicf(op, "at most one CountIncludePad, got %d", len(count))
+	}
+	a := poolAttrs(op, x, kernel, stride, pads)
+	if len(count) == 1 {
+		a.CountPad = bool(count[0])
+	} else {
+		a.CountPad = len(pads) == 0 || pads[0].Mode != PadSame
+	}
+	return core.Apply(avgPoolPrim, a, x)
 }
 
 // maxPoolGather writes into out, for each window, v at the argmax of x.
@@ -360,7 +416,7 @@ func (l *loop[T]) avgPoolForwardRun(lo, hi int) {
 						s += v
 					}
 				}
-				oc[oy*g.ow+ox] = s / T((y1-y0)*(x1-x0))
+				oc[oy*g.ow+ox] = s / T(g.divisor(y0, y1, x0, x1))
 			}
 		}
 	}
@@ -378,7 +434,7 @@ func (l *loop[T]) avgPoolBackwardRun(lo, hi int) {
 		for oy := range g.oh {
 			for ox := range g.ow {
 				y0, y1, x0, x1 := g.window(oy, ox)
-				v := dyc[oy*g.ow+ox] / T((y1-y0)*(x1-x0))
+				v := dyc[oy*g.ow+ox] / T(g.divisor(y0, y1, x0, x1))
 				for y := y0; y < y1; y++ {
 					row := dxc[y*g.w+x0 : y*g.w+x1]
 					for i := range row {
