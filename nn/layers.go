@@ -139,11 +139,10 @@ func NewGELU(approximate bool) *GELU { return Init(&GELU{Approximate: approximat
 
 // Construct applies GELU.
 func (g *GELU) Construct(x *spore.Tensor) *spore.Tensor {
-	if !g.Approximate {
-		return ops.GELU(x)
+	if g.Approximate {
+		return ops.GELUTanh(x)
 	}
-	inner := ops.MulScalar(ops.Add(x, ops.MulScalar(ops.Mul(ops.Mul(x, x), x), 0.044715)), math.Sqrt(2/math.Pi))
-	return ops.Mul(ops.MulScalar(x, 0.5), ops.AddScalar(ops.Tanh(inner), 1))
+	return ops.GELU(x)
 }
 
 // Sigmoid is 1/(1+e⁻ˣ), MindSpore's nn.Sigmoid.

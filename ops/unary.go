@@ -218,6 +218,17 @@ func Erf(x *tensor.Tensor) *tensor.Tensor { return apply1(erfPrim, x) }
 // ops.gelu with approximate='none', its default.
 func GELU(x *tensor.Tensor) *tensor.Tensor { return apply1(geluPrim, x) }
 
+// GELUTanh returns GELU's tanh approximation
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) elementwise: MindSpore's
+// ops.gelu with approximate='tanh' (the default of its nn.GELU) and
+// PyTorch's gelu(approximate='tanh'). It is composed of primitives, so its
+// gradient and its Graph-mode form are theirs (floating-point types only).
+func GELUTanh(x *tensor.Tensor) *tensor.Tensor {
+	checkFloat("GELUTanh", x)
+	inner := MulScalar(Add(x, MulScalar(Mul(Mul(x, x), x), 0.044715)), math.Sqrt(2/math.Pi))
+	return Mul(MulScalar(x, 0.5), AddScalar(Tanh(inner), 1))
+}
+
 // Softplus returns log(1+eˣ) elementwise, computed so that it neither
 // overflows for large x nor loses precision for very negative x. It is
 // MindSpore's ops.softplus with beta=1 and no threshold: MindSpore's
