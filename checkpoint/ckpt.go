@@ -2,12 +2,15 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sporeml/spore/tensor"
@@ -73,6 +76,24 @@ func ckptTypeOf(s string) (tensor.DType, bool) {
 		}
 	}
 	return tensor.Invalid, false
+}
+
+// internType returns s as a string, without allocating for the type names
+// spore knows: a file of many small tensors would otherwise allocate one
+// copy per entry.
+func internType(s []byte) string {
+	if string(s) == ckptStrType {
+		return ckptStrType
+	}
+	if string(s) == "Uint8" {
+		return "Uint8"
+	}
+	for _, name := range ckptTypes {
+		if string(s) == name {
+			return name
+		}
+	}
+	return string(s)
 }
 
 // ckptStrType is the tensor_type MindSpore uses for string entries of
@@ -472,7 +493,7 @@ func decodeValue(b []byte, base int) (ckptRaw, error) {
 			if haveType {
 				return v, t.errf("tensor has two types")
 			}
-			v.typ, haveType = string(s), true
+			v.typ, haveType = internType(s), true
 		case f == fieldTensorContent && w == wireBytes:
 			c, _, err := t.bytes()
 			if err != nil {
@@ -545,8 +566,18 @@ func UnmarshalCkpt(data []byte) ([]Param, map[string]string, error) {
 		return nil, nil, bad("", "file is empty")
 	}
 
+	// Each entry is decoded and joined to the previous one when it is a
+	// further slice of the same tensor; one record per name is all that
+	// is kept, so that a file of many small entries costs little more than
+	// its tensors.
+	type entry struct {
+		ckptRaw
+		more  [][]byte // the content of further slices
+		dt    tensor.DType
+		shape tensor.Shape
+	}
+	var es []entry
 	r := &pbReader{b: body}
-	var raws []ckptRaw
 	for !r.done() {
 		f, w, err := r.key()
 		if err != nil {
@@ -569,87 +600,77 @@ func UnmarshalCkpt(data []byte) ([]Param, map[string]string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		raws = append(raws, v)
-	}
-
-	// Join slices: consecutive entries sharing a tag.
-	type joined struct {
-		ckptRaw
-		parts [][]byte
-	}
-	var js []joined
-	seen := map[string]bool{}
-	for _, v := range raws {
-		if k := len(js) - 1; k >= 0 && js[k].tag == v.tag {
-			if js[k].typ != v.typ || !equalDims(js[k].dims, v.dims) {
-				return nil, nil, bad(v.tag, "slices disagree: %s %v then %s %v", js[k].typ, dimsSigned(js[k].dims), v.typ, dimsSigned(v.dims))
+		if k := len(es) - 1; k >= 0 && es[k].tag == v.tag {
+			if es[k].typ != v.typ || !equalDims(es[k].dims, v.dims) {
+				return nil, nil, bad(v.tag, "slices disagree: %s %v then %s %v", es[k].typ, dimsSigned(es[k].dims), v.typ, dimsSigned(v.dims))
 			}
-			js[k].parts = append(js[k].parts, v.content)
+			es[k].more = append(es[k].more, v.content)
 			continue
 		}
-		if seen[v.tag] {
-			return nil, nil, bad(v.tag, "name appears twice")
+		es = append(es, entry{ckptRaw: v})
+	}
+	// A name may appear once (its slices being consecutive).
+	byName := make([]int32, len(es))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	slices.SortFunc(byName, func(a, b int32) int { return cmp.Or(strings.Compare(es[a].tag, es[b].tag), cmp.Compare(a, b)) })
+	for i := 1; i < len(byName); i++ {
+		if a, b := es[byName[i-1]], es[byName[i]]; a.tag == b.tag {
+			return nil, nil, bad(b.tag, "name appears twice")
 		}
-		seen[v.tag] = true
-		js = append(js, joined{ckptRaw: v, parts: [][]byte{v.content}})
 	}
 
 	// Validate every entry before building any tensor.
-	type plan struct {
-		name    string
-		dt      tensor.DType
-		shape   tensor.Shape
-		content []byte
-	}
-	var plans []plan
 	var md map[string]string
-	for _, j := range js {
-		size := 0
-		for _, p := range j.parts {
-			size += len(p)
+	ntensors := 0
+	for i := range es {
+		e := &es[i]
+		if len(e.more) > 0 {
+			e.content = bytes.Join(append([][]byte{e.content}, e.more...), nil)
+			e.more = nil
 		}
-		if j.typ == ckptStrType {
-			content := bytes.Join(j.parts, nil)
-			s, ok := decodeUTF32(content)
+		if e.typ == ckptStrType {
+			s, ok := decodeUTF32(e.content)
 			if !ok {
-				return nil, nil, bad(j.tag, "string entry of %d bytes is not UTF-32", len(content))
+				return nil, nil, bad(e.tag, "string entry of %d bytes is not UTF-32", len(e.content))
 			}
 			if md == nil {
 				md = map[string]string{}
 			}
-			md[j.tag] = s
+			md[e.tag] = s
 			continue
 		}
-		dt, ok := ckptTypeOf(j.typ)
+		dt, ok := ckptTypeOf(e.typ)
 		if !ok {
-			return nil, nil, bad(j.tag, "tensor_type %q is not supported by spore (supported: Float32, Float64, Int32, Int64, Bool, UInt8)", j.typ)
+			return nil, nil, bad(e.tag, "tensor_type %q is not supported by spore (supported: Float32, Float64, Int32, Int64, Bool, UInt8)", e.typ)
 		}
-		es := dt.Size()
-		shape, nb, ok := shapeBytes(j.dims, es)
+		size := dt.Size()
+		shape, nb, ok := shapeBytes(e.dims, size)
 		if !ok {
-			return nil, nil, bad(j.tag, "dims %v overflow", dimsSigned(j.dims))
+			return nil, nil, bad(e.tag, "dims %v overflow", dimsSigned(e.dims))
 		}
 		// MindSpore writes and reads dims [0] as a scalar; a [0] entry
 		// with no content is the empty vector.
-		if len(j.dims) == 1 && j.dims[0] == 0 && size == es {
-			shape, nb = tensor.Shape{}, es
+		if len(e.dims) == 1 && e.dims[0] == 0 && len(e.content) == size {
+			shape, nb = tensor.Shape{}, size
 		}
-		if nb != size {
-			return nil, nil, bad(j.tag, "dims %v of %s need %d bytes but tensor_content holds %d", dimsSigned(j.dims), j.typ, nb, size)
+		if nb != len(e.content) {
+			return nil, nil, bad(e.tag, "dims %v of %s need %d bytes but tensor_content holds %d", dimsSigned(e.dims), e.typ, nb, len(e.content))
 		}
-		content := j.parts[0]
-		if len(j.parts) > 1 {
-			content = bytes.Join(j.parts, nil)
-		}
-		plans = append(plans, plan{j.tag, dt, shape, content})
+		e.dt, e.shape = dt, shape
+		ntensors++
 	}
-	out := make([]Param, len(plans))
-	for i, p := range plans {
-		t, msg := decodeLE(p.dt, p.shape, p.content)
-		if msg != "" {
-			return nil, nil, bad(p.name, "%s", msg)
+	out := make([]Param, 0, ntensors)
+	for _, e := range es {
+		if e.typ == ckptStrType {
+			continue
 		}
-		out[i] = Param{Name: p.name, Tensor: t}
+		t, msg := decodeLE(e.dt, e.shape, e.content)
+		if msg != "" {
+			return nil, nil, bad(e.tag, "%s", msg)
+		}
+		out = append(out, Param{Name: e.tag, Tensor: t})
 	}
 	return out, md, nil
 }
