@@ -13,16 +13,19 @@
 //
 // Save and Load pick the format from the file's extension; LoadInto copies
 // what was loaded into parameters by name, like MindSpore's
-// load_param_into_net:
+// load_param_into_net. A network's parameters are listed for both by
+// train.NetParams, which turns an nn cell's NamedParameters into Params
+// (from Example_network):
 //
-//	err := checkpoint.Save("model.safetensors", net.NamedParameters(), nil)
+//	err = checkpoint.Save(path, train.NetParams(net), nil)
 //	...
-//	params, _, err := checkpoint.Load("model.safetensors")
-//	missing, unexpected, mismatched, err := checkpoint.LoadInto(net, params, true)
+//	params, _, err := checkpoint.Load(path)
+//	...
+//	missing, unexpected, mismatched, err := checkpoint.LoadInto(train.NetParams(fresh), params, true)
 //
-// Anything with a NamedParameters() []Param method is a Named; Params makes
-// a plain list one, and FromTensors lists parameter tensors under their own
-// names.
+// LoadInto fills any Named: anything with a NamedParameters() []Param
+// method. Params makes a plain list one, and FromTensors lists parameter
+// tensors under their own names (Tensor.Name).
 //
 // # Safety
 //
@@ -34,6 +37,10 @@
 // must tile the data region exactly, dtypes, and shape × element size
 // against the bytes present. A truncated or corrupted file yields a
 // *FormatError naming the file and the tensor; nothing is loaded half.
+// What a file claims — lengths, shapes, counts — is never trusted beyond
+// the bytes it holds, so a parse allocates in proportion to the file's
+// size (the tests hold it to 64 times that, plus 1 MiB), never to a size a
+// corrupt header declares.
 //
 // A strict LoadInto checks every name, shape and dtype first and either
 // loads everything or changes nothing, reporting all missing, unexpected
@@ -41,18 +48,20 @@
 //
 // # Optimiser state
 //
-// Optimiser state is saved as extra entries in the same file, named
-// <prefix>.<parameter name>, where the optimiser chooses the prefix for each
-// slot: for example "adam.m.dense.weight" and "adam.v.dense.weight" for
-// Adam's moments of "dense.weight" (MindSpore itself uses "moment1." and
-// "moment2." for Adam and "moments." for Momentum). Scalar state such as a
-// step count uses the bare prefix and a name, e.g. "adam.step". WithPrefix
-// builds such names and SplitPrefix takes them apart again, so that
-// parameters and optimiser state load separately:
+// An optimiser's state is saved as extra entries in the same file, under
+// the names spore's optimisers give their state tensors, which are
+// MindSpore's: "global_step", and <slot>.<parameter name> for per-parameter
+// slots, such as "moment1.dense.weight" and "moment2.dense.weight" for
+// Adam's moments of "dense.weight" ("accum." for SGD's momentum).
+// FromTensors lists them under those names, and SplitPrefix separates one
+// slot's entries from the rest after loading (WithPrefix does the
+// opposite). From Example_optimizerState:
 //
-//	all := append(net.NamedParameters(), checkpoint.WithPrefix("adam.m", moments)...)
+//	all := append(checkpoint.FromTensors(w), checkpoint.FromTensors(opt.State()...)...)
 //	...
-//	state, params := checkpoint.SplitPrefix(loaded, "adam.m")
+//	moments, rest := checkpoint.SplitPrefix(loaded, "moment1")
+//
+// Package train's Model saves and restores both halves this way.
 //
 // # MindSpore compatibility
 //

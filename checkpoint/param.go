@@ -20,8 +20,9 @@ type Param struct {
 }
 
 // Named is anything that can list its named parameters, in a deterministic
-// order. Cells implement it so that LoadInto can fill them without this
-// package importing nn.
+// order. Params is one; an nn cell becomes one through train.NetParams
+// (nn's NamedParameters returns nn.Param, as this package does not import
+// nn).
 type Named interface {
 	NamedParameters() []Param
 }
@@ -43,9 +44,9 @@ func FromTensors(ts ...*tensor.Tensor) Params {
 	return out
 }
 
-// WithPrefix returns ps with prefix+"." put before every name. Optimisers use
-// it to store their state next to the parameters it belongs to (see the
-// package documentation for the naming convention).
+// WithPrefix returns ps with prefix+"." put before every name, so that
+// several sets of tensors (two networks, say) can share one file; SplitPrefix
+// takes them apart again.
 func WithPrefix(prefix string, ps []Param) []Param {
 	out := make([]Param, len(ps))
 	for i, p := range ps {

@@ -24,11 +24,11 @@
 //   - Prefetch computes rows ahead in a goroutine, with a bounded buffer,
 //     and stops it cleanly when the consumer stops early.
 //
-// A typical training pipeline:
+// A typical training pipeline (from Example_trainingLoop):
 //
 //	ds := dataset.FromTensors(images, labels).
-//		Shuffle(images.Dim(0)).
-//		Batch(64, true).
+//		Shuffle(images.Shape()[0]).
+//		Batch(4, true).
 //		Prefetch(2)
 //	for epoch := range epochs {
 //		for batch, err := range ds.All() {

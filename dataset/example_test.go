@@ -86,3 +86,38 @@ func ExampleReadIDX() {
 	// UInt8 [2 3] [1 2 3 4 5 6]
 	// dataset: IDX: truncated data: 3 of 6 bytes for shape [2 3] of ubyte
 }
+
+// trainEpochs is the training loop of the package documentation, with the
+// training step replaced by a line of output.
+func trainEpochs(images, labels *tensor.Tensor, epochs int) error {
+	ds := dataset.FromTensors(images, labels).
+		Shuffle(images.Shape()[0]).
+		Batch(4, true).
+		Prefetch(2)
+	for epoch := range epochs {
+		for batch, err := range ds.All() {
+			if err != nil {
+				return err
+			}
+			x, y := batch[0], batch[1]
+			fmt.Println("epoch", epoch, x.Shape(), y.Shape())
+		}
+	}
+	return nil
+}
+
+// A typical training pipeline: shuffled full batches, computed ahead of
+// the loop that consumes them, epoch after epoch.
+func Example_trainingLoop() {
+	tensor.SetSeed(1)
+	images := tensor.Zeros(tensor.Float32, 10, 1, 28, 28)
+	labels := tensor.Zeros(tensor.Int32, 10)
+	if err := trainEpochs(images, labels, 2); err != nil {
+		panic(err)
+	}
+	// Output:
+	// epoch 0 [4 1 28 28] [4]
+	// epoch 0 [4 1 28 28] [4]
+	// epoch 1 [4 1 28 28] [4]
+	// epoch 1 [4 1 28 28] [4]
+}
