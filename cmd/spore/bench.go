@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -43,6 +44,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *batch <= 0 || *rounds <= 0 {
 		return usagef("--batch and --iters must be positive")
+	}
+	if err := checkEnv(); err != nil {
+		return err
+	}
+	if spore.GetContext().DisableJit {
+		// Graph mode would run eagerly: the comparison would be a lie.
+		return errors.New("SPORE_JIT=0 turns Graph mode's compilation off, and bench compares the two modes; unset it")
 	}
 	x := models.Ones(*batch)
 	labels := make([]int32, *batch)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
@@ -15,7 +17,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	ckpt := fs.String("ckpt", "", "checkpoint to evaluate (required)")
 	model := fs.String("model", "mlp", "model the checkpoint was trained with: mlp or lenet")
 	mode := fs.String("mode", "graph", "execution mode: graph or pynative")
-	data := fs.String("data", "", "directory with MNIST-format IDX files to use instead of MNIST")
+	data := fs.String("data", "", "directory with MNIST-format test files (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, gzipped or not) to use instead of MNIST")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -25,16 +27,19 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	if err := setMode(*mode); err != nil {
 		return err
 	}
+	if err := checkEnv(); err != nil {
+		return err
+	}
 	spore.SetSeed(0)
 	net, err := newModel(*model)
 	if err != nil {
 		return err
 	}
-	if err := loadNetwork(net, *ckpt); err != nil {
+	if err := loadNetwork(net, *model, *ckpt); err != nil {
 		return err
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), nil, train.NewAccuracy())
-	_, test, err := loadData(*data)
+	test, err := loadSplit(*data, testSplit)
 	if err != nil {
 		return err
 	}
@@ -49,7 +54,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 // loadNetwork loads the network's parameters from a checkpoint, ignoring
 // optimiser state saved beside them; every parameter must be present with
 // its shape and dtype.
-func loadNetwork(net nn.Layer, path string) error {
+func loadNetwork(net nn.Layer, model, path string) error {
 	src, _, err := checkpoint.Load(path)
 	if err != nil {
 		return err
@@ -68,7 +73,20 @@ func loadNetwork(net nn.Layer, path string) error {
 	// Strict on the network's own names: a missing or mismatched
 	// parameter fails the whole load before anything is assigned.
 	if _, _, _, err := checkpoint.LoadInto(dst, own, true); err != nil {
-		return fmt.Errorf("%s does not fit --model (%w)", path, err)
+		var le *checkpoint.LoadError
+		if !errors.As(err, &le) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		// Only the network's own names were passed: nothing is
+		// unexpected, so the problems are missing and mismatched ones.
+		var problems []string
+		if len(le.Missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%d missing from the checkpoint (%s)", len(le.Missing), strings.Join(le.Missing, ", ")))
+		}
+		if len(le.Details) > 0 {
+			problems = append(problems, fmt.Sprintf("%d mismatched (%s)", len(le.Details), strings.Join(le.Details, ", ")))
+		}
+		return fmt.Errorf("%s does not fit --model %s: %s", path, model, strings.Join(problems, "; "))
 	}
 	return nil
 }

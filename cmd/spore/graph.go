@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,13 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	}
 	if *batch <= 0 {
 		return usagef("--batch must be positive")
+	}
+	// SPORE_SAVE_GRAPHS does not matter here: --out replaces it.
+	if err := spore.CheckEnv(); err != nil {
+		return err
+	}
+	if spore.GetContext().DisableJit {
+		return errors.New("SPORE_JIT=0 turns compilation off, so there is no graph to dump; unset it")
 	}
 	dir, err := filepath.Abs(*out)
 	if err != nil {

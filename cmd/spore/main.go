@@ -6,7 +6,13 @@
 //	spore bench [--json]  the seed network in both modes, side by side
 //	spore graph [--out D] the training step's IR before and after every pass
 //
-// Run "spore COMMAND --help" for a command's flags.
+// Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
+// flags.
+//
+// Every failure is one line on stderr and a non-zero exit status: 2 for a
+// bad flag or argument, 1 for anything else. Outside input (flags, --data
+// files, checkpoints, the SPORE_JIT and SPORE_SAVE_GRAPHS environment
+// variables, --save paths) is checked before any training starts.
 package main
 
 import (
@@ -15,6 +21,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
+
+	"github.com/sporeml/spore"
 )
 
 func main() {
@@ -38,7 +48,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'spore COMMAND --help' for the flags of a command.")
+	fmt.Fprintln(w, "\nRun 'spore help COMMAND' for the flags of a command.")
 }
 
 // run dispatches to a command and turns its error into a one-line message
@@ -49,29 +59,84 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
-		return 0
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		// "spore help train" is "spore train --help".
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "spore help: want one command, got %q\n", strings.Join(args[1:], " "))
+			return 2
+		}
+		args = []string{args[1], "--help"}
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(args[1:], stdout, stderr)
+		err := runCommand(c, args[1:], stdout, stderr)
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.As(err, new(*usageError)):
-			fmt.Fprintf(stderr, "spore %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "spore %s: %s\n", c.name, message(err))
 			return 2
 		default:
-			fmt.Fprintf(stderr, "spore %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "spore %s: %s\n", c.name, message(err))
 			return 1
 		}
 	}
 	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph)\n", args[0])
 	return 2
+}
+
+// runCommand runs c, turning a panic into an error. The commands check
+// their input before use, so a panic here is a check they missed; the user
+// still gets one line naming the cause instead of a goroutine dump. With
+// GOTRACEBACK set, the panic goes on, stack and all, for whoever debugs.
+func runCommand(c command, args []string, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if os.Getenv("GOTRACEBACK") != "" {
+			panic(r)
+		}
+		err = panicError(r)
+	}()
+	return c.run(args, stdout, stderr)
+}
+
+// panicError is the error a recovered panic value stands for.
+func panicError(r any) error {
+	var rerr runtime.Error
+	switch e := r.(type) {
+	case runtime.Error:
+		rerr = e
+	case error:
+		return e
+	default:
+		return fmt.Errorf("%v", r)
+	}
+	return fmt.Errorf("internal error: %v (a bug in spore; run with GOTRACEBACK=1 for the stack)", rerr)
+}
+
+// message is err as the one line the user reads after "spore COMMAND: ".
+// A spore.Error is shown as its op and message: its "spore:" prefix and
+// source line (a line of this command, not of the user's) say nothing
+// here. The training library's "train: " prefix repeats the command's
+// context and is dropped.
+func message(err error) string {
+	var se *spore.Error
+	if errors.As(err, &se) && err == error(se) {
+		return se.Op + ": " + se.Msg
+	}
+	s := strings.TrimPrefix(err.Error(), "train: ")
+	// One line, whatever a wrapped error contains.
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
 
 // usageError is a bad flag or argument.

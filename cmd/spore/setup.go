@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/dataset"
@@ -14,21 +17,28 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
+// The models' input: both take MNIST's 28×28 single-channel images and
+// tell its 10 classes apart.
+const (
+	imageSize = 28
+	classes   = 10
+)
+
 // newModel builds the named network with weights from the framework seed.
 func newModel(name string) (nn.Layer, error) {
 	switch name {
 	case "mlp":
 		return models.NewNetwork(), nil
 	case "lenet":
-		return models.NewLeNet5(10), nil
+		return models.NewLeNet5(classes), nil
 	}
 	return nil, usagef("unknown --model %q (want mlp or lenet)", name)
 }
 
 // newOptimizer builds the named optimiser over params.
 func newOptimizer(name string, params []*tensor.Tensor, lr float64) (optim.Optimizer, error) {
-	if !(lr > 0) {
-		return nil, usagef("--lr must be positive, got %v", lr)
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return nil, usagef("--lr must be a positive finite number, got %v", lr)
 	}
 	c := optim.Common{LR: optim.Constant(lr)}
 	switch name {
@@ -59,36 +69,152 @@ func setMode(name string) error {
 	return nil
 }
 
-// loadData returns the training and test sets: the embedded MNIST, or the
-// four IDX files (gzipped or not) in dir, e.g. Fashion-MNIST.
-func loadData(dir string) (train, test *dataset.Dataset, err error) {
-	if dir == "" {
-		if train, err = mnist.Train(mnist.Normalize()); err != nil {
-			return nil, nil, err
+// The two splits of an MNIST-format directory, by file-name prefix.
+const (
+	trainSplit = "train"
+	testSplit  = "t10k"
+)
+
+// loadSplit returns one split, trainSplit or testSplit: of the embedded
+// MNIST, or of the IDX files (gzipped or not) in dir, e.g. Fashion-MNIST.
+// Only that split's two files are read. The images must be 28×28 and the
+// labels 0-9, what the models take, so that bad files are refused here,
+// before any training, rather than in the middle of it.
+func loadSplit(dir, split string) (*dataset.Dataset, error) {
+	var x, y *tensor.Tensor
+	var err error
+	where := "MNIST"
+	switch {
+	case dir == "" && split == trainSplit:
+		x, y, err = mnist.TrainTensors(mnist.Normalize())
+	case dir == "":
+		x, y, err = mnist.TestTensors(mnist.Normalize())
+	default:
+		where = "--data " + dir
+		var images, labels string
+		if images, err = findIDX(dir, split+"-images-idx3-ubyte"); err != nil {
+			return nil, err
 		}
-		test, err = mnist.Test(mnist.Normalize())
-		return train, test, err
-	}
-	find := func(base string) (string, error) {
-		for _, name := range []string{base + ".gz", base} {
-			p := filepath.Join(dir, name)
-			if _, err := os.Stat(p); err == nil {
-				return p, nil
-			}
+		if labels, err = findIDX(dir, split+"-labels-idx1-ubyte"); err != nil {
+			return nil, err
 		}
-		return "", fmt.Errorf("--data %s: no %s or %s.gz", dir, base, base)
+		x, y, err = mnist.LoadTensors(images, labels, mnist.Normalize())
 	}
-	paths := make([]string, 4)
-	for i, base := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
-		if paths[i], err = find(base); err != nil {
-			return nil, nil, err
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSplit(x, y, split); err != nil {
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	return dataset.FromTensors(x, y), nil
+}
+
+// findIDX returns the path of base or base.gz in dir.
+func findIDX(dir, base string) (string, error) {
+	for _, name := range []string{base + ".gz", base} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
 		}
 	}
-	if train, err = mnist.Load(paths[0], paths[1], mnist.Normalize()); err != nil {
-		return nil, nil, err
+	return "", fmt.Errorf("--data %s: no %s or %s.gz", dir, base, base)
+}
+
+// checkSplit checks a split's images [N 1 H W] and labels [N] against
+// what the models take.
+func checkSplit(x, y *tensor.Tensor, split string) error {
+	if x.Dim(0) == 0 {
+		return fmt.Errorf("the %s files hold no images", split)
 	}
-	test, err = mnist.Load(paths[2], paths[3], mnist.Normalize())
-	return train, test, err
+	if h, w := x.Dim(2), x.Dim(3); h != imageSize || w != imageSize {
+		return fmt.Errorf("the %s images are %d×%d, but the models take %d×%d", split, h, w, imageSize, imageSize)
+	}
+	for i, v := range y.Data().([]int32) {
+		if v < 0 || v >= classes {
+			return fmt.Errorf("%s label %d (image %d) is not a class 0-%d", split, v, i, classes-1)
+		}
+	}
+	return nil
+}
+
+// checkEnv refuses the environment variables spore could not use:
+// SPORE_JIT with a value it does not take, SPORE_SAVE_GRAPHS naming a
+// directory that cannot be written (found out before training, not at the
+// first compilation).
+func checkEnv() error {
+	if err := spore.CheckEnv(); err != nil {
+		return err
+	}
+	if dir := spore.GetContext().SaveGraphs; dir != "" {
+		// The dumps would create the directory; create it now to know.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("SPORE_SAVE_GRAPHS=%s: %v", dir, err)
+		}
+		if err := checkWritable(dir); err != nil {
+			return fmt.Errorf("SPORE_SAVE_GRAPHS=%s: %v", dir, err)
+		}
+	}
+	return nil
+}
+
+// checkSavePath refuses a --save path that SaveCheckpoint would refuse
+// after the whole run: an extension that is not a checkpoint format's, a
+// directory that does not exist or cannot be written.
+func checkSavePath(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".safetensors", ".ckpt":
+	default:
+		return usagef("--save %s: want a .safetensors or .ckpt file", path)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--save %s: is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--save %s: directory %s does not exist", path, dir)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--save %s: %s is not a directory", path, dir)
+	}
+	if err := checkWritable(dir); err != nil {
+		return fmt.Errorf("--save %s: %v", path, err)
+	}
+	return nil
+}
+
+// checkWritable creates and removes a file in dir: permissions, read-only
+// mounts and full disks all show up, whoever the user is.
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".spore-write-check-*")
+	if err != nil {
+		// The temporary name says nothing to the user; the cause does.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write in %s: %v", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// modeLabel names the mode the steps really run in: Graph mode with
+// compilation turned off by SPORE_JIT runs eagerly.
+func modeLabel(mode string) string {
+	if mode == "graph" && spore.GetContext().DisableJit {
+		return "pynative mode, as SPORE_JIT=0"
+	}
+	return mode + " mode"
+}
+
+// plural is "1 epoch", "3 epochs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // sgdStep is the training step bench and graph measure and show: the

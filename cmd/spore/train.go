@@ -34,7 +34,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&f.seed, "seed", 1, "framework seed (weights, shuffling)")
 	fs.StringVar(&f.save, "save", "", "write a checkpoint here after training (.safetensors or .ckpt)")
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
-	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files to use instead of MNIST")
+	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -46,8 +46,18 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		// Enough for the MLP to pass 97% and LeNet-5 98.5% on MNIST.
 		f.epochs = map[string]int{"mlp": 3, "lenet": 5}[f.model]
 	}
+	// Everything that can be refused is refused here, before the data is
+	// read or a step is run, so that a bad flag costs no training time.
 	if err := setMode(f.mode); err != nil {
 		return err
+	}
+	if err := checkEnv(); err != nil {
+		return err
+	}
+	if f.save != "" {
+		if err := checkSavePath(f.save); err != nil {
+			return err
+		}
 	}
 	spore.SetSeed(f.seed)
 	net, err := newModel(f.model)
@@ -65,16 +75,25 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "resumed from %s at step %d\n", f.resume, m.GlobalStep())
 	}
-	trainSet, testSet, err := loadData(f.data)
+	trainSet, err := loadSplit(f.data, trainSplit)
 	if err != nil {
 		return err
+	}
+	testSet, err := loadSplit(f.data, testSplit)
+	if err != nil {
+		return err
+	}
+	if trainSet.Len() < f.batch {
+		// Batches drop the remainder: no step would run.
+		return usagef("--batch %d is larger than the %s (%d images); use a smaller --batch", f.batch, dataName(f.data, "training set"), trainSet.Len())
 	}
 	batches := trainSet.Shuffle(trainSet.Len()).Batch(f.batch, true)
 	if f.steps > 0 {
 		batches = batches.Take(f.steps)
 	}
-	fmt.Fprintf(stdout, "training %s on %d images, %d epochs of %d steps, batch %d, %s, %s mode\n",
-		f.model, trainSet.Len(), f.epochs, batches.Len(), f.batch, f.optimizer, f.mode)
+	mode := modeLabel(f.mode)
+	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s, %s\n",
+		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
 
 	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
 	start := time.Now()
@@ -89,7 +108,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, testSet.Len())
-	fmt.Fprintf(stdout, "training: %d steps in %v, %.0f samples/s (%s mode)\n", bar.total, wall.Round(time.Millisecond), float64(samples)/wall.Seconds(), f.mode)
+	fmt.Fprintf(stdout, "training: %s in %v, %.0f samples/s (%s)\n", plural(bar.total, "step"), wall.Round(time.Millisecond), float64(samples)/wall.Seconds(), mode)
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
 	}
@@ -109,6 +128,15 @@ func accuracy(m *train.Model, test *dataset.Dataset) (float64, error) {
 		return 0, err
 	}
 	return res["accuracy"], nil
+}
+
+// dataName names a split for messages: "--data DIR's training set", or
+// "MNIST training set".
+func dataName(dir, split string) string {
+	if dir == "" {
+		return "MNIST " + split
+	}
+	return "--data " + dir + " " + split
 }
 
 // progressCallback drives the progress display from the training loop.
