@@ -285,6 +285,22 @@ func TestTrainWording(t *testing.T) {
 	}
 }
 
+// A run whose loss turns NaN stops there, in either mode, with one line
+// that says what to try, instead of training on to chance accuracy.
+func TestDivergedTrainingStops(t *testing.T) {
+	data := mnistDir(t, split{20, 28, digits}, split{20, 28, digits})
+	for _, mode := range []string{"graph", "pynative"} {
+		out, errOut, code := runChild(t, nil, "train", "--data", data, "--batch", "5", "--epochs", "3", "--lr", "1e30", "--mode", mode)
+		line := strings.TrimSuffix(errOut, "\n")
+		if code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "spore train: epoch 1 step ") || !strings.HasSuffix(line, "training diverged; try a smaller --lr") {
+			t.Errorf("%s: exit %d, stderr %q", mode, code, errOut)
+		}
+		if strings.Contains(out, "test accuracy") || strings.Contains(out, "epoch 2/") {
+			t.Errorf("%s: trained on after the loss diverged:\n%s", mode, out)
+		}
+	}
+}
+
 // "spore help COMMAND" shows the command's own flags.
 func TestHelpCommand(t *testing.T) {
 	cases := []struct {
@@ -293,6 +309,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help"}, 0, "commands:"},
+		{[]string{"--help"}, 0, "SPORE_JIT=0|1"},
 		{[]string{"help", "train"}, 0, "-lr"},
 		{[]string{"help", "eval"}, 0, "-ckpt"},
 		{[]string{"help", "bench"}, 0, "-iters"},

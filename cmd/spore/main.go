@@ -9,6 +9,11 @@
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
 // flags.
 //
+// Environment: SPORE_JIT=0 (or false, off, no) runs Graph mode eagerly,
+// as MindSpore's MS_JIT=0 does; 1 (or true, on, yes), the default,
+// compiles; any other value is refused. SPORE_SAVE_GRAPHS=DIR writes the
+// IR of every compiled function to DIR.
+//
 // Every failure is one line on stderr and a non-zero exit status: 2 for a
 // bad flag or argument, 1 for anything else. Outside input (flags, --data
 // files, checkpoints, the SPORE_JIT and SPORE_SAVE_GRAPHS environment
@@ -48,6 +53,9 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nenvironment:\n"+
+		"  SPORE_JIT=0|1          0 runs Graph mode eagerly (also false/true, off/on, no/yes)\n"+
+		"  SPORE_SAVE_GRAPHS=DIR  write the IR of every compiled function to DIR")
 	fmt.Fprintln(w, "\nRun 'spore help COMMAND' for the flags of a command.")
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -152,6 +153,11 @@ func (c *progressCallback) OnEpochBegin(ctx *train.RunContext) { c.p.beginEpoch(
 func (c *progressCallback) OnStepEnd(ctx *train.RunContext) {
 	c.total++
 	c.p.step(ctx.Step, ctx.Loss)
+	// A diverged run trains on NaN weights to a chance-level accuracy;
+	// stop at once, as MindSpore's LossMonitor does, and say what to try.
+	if math.IsNaN(ctx.Loss) || math.IsInf(ctx.Loss, 0) {
+		ctx.StopWithError(fmt.Errorf("epoch %d step %d: the loss is %v, training diverged; try a smaller --lr", ctx.Epoch, ctx.Step, ctx.Loss))
+	}
 }
 
 func (c *progressCallback) OnEpochEnd(ctx *train.RunContext) {
