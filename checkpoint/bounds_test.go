@@ -47,7 +47,7 @@ func TestParseAllocationBound(t *testing.T) {
 		{"1 TB entry claimed in 100 bytes", "ckpt", pad(concat(pbKey(1, 2), pbVarint(1<<40)), 100), []string{"length 1099511627776 at byte 1 runs past the end"}},
 		{"many tiny entries", "ckpt", manyCkpt, nil},
 		{"100000 dims", "ckpt", pbValue("a", concat(bytes.Repeat([]byte{0x08, 0x01}, 100000), pbLen(2, []byte("UInt8")), pbLen(3, []byte{1, 2}))),
-			[]string{`"a"`, "need 1 bytes but tensor_content holds 2"}},
+			[]string{`"a"`, "dims [1 1 1 1 1 1 1 1 ... (100000 dims)] of UInt8 need 1 bytes but tensor_content holds 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format+"/"+tc.name, func(t *testing.T) {

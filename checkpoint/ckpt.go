@@ -519,18 +519,10 @@ func decodeValue(b []byte, base int) (ckptRaw, error) {
 	}
 	for _, d := range v.dims {
 		if d > math.MaxInt64 {
-			return v, t.errf("dims %v contain a negative extent", dimsSigned(v.dims))
+			return v, t.errf("dims %s contain a negative extent", fmtDims(v.dims, true))
 		}
 	}
 	return v, nil
-}
-
-func dimsSigned(d []uint64) []int64 {
-	out := make([]int64, len(d))
-	for i, x := range d {
-		out[i] = int64(x)
-	}
-	return out
 }
 
 func equalDims(a, b []uint64) bool {
@@ -602,7 +594,7 @@ func UnmarshalCkpt(data []byte) ([]Param, map[string]string, error) {
 		}
 		if k := len(es) - 1; k >= 0 && es[k].tag == v.tag {
 			if es[k].typ != v.typ || !equalDims(es[k].dims, v.dims) {
-				return nil, nil, bad(v.tag, "slices disagree: %s %v then %s %v", es[k].typ, dimsSigned(es[k].dims), v.typ, dimsSigned(v.dims))
+				return nil, nil, bad(v.tag, "slices disagree: %q %s then %q %s", es[k].typ, fmtDims(es[k].dims, true), v.typ, fmtDims(v.dims, true))
 			}
 			es[k].more = append(es[k].more, v.content)
 			continue
@@ -648,7 +640,7 @@ func UnmarshalCkpt(data []byte) ([]Param, map[string]string, error) {
 		size := dt.Size()
 		shape, nb, ok := shapeBytes(e.dims, size)
 		if !ok {
-			return nil, nil, bad(e.tag, "dims %v overflow", dimsSigned(e.dims))
+			return nil, nil, bad(e.tag, "dims %s overflow", fmtDims(e.dims, true))
 		}
 		// MindSpore writes and reads dims [0] as a scalar; a [0] entry
 		// with no content is the empty vector.
@@ -656,7 +648,7 @@ func UnmarshalCkpt(data []byte) ([]Param, map[string]string, error) {
 			shape, nb = tensor.Shape{}, size
 		}
 		if nb != len(e.content) {
-			return nil, nil, bad(e.tag, "dims %v of %s need %d bytes but tensor_content holds %d", dimsSigned(e.dims), e.typ, nb, len(e.content))
+			return nil, nil, bad(e.tag, "dims %s of %s need %d bytes but tensor_content holds %d", fmtDims(e.dims, true), e.typ, nb, len(e.content))
 		}
 		e.dt, e.shape = dt, shape
 		ntensors++

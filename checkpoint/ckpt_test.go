@@ -271,6 +271,7 @@ func TestCkptCorrupt(t *testing.T) {
 		{"dims overflow", pbValue("o", pbTensor("Float64", nil, 1<<40, 1<<40, 0)), []string{`"o"`, "overflow"}},
 		{"duplicate", concat(ok, pbValue("b", pbTensor("UInt8", nil, 0)), ok), []string{`"a"`, "twice"}},
 		{"slices disagree", concat(ok, pbValue("a", pbTensor("Float32", make([]byte, 8), 4))), []string{`"a"`, "slices disagree"}},
+		{"slices of other types", concat(pbValue("a", pbTensor("X\nY", nil, 2)), pbValue("a", pbTensor("Float32", nil, 2))), []string{`"a"`, `slices disagree: "X\nY" [2] then "Float32" [2]`}},
 		{"bool byte", pbValue("b", pbTensor("Bool", []byte{0, 3}, 2)), []string{`"b"`, "byte value 3"}},
 		{"bad string", pbValue("s", pbTensor("str", []byte{1, 2, 3}, 0)), []string{`"s"`, "UTF-32"}},
 		{"bad code point", pbValue("s", pbTensor("str", []byte{0, 0xd8, 0, 0}, 0)), []string{`"s"`, "UTF-32"}},

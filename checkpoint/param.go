@@ -1,7 +1,9 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"github.com/sporeml/spore/internal/core"
 	"math"
@@ -253,4 +255,51 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// fmtDims formats a shape read from a file for an error message, as
+// [2 3], or [1 1 1 1 1 1 1 1 ... (100000 dims)] when it is long, so that a
+// corrupt file cannot turn its error into megabytes. signed shows extents
+// as int64, as MindSpore's dims are declared.
+func fmtDims(dims []uint64, signed bool) string {
+	const show = 8
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range dims[:min(len(dims), show)] {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if signed {
+			fmt.Fprint(&b, int64(d))
+		} else {
+			fmt.Fprint(&b, d)
+		}
+	}
+	if len(dims) > show {
+		fmt.Fprintf(&b, " ... (%d dims)", len(dims))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// jsonSnippet formats a JSON value from a header for an error message: on
+// one line, and cut short when long.
+func jsonSnippet(v []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		b.Reset()
+		b.Write(v)
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = strings.ToValidUTF8(s[:64], "") + "..."
+	}
+	// Compact JSON holds no control characters, but a value that failed
+	// to compact may.
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 {
+			return ' '
+		}
+		return r
+	}, s)
 }

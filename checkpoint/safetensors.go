@@ -292,10 +292,10 @@ func UnmarshalSafetensors(data []byte) ([]Param, map[string]string, error) {
 		}
 		_, nb, ok := shapeBytes(e.dims, e.dtype.size)
 		if !ok {
-			return nil, nil, bad(e.name, "shape %v overflows", e.dims)
+			return nil, nil, bad(e.name, "shape %s overflows", fmtDims(e.dims, false))
 		}
 		if uint64(nb) != e.end-e.start {
-			return nil, nil, bad(e.name, "shape %v of %s needs %d bytes but data_offsets [%d, %d] hold %d", e.dims, e.dtype.name, nb, e.start, e.end, e.end-e.start)
+			return nil, nil, bad(e.name, "shape %s of %s needs %d bytes but data_offsets [%d, %d] hold %d", fmtDims(e.dims, false), e.dtype.name, nb, e.start, e.end, e.end-e.start)
 		}
 		pos = e.end
 	}
@@ -367,13 +367,13 @@ func parseHeader(hdr []byte) ([]stEntry, map[string]string, error) {
 				e.dtype, haveDT = d, true
 			case "shape":
 				if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &e.dims) != nil {
-					return bad(key, "shape %s is not a list of non-negative integers", v)
+					return bad(key, "shape %s is not a list of non-negative integers", jsonSnippet(v))
 				}
 				haveShape = true
 			case "data_offsets":
 				var off []uint64
 				if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &off) != nil || len(off) != 2 {
-					return bad(key, "data_offsets %s is not a pair of non-negative integers", v)
+					return bad(key, "data_offsets %s is not a pair of non-negative integers", jsonSnippet(v))
 				}
 				e.start, e.end, haveOff = off[0], off[1], true
 			}

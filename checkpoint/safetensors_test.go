@@ -193,6 +193,8 @@ func TestSafetensorsCorrupt(t *testing.T) {
 		{"missing shape", stFile(`{"a":{"dtype":"U8","data_offsets":[0,4]}}`, four), []string{"missing shape"}},
 		{"missing offsets", stFile(`{"a":{"dtype":"U8","shape":[4]}}`, four), []string{"missing data_offsets"}},
 		{"negative shape", stFile(`{"a":{"dtype":"U8","shape":[-4],"data_offsets":[0,4]}}`, four), []string{"non-negative"}},
+		{"multi-line shape", stFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[\n1,\n-1],\"data_offsets\":[0,4]}}", four), []string{`"a"`, "shape [1,-1] is not a list"}},
+		{"long bad shape", stFile(`{"a":{"dtype":"U8","shape":[`+strings.Repeat("1,", 100)+`-1],"data_offsets":[0,4]}}`, four), []string{"shape [1,1,1,", ",1... is not a list"}},
 		{"fractional shape", stFile(`{"a":{"dtype":"U8","shape":[4.5],"data_offsets":[0,4]}}`, four), []string{"non-negative"}},
 		{"null shape", stFile(`{"a":{"dtype":"U8","shape":null,"data_offsets":[0,4]}}`, four), []string{"shape"}},
 		{"three offsets", stFile(`{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,2,4]}}`, four), []string{"pair"}},
