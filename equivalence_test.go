@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -206,6 +208,50 @@ func compare(got, want *spore.Tensor, tol float64) error {
 	return nil
 }
 
+// outcome runs f and returns its results, or the *tensor.Error it panicked
+// with. Any other panic is a bug in itself and propagates.
+func outcome(f func() []*spore.Tensor) (res []*spore.Tensor, err *tensor.Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*tensor.Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	return f(), nil
+}
+
+// sameOutcome says how a Graph-mode run (got, gotErr) differs from the
+// PyNative one (want, wantErr): both must give results equal within tol,
+// or both must refuse with the same error — the same op, message and
+// source line.
+func sameOutcome(got []*spore.Tensor, gotErr *tensor.Error, want []*spore.Tensor, wantErr *tensor.Error, tol float64) error {
+	switch {
+	case wantErr != nil && gotErr == nil:
+		return fmt.Errorf("PyNative refused (%v), Graph mode returned a result", wantErr)
+	case wantErr == nil && gotErr != nil:
+		return fmt.Errorf("Graph mode refused (%v), PyNative returned a result", gotErr)
+	case wantErr != nil:
+		if *gotErr != *wantErr {
+			return fmt.Errorf("Graph mode refused with %q, PyNative with %q", gotErr, wantErr)
+		}
+		return nil
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("%d results, want %d", len(got), len(want))
+	}
+	for k := range want {
+		if err := compare(got[k], want[k], tol); err != nil {
+			return fmt.Errorf("result %d: %v", k, err)
+		}
+	}
+	return nil
+}
+
+func one(t *spore.Tensor) []*spore.Tensor { return []*spore.Tensor{t} }
+
 func TestEquivalencePyNativeGraph(t *testing.T) {
 	levels := []struct {
 		level spore.Level
@@ -242,6 +288,124 @@ func TestEquivalencePyNativeGraph(t *testing.T) {
 					if err := compare(gotG[k], wantG[k], l.tol); err != nil {
 						t.Fatalf("%v gradient %d: %v", l.level, k, err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// badValueCase is a program PyNative refuses because of a value (a label, an
+// index, a divisor) that only exists when kernels run.
+type badValueCase struct {
+	name string
+	in   []*spore.Tensor
+	f    func(x ...*spore.Tensor) *spore.Tensor
+	// refusal is part of PyNative's message, so that a case that stops
+	// being bad (or fails for another reason) is noticed.
+	refusal string
+	// grad also compares Grad eagerly against Jit(Grad), with respect to
+	// the Float32 inputs.
+	grad bool
+}
+
+func badValueCases() []badValueCase {
+	logits := rnd(21, -1, 1, 4, 10)
+	x := rnd(22, -1, 1, 4, 6)
+	ok := tensor.FromSlice([]int32{0, 9, 2, 3}, 4)
+	high := tensor.FromSlice([]int32{0, 12, 2, 3}, 4)
+	neg := tensor.FromSlice([]int64{0, 1, -1, 3}, 4)
+	idx := tensor.FromSlice([]int64{3, 0, 15}, 3)
+	ints := tensor.FromSlice([]int32{7, -3, 4, 19}, 4)
+	zero := tensor.FromSlice([]int32{2, 0, 1, 5}, 4)
+	spore.SetSeed(3)
+	emb := nn.NewEmbedding(10, 3)
+	nll, smooth := nn.NewNLLLoss(""), nn.NewCrossEntropyLoss("sum", 0.1)
+	sparse := nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean)
+	ce := func(x ...*spore.Tensor) *spore.Tensor { return ops.CrossEntropy(x[0], x[1], "mean") }
+	pred := func(x *spore.Tensor) *spore.Tensor { return ops.Greater(ops.Sum(x), ops.ScalarLike(x, -1e9)) }
+	return []badValueCase{
+		{"CrossEntropy/label12", []*spore.Tensor{logits, high}, ce, "label 12 at position 1 is out of range for 10 classes", true},
+		{"CrossEntropy/label-1", []*spore.Tensor{logits, neg}, ce, "label -1 at position 2", true},
+		{"CrossEntropy/sum", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.CrossEntropy(x[0], x[1], "sum")
+		}, "label 12", true},
+		// The loss is computed and dropped: PyNative still checked it.
+		{"CrossEntropy/unused", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			ops.CrossEntropy(x[0], x[1], "none")
+			return ops.Mul(x[0], x[0])
+		}, "label 12", true},
+		{"CrossEntropy/good", []*spore.Tensor{logits, ok}, ce, "", true},
+		{"NLLLoss", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			return nll.Construct(ops.LogSoftmax(x[0], -1), x[1])
+		}, "nn.NLLLoss: label 12", true},
+		{"CrossEntropyLoss/smoothing", []*spore.Tensor{logits, neg}, func(x ...*spore.Tensor) *spore.Tensor {
+			return smooth.Construct(x[0], x[1])
+		}, "nn.CrossEntropyLoss: label -1", true},
+		{"SoftmaxCrossEntropyWithLogits", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			return sparse.Construct(x[0], x[1])
+		}, "label 12", true},
+		{"Gather", []*spore.Tensor{x, idx}, func(x ...*spore.Tensor) *spore.Tensor { return ops.Gather(x[0], x[1], 1) }, "Gather: index 15 out of range", true},
+		{"TakeAlongAxis", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.TakeAlongAxis(x[0], ops.Reshape(x[1], 4, 1), 1)
+		}, "TakeAlongAxis: index 12 out of range", true},
+		{"Embedding", []*spore.Tensor{ints}, func(x ...*spore.Tensor) *spore.Tensor { return emb.Construct(x[0]) }, "Gather: index 19", false},
+		{"FloorDiv", []*spore.Tensor{ints, zero}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.Cast(ops.FloorDiv(x[0], x[1]), spore.Float32)
+		}, "FloorDiv: integer division by zero", false},
+		{"Mod", []*spore.Tensor{ints, zero}, func(x ...*spore.Tensor) *spore.Tensor {
+			return ops.Cast(ops.Mod(x[0], x[1]), spore.Float32)
+		}, "integer division by zero", false},
+		// Inside control-flow bodies, which compile to plans of their own.
+		{"Cond", []*spore.Tensor{logits, high}, func(x ...*spore.Tensor) *spore.Tensor {
+			return spore.Cond(pred(x[0]), func(v ...*spore.Tensor) []*spore.Tensor { return one(ops.CrossEntropy(v[0], v[1], "mean")) },
+				func(v ...*spore.Tensor) []*spore.Tensor { return one(ops.Sum(v[0])) }, x...)[0]
+		}, "label 12", true},
+		{"Scan", []*spore.Tensor{ops.Reshape(logits, 2, 2, 10), ops.Reshape(high, 2, 2)}, func(x ...*spore.Tensor) *spore.Tensor {
+			c, _ := spore.Scan(func(c, v []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+				l := ops.CrossEntropy(v[0], v[1], "sum")
+				return one(ops.Add(c[0], l)), one(l)
+			}, one(tensor.Zeros(spore.Float32)), x)
+			return c[0]
+		}, "label 12 at position 1", true},
+	}
+}
+
+// TestModesAgreeOnBadValues: whatever PyNative refuses because of a value,
+// Graph mode refuses too, at every level, with the same *tensor.Error —
+// forward and under differentiation.
+func TestModesAgreeOnBadValues(t *testing.T) {
+	for _, c := range badValueCases() {
+		t.Run(c.name, func(t *testing.T) {
+			want, wantErr := outcome(func() []*spore.Tensor { return one(c.f(c.in...)) })
+			switch {
+			case c.refusal == "" && wantErr != nil:
+				t.Fatalf("PyNative refused a good program: %v", wantErr)
+			case c.refusal != "" && (wantErr == nil || !strings.Contains(wantErr.Msg, c.refusal) && !strings.Contains(wantErr.Error(), c.refusal)):
+				t.Fatalf("PyNative gave %v, want a refusal containing %q", wantErr, c.refusal)
+			}
+			var pos []int
+			for i, x := range c.in {
+				if x.DType() == spore.Float32 {
+					pos = append(pos, i)
+				}
+			}
+			grad := spore.Grad(func(x ...*spore.Tensor) *spore.Tensor { return ops.Sum(c.f(x...)) }, spore.GradPosition(pos...))
+			wantG, wantGErr := outcome(func() []*spore.Tensor { return grad(c.in...) })
+			for _, l := range []struct {
+				level spore.Level
+				tol   float64
+			}{{spore.O0, 0}, {spore.O1, 1e-5}, {spore.O2, 1e-5}} {
+				got, gotErr := outcome(func() []*spore.Tensor { return one(spore.Jit(c.f, spore.JitConfig{Level: l.level})(c.in...)) })
+				if err := sameOutcome(got, gotErr, want, wantErr, l.tol); err != nil {
+					t.Errorf("%v forward: %v", l.level, err)
+				}
+				if !c.grad {
+					continue
+				}
+				jg := spore.Jit(func(x ...*spore.Tensor) []*spore.Tensor { return grad(x...) }, spore.JitConfig{Level: l.level})
+				gotG, gotGErr := outcome(func() []*spore.Tensor { return jg(c.in...) })
+				if err := sameOutcome(gotG, gotGErr, wantG, wantGErr, 1e-4); err != nil {
+					t.Errorf("%v gradient: %v", l.level, err)
 				}
 			}
 		})

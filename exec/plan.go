@@ -39,6 +39,7 @@ type step struct {
 	in    []*tensor.Tensor
 	out   *tensor.Tensor
 	outs  []*tensor.Tensor // multi-result ops
+	loc   string           // the user's line that applied the op, if known
 }
 
 type view struct{ dst, src *tensor.Tensor }
@@ -212,10 +213,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 					outs[k] = core.NewOf(v.Metas[k])
 				}
 			}
-			p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, outs: outs})
+			p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, outs: outs, loc: v.Loc})
 			continue
 		}
-		p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, out: hdr[v.ID]})
+		p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, out: hdr[v.ID], loc: v.Loc})
 	}
 	for _, o := range g.Outputs {
 		p.outputs = append(p.outputs, hdr[o.ID])
@@ -326,7 +327,14 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	for _, v := range p.views {
 		core.Rebind(v.dst, v.src)
 	}
-	for i := range p.steps {
+	i := 0
+	defer func() {
+		if r := recover(); r != nil {
+			locate(r, p.steps[i].loc)
+			panic(r)
+		}
+	}()
+	for ; i < len(p.steps); i++ {
 		s := &p.steps[i]
 		if s.outs != nil {
 			s.prim.KernelN(s.attrs, s.in, s.outs)
@@ -334,8 +342,25 @@ func (p *Plan) run(args []*tensor.Tensor) {
 		}
 		s.prim.Kernel(s.attrs, s.in, s.out)
 	}
+	i = -1
 	for _, a := range p.assigns {
 		core.Copy(a.param, a.val)
+	}
+}
+
+// locate points an error a kernel raised (a bad index, an integer division
+// by zero) at loc, the user's line that applied the op, which is what
+// PyNative mode's error names: found at run time, it names the line that
+// called the compiled function. An error that already names another line
+// was located by a plan nested in this one (a control-flow body) and is
+// left alone.
+func locate(r any, loc string) {
+	e, ok := r.(*core.Error)
+	if !ok || loc == "" || e.Loc == loc {
+		return
+	}
+	if e.Loc == "" || e.Loc == core.CallerLoc() {
+		e.Loc = loc
 	}
 }
 

@@ -66,6 +66,11 @@ type Value struct {
 	// Uses counts the Args slots, outputs and assignments that refer to
 	// this value; maintained by Graph.CountUses.
 	Uses int
+	// Loc is the user's source line ("file:line") that applied the op,
+	// recorded when it was traced ("" for values a pass made). An error
+	// the op's kernel raises at run time names this line, as PyNative
+	// mode names the line that ran the op.
+	Loc string
 }
 
 // Assign is an in-place update performed when the graph runs: parameter

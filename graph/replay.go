@@ -41,8 +41,12 @@ func ReplayWith(g *Graph, inputs []*tensor.Tensor, params map[*tensor.Tensor]*te
 			}
 			if v.IsMulti() {
 				multi[v] = core.ApplyN(v.Prim, v.Attrs, args...)
+				if len(multi[v]) > 0 {
+					keepLoc(multi[v][0], v.Loc, true)
+				}
 			} else {
 				vals[v] = core.Apply(v.Prim, v.Attrs, args...)
+				keepLoc(vals[v], v.Loc, false)
 			}
 		}
 	}
@@ -62,4 +66,21 @@ func (g *Graph) Params() []*tensor.Tensor {
 		}
 	}
 	return ps
+}
+
+// keepLoc gives the op a replay traced (t's definition, or the multi-result
+// op t is a projection of) the source line of the op it replays: the user
+// wrote that line, not the replay.
+func keepLoc(t *tensor.Tensor, loc string, proj bool) {
+	tr, id, ok := core.SymbolOf(t)
+	if !ok || loc == "" {
+		return
+	}
+	if gt, ok := tr.(*Tracer); ok && id < len(gt.byID) && gt.byID[id] != nil {
+		v := gt.byID[id]
+		if proj && v.Kind == KindProj {
+			v = v.Args[0]
+		}
+		v.Loc = loc
+	}
 }

@@ -92,7 +92,9 @@ func (tr *Tracer) Emit(p *core.Prim, attrs any, in []*tensor.Tensor, m tensor.Me
 	for i, t := range in {
 		args[i] = tr.ValueOf(t)
 	}
-	return tr.symbolic(tr.g.OpMeta(p, attrs, m, args...))
+	v := tr.g.OpMeta(p, attrs, m, args...)
+	v.Loc = core.CallerLoc()
+	return tr.symbolic(v)
 }
 
 // EmitN records a multi-result primitive.
@@ -102,6 +104,8 @@ func (tr *Tracer) EmitN(p *core.Prim, attrs any, in []*tensor.Tensor, ms []tenso
 		args[i] = tr.ValueOf(t)
 	}
 	projs := tr.g.OpN(p, attrs, ms, args...)
+	// OpN appended the op, then its projections.
+	tr.g.Values[len(tr.g.Values)-1-len(projs)].Loc = core.CallerLoc()
 	out := make([]*tensor.Tensor, len(projs))
 	for i, v := range projs {
 		out[i] = tr.symbolic(v)

@@ -55,9 +55,10 @@ func checkSame(op string, a, b *spore.Tensor) {
 	}
 }
 
-// classLabels checks integer class labels [N] for logits [N, C]; known
-// (concrete) labels out of range are rejected.
-func classLabels(op string, logits, labels *spore.Tensor) {
+// classLabels checks integer class labels [N] for logits [N, C] and
+// returns them through ops.CheckLabels, which refuses labels out of range
+// in PyNative and Graph mode alike.
+func classLabels(op string, logits, labels *spore.Tensor) *spore.Tensor {
 	ls, ys := logits.Shape(), labels.Shape()
 	if len(ls) != 2 || len(ys) != 1 || ys[0] != ls[0] {
 		core.Panicf(op, "want predictions [N C] and labels [N], got %v and %v", ls, ys)
@@ -65,13 +66,7 @@ func classLabels(op string, logits, labels *spore.Tensor) {
 	if labels.DType() != tensor.Int32 && labels.DType() != tensor.Int64 {
 		core.Panicf(op, "class labels must be Int32 or Int64, got %v %v", ys, labels.DType())
 	}
-	if !labels.IsSymbolic() {
-		for i, v := range labels.Int64s() {
-			if v < 0 || v >= int64(ls[1]) {
-				core.Panicf(op, "label %d at position %d is out of range for %d classes", v, i, ls[1])
-			}
-		}
-	}
+	return ops.CheckLabels(op, logits, labels)
 }
 
 // SoftmaxCrossEntropyWithLogits is the cross-entropy of softmax(logits)
@@ -131,8 +126,7 @@ func (c *CrossEntropyLoss) Construct(logits, labels *spore.Tensor) *spore.Tensor
 		if c.LabelSmoothing == 0 {
 			return ops.CrossEntropy(logits, labels, r)
 		}
-		classLabels(op, logits, labels)
-		labels = ops.OneHot(labels, logits.Dim(1), logits.DType())
+		labels = ops.OneHot(classLabels(op, logits, labels), logits.Dim(1), logits.DType())
 	}
 	if c.LabelSmoothing != 0 {
 		eps := c.LabelSmoothing
@@ -158,7 +152,7 @@ func NewNLLLoss(reduction Reduction) *NLLLoss {
 // Construct returns the loss of log-probabilities logp against labels.
 func (n *NLLLoss) Construct(logp, labels *spore.Tensor) *spore.Tensor {
 	const op = "nn.NLLLoss"
-	classLabels(op, logp, labels)
+	labels = classLabels(op, logp, labels)
 	if !logp.DType().IsFloat() {
 		core.Panicf(op, "want float log-probabilities, got %v", logp.DType())
 	}

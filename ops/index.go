@@ -9,9 +9,19 @@ import (
 
 // Indexing ops: Gather and TakeAlongAxis with their scatter-add gradients,
 // and OneHot. Index tensors are Int32 or Int64; a negative index counts
-// from the end of its axis, as in NumPy. Index values are only known when
-// the kernel runs, so the kernels check them and panic with a
-// *tensor.Error naming the op and the bad index.
+// from the end of its axis, as in NumPy.
+//
+// Index values (and class labels) are only known when kernels run, so
+// every check of them is a kernel: a check primitive (CheckIndices,
+// CheckLabels) that copies its operand through and panics with a
+// *tensor.Error naming the op and the bad value. A check written in the Go
+// code around the ops would only see concrete tensors and silently vanish
+// in Graph mode. The check is a primitive of its own, ahead of the op it
+// guards, and Impure, so that the compiler neither removes it when the
+// guarded result goes unused (the forward Gather is dead in a gradient-only
+// graph) nor folds or merges it: PyNative mode runs it at exactly that
+// point, and so does every compiled plan, with the same error. The index
+// kernels check again before touching memory.
 
 // ScatterAttrs are the attributes of the scatter-add primitives that carry
 // the gradients of Gather and TakeAlongAxis: the axis indexed and its
@@ -24,7 +34,7 @@ type ScatterAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ScatterAttrs) String() string { return fmt.Sprintf("axis=%d extent=%d", a.Axis, a.Extent) }
 
-var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim *core.Prim
+var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim, checkLabelsPrim, checkIndicesPrim *core.Prim
 
 func checkIndexDType(op string, idx *tensor.Tensor) {
 	if d := idx.DType(); d != tensor.Int32 && d != tensor.Int64 {
@@ -67,7 +77,39 @@ func validateIndices(op string, idx *tensor.Tensor, ax, n int) {
 	}
 }
 
+// IndexCheckAttrs are the attributes of the index check: the op guarded
+// (named in its error), and the axis indexed with its extent.
+type IndexCheckAttrs struct {
+	Op           string
+	Axis, Extent int
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a IndexCheckAttrs) String() string {
+	return fmt.Sprintf("op=%s axis=%d extent=%d", a.Op, a.Axis, a.Extent)
+}
+
+// checkedIndices passes idx through the index check for op's axis ax of
+// extent n.
+func checkedIndices(op string, idx *tensor.Tensor, ax, n int) *tensor.Tensor {
+	return core.Apply(checkIndicesPrim, IndexCheckAttrs{Op: op, Axis: ax, Extent: n}, idx)
+}
+
 func init() {
+	checkIndicesPrim = &core.Prim{
+		Name:   "CheckIndices",
+		Traits: core.Traits{Impure: true},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(IndexCheckAttrs)
+			checkIndexDType(a.Op, in[0])
+			return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(IndexCheckAttrs)
+			validateIndices(a.Op, in[0], a.Axis, a.Extent)
+			core.Copy(out, in[0])
+		},
+	}
 	gatherPrim = &core.Prim{
 		Name:   "Gather",
 		Traits: core.Traits{Cost: 0},
@@ -211,7 +253,8 @@ func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, out
 // the end, and one outside [-n, n) makes the kernel panic. The gradient
 // adds back into the selected slices (repeated indices accumulate).
 func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
-	return core.Apply(gatherPrim, AxisAttr{core.NormAxis("Gather", axis, x.Rank())}, x, indices)
+	ax := core.NormAxis("Gather", axis, x.Rank())
+	return core.Apply(gatherPrim, AxisAttr{ax}, x, checkedIndices("Gather", indices, ax, x.Shape()[ax]))
 }
 
 func init() {
@@ -368,7 +411,8 @@ func putAlong[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n,
 // cross-entropy reads the logit of each integer label. Index rules are
 // Gather's; the gradient adds back at the picked positions.
 func TakeAlongAxis(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
-	return core.Apply(takeAlongAxisPrim, AxisAttr{core.NormAxis("TakeAlongAxis", axis, x.Rank())}, x, indices)
+	ax := core.NormAxis("TakeAlongAxis", axis, x.Rank())
+	return core.Apply(takeAlongAxisPrim, AxisAttr{ax}, x, checkedIndices("TakeAlongAxis", indices, ax, x.Shape()[ax]))
 }
 
 // OneHotAttrs are OneHot's attributes: the number of classes and the
@@ -438,4 +482,79 @@ func oneHotInto[T any, I int32 | int64](dst []T, idx []I, depth int, one T) {
 // MindSpore and TensorFlow. It is not differentiable.
 func OneHot(indices *tensor.Tensor, depth int, dt tensor.DType) *tensor.Tensor {
 	return core.Apply(oneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
+}
+
+// LabelAttrs are the attributes of the label check: the op that checks
+// (named in its error), the number of classes, and the shape of the
+// predictions the labels go with (for the message).
+type LabelAttrs struct {
+	Op      string
+	Classes int
+	Logits  tensor.Shape
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a LabelAttrs) String() string {
+	return fmt.Sprintf("op=%s classes=%d logits=%v", a.Op, a.Classes, a.Logits)
+}
+
+func init() {
+	// checkLabelsPrim copies class labels through, refusing any outside
+	// [0, classes); see the note at the top of the file for why it is a
+	// primitive, and Impure.
+	checkLabelsPrim = &core.Prim{
+		Name:   "CheckLabels",
+		Traits: core.Traits{Impure: true},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			a := attrs.(LabelAttrs)
+			y := in[0]
+			if d := y.DType(); d != tensor.Int32 && d != tensor.Int64 {
+				core.Panicf(a.Op, "labels must be Int32 or Int64, got %v %v", y.Shape(), d)
+			}
+			if a.Classes < 0 {
+				core.Panicf(a.Op, "negative class count %d", a.Classes)
+			}
+			return tensor.Meta{Shape: y.Shape().Clone(), DType: y.DType()}
+		},
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(LabelAttrs)
+			switch y := in[0].Data().(type) {
+			case []int32:
+				checkLabels(a, out.Data().([]int32), y)
+			case []int64:
+				checkLabels(a, out.Data().([]int64), y)
+			}
+		},
+	}
+}
+
+func checkLabels[I int32 | int64](a LabelAttrs, dst, src []I) {
+	for i, v := range src {
+		if v < 0 || int64(v) >= int64(a.Classes) {
+			badLabel(a, int64(v), i)
+		}
+	}
+	copy(dst, src)
+}
+
+// badLabel reports a label outside [0, classes), kept out of the loop.
+//
+//go:noinline
+func badLabel(a LabelAttrs, v int64, i int) {
+	core.Panicf(a.Op, "label %d at position %d is out of range for %d classes (logits %v)", v, i, a.Classes, a.Logits)
+}
+
+// CheckLabels returns integer class labels (Int32 or Int64) unchanged
+// after checking that each lies in [0, classes), where classes is the last
+// extent of logits, the predictions they go with. A label outside makes it
+// panic with a *tensor.Error naming op, the label and its position. The
+// check runs when the values are known: at once in PyNative mode, and on
+// every call of the compiled plan in Graph mode, with the same error.
+// Losses over class indices pass their labels through it.
+func CheckLabels(op string, logits, labels *tensor.Tensor) *tensor.Tensor {
+	ls := logits.Shape()
+	if len(ls) == 0 {
+		core.Panicf(op, "want logits with a class axis, got a scalar")
+	}
+	return core.Apply(checkLabelsPrim, LabelAttrs{Op: op, Classes: ls[len(ls)-1], Logits: ls.Clone()}, labels)
 }

@@ -86,9 +86,8 @@ func checkReduction(op, reduction string) {
 // CrossEntropy returns the softmax cross-entropy of logits [N, C] against
 // integer class labels [N] (Int32 or Int64, each in [0, C)), reduced by
 // "mean" (over the batch), "sum" or "none" (the [N] losses), as MindSpore's
-// ops.cross_entropy with class-index targets. Labels out of range are
-// rejected when they are known (eagerly); under a trace they contribute a
-// loss of zero.
+// ops.cross_entropy with class-index targets. A label out of range panics
+// with the same *tensor.Error in PyNative and Graph mode (see CheckLabels).
 func CrossEntropy(logits, labels *tensor.Tensor, reduction string) *tensor.Tensor {
 	const op = "CrossEntropy"
 	checkReduction(op, reduction)
@@ -101,13 +100,7 @@ func CrossEntropy(logits, labels *tensor.Tensor, reduction string) *tensor.Tenso
 		core.Panicf(op, "labels must be Int32 or Int64, got %v %v", ys, labels.DType())
 	}
 	c := ls[1]
-	if !labels.IsSymbolic() {
-		for i, v := range labels.Int64s() {
-			if v < 0 || v >= int64(c) {
-				core.Panicf(op, "label %d at position %d is out of range for %d classes (logits %v)", v, i, c, ls)
-			}
-		}
-	}
+	labels = CheckLabels(op, logits, labels)
 	// One-hot by comparison with the class indices: one broadcast Equal,
 	// and the gradient is the familiar softmax − onehot.
 	classes := tensor.Arange(labels.DType(), 0, float64(c), 1)

@@ -51,7 +51,7 @@ func registeredPrims() []*core.Prim {
 		maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim,
 		// layout.go, index.go
 		transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim,
-		gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim,
+		gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim, checkLabelsPrim, checkIndicesPrim,
 		// conv.go, pool.go, random.go
 		conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim,
 		maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim,
