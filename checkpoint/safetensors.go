@@ -412,6 +412,9 @@ func walkObject(src []byte, fn func(key string, val json.RawMessage) error, what
 		return bad("header is not valid JSON: %v", err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		if s, ok := tok.(string); ok {
+			return bad("expected a JSON object, found the string %s", jsonSnippet(strconv.AppendQuote(nil, s)))
+		}
 		return bad("expected a JSON object, found %v", tok)
 	}
 	for dec.More() {

@@ -185,6 +185,7 @@ func TestSafetensorsCorrupt(t *testing.T) {
 		{"not an object", stFile(`[1,2]`, nil), []string{"expected a JSON object"}},
 		{"junk after json", stFile(`{}x`, nil), []string{"after the JSON object"}},
 		{"invalid utf8", stFile("{\"\xff\":1}", nil), []string{"UTF-8"}},
+		{"entry a multi-line string", stFile(`{"a":"x\ny"}`, nil), []string{`"a"`, `expected a JSON object, found the string "x\ny"`}},
 		{"entry not an object", stFile(`{"a":5}`, nil), []string{"expected a JSON object"}},
 		{"duplicate name", stFile(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}}`, four), []string{`"a"`, "twice"}},
 		{"unknown dtype", stFile(`{"a":{"dtype":"Q9","shape":[4],"data_offsets":[0,4]}}`, four), []string{`"a"`, `unknown dtype "Q9"`}},
