@@ -53,7 +53,8 @@
 //
 // ReadIDX and ReadIDXFile read the IDX format of MNIST and its relatives,
 // gzipped or not, and reject malformed input with an *IDXError naming the
-// file and the problem; WriteIDX and WriteIDXFile write it. The MNIST data
+// file and the problem, allocating in proportion to the bytes present, never
+// to a size a corrupt header claims; WriteIDX and WriteIDXFile write it. The MNIST data
 // itself, embedded in the binary, is in the subpackage dataset/mnist, so
 // that only programs that import it carry its 11 MB.
 package dataset

@@ -125,7 +125,10 @@ func unwrapPathError(err error) error {
 // number, an unknown element type, no or too many dimensions, a size beyond
 // MaxIDXBytes, truncated data and trailing bytes, and for gzip a corrupt
 // stream or checksum, with an *IDXError that says which. Memory follows
-// the data actually read, not the size the header claims (see readFull).
+// the data actually present, not the size the header claims: when r's
+// length is known (a file, a bytes.Reader) a claim beyond it fails before
+// anything is allocated, and otherwise (a gzip stream, a pipe) the buffer
+// grows only with the data actually read.
 func ReadIDX(r io.Reader) (*tensor.Tensor, error) { return readIDX(r, "") }
 
 func readIDX(r io.Reader, name string) (*tensor.Tensor, error) {
