@@ -142,6 +142,10 @@ func TestBadInputNeverPanics(t *testing.T) {
 	trainLabels := mnistDir(t, split{20, 28, func(i int) byte { return 200 * byte(i%2) }}, good)
 	tiny := mnistDir(t, split{10, 28, digits}, split{10, 28, digits})
 	onlyTrain := mnistDir(t, good, split{})
+	truncated := mnistDir(t, good, good)
+	if err := os.Truncate(filepath.Join(truncated, "train-images-idx3-ubyte"), 1000); err != nil {
+		t.Fatal(err)
+	}
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a-file")
@@ -172,6 +176,8 @@ func TestBadInputNeverPanics(t *testing.T) {
 		{"test label out of range, eval", nil, []string{"eval", "--data", testLabels, "--ckpt", mlpCkpt, "--mode", "pynative"}, "t10k label 200 (image 3)"},
 		{"training label out of range, graph", nil, []string{"train", "--data", trainLabels}, "train label 200 (image 1)"},
 		{"training label out of range, pynative", nil, []string{"train", "--data", trainLabels, "--mode", "pynative"}, "train label 200 (image 1)"},
+		{"truncated IDX file", nil, []string{"train", "--data", truncated}, "truncated data"},
+		{"graph --out under a file", nil, []string{"graph", "--out", filepath.Join(file, "graphs")}, "not a directory"},
 		{"eval without the test files", nil, []string{"eval", "--data", onlyTrain, "--ckpt", mlpCkpt}, "no t10k-images-idx3-ubyte"},
 		{"SPORE_SAVE_GRAPHS under a file", []string{"SPORE_SAVE_GRAPHS=" + filepath.Join(file, "graphs")}, append([]string{"train", "--data", tiny, "--batch", "5"}, short...), "SPORE_SAVE_GRAPHS=" + filepath.Join(file, "graphs")},
 		{"SPORE_SAVE_GRAPHS under a file, eval", []string{"SPORE_SAVE_GRAPHS=" + filepath.Join(file, "graphs")}, []string{"eval", "--data", tiny, "--ckpt", mlpCkpt}, "not a directory"},
