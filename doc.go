@@ -10,7 +10,7 @@
 // allocating. The same model code runs in both:
 //
 //	spore.SetContext(spore.WithMode(spore.GraphMode)) // globally
-//	var run = spore.Jit(forward)                       // per function
+//	var run = spore.Jit(forward)                      // per function
 //
 // This package holds the user-facing core: the Tensor type (from package
 // tensor), the context and modes, Jit and its cache, control flow that

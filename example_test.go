@@ -57,3 +57,26 @@ func Example_seedNetwork() {
 	// [64 10]
 	// first row, rounded: [-0.115 -0.073 -0.244 -0.221 0.006 0.005 -0.024 -0.247 -0.222 -0.029]
 }
+
+// The two ways into Graph mode: a global context, or one function at a
+// time.
+func Example_modes() {
+	forward := func(x *spore.Tensor) *spore.Tensor { return ops.ReLU(ops.SubScalar(x, 1)) }
+	x := tensor.FromSlice([]float32{0, 1, 2, 3}, 4)
+	defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
+
+	spore.SetContext(spore.WithMode(spore.GraphMode)) // globally
+	var run = spore.Jit(forward)                      // per function
+	fmt.Println(run(x))
+	// Output: [0. 0. 1. 2.]
+}
+
+// Jit over Grad: forward and backward pass traced into one graph.
+func ExampleGrad_jit() {
+	x := tensor.FromSlice([]float32{1, 2, 3}, 3)
+	f := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(x, x)) }
+	g := spore.Grad(f) // ∇f, itself differentiable
+	run := spore.Jit(func(x *spore.Tensor) *spore.Tensor { return g(x)[0] })
+	fmt.Println(run(x)) // forward and backward in one compiled graph
+	// Output: [2. 4. 6.]
+}

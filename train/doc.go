@@ -6,8 +6,11 @@
 //
 //	model := train.NewModel(net, nn.NewCrossEntropyLoss("", 0), opt, train.NewAccuracy())
 //	err := model.Train(10, ds, train.NewLossMonitor(100),
-//		train.NewModelCheckpoint(train.CheckpointConfig{Dir: "ckpt", SaveEpochs: 1, KeepLast: 3}))
-//	res, err := model.Eval(testSet) // map[accuracy:0.97]
+//		train.NewModelCheckpoint(train.CheckpointConfig{Dir: dir, SaveEpochs: 1, KeepLast: 3}))
+//	if err != nil {
+//		return nil, err
+//	}
+//	return model.Eval(testSet) // map[accuracy:0.97]
 //
 // # Execution
 //
