@@ -328,12 +328,7 @@ func (p *Plan) run(args []*tensor.Tensor) {
 		core.Rebind(v.dst, v.src)
 	}
 	i := 0
-	defer func() {
-		if r := recover(); r != nil {
-			locate(r, p.steps[i].loc)
-			panic(r)
-		}
-	}()
+	defer p.locatePanic(&i)
 	for ; i < len(p.steps); i++ {
 		s := &p.steps[i]
 		if s.outs != nil {
@@ -345,6 +340,17 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	i = -1
 	for _, a := range p.assigns {
 		core.Copy(a.param, a.val)
+	}
+}
+
+// locatePanic, deferred by run, re-raises a panic of step *i (none when
+// *i is out of range) located by locate.
+func (p *Plan) locatePanic(i *int) {
+	if r := recover(); r != nil {
+		if *i >= 0 && *i < len(p.steps) {
+			locate(r, p.steps[*i].loc)
+		}
+		panic(r)
 	}
 }
 
