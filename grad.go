@@ -14,6 +14,9 @@ type gradConfig struct {
 	positions []int
 	weights   []*Tensor
 	sens      bool
+	// arity is the number of tensors fn takes, or -1 when it is variadic;
+	// with WithSens it tells a missing sensitivity from a missing input.
+	arity int
 }
 
 // GradPosition chooses which positional inputs to differentiate, like
@@ -54,6 +57,11 @@ func Grad[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 // ValueAndGrad is Grad that also returns fn's output.
 func ValueAndGrad[F any](fn F, opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor) {
 	f := asVariadic(fn)
+	arity := -1
+	if t := reflect.TypeOf(fn); !t.IsVariadic() {
+		arity = t.NumIn()
+	}
+	opts = append(opts[:len(opts):len(opts)], func(c *gradConfig) { c.arity = arity })
 	aux := ValueAndGradAux(func(xs ...*Tensor) (*Tensor, []*Tensor) { return f(xs...), nil }, opts...)
 	return func(xs ...*Tensor) (*Tensor, []*Tensor) {
 		v, _, g := aux(xs...)
@@ -65,17 +73,20 @@ func ValueAndGrad[F any](fn F, opts ...GradOption) func(...*Tensor) (*Tensor, []
 // (MindSpore's has_aux): fn returns the value to differentiate and extra
 // tensors that are returned as they are, without gradients flowing from them.
 func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor, []*Tensor) {
-	cfg := gradConfig{positions: []int{0}}
+	cfg := gradConfig{positions: []int{0}, arity: -1}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	return func(xs ...*Tensor) (*Tensor, []*Tensor, []*Tensor) {
 		var sens *Tensor
 		if cfg.sens {
-			if len(xs) == 0 {
-				core.Panicf("Grad", "WithSens: the sensitivity argument is missing")
+			if len(xs) == 0 || len(xs) == cfg.arity {
+				core.Panicf("Grad", "WithSens: the sensitivity argument is missing: pass the output's cotangent after the function's %d inputs", len(xs))
 			}
 			sens, xs = xs[len(xs)-1], xs[:len(xs)-1]
+			if sens == nil {
+				core.Panicf("Grad", "WithSens: the sensitivity argument is nil")
+			}
 		}
 		args := append([]*Tensor(nil), xs...)
 		targets := make([]*Tensor, 0, len(cfg.positions)+len(cfg.weights))
@@ -84,24 +95,45 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 		nested := false
 		for _, p := range cfg.positions {
 			if p < 0 || p >= len(args) {
+				if cfg.sens {
+					core.Panicf("Grad", "grad position %d out of range for %d inputs (WithSens: the last argument is the sensitivity; is it missing?)", p, len(args))
+				}
 				core.Panicf("Grad", "grad position %d out of range for %d inputs", p, len(args))
+			}
+			switch x := args[p]; {
+			case x == nil:
+				core.Panicf("Grad", "input %d is nil", p)
+			case !x.DType().IsFloat():
+				core.Panicf("Grad", "input %d is %v %v: gradients are defined only for floating-point inputs (differentiate with respect to a float input, or leave this one out with GradPosition)", p, x.Shape(), x.DType())
 			}
 			nested = nested || core.IsTracked(args[p])
 			args[p] = core.TrackLeaf(args[p])
 			targets = append(targets, args[p])
 		}
+		var tracked []*Tensor
 		for _, w := range cfg.weights {
+			if w == nil {
+				core.Panicf("Grad", "Weights: parameter %d is nil", len(targets)-len(cfg.positions))
+			}
 			if !w.IsParameter() {
 				core.Panicf("Grad", "Weights: tensor of shape %v is not a parameter", w.Shape())
+			}
+			if !w.DType().IsFloat() {
+				core.Panicf("Grad", "Weights: parameter %q is %v %v: gradients are defined only for floating-point parameters", w.Name(), w.Shape(), w.DType())
 			}
 			if !w.RequiresGrad() {
 				targets = append(targets, nil)
 				continue
 			}
 			nested = nested || core.IsTracked(w)
-			stop := core.TrackParam(w)
-			defer stop()
+			tracked = append(tracked, w)
 			targets = append(targets, w)
+		}
+		if len(tracked) > 0 {
+			// A tape of this call's own: parameters are shared between
+			// goroutines, so nothing about this differentiation is stored
+			// in them.
+			defer core.TrackParams(tracked)()
 		}
 		y, aux := fn(args...)
 		if sens == nil {

@@ -3,6 +3,7 @@ package spore_test
 import (
 	"errors"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -122,4 +123,78 @@ func TestHigherOrderAndUnused(t *testing.T) {
 		return ops.Sum(inner(tensor.FromSlice([]float64{2}, 1))[0])
 	})
 	near(t, "mixed second derivative", vals(outer(y)[0]), 1)
+}
+
+// Eager differentiations over the same parameters from several goroutines
+// must not see each other's tape: each gets the gradient of its own input.
+// Under -race this also checks that nothing about a differentiation is
+// written to the shared parameters.
+func TestGradConcurrentWeights(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float64{0.5, -1, 2, 0.25}, 2, 2))
+	b := tensor.NewParameter("b", tensor.FromSlice([]float64{0.1, -0.2}, 2))
+	loss := func(x *spore.Tensor) *spore.Tensor {
+		return ops.Sum(ops.Tanh(ops.Add(ops.MatMul(x, w), b)))
+	}
+	grad := spore.ValueAndGrad(loss, spore.GradPosition(0), spore.Weights(w, b))
+	const workers = 8
+	inputs := make([]*spore.Tensor, workers)
+	want := make([][][]float64, workers)
+	for i := range inputs {
+		f := float64(i + 1)
+		inputs[i] = tensor.FromSlice([]float64{f, -f / 2, f / 3, 1 / f, -f, f * f / 10}, 3, 2)
+		_, g := grad(inputs[i])
+		want[i] = [][]float64{vals(g[0]), vals(g[1]), vals(g[2])}
+	}
+	got := make([][][]float64, workers)
+	var wg sync.WaitGroup
+	for i := range inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				_, g := grad(inputs[i])
+				got[i] = [][]float64{vals(g[0]), vals(g[1]), vals(g[2])}
+				for k := range g {
+					for j, v := range got[i][k] {
+						if v != want[i][k][j] {
+							got[i] = nil // reported below, off this goroutine
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if got[i] == nil {
+			t.Errorf("goroutine %d: gradients differ from the same call made alone", i)
+		}
+	}
+}
+
+func TestGradRefusesBadInputs(t *testing.T) {
+	x := tensor.FromSlice([]float64{1, 2, 3}, 3)
+	square := func(x *spore.Tensor) *spore.Tensor { return ops.Mul(x, x) }
+	sum := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(x, x)) }
+	cases := []struct {
+		name string
+		call func()
+		want []string
+	}{
+		{"integer input", func() { spore.Grad(sum)(tensor.FromSlice([]int32{1, 2}, 2)) }, []string{"Grad", "input 0", "Int32", "floating-point"}},
+		{"integer position 1", func() {
+			spore.Grad(func(a, b *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(a, ops.Cast(b, spore.Float64))) }, spore.GradPosition(1))(x, tensor.FromSlice([]int64{1, 2, 3}, 3))
+		}, []string{"input 1", "Int64"}},
+		{"integer weight", func() {
+			p := tensor.NewParameter("steps", tensor.FromSlice([]int32{1}, 1))
+			spore.Grad(sum, spore.Weights(p))(x)
+		}, []string{"Weights", "steps", "Int32"}},
+		{"missing sensitivity", func() { spore.Grad(square, spore.WithSens())(x) }, []string{"WithSens", "sensitivity", "missing"}},
+		{"nil input", func() { spore.Grad(sum)(nil) }, []string{"Grad", "input 0", "nil"}},
+		{"nil weight", func() { spore.Grad(sum, spore.Weights(nil))(x) }, []string{"Weights", "nil"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { wantError(t, c.call, c.want...) })
+	}
 }

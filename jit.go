@@ -245,6 +245,11 @@ func (st *jitState) disabled() bool { return st.cfg.Disable || GetContext().Disa
 
 // callTensors is the fast path for tensor-only signatures.
 func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
+	for i, x := range xs {
+		if x == nil {
+			panic(core.Errorf("Jit", "%s: argument %d: nil tensor", st.name, i))
+		}
+	}
 	if st.disabled() || anySymbolic(xs) || core.CurrentTracer() != nil {
 		return st.flat(xs) // inlined into the enclosing trace
 	}
@@ -507,17 +512,20 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 			var idx []int
 			var key strings.Builder
 			for i, p := range e.params {
-				if p.RequiresGrad() {
+				if p.RequiresGrad() && p.DType().IsFloat() {
 					train = append(train, p)
 					idx = append(idx, i)
 					fmt.Fprintf(&key, "%d,", i)
 				}
 			}
-			bwd := e.backward(key.String(), func() func(...*Tensor) []*Tensor {
-				pos := make([]int, n)
-				for i := range pos {
-					pos[i] = i
+			// Integer arguments (labels, indices) have no gradient.
+			var pos []int
+			for i, m := range e.metas[:n] {
+				if m.DType.IsFloat() {
+					pos = append(pos, i)
 				}
+			}
+			bwd := e.backward(key.String(), func() func(...*Tensor) []*Tensor {
 				grad := ValueAndGrad(func(xs ...*Tensor) *Tensor { return eager(xs)[0] },
 					GradPosition(pos...), Weights(train...), WithSens())
 				return Jit(func(xs ...*Tensor) []*Tensor {
@@ -527,9 +535,11 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 			})
 			gs := bwd(append(append([]*Tensor(nil), in[:n]...), g)...)
 			out := make([]*Tensor, n+len(e.params))
-			copy(out, gs[:n])
+			for k, i := range pos {
+				out[i] = gs[k]
+			}
 			for k, i := range idx {
-				out[n+i] = gs[n+k]
+				out[n+i] = gs[len(pos)+k]
 			}
 			return out
 		},

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"sync"
+	"sync/atomic"
+)
+
 // Node records one primitive application on the autodiff tape: the tape is
 // the graph of Nodes reachable from a tracked tensor, and reverse-mode
 // differentiation walks it backwards calling each Prim's VJP. A leaf (an
@@ -14,11 +19,22 @@ type Node struct {
 	Outs []*Tensor
 }
 
-// NodeOf returns t's autodiff record, or nil if t is not tracked.
-func NodeOf(t *Tensor) *Node { return t.node }
+// NodeOf returns t's autodiff record, or nil if t is not tracked. A
+// parameter's record is not stored on the parameter, which many goroutines
+// may share, but on the tape of the differentiation that tracks it (see
+// TrackParams), so only the goroutine running that differentiation sees it.
+func NodeOf(t *Tensor) *Node {
+	if t.node != nil {
+		return t.node
+	}
+	if t.param != nil && activeTapes.Load() > 0 {
+		return tapeNode(t)
+	}
+	return nil
+}
 
 // IsTracked reports whether ops on t are being recorded for autodiff.
-func IsTracked(t *Tensor) bool { return t.node != nil }
+func IsTracked(t *Tensor) bool { return NodeOf(t) != nil }
 
 // TrackLeaf returns a tensor that shares x's value (and symbol) but is a
 // fresh autodiff leaf, the start of a new differentiation. If x is itself
@@ -26,7 +42,7 @@ func IsTracked(t *Tensor) bool { return t.node != nil }
 // history through an identity step, so outer derivatives still flow.
 func TrackLeaf(x *Tensor) *Tensor {
 	t := &Tensor{shape: x.shape, dtype: x.dtype, buf: x.buf, sym: x.sym}
-	if x.node != nil {
+	if NodeOf(x) != nil {
 		t.node = &Node{Prim: identityPrim, Inputs: []*Tensor{x}, Out: t}
 	} else {
 		t.node = &Node{Out: t}
@@ -42,7 +58,7 @@ func TrackLeaf(x *Tensor) *Tensor {
 // Untracked only for eager work: under a trace a parameter's identity is
 // what keeps it from being baked in as a constant.
 func Untracked(t *Tensor) *Tensor {
-	if t == nil || t.node == nil {
+	if t == nil || NodeOf(t) == nil {
 		return t
 	}
 	return &Tensor{shape: t.shape, dtype: t.dtype, buf: t.buf, sym: t.sym, needsGrad: true}
@@ -52,17 +68,65 @@ func Untracked(t *Tensor) *Tensor {
 // tracked, or is the untracked stand-in of a tracked tensor in a reverse
 // pass. Gradient rules use it to skip work for inputs nobody
 // differentiates.
-func NeedsGrad(t *Tensor) bool { return t.node != nil || t.needsGrad }
+func NeedsGrad(t *Tensor) bool { return t.needsGrad || NodeOf(t) != nil }
 
-// TrackParam starts recording ops on parameter p for differentiation and
-// returns the function that stops it. If p is already tracked (an outer
-// differentiation), it stays as it is and stop does nothing.
-func TrackParam(p *Tensor) (stop func()) {
-	if p.node != nil {
-		return func() {}
+// TrackParams starts recording ops on the given parameters for
+// differentiation, on a tape of the calling goroutine's own, and returns the
+// function that ends it. Parameters that an outer differentiation on this
+// goroutine already tracks stay with that one, so gradients of gradients
+// flow through them. Nothing is written to the parameters themselves: other
+// goroutines differentiating the same parameters at the same time each have
+// their own tape and see none of this one.
+func TrackParams(ps []*Tensor) (end func()) {
+	gid := goid()
+	v, _ := tapes.LoadOrStore(gid, &tapeStack{})
+	st := v.(*tapeStack)
+	tp := make(map[*Tensor]*Node, len(ps))
+	// The tape is pushed before the lookups below, so that activeTapes is
+	// already non-zero for them.
+	st.s = append(st.s, tp)
+	activeTapes.Add(1)
+	for _, p := range ps {
+		if p.param == nil {
+			Panicf("Grad", "Weights: tensor of shape %v is not a parameter", p.shape)
+		}
+		if NodeOf(p) == nil {
+			tp[p] = &Node{Out: p}
+		}
 	}
-	p.node = &Node{Out: p}
-	return func() { p.node = nil }
+	return func() {
+		st.s = st.s[:len(st.s)-1]
+		if len(st.s) == 0 {
+			tapes.Delete(gid)
+		}
+		activeTapes.Add(-1)
+	}
+}
+
+// activeTapes counts differentiations over parameters in progress in the
+// whole process; while it is zero, looking up a parameter's record costs one
+// atomic load.
+var activeTapes atomic.Int32
+
+var tapes sync.Map // goroutine id -> *tapeStack
+
+// tapeStack is one goroutine's nested differentiations, innermost last;
+// only that goroutine touches it.
+type tapeStack struct{ s []map[*Tensor]*Node }
+
+// tapeNode finds parameter p's record on the calling goroutine's tapes.
+func tapeNode(p *Tensor) *Node {
+	v, ok := tapes.Load(goid())
+	if !ok {
+		return nil
+	}
+	st := v.(*tapeStack)
+	for i := len(st.s) - 1; i >= 0; i-- {
+		if n := st.s[i][p]; n != nil {
+			return n
+		}
+	}
+	return nil
 }
 
 // identityPrim links a leaf to the tracked tensor it was made from.

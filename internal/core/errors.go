@@ -37,6 +37,63 @@ func Panicf(op, format string, args ...any) {
 	panic(Errorf(op, format, args...))
 }
 
+// nilTensor panics with an *Error for a nil *Tensor reaching a tensor
+// method. It names what the user called rather than the accessor that
+// tripped over the nil: the outermost op of package ops or cell Construct
+// below the user's frame, else the innermost library function.
+func nilTensor() {
+	var pcs [48]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	op, inner := "", ""
+	for {
+		f, more := frames.Next()
+		if isUserFrame(f) {
+			break
+		}
+		if name, kind := libraryFunc(f); kind != 0 {
+			if inner == "" {
+				inner = name
+			}
+			if kind == 2 {
+				op = name // keep going: an outer one wins
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	if op == "" {
+		op = inner
+	}
+	if op == "" {
+		op = "Tensor"
+	}
+	Panicf(op, "a tensor argument is nil")
+}
+
+// libraryFunc names a frame of spore's own packages outside internal/ and
+// tensor ("Softmax", "nn.Dense"). kind is 0 for other frames, 2 for an
+// exported op of package ops or a cell's Construct, 1 for the rest.
+func libraryFunc(f runtime.Frame) (name string, kind int) {
+	rest, ok := strings.CutPrefix(f.Function, modulePrefix)
+	if !ok || strings.HasPrefix(rest, "internal/") || strings.HasPrefix(rest, "tensor.") {
+		return "", 0
+	}
+	if i := strings.Index(rest, ".func"); i > 0 {
+		rest = rest[:i] // a closure: name its enclosing function
+	}
+	rest = strings.NewReplacer("(*", "", ")", "").Replace(rest)
+	pkg, fn, _ := strings.Cut(rest, ".")
+	switch {
+	case pkg == "ops" && fn != "" && fn[0] >= 'A' && fn[0] <= 'Z':
+		return fn, 2 // ops are known by their own names, as in errors
+	case strings.HasSuffix(fn, ".Construct"):
+		return pkg + "." + strings.TrimSuffix(fn, ".Construct"), 2
+	}
+	return pkg + "." + fn, 1
+}
+
 const modulePrefix = "github.com/sporeml/spore/"
 
 // CallerLoc returns "file:line" of the innermost stack frame that belongs to

@@ -117,11 +117,13 @@ func tracerOf(t *Tensor) Tracer {
 // trace instead. Either way, when an input is tracked for autodiff the
 // application is recorded so that gradients can flow back through it.
 func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
-	tr, tracked := dispatch(in)
+	tr, tracked := dispatch(p, in)
 	var out *Tensor
+	m := p.Infer(attrs, in)
+	CheckShape(p.Name, m.DType, m.Shape)
 	if tr != nil {
-		out = tr.Emit(p, attrs, in, p.Infer(attrs, in))
-	} else if m := p.Infer(attrs, in); p.Traits.View && in[0].param == nil {
+		out = tr.Emit(p, attrs, in, m)
+	} else if p.Traits.View && in[0].param == nil {
 		// Tensors are immutable (only parameters change), so an eager
 		// view shares its input's buffer instead of copying it.
 		out = &Tensor{shape: m.Shape, dtype: m.DType, buf: in[0].buf}
@@ -137,14 +139,25 @@ func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 
 // dispatch finds the tracer an application belongs to (nil to run it
 // now) and whether any input is tracked for autodiff.
-func dispatch(in []*Tensor) (tr Tracer, tracked bool) {
+func dispatch(p *Prim, in []*Tensor) (tr Tracer, tracked bool) {
 	hasParam := false
-	for _, x := range in {
+	for i, x := range in {
+		if x == nil {
+			Panicf(p.Name, "argument %d is nil", i)
+		}
 		if x.sym != nil && tr == nil {
 			tr = x.sym.tr
 		}
 		tracked = tracked || x.node != nil
 		hasParam = hasParam || x.param != nil
+	}
+	if hasParam && !tracked && activeTapes.Load() > 0 {
+		for _, x := range in {
+			if x.param != nil && tapeNode(x) != nil {
+				tracked = true
+				break
+			}
+		}
 	}
 	if (tr != nil || hasParam) && activeTraces.Load() > 0 {
 		// The innermost trace of this goroutine wins: inside a control-flow
@@ -161,7 +174,7 @@ func dispatch(in []*Tensor) (tr Tracer, tracked bool) {
 // Control flow with several results uses it: one application, one run of
 // the body, however many results.
 func ApplyN(p *Prim, attrs any, in ...*Tensor) []*Tensor {
-	tr, tracked := dispatch(in)
+	tr, tracked := dispatch(p, in)
 	ms := p.InferN(attrs, in)
 	var outs []*Tensor
 	if tr != nil {

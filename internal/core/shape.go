@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,30 @@ func (s Shape) Size() int {
 		n *= d
 	}
 	return n
+}
+
+// CheckShape panics with an *Error naming op if s has a negative extent, or
+// if a tensor of s with elements of dt would hold more bytes than an int can
+// count: such a shape's Size wraps around, and a tensor made from it would
+// silently hold no data.
+func CheckShape(op string, dt DType, s Shape) {
+	n := 1
+	overflow := false
+	for _, d := range s {
+		switch {
+		case d < 0:
+			Panicf(op, "negative extent in shape %v", s)
+		case d == 0:
+			return // no elements, whatever the other extents
+		case n > math.MaxInt/d:
+			overflow = true
+		default:
+			n *= d
+		}
+	}
+	if w := max(dt.Size(), 1); overflow || n > math.MaxInt/w {
+		Panicf(op, "shape %v has too many elements: its size overflows", s)
+	}
 }
 
 // Rank is the number of axes.

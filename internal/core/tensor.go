@@ -38,32 +38,38 @@ type paramInfo struct {
 }
 
 // Shape returns the extents of t's axes. The caller must not modify it.
-func (t *Tensor) Shape() Shape { return t.shape }
+func (t *Tensor) Shape() Shape {
+	if t == nil {
+		nilTensor()
+	}
+	return t.shape
+}
 
 // DType returns t's element type.
-func (t *Tensor) DType() DType { return t.dtype }
+func (t *Tensor) DType() DType {
+	if t == nil {
+		nilTensor()
+	}
+	return t.dtype
+}
 
 // Rank returns the number of axes of t.
-func (t *Tensor) Rank() int { return len(t.shape) }
+func (t *Tensor) Rank() int { return len(t.Shape()) }
 
 // Size returns the number of elements of t.
-func (t *Tensor) Size() int { return t.shape.Size() }
+func (t *Tensor) Size() int { return t.Shape().Size() }
 
 // Dim returns the extent of axis i; negative i counts from the end.
-func (t *Tensor) Dim(i int) int { return t.shape[NormAxis("Dim", i, len(t.shape))] }
+func (t *Tensor) Dim(i int) int { return t.Shape()[NormAxis("Dim", i, len(t.shape))] }
 
 // Meta returns t's shape and dtype.
-func (t *Tensor) Meta() Meta { return Meta{Shape: t.shape, DType: t.dtype} }
+func (t *Tensor) Meta() Meta { return Meta{Shape: t.Shape(), DType: t.dtype} }
 
 // New returns a zero-filled concrete tensor of the given type and shape.
 // The shape is copied.
 func New(dt DType, shape ...int) *Tensor {
 	s := Shape(shape).Clone()
-	for _, d := range s {
-		if d < 0 {
-			Panicf("New", "negative extent in shape %v", s)
-		}
-	}
+	CheckShape("New", dt, s)
 	return &Tensor{shape: s, dtype: dt, buf: makeBuf(dt, s.Size())}
 }
 
@@ -165,7 +171,12 @@ func Eye(dt DType, n int) *Tensor {
 }
 
 // IsSymbolic reports whether t stands for a value of a graph being traced.
-func (t *Tensor) IsSymbolic() bool { return t.sym != nil }
+func (t *Tensor) IsSymbolic() bool {
+	if t == nil {
+		nilTensor()
+	}
+	return t.sym != nil
+}
 
 // Data returns t's buffer without copying: a []float32, []float64, []int32,
 // []int64, []bool or []uint8. Kernels use it; user code should prefer the
@@ -176,6 +187,9 @@ func (t *Tensor) Data() any {
 }
 
 func (t *Tensor) mustConcrete(method string) {
+	if t == nil {
+		nilTensor()
+	}
 	if t.sym != nil {
 		panic(&ConcretizationError{Func: t.sym.tr.FuncName(), Method: method, Loc: CallerLoc()})
 	}
@@ -323,7 +337,12 @@ func NewParameter(name string, init *Tensor) *Tensor {
 }
 
 // IsParameter reports whether t is a parameter.
-func (t *Tensor) IsParameter() bool { return t.param != nil }
+func (t *Tensor) IsParameter() bool {
+	if t == nil {
+		nilTensor()
+	}
+	return t.param != nil
+}
 
 // Name returns a parameter's name ("" for other tensors).
 func (t *Tensor) Name() string {
@@ -342,7 +361,7 @@ func (t *Tensor) SetName(name string) {
 }
 
 // RequiresGrad reports whether a parameter takes part in training.
-func (t *Tensor) RequiresGrad() bool { return t.param != nil && t.param.requiresGrad }
+func (t *Tensor) RequiresGrad() bool { return t.IsParameter() && t.param.requiresGrad }
 
 // SetRequiresGrad freezes (false) or unfreezes (true) a parameter.
 func (t *Tensor) SetRequiresGrad(on bool) {
