@@ -36,7 +36,7 @@ func TestDocCodeBlocks(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if path != "." && strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+			if path != "." && strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" {
 				return filepath.SkipDir
 			}
 			return nil
