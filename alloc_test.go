@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -59,4 +61,33 @@ func TestTrainingGraphMatchesPyNative(t *testing.T) {
 	if l := gs(x, y).Item(); !(l < es(x, y).Item()+1e-4) {
 		t.Fatalf("loss did not stay in step: %v", l)
 	}
+}
+
+// The path `spore bench` measures — a cell called in Graph mode, returning
+// a fresh tensor — allocates that result and nothing else: no argument
+// slices, closures, result slices or shape copies. A call that returns a
+// new tensor must allocate it (tensors have value semantics, so a result
+// cannot be the plan's buffer, which the next call overwrites); RunInto,
+// into tensors the caller owns, allocates nothing at all.
+func TestGraphCellCallAllocatesOnlyItsResult(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
+	spore.SetContext(spore.WithMode(spore.GraphMode))
+	spore.SetSeed(1)
+	net := models.NewNetwork()
+	x := models.Ones(64)
+	y := net.Call(x)
+	var sink *spore.Tensor
+	result := testing.AllocsPerRun(50, func() { sink = core.NewOf(y.Meta()) })
+	if n := testing.AllocsPerRun(50, func() { sink = net.Call(x) }); n > result {
+		t.Errorf("a Graph-mode cell call allocates %v times, its result alone %v", n, result)
+	}
+	f := spore.NewJit(net.Construct)
+	f.Fn(x)
+	if n := testing.AllocsPerRun(50, func() { sink = f.Fn(x) }); n > result {
+		t.Errorf("a jitted function call allocates %v times, its result alone %v", n, result)
+	}
+	_ = sink
 }

@@ -189,13 +189,16 @@ func makeTyped[F any](fn F, st *jitState) F {
 	switch f := any(fn).(type) {
 	case func(*Tensor) *Tensor:
 		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs[0])} }
-		out = func(x *Tensor) *Tensor { return st.callTensors([]*Tensor{x})[0] }
+		out = func(x *Tensor) *Tensor { return st.call1([]*Tensor{x}) }
+		st.single = true
 	case func(*Tensor, *Tensor) *Tensor:
 		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs[0], xs[1])} }
-		out = func(x, y *Tensor) *Tensor { return st.callTensors([]*Tensor{x, y})[0] }
+		out = func(x, y *Tensor) *Tensor { return st.call1([]*Tensor{x, y}) }
+		st.single = true
 	case func(...*Tensor) *Tensor:
 		st.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs...)} }
-		out = func(xs ...*Tensor) *Tensor { return st.callTensors(xs)[0] }
+		out = func(xs ...*Tensor) *Tensor { return st.call1(xs) }
+		st.single = true
 	case func(...*Tensor) []*Tensor:
 		st.flat = func(xs []*Tensor) []*Tensor { return f(xs...) }
 		out = func(xs ...*Tensor) []*Tensor { return st.callTensors(xs) }
@@ -212,8 +215,9 @@ type jitState struct {
 	cfg  JitConfig
 	fv   reflect.Value
 	// flat, for the tensor-only fast paths, maps flat tensors to flat
-	// results.
-	flat func([]*Tensor) []*Tensor
+	// results; single says the function returns one tensor.
+	flat   func([]*Tensor) []*Tensor
+	single bool
 
 	mu      sync.Mutex
 	entries []*entry // most recently used last
@@ -242,6 +246,52 @@ func (st *jitState) statsCopy() JitStats {
 }
 
 func (st *jitState) disabled() bool { return st.cfg.Disable || GetContext().DisableJit }
+
+// call1 runs a single-result tensor function. Once its signature is
+// compiled, and when nothing is traced or differentiated, it allocates only
+// the result: xs does not escape (callers build it on their stack), and
+// the slow path, which may keep it, gets a copy.
+func (st *jitState) call1(xs []*Tensor) *Tensor {
+	if e := st.hot(xs); e != nil {
+		return e.res.Plan.RunOne(xs)
+	}
+	return st.callTensors(append([]*Tensor(nil), xs...))[0]
+}
+
+// hot returns the compiled single-result entry that can run xs directly,
+// or nil when the call needs the general path: a nil or symbolic argument,
+// an active trace, Jit disabled, a signature not compiled yet, or an
+// argument or captured parameter being differentiated.
+func (st *jitState) hot(xs []*Tensor) *entry {
+	if st.disabled() || core.CurrentTracer() != nil {
+		return nil
+	}
+	for _, x := range xs {
+		if x == nil || x.IsSymbolic() || core.IsTracked(x) {
+			return nil
+		}
+	}
+	e := st.cached(xs)
+	if e == nil || e.nout != 1 {
+		return nil
+	}
+	for _, p := range e.params {
+		if core.IsTracked(p) {
+			return nil
+		}
+	}
+	return e
+}
+
+// Call runs a compiled function of tensors that returns one tensor, as Fn
+// does; its arguments do not escape, so a caller forwarding its own
+// variadic arguments (a cell's Call) allocates only the result.
+func (j *JitFunc[F]) Call(xs ...*Tensor) *Tensor {
+	if !j.st.single {
+		panic(core.Errorf("Jit", "%s does not take tensors and return one tensor", j.st.name))
+	}
+	return j.st.call1(xs)
+}
 
 // callTensors is the fast path for tensor-only signatures.
 func (st *jitState) callTensors(xs []*Tensor) []*Tensor {

@@ -383,6 +383,22 @@ func (p *Plan) Run(args []*tensor.Tensor) []*tensor.Tensor {
 	return outs
 }
 
+// RunOne executes a plan with a single result and returns a fresh copy of
+// it. The copy is its only allocation: it shares the result's shape, which
+// is never changed, and args do not escape.
+func (p *Plan) RunOne(args []*tensor.Tensor) *tensor.Tensor {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.outputs) != 1 {
+		panic(core.Errorf("Jit", "compiled %s has %d results, not one", p.g.Name, len(p.outputs)))
+	}
+	p.run(args)
+	o := p.outputs[0]
+	out := core.NewOf(o.Meta())
+	core.Copy(out, o)
+	return out
+}
+
 // RunInto executes the plan on args and copies the results into outs,
 // which must match the results' shapes and dtypes. It allocates nothing.
 func (p *Plan) RunInto(args, outs []*tensor.Tensor) {

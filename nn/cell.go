@@ -197,7 +197,7 @@ func (c *Cell) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 		// above, which need no allocation.
 		return c.callN(append([]*tensor.Tensor(nil), xs...))
 	}
-	return c.compiled().Fn(append([]*tensor.Tensor(nil), xs...)...)
+	return c.compiled().Call(xs...)
 }
 
 func (c *Cell) noConstruct() {
