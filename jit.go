@@ -83,6 +83,18 @@ type JitStats struct {
 // differentiated, it is one node on the autodiff tape whose gradient is
 // itself a compiled function (single-result functions; others run eagerly
 // under differentiation).
+//
+// A plan keeps what fn read while it was traced. Parameters it read are
+// captured by reference, so changes made in place — Assign, optimiser
+// steps, BatchNorm statistics, a checkpoint loaded into the network — are
+// seen by every later call, with no recompilation. Everything else is
+// baked in: which Parameter a variable or cell field held, plain Go values
+// read from variables rather than passed as arguments (a dropout rate, a
+// flag), and the structure of the computation. After replacing a field or
+// variable with a new Parameter (d.Weight = tensor.NewParameter(...)) or
+// changing such a value, call Reset on the JitFunc (ResetJit on a function
+// Jit returned; a cell's own plans have nn's Cell.ResetJit): otherwise
+// calls keep using the old Parameter.
 func Jit[F any](fn F, cfg ...JitConfig) F {
 	return NewJit(fn, cfg...).Fn
 }
@@ -96,6 +108,28 @@ type JitFunc[F any] struct {
 
 // Stats returns the function's cache statistics.
 func (j *JitFunc[F]) Stats() JitStats { return j.st.statsCopy() }
+
+// Reset drops every compiled plan, so that the next call traces fn again
+// and sees what changed outside its arguments since it was compiled: a
+// parameter replaced by a new Parameter, a plain Go value it reads (see
+// Jit). In-place changes to parameters need no Reset. Statistics are kept.
+func (j *JitFunc[F]) Reset() { j.st.reset() }
+
+// ResetJit is Reset for a function returned by Jit; it reports false if f
+// did not come from Jit.
+func ResetJit(f any) bool {
+	v, ok := statsRegistry.Load(funcKey(f))
+	if ok {
+		v.(*jitState).reset()
+	}
+	return ok
+}
+
+func (st *jitState) reset() {
+	st.mu.Lock()
+	st.entries = nil
+	st.mu.Unlock()
+}
 
 // RunInto runs the compiled function on tensor arguments, writing its
 // tensor results into outs (which must have the results' shapes and

@@ -222,3 +222,41 @@ func TestJitInsideJitIsInlined(t *testing.T) {
 		t.Fatalf("the inner body is not in the outer graph (%v):\n%s", err, ir)
 	}
 }
+
+// A plan captures the Parameter a field held when it was traced: in-place
+// changes are seen at once, a field replaced by a new Parameter only after
+// Reset (or ResetJit on the function).
+func TestJitResetSeesReplacedParameter(t *testing.T) {
+	x := tensor.FromSlice([]float32{1, 2}, 1, 2)
+	for _, how := range []string{"JitFunc.Reset", "ResetJit"} {
+		t.Run(how, func(t *testing.T) {
+			m := struct{ w *spore.Tensor }{tensor.NewParameter("w", tensor.FromSlice([]float32{1, 1}, 2, 1))}
+			j := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.MatMul(x, m.w) })
+			if got := j.Fn(x).Float32s()[0]; got != 3 {
+				t.Fatalf("got %v, want 3", got)
+			}
+			m.w.Assign(tensor.FromSlice([]float32{2, 2}, 2, 1))
+			if got := j.Fn(x).Float32s()[0]; got != 6 {
+				t.Fatalf("after Assign: got %v, want 6 (in-place changes need no Reset)", got)
+			}
+			m.w = tensor.NewParameter("w", tensor.FromSlice([]float32{10, 0}, 2, 1))
+			switch how {
+			case "JitFunc.Reset":
+				j.Reset()
+			default:
+				if !spore.ResetJit(j.Fn) {
+					t.Fatal("ResetJit did not recognise a function from Jit")
+				}
+			}
+			if got := j.Fn(x).Float32s()[0]; got != 10 {
+				t.Fatalf("after replacing the parameter and %s: got %v, want 10 from the new weight", how, got)
+			}
+			if st := j.Stats(); st.Compiles != 2 {
+				t.Fatalf("want 2 compilations, got %+v", st)
+			}
+		})
+	}
+	if spore.ResetJit(func() {}) {
+		t.Fatal("ResetJit accepted a function that is not from Jit")
+	}
+}
