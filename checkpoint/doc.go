@@ -17,10 +17,13 @@
 // train.NetParams, which turns an nn cell's NamedParameters into Params
 // (from Example_network):
 //
+//	net := nn.NewDense(3, 2)
 //	err = checkpoint.Save(path, train.NetParams(net), nil)
-//	...
+//
 //	params, _, err := checkpoint.Load(path)
-//	...
+//	if err != nil {
+//		panic(err)
+//	}
 //	missing, unexpected, mismatched, err := checkpoint.LoadInto(train.NetParams(fresh), params, true)
 //
 // LoadInto fills any Named: anything with a NamedParameters() []Param
@@ -58,7 +61,7 @@
 // opposite). From Example_optimizerState:
 //
 //	all := append(checkpoint.FromTensors(w), checkpoint.FromTensors(opt.State()...)...)
-//	...
+//
 //	moments, rest := checkpoint.SplitPrefix(loaded, "moment1")
 //
 // Package train's Model saves and restores both halves this way.

@@ -30,13 +30,15 @@
 //		Shuffle(images.Shape()[0]).
 //		Batch(4, true).
 //		Prefetch(2)
-//	for epoch := range epochs {
+//	for range epochs {
 //		for batch, err := range ds.All() {
 //			if err != nil {
 //				return err
 //			}
 //			x, y := batch[0], batch[1]
-//			...
+//			if err := step(x, y); err != nil {
+//				return err
+//			}
 //		}
 //	}
 //

@@ -87,20 +87,22 @@ func ExampleReadIDX() {
 	// dataset: IDX: truncated data: 3 of 6 bytes for shape [2 3] of ubyte
 }
 
-// trainEpochs is the training loop of the package documentation, with the
-// training step replaced by a line of output.
-func trainEpochs(images, labels *tensor.Tensor, epochs int) error {
+// trainEpochs is the training loop of the package documentation; step
+// stands for a training step.
+func trainEpochs(images, labels *tensor.Tensor, epochs int, step func(x, y *tensor.Tensor) error) error {
 	ds := dataset.FromTensors(images, labels).
 		Shuffle(images.Shape()[0]).
 		Batch(4, true).
 		Prefetch(2)
-	for epoch := range epochs {
+	for range epochs {
 		for batch, err := range ds.All() {
 			if err != nil {
 				return err
 			}
 			x, y := batch[0], batch[1]
-			fmt.Println("epoch", epoch, x.Shape(), y.Shape())
+			if err := step(x, y); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -112,12 +114,18 @@ func Example_trainingLoop() {
 	tensor.SetSeed(1)
 	images := tensor.Zeros(tensor.Float32, 10, 1, 28, 28)
 	labels := tensor.Zeros(tensor.Int32, 10)
-	if err := trainEpochs(images, labels, 2); err != nil {
+	steps := 0
+	err := trainEpochs(images, labels, 2, func(x, y *tensor.Tensor) error {
+		steps++
+		fmt.Println("step", steps, x.Shape(), y.Shape())
+		return nil
+	})
+	if err != nil {
 		panic(err)
 	}
 	// Output:
-	// epoch 0 [4 1 28 28] [4]
-	// epoch 0 [4 1 28 28] [4]
-	// epoch 1 [4 1 28 28] [4]
-	// epoch 1 [4 1 28 28] [4]
+	// step 1 [4 1 28 28] [4]
+	// step 2 [4 1 28 28] [4]
+	// step 3 [4 1 28 28] [4]
+	// step 4 [4 1 28 28] [4]
 }
