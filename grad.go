@@ -160,13 +160,27 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor { return vjp(y, sens, tar
 // tape (for higher-order gradients). When no outer differentiation reaches
 // the recorded ops, eager reverse passes run their rules untracked.
 func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
+	// A parameter's record lives on this goroutine's tape, and finding it
+	// costs a goroutine-id lookup: find each parameter's once.
+	paramNodes := map[*Tensor]*core.Node{}
+	nodeOf := func(t *Tensor) *core.Node {
+		if !t.IsParameter() {
+			return core.NodeOf(t)
+		}
+		n, ok := paramNodes[t]
+		if !ok {
+			n = core.NodeOf(t)
+			paramNodes[t] = n
+		}
+		return n
+	}
 	isTarget := make(map[*core.Node]bool, len(targets))
 	for _, t := range targets {
-		if t != nil && core.NodeOf(t) != nil {
-			isTarget[core.NodeOf(t)] = true
+		if t != nil && nodeOf(t) != nil {
+			isTarget[nodeOf(t)] = true
 		}
 	}
-	order, foreign := reachingOrder(core.NodeOf(y), isTarget)
+	order, foreign := reachingOrder(nodeOf(y), isTarget, nodeOf)
 	record = record || foreign
 	detach := func(ts []*Tensor) []*Tensor { return ts }
 	detach1 := func(t *Tensor) *Tensor { return t }
@@ -217,7 +231,7 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 			gin = n.Prim.VJP(n.Attrs, detach(n.Inputs), detach1(n.Out), g)
 		}
 		for j, x := range n.Inputs {
-			if core.NodeOf(x) == nil || j >= len(gin) || gin[j] == nil {
+			if nodeOf(x) == nil || j >= len(gin) || gin[j] == nil {
 				continue
 			}
 			if !gin[j].Shape().Equal(x.Shape()) || gin[j].DType() != x.DType() {
@@ -248,7 +262,7 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 // expanded: differentiation stops at them. foreign reports a tracked leaf
 // that is not a target, or a target linked to earlier history: a sign that
 // another differentiation is under way around this one.
-func reachingOrder(root *core.Node, isTarget map[*core.Node]bool) (order []*core.Node, foreign bool) {
+func reachingOrder(root *core.Node, isTarget map[*core.Node]bool, nodeOf func(*Tensor) *core.Node) (order []*core.Node, foreign bool) {
 	if root == nil {
 		return nil, false
 	}
@@ -262,7 +276,7 @@ func reachingOrder(root *core.Node, isTarget map[*core.Node]bool) (order []*core
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		if !isTarget[f.n] && f.next < len(f.n.Inputs) {
-			x := core.NodeOf(f.n.Inputs[f.next])
+			x := nodeOf(f.n.Inputs[f.next])
 			f.next++
 			if x != nil && state[x] == 0 {
 				state[x] = 1
@@ -278,7 +292,7 @@ func reachingOrder(root *core.Node, isTarget map[*core.Node]bool) (order []*core
 		reaches := isTarget[n]
 		if !reaches {
 			for _, in := range n.Inputs {
-				if x := core.NodeOf(in); x != nil && state[x] == 2 {
+				if x := nodeOf(in); x != nil && state[x] == 2 {
 					reaches = true
 					break
 				}

@@ -79,8 +79,13 @@ func NeedsGrad(t *Tensor) bool { return t.needsGrad || NodeOf(t) != nil }
 // their own tape and see none of this one.
 func TrackParams(ps []*Tensor) (end func()) {
 	gid := goid()
-	v, _ := tapes.LoadOrStore(gid, &tapeStack{})
-	st := v.(*tapeStack)
+	tapesMu.Lock()
+	st := tapes[gid]
+	if st == nil {
+		st = &tapeStack{}
+		tapes[gid] = st
+	}
+	tapesMu.Unlock()
 	tp := make(map[*Tensor]*Node, len(ps))
 	// The tape is pushed before the lookups below, so that activeTapes is
 	// already non-zero for them.
@@ -97,7 +102,9 @@ func TrackParams(ps []*Tensor) (end func()) {
 	return func() {
 		st.s = st.s[:len(st.s)-1]
 		if len(st.s) == 0 {
-			tapes.Delete(gid)
+			tapesMu.Lock()
+			delete(tapes, gid)
+			tapesMu.Unlock()
 		}
 		activeTapes.Add(-1)
 	}
@@ -108,7 +115,12 @@ func TrackParams(ps []*Tensor) (end func()) {
 // atomic load.
 var activeTapes atomic.Int32
 
-var tapes sync.Map // goroutine id -> *tapeStack
+// tapes maps a goroutine id to its differentiations. A plain map under a
+// lock rather than a sync.Map: lookups then box no key and allocate nothing.
+var (
+	tapesMu sync.RWMutex
+	tapes   = map[int64]*tapeStack{}
+)
 
 // tapeStack is one goroutine's nested differentiations, innermost last;
 // only that goroutine touches it.
@@ -116,11 +128,13 @@ type tapeStack struct{ s []map[*Tensor]*Node }
 
 // tapeNode finds parameter p's record on the calling goroutine's tapes.
 func tapeNode(p *Tensor) *Node {
-	v, ok := tapes.Load(goid())
-	if !ok {
+	gid := goid()
+	tapesMu.RLock()
+	st := tapes[gid]
+	tapesMu.RUnlock()
+	if st == nil {
 		return nil
 	}
-	st := v.(*tapeStack)
 	for i := len(st.s) - 1; i >= 0; i-- {
 		if n := st.s[i][p]; n != nil {
 			return n

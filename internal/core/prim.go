@@ -2,7 +2,6 @@ package core
 
 import (
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -247,17 +246,25 @@ func goroutineTracer() Tracer {
 }
 
 // goid returns the calling goroutine's id. Go hides it on purpose; spore
-// only needs it while a trace is active, to keep tracing on one goroutine
-// from capturing eager work on others, so the cost of reading it from the
-// stack header is paid only then.
+// only needs it while a trace or a differentiation over parameters is
+// active, to keep one goroutine's work from capturing another's, so the cost
+// of reading it from the stack header is paid only then.
+var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
+
 func goid() int64 {
-	var buf [64]byte
+	// The buffer escapes into runtime.Stack; pooling it keeps the call
+	// free of allocations.
+	buf := stackBufs.Get().(*[64]byte)
+	defer stackBufs.Put(buf)
 	n := runtime.Stack(buf[:], false)
-	b := buf[len("goroutine "):n]
-	i := 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
+	var id int64
+	for _, c := range buf[len("goroutine "):n] {
+		if c < '0' || c > '9' {
+			break
+		}
+		// Parsed by hand: strconv would allocate a string per call, and
+		// this runs for every parameter read during a differentiation.
+		id = id*10 + int64(c-'0')
 	}
-	id, _ := strconv.ParseInt(string(b[:i]), 10, 64)
 	return id
 }
