@@ -12,17 +12,17 @@ import (
 // notCode are the code blocks of package docs that are not Go (tables,
 // formulas, messages), keyed by file and first line, with why.
 var notCode = map[string]string{
-	"compile/doc.go: constfold      evaluate pure ops on constants at compile time":                "the pass table",
-	"nn/initializer/doc.go: b = √(6 / ((1 + a²)·fan_in))":                                          "a formula",
-	"ops/doc.go: spore: MatMul: inner dimensions differ: [64 784] x [512 10] (at main.go:31)":      "an error message",
-	"internal/kernels/gemm/doc.go: for jc over n in steps of nc:            B block kc×nc (L2/L3)": "pseudo-code of the loop nest",
-	"internal/kernels/gemm/doc.go: go test -bench . ./internal/kernels/gemm":                       "a shell command",
-	"internal/kernels/vec/doc.go: kernel       64×512 asm / Go      1M asm / Go":                   "a table of timings",
+	"compile/doc.go: constfold      evaluate pure ops on constants at compile time":                                      "the pass table",
+	"nn/initializer/doc.go: b = √(6 / ((1 + a²)·fan_in))":                                                                "a formula",
+	"ops/doc.go: spore: MatMul: inner dimensions differ: [64 784] x [512 10] (at main.go:31)":                            "an error message",
+	"internal/kernels/gemm/doc.go: for jc over n in steps of nc:            B block kc×nc (L2/L3)":                       "pseudo-code of the loop nest",
+	"internal/kernels/gemm/doc.go: go test -bench . ./internal/kernels/gemm":                                             "a shell command",
+	"internal/kernels/vec/doc.go: kernel       64×512 asm / Go      1M asm / Go":                                         "a table of timings",
+	"dataset/mnist/doc.go: 440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609  train-images-idx3-ubyte.gz": "checksums",
 }
 
-// notChecked are directories whose docs this test does not read yet: their
-// snippets are being turned into examples separately.
-var notChecked = []string{"dataset/mnist"}
+// notChecked are directories whose docs this test does not read.
+var notChecked = []string{}
 
 // TestDocCodeBlocks checks that every Go code block of a package doc
 // (doc.go) and every ```go block of README.md is compiled: each of its

@@ -8,11 +8,22 @@
 // mnist carry them; package dataset alone does not.
 //
 //	train, err := mnist.Train(mnist.Normalize())
-//	if err != nil { ... }
-//	for batch, err := range train.Shuffle(60000).Batch(64, true).All() {
-//		images, labels := batch[0], batch[1] // Float32 [64 1 28 28], Int32 [64]
-//		...
+//	if err != nil {
+//		panic(err)
 //	}
+//	batches := train.Shuffle(60000).Batch(64, true).Prefetch(2)
+//	fmt.Println("samples:", train.Len(), "batches:", batches.Len())
+//	for batch, err := range batches.All() {
+//		if err != nil {
+//			panic(err)
+//		}
+//		fmt.Println("images:", batch[0].DType(), batch[0].Shape())
+//		fmt.Println("labels:", batch[1].DType(), batch[1].Shape())
+//		break
+//	}
+//
+// prints samples: 60000 batches: 937, then images: Float32 [64 1 28 28] and
+// labels: Int32 [64].
 //
 // The files are decoded once, on first use (about 0.2 s for the training
 // set; Train and Test then convert to float32 afresh on each call).
