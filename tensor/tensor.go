@@ -11,6 +11,20 @@ import "github.com/sporeml/spore/internal/core"
 // Tensors have value semantics: ops return new tensors and never change their
 // inputs. The one exception is a parameter (NewParameter), a named tensor with
 // identity that optimisers and layers update in place with Assign.
+//
+// Tensor is declared with the dispatch machinery, under internal/, which is
+// why documentation tools show this alias without its methods. They are:
+//
+//   - Shape, DType, Rank, Size, Dim(i), Meta: what the tensor is.
+//   - Float32s, Float64s, Int32s, Int64s, Bools: a copy of the elements,
+//     converted; Item and Bool: the value of a one-element tensor; At(idx...):
+//     one element; Data: the buffer itself, not copied, for kernels.
+//   - String (NumPy-style printing), Verbose and GoString (MindSpore's repr).
+//   - IsSymbolic: whether the tensor is a value being traced in Graph mode,
+//     whose elements cannot be read (a *ConcretizationError says why).
+//   - IsParameter, Name, SetName, RequiresGrad, SetRequiresGrad, Assign:
+//     parameters' identity, training switch and in-place update.
+//   - Clone: a concrete copy that shares nothing.
 type Tensor = core.Tensor
 
 // DType is the element type of a tensor.
