@@ -2,12 +2,12 @@ package spore
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"strings"
 
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -1,9 +1,9 @@
 package spore
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"reflect"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 )
 

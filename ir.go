@@ -2,8 +2,9 @@ package spore
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"reflect"
+
+	"github.com/sporeml/spore/internal/core"
 )
 
 // IR returns the optimised IR of fn for the given arguments, as text (JAX's

@@ -2,7 +2,6 @@ package spore
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"os"
 	"reflect"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,9 +2,9 @@ package spore
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

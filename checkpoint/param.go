@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,13 +2,13 @@ package compile_test
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -2,9 +2,9 @@ package compile
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"

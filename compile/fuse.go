@@ -2,11 +2,11 @@ package compile
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"sync"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/fuse"
 	"github.com/sporeml/spore/tensor"
 )

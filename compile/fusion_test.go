@@ -1,7 +1,6 @@
 package compile_test
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

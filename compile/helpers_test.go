@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -1,10 +1,10 @@
 package compile_test
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"testing"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -1,10 +1,10 @@
 package compile
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"reflect"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -3,7 +3,6 @@ package dataset
 import (
 	"errors"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"io"
 	"runtime"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"io"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

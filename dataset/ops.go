@@ -2,11 +2,11 @@ package dataset
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"io"
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

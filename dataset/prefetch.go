@@ -1,9 +1,9 @@
 package dataset
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"io"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

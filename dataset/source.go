@@ -1,11 +1,11 @@
 package dataset
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"io"
 	"iter"
 	"slices"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

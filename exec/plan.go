@@ -2,11 +2,11 @@ package exec
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"sort"
 	"sync"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

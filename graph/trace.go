@@ -2,8 +2,8 @@ package graph
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

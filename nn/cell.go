@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,10 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"math"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/nn/initializer"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"

@@ -1,10 +1,10 @@
 package nn
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"sync"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,11 +2,11 @@ package ops
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"sync"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

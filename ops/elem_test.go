@@ -1,11 +1,11 @@
 package ops_test
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"math"
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

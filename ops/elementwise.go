@@ -1,9 +1,9 @@
 package ops
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"math"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )

@@ -2,8 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

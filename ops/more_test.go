@@ -1,12 +1,12 @@
 package ops_test
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"math"
 	"runtime/debug"
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -2,9 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

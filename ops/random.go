@@ -2,9 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"math/rand/v2"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

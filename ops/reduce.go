@@ -2,9 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"slices"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )

@@ -1,8 +1,9 @@
 package ops
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"sync"
+
+	"github.com/sporeml/spore/internal/core"
 )
 
 // Lookup returns the primitive of package ops named name (its Prim.Name,

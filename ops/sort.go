@@ -3,10 +3,10 @@ package ops
 import (
 	"cmp"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"slices"
 	"sync"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -3,9 +3,9 @@ package optim
 import (
 	"fmt"
 	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/internal/core"
 	"strings"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

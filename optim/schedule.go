@@ -1,9 +1,9 @@
 package optim
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"math"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"io"
 	"maps"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,8 +2,8 @@ package train
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )

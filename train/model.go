@@ -3,11 +3,11 @@ package train
 import (
 	"errors"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"iter"
 	"strings"
 
 	"github.com/sporeml/spore/checkpoint"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"

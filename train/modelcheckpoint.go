@@ -2,9 +2,10 @@ package train
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"os"
 	"path/filepath"
+
+	"github.com/sporeml/spore/internal/core"
 )
 
 // CheckpointConfig configures ModelCheckpoint, MindSpore's

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"sync"
 
 	"github.com/sporeml/spore/dataset"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -2,9 +2,9 @@ package initializer
 
 import (
 	"fmt"
-	"github.com/sporeml/spore/internal/core"
 	"math"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
