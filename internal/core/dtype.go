@@ -17,6 +17,8 @@ const (
 	Int64
 	Bool
 	Uint8
+	// numDTypes bounds the kernel table; a new dtype goes above it.
+	numDTypes
 )
 
 var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8"}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -48,24 +49,180 @@ type Prim struct {
 	// (Errorf) that names the op and the offending inputs when they are
 	// invalid. It must not read input values: inputs may be symbolic.
 	Infer func(attrs any, in []*Tensor) Meta
-	// Kernel computes the output into out, whose buffer is already
-	// allocated with the inferred shape and dtype. It must not keep out or
-	// the inputs after returning.
-	Kernel func(attrs any, in []*Tensor, out *Tensor)
+	// Kernel is the legacy single kernel, switching on the dtype itself.
+	// Ops register a kernel per dtype and backend instead (Register); a
+	// Prim that has registered none falls back to Kernel. It must not keep
+	// out or the inputs after returning.
+	Kernel KernelFunc
 	// VJP returns, for each input, the gradient contribution given the
 	// output's cotangent g (nil for inputs that get none). It is written
 	// with ordinary ops, so it runs eagerly, under a trace, and under
 	// another level of differentiation alike. Nil means not differentiable.
 	VJP func(attrs any, in []*Tensor, out, g *Tensor) []*Tensor
+	// JVP returns the output's tangent given one tangent per input (nil
+	// for an input whose tangent is zero; not all are nil) — forward-mode
+	// differentiation. Like VJP it is written with ordinary ops. Nil means
+	// the op has no JVP rule.
+	JVP func(attrs any, in, tangents []*Tensor, out *Tensor) *Tensor
+	// Batch is the batching rule (Vmap): it applies the op to inputs of
+	// which some carry an extra batch axis — dims[i] is input i's batch
+	// axis, or -1 when input i is not batched (not all are -1) — and
+	// returns the batched result and its batch axis. Written with ordinary
+	// ops. Nil means the op is vectorised by a loop over the batch.
+	Batch func(attrs any, in []*Tensor, dims []int) (*Tensor, int)
 	// Traits for the compiler.
 	Traits Traits
 
 	// Multi-result primitives (control flow) set these instead of Infer,
-	// Kernel and VJP, and are applied with ApplyN. VJPN receives one
-	// cotangent per result (zeros for results that get none).
+	// Kernel, VJP, JVP and Batch, and are applied with ApplyN. VJPN
+	// receives one cotangent per result (zeros for results that get none);
+	// JVPN returns one tangent per result (nil for a zero one).
 	InferN  func(attrs any, in []*Tensor) []Meta
-	KernelN func(attrs any, in []*Tensor, outs []*Tensor)
+	KernelN KernelNFunc
 	VJPN    func(attrs any, in []*Tensor, outs, gs []*Tensor) []*Tensor
+	JVPN    func(attrs any, in, tangents []*Tensor, outs []*Tensor) []*Tensor
+	BatchN  func(attrs any, in []*Tensor, dims []int) ([]*Tensor, []int)
+
+	// kernels is the kernel table, indexed by dtype and backend (Register).
+	kernels  [numDTypes][numBackends]KernelFunc
+	kernelsN [numDTypes][numBackends]KernelNFunc
+}
+
+// KernelFunc computes a primitive's output into out, whose buffer is
+// already allocated with the inferred shape and dtype. It must not keep out
+// or the inputs after returning.
+type KernelFunc func(attrs any, in []*Tensor, out *Tensor)
+
+// KernelNFunc is KernelFunc for multi-result primitives.
+type KernelNFunc func(attrs any, in []*Tensor, outs []*Tensor)
+
+// Backend is where a kernel runs.
+type Backend uint8
+
+// The backends. A new one (a GPU) is a constant here and kernels
+// registered for it; no op's definition changes.
+const (
+	CPU Backend = iota
+	numBackends
+)
+
+// String names the backend.
+func (b Backend) String() string {
+	switch b {
+	case CPU:
+		return "CPU"
+	}
+	return fmt.Sprintf("Backend(%d)", b)
+}
+
+// KernelDType is the dtype that selects a primitive's kernel: the dtype
+// of its first input (Cast and comparisons key on what they read, not on
+// what they write), or the output's dtype for an op without inputs.
+func KernelDType(in []*Tensor, out DType) DType {
+	if len(in) > 0 {
+		return in[0].dtype
+	}
+	return out
+}
+
+// Register installs k as p's kernel for inputs of dtype dt on backend b
+// (see KernelDType). Kernel packages call it at init time; registering a
+// new dtype or backend changes nothing else in the op's definition.
+func (p *Prim) Register(dt DType, b Backend, k KernelFunc) {
+	if dt >= numDTypes || b >= numBackends {
+		panic(fmt.Sprintf("core: %s: kernel for %v on %v: no such dtype or backend", p.Name, dt, b))
+	}
+	p.kernels[dt][b] = k
+}
+
+// RegisterN is Register for multi-result primitives.
+func (p *Prim) RegisterN(dt DType, b Backend, k KernelNFunc) {
+	if dt >= numDTypes || b >= numBackends {
+		panic(fmt.Sprintf("core: %s: kernel for %v on %v: no such dtype or backend", p.Name, dt, b))
+	}
+	p.kernelsN[dt][b] = k
+}
+
+// KernelFor returns p's kernel for dtype dt on backend b, or an error that
+// names the op, the dtype and the backend. Plans resolve their kernels
+// with it once, at compile time; eager dispatch indexes the same table.
+func (p *Prim) KernelFor(dt DType, b Backend) (KernelFunc, error) {
+	if dt < numDTypes && b < numBackends {
+		if k := p.kernels[dt][b]; k != nil {
+			return k, nil
+		}
+	}
+	if p.Kernel != nil {
+		return p.Kernel, nil
+	}
+	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, dt, b)
+}
+
+// KernelNFor is KernelFor for multi-result primitives.
+func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
+	if dt < numDTypes && b < numBackends {
+		if k := p.kernelsN[dt][b]; k != nil {
+			return k, nil
+		}
+	}
+	if p.KernelN != nil {
+		return p.KernelN, nil
+	}
+	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, dt, b)
+}
+
+// kernel is the eager path's lookup: an index into the table, panicking
+// with an *Error when no kernel exists.
+func (p *Prim) kernel(in []*Tensor, out DType) KernelFunc {
+	dt := KernelDType(in, out)
+	if dt < numDTypes {
+		if k := p.kernels[dt][CPU]; k != nil {
+			return k
+		}
+	}
+	if p.Kernel != nil {
+		return p.Kernel
+	}
+	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
+	return nil
+}
+
+func (p *Prim) kernelN(in []*Tensor, out DType) KernelNFunc {
+	dt := KernelDType(in, out)
+	if dt < numDTypes {
+		if k := p.kernelsN[dt][CPU]; k != nil {
+			return k
+		}
+	}
+	if p.KernelN != nil {
+		return p.KernelN
+	}
+	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
+	return nil
+}
+
+// prims lists every primitive made with Define, in order of definition.
+var (
+	primsMu sync.Mutex
+	prims   []*Prim
+)
+
+// Define records p in the list of all primitives (Prims) and returns it.
+// Ops define their primitives through it, so that tests and the compiler
+// can enumerate them (every elementwise op fuses, every differentiable op
+// has a JVP) without a second list to keep in step.
+func Define(p *Prim) *Prim {
+	primsMu.Lock()
+	prims = append(prims, p)
+	primsMu.Unlock()
+	return p
+}
+
+// Prims returns every primitive recorded by Define.
+func Prims() []*Prim {
+	primsMu.Lock()
+	defer primsMu.Unlock()
+	return append([]*Prim(nil), prims...)
 }
 
 // String returns the op's name.
@@ -128,7 +285,7 @@ func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 		out = &Tensor{shape: m.Shape, dtype: m.DType, buf: in[0].buf}
 	} else {
 		out = NewOf(m)
-		p.Kernel(attrs, in, out)
+		p.kernel(in, m.DType)(attrs, in, out)
 	}
 	if tracked && p.VJP != nil {
 		out.node = &Node{Prim: p, Attrs: attrs, Inputs: append([]*Tensor(nil), in...), Out: out}
@@ -183,7 +340,11 @@ func ApplyN(p *Prim, attrs any, in ...*Tensor) []*Tensor {
 		for i, m := range ms {
 			outs[i] = NewOf(m)
 		}
-		p.KernelN(attrs, in, outs)
+		var dt DType
+		if len(ms) > 0 {
+			dt = ms[0].DType
+		}
+		p.kernelN(in, dt)(attrs, in, outs)
 	}
 	if tracked && p.VJPN != nil {
 		n := &Node{Prim: p, Attrs: attrs, Inputs: append([]*Tensor(nil), in...), Outs: outs}
