@@ -8,10 +8,10 @@ import (
 )
 
 // The remaining binary elementwise primitives, all with NumPy broadcasting.
-var powPrim, maximumPrim, minimumPrim *core.Prim
+var PowPrim, MaximumPrim, MinimumPrim *core.Prim
 
 func init() {
-	powPrim = defBinary("Pow", 12, false, binary{
+	PowPrim = defBinary("Pow", 12, false, binary{
 		f32: func(a, b float32) float32 { return float32(math.Pow(float64(a), float64(b))) },
 		f64: math.Pow,
 		grad: func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor) {
@@ -41,7 +41,7 @@ func init() {
 			return ga, gb
 		},
 	})
-	maximumPrim = defBinary("Maximum", 1, true, binary{
+	MaximumPrim = defBinary("Maximum", 1, true, binary{
 		// Go's max returns NaN if either operand is NaN, as NumPy's maximum
 		// does, and orders -0 below +0.
 		f32:  func(a, b float32) float32 { return max(a, b) },
@@ -50,7 +50,7 @@ func init() {
 		i64:  func(a, b int64) int64 { return max(a, b) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) { return extremumGrad(a, b, g, true) },
 	})
-	minimumPrim = defBinary("Minimum", 1, true, binary{
+	MinimumPrim = defBinary("Minimum", 1, true, binary{
 		f32:  func(a, b float32) float32 { return min(a, b) },
 		f64:  func(a, b float64) float64 { return min(a, b) },
 		i32:  func(a, b int32) int32 { return min(a, b) },
@@ -77,17 +77,17 @@ func extremumGrad(a, b, g *tensor.Tensor, isMax bool) (ga, gb *tensor.Tensor) {
 // negative x to a non-integer y gives NaN, as math.Pow does). The gradient
 // with respect to y is taken as 0 where x <= 0 (where x^y is not
 // differentiable in y), and the one with respect to x as 0 at 0⁰.
-func Pow(x, y *tensor.Tensor) *tensor.Tensor { return apply2(powPrim, x, y) }
+func Pow(x, y *tensor.Tensor) *tensor.Tensor { return apply2(PowPrim, x, y) }
 
 // Maximum returns the larger of a and b elementwise, broadcasting. A NaN in
 // either input gives NaN, as NumPy's maximum does. On ties the gradient is
 // split equally between the inputs (PyTorch's choice).
-func Maximum(a, b *tensor.Tensor) *tensor.Tensor { return apply2(maximumPrim, a, b) }
+func Maximum(a, b *tensor.Tensor) *tensor.Tensor { return apply2(MaximumPrim, a, b) }
 
 // Minimum returns the smaller of a and b elementwise, broadcasting. A NaN in
 // either input gives NaN, as NumPy's minimum does. On ties the gradient is
 // split equally between the inputs (PyTorch's choice).
-func Minimum(a, b *tensor.Tensor) *tensor.Tensor { return apply2(minimumPrim, a, b) }
+func Minimum(a, b *tensor.Tensor) *tensor.Tensor { return apply2(MinimumPrim, a, b) }
 
 // AddScalar returns x + s, with s converted to x's dtype.
 func AddScalar(x *tensor.Tensor, s float64) *tensor.Tensor { return Add(x, ScalarLike(x, s)) }

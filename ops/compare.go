@@ -97,50 +97,50 @@ func defLogical(name string, f func(a, b bool) bool) *core.Prim {
 	}
 }
 
-var equalPrim, notEqualPrim, lessPrim, lessEqualPrim, greaterPrim, greaterEqualPrim, logicalAndPrim, logicalOrPrim, logicalNotPrim, selectPrim, castPrim *core.Prim
+var EqualPrim, NotEqualPrim, LessPrim, LessEqualPrim, GreaterPrim, GreaterEqualPrim, LogicalAndPrim, LogicalOrPrim, LogicalNotPrim, SelectPrim, CastPrim *core.Prim
 
 func init() {
-	equalPrim = defCompare("Equal", cmpEq)
-	notEqualPrim = defCompare("NotEqual", cmpNe)
-	lessPrim = defCompare("Less", cmpLt)
-	lessEqualPrim = defCompare("LessEqual", cmpLe)
-	greaterPrim = defCompare("Greater", cmpGt)
-	greaterEqualPrim = defCompare("GreaterEqual", cmpGe)
-	logicalAndPrim = defLogical("LogicalAnd", func(a, b bool) bool { return a && b })
-	logicalOrPrim = defLogical("LogicalOr", func(a, b bool) bool { return a || b })
-	logicalNotPrim = defLogical("LogicalNot", func(a, _ bool) bool { return !a })
+	EqualPrim = defCompare("Equal", cmpEq)
+	NotEqualPrim = defCompare("NotEqual", cmpNe)
+	LessPrim = defCompare("Less", cmpLt)
+	LessEqualPrim = defCompare("LessEqual", cmpLe)
+	GreaterPrim = defCompare("Greater", cmpGt)
+	GreaterEqualPrim = defCompare("GreaterEqual", cmpGe)
+	LogicalAndPrim = defLogical("LogicalAnd", func(a, b bool) bool { return a && b })
+	LogicalOrPrim = defLogical("LogicalOr", func(a, b bool) bool { return a || b })
+	LogicalNotPrim = defLogical("LogicalNot", func(a, _ bool) bool { return !a })
 }
 
 // Equal returns a == b elementwise as Bool, broadcasting.
-func Equal(a, b *tensor.Tensor) *tensor.Tensor { return apply2(equalPrim, a, b) }
+func Equal(a, b *tensor.Tensor) *tensor.Tensor { return apply2(EqualPrim, a, b) }
 
 // NotEqual returns a != b elementwise as Bool, broadcasting.
-func NotEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(notEqualPrim, a, b) }
+func NotEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(NotEqualPrim, a, b) }
 
 // Less returns a < b elementwise as Bool, broadcasting.
-func Less(a, b *tensor.Tensor) *tensor.Tensor { return apply2(lessPrim, a, b) }
+func Less(a, b *tensor.Tensor) *tensor.Tensor { return apply2(LessPrim, a, b) }
 
 // LessEqual returns a <= b elementwise as Bool, broadcasting.
-func LessEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(lessEqualPrim, a, b) }
+func LessEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(LessEqualPrim, a, b) }
 
 // Greater returns a > b elementwise as Bool, broadcasting.
-func Greater(a, b *tensor.Tensor) *tensor.Tensor { return apply2(greaterPrim, a, b) }
+func Greater(a, b *tensor.Tensor) *tensor.Tensor { return apply2(GreaterPrim, a, b) }
 
 // GreaterEqual returns a >= b elementwise as Bool, broadcasting.
-func GreaterEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(greaterEqualPrim, a, b) }
+func GreaterEqual(a, b *tensor.Tensor) *tensor.Tensor { return apply2(GreaterEqualPrim, a, b) }
 
 // LogicalAnd returns a && b elementwise over Bool tensors, broadcasting.
-func LogicalAnd(a, b *tensor.Tensor) *tensor.Tensor { return apply2(logicalAndPrim, a, b) }
+func LogicalAnd(a, b *tensor.Tensor) *tensor.Tensor { return apply2(LogicalAndPrim, a, b) }
 
 // LogicalOr returns a || b elementwise over Bool tensors, broadcasting.
-func LogicalOr(a, b *tensor.Tensor) *tensor.Tensor { return apply2(logicalOrPrim, a, b) }
+func LogicalOr(a, b *tensor.Tensor) *tensor.Tensor { return apply2(LogicalOrPrim, a, b) }
 
 // LogicalNot returns !a elementwise over a Bool tensor.
-func LogicalNot(a *tensor.Tensor) *tensor.Tensor { return apply1(logicalNotPrim, a) }
+func LogicalNot(a *tensor.Tensor) *tensor.Tensor { return apply1(LogicalNotPrim, a) }
 
-// selectPrim is where(cond, a, b): a where cond holds, else b.
+// SelectPrim is where(cond, a, b): a where cond holds, else b.
 func init() {
-	selectPrim = &core.Prim{
+	SelectPrim = &core.Prim{
 		Name:   "Select",
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
@@ -191,15 +191,15 @@ func sel[T any](c bool, a, b T) T {
 // Select returns a where cond is true and b elsewhere (NumPy's where),
 // broadcasting all three.
 func Select(cond, a, b *tensor.Tensor) *tensor.Tensor {
-	return core.Apply(selectPrim, nil, cond, a, b)
+	return core.Apply(SelectPrim, nil, cond, a, b)
 }
 
 // Where is Select under NumPy's name.
 func Where(cond, a, b *tensor.Tensor) *tensor.Tensor { return Select(cond, a, b) }
 
-// castPrim converts between dtypes; its attribute is the target DType.
+// CastPrim converts between dtypes; its attribute is the target DType.
 func init() {
-	castPrim = &core.Prim{
+	CastPrim = &core.Prim{
 		Name:   "Cast",
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -306,5 +306,5 @@ func Cast(x *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
 	if dt == tensor.Invalid || dt > tensor.Uint8 {
 		core.Panicf("Cast", "invalid target dtype %v", dt)
 	}
-	return core.Apply(castPrim, dt, x)
+	return core.Apply(CastPrim, dt, x)
 }

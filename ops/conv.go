@@ -216,10 +216,10 @@ func checkFloatPair(op string, x, w *tensor.Tensor) {
 	}
 }
 
-var conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim *core.Prim
+var Conv2DPrim, Conv2DBackpropInputPrim, Conv2DBackpropFilterPrim *core.Prim
 
 func init() {
-	conv2DPrim = &core.Prim{
+	Conv2DPrim = &core.Prim{
 		Name:   "Conv2D",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -252,7 +252,7 @@ func init() {
 			return []*tensor.Tensor{gx, gw}
 		},
 	}
-	conv2DBackpropInputPrim = &core.Prim{
+	Conv2DBackpropInputPrim = &core.Prim{
 		Name:   "Conv2DBackpropInput",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -279,12 +279,12 @@ func init() {
 			a := attrs.(ConvGradAttrs)
 			dy, w := in[0], in[1]
 			return []*tensor.Tensor{
-				core.Apply(conv2DPrim, a.ConvAttrs, h, w),
+				core.Apply(Conv2DPrim, a.ConvAttrs, h, w),
 				Conv2DBackpropFilter(h, dy, ConvGradAttrs{a.ConvAttrs, w.Shape().Clone()}),
 			}
 		},
 	}
-	conv2DBackpropFilterPrim = &core.Prim{
+	Conv2DBackpropFilterPrim = &core.Prim{
 		Name:   "Conv2DBackpropFilter",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -310,7 +310,7 @@ func init() {
 			x, dy := in[0], in[1]
 			return []*tensor.Tensor{
 				Conv2DBackpropInput(dy, h, ConvGradAttrs{a.ConvAttrs, x.Shape().Clone()}),
-				core.Apply(conv2DPrim, a.ConvAttrs, x, h),
+				core.Apply(Conv2DPrim, a.ConvAttrs, x, h),
 			}
 		},
 	}
@@ -335,7 +335,7 @@ func checkConvGrad(op string, a ConvAttrs, xs, ws, dys tensor.Shape) {
 // OH = ⌊(in + lo + hi − d·(k−1) − 1)/s⌋ + 1; PadSame gives ⌈in/s⌉.
 func Conv2D(x, w *tensor.Tensor, opts Conv2DOpts) *tensor.Tensor {
 	a := convAttrs("Conv2D", opts, x.Shape(), w.Shape())
-	return core.Apply(conv2DPrim, a, x, w)
+	return core.Apply(Conv2DPrim, a, x, w)
 }
 
 // Conv2DBackpropInput returns the gradient of a convolution with respect to
@@ -343,13 +343,13 @@ func Conv2D(x, w *tensor.Tensor, opts Conv2DOpts) *tensor.Tensor {
 // attrs.Shape. It is the VJP of Conv2D, exposed for transposed
 // convolution layers and second-order gradients.
 func Conv2DBackpropInput(dy, w *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
-	return core.Apply(conv2DBackpropInputPrim, attrs, dy, w)
+	return core.Apply(Conv2DBackpropInputPrim, attrs, dy, w)
 }
 
 // Conv2DBackpropFilter returns the gradient of a convolution of x with
 // respect to its filter, of shape attrs.Shape, given the output gradient dy.
 func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
-	return core.Apply(conv2DBackpropFilterPrim, attrs, x, dy)
+	return core.Apply(Conv2DBackpropFilterPrim, attrs, x, dy)
 }
 
 // Scratch buffers for the column matrices, recycled between calls so that

@@ -196,10 +196,10 @@ func apply2(p *core.Prim, a, b *tensor.Tensor) *tensor.Tensor {
 }
 
 // The arithmetic primitives.
-var addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim *core.Prim
+var AddPrim, SubPrim, MulPrim, DivPrim, NegPrim, ExpPrim, LogPrim, TanhPrim, ReluPrim, ReluGradPrim *core.Prim
 
 func init() {
-	addPrim = defBinary("Add", 1, true, binary{
+	AddPrim = defBinary("Add", 1, true, binary{
 		vec:       vec.Add,
 		vecScalar: vec.AddScalar,
 		vecRow:    vec.AddRow,
@@ -211,7 +211,7 @@ func init() {
 			return g, g
 		},
 	})
-	subPrim = defBinary("Sub", 1, false, binary{
+	SubPrim = defBinary("Sub", 1, false, binary{
 		vec: vec.Sub,
 		// a - s is a + (-s) exactly: negation is exact in IEEE arithmetic.
 		vecScalar: func(dst, a []float32, s float32) { vec.AddScalar(dst, a, -s) },
@@ -223,7 +223,7 @@ func init() {
 			return g, Neg(g)
 		},
 	})
-	mulPrim = defBinary("Mul", 1, true, binary{
+	MulPrim = defBinary("Mul", 1, true, binary{
 		vec:       vec.Mul,
 		vecScalar: vec.MulScalar,
 		f32:       func(a, b float32) float32 { return a * b },
@@ -234,7 +234,7 @@ func init() {
 			return Mul(g, b), Mul(g, a)
 		},
 	})
-	divPrim = defBinary("Div", 4, false, binary{
+	DivPrim = defBinary("Div", 4, false, binary{
 		vec: vec.Div,
 		f32: func(a, b float32) float32 { return a / b },
 		f64: func(a, b float64) float64 { return a / b },
@@ -243,7 +243,7 @@ func init() {
 			return ga, Neg(Mul(ga, out))
 		},
 	})
-	negPrim = defUnary("Neg", 1, unary{
+	NegPrim = defUnary("Neg", 1, unary{
 		f32: func(x float32) float32 { return -x },
 		f64: func(x float64) float64 { return -x },
 		i32: func(x int32) int32 { return -x },
@@ -252,18 +252,18 @@ func init() {
 			return Neg(g)
 		},
 	})
-	expPrim = defUnary("Exp", 8, unary{
+	ExpPrim = defUnary("Exp", 8, unary{
 		vec:  vec.Exp, // within about 1 ulp; see package vec
 		f32:  viaF64(math.Exp),
 		f64:  math.Exp,
 		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor { return Mul(g, y) },
 	})
-	logPrim = defUnary("Log", 8, unary{
+	LogPrim = defUnary("Log", 8, unary{
 		f32:  viaF64(math.Log),
 		f64:  math.Log,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor { return Div(g, x) },
 	})
-	tanhPrim = defUnary("Tanh", 10, unary{
+	TanhPrim = defUnary("Tanh", 10, unary{
 		vec: vec.Tanh, // within about 1.3 ulp; see package vec
 		f32: viaF64(math.Tanh),
 		f64: math.Tanh,
@@ -272,26 +272,26 @@ func init() {
 			return Mul(g, Sub(ScalarLike(y, 1), Mul(y, y)))
 		},
 	})
-	reluPrim = defUnary("ReLU", 1, unary{
+	ReluPrim = defUnary("ReLU", 1, unary{
 		vec: vec.Relu,
 		f32: func(x float32) float32 { return max(x, 0) },
 		f64: func(x float64) float64 { return max(x, 0) },
 		i32: func(x int32) int32 { return max(x, 0) },
 		i64: func(x int64) int64 { return max(x, 0) },
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
-			return apply2(reluGradPrim, x, g)
+			return apply2(ReluGradPrim, x, g)
 		},
 	})
-	// reluGradPrim passes g where x > 0: the ReLU backward as one fusable
+	// ReluGradPrim passes g where x > 0: the ReLU backward as one fusable
 	// elementwise op rather than a compare, a select and a zeros tensor.
-	reluGradPrim = defBinary("ReLUGrad", 1, false, binary{
+	ReluGradPrim = defBinary("ReLUGrad", 1, false, binary{
 		vec: vec.ReluGrad,
 		f32: func(x, g float32) float32 { return reluGrad(x, g) },
 		f64: func(x, g float64) float64 { return reluGrad(x, g) },
 		i32: func(x, g int32) int32 { return reluGrad(x, g) },
 		i64: func(x, g int64) int64 { return reluGrad(x, g) },
 		grad: func(x, _, _, gg *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
-			return nil, apply2(reluGradPrim, x, gg)
+			return nil, apply2(ReluGradPrim, x, gg)
 		},
 	})
 }
@@ -304,29 +304,29 @@ func reluGrad[T tensor.Number](x, g T) T {
 }
 
 // Add returns a + b, broadcasting.
-func Add(a, b *tensor.Tensor) *tensor.Tensor { return apply2(addPrim, a, b) }
+func Add(a, b *tensor.Tensor) *tensor.Tensor { return apply2(AddPrim, a, b) }
 
 // Sub returns a - b, broadcasting.
-func Sub(a, b *tensor.Tensor) *tensor.Tensor { return apply2(subPrim, a, b) }
+func Sub(a, b *tensor.Tensor) *tensor.Tensor { return apply2(SubPrim, a, b) }
 
 // Mul returns a * b elementwise, broadcasting.
-func Mul(a, b *tensor.Tensor) *tensor.Tensor { return apply2(mulPrim, a, b) }
+func Mul(a, b *tensor.Tensor) *tensor.Tensor { return apply2(MulPrim, a, b) }
 
 // Div returns a / b elementwise, broadcasting (floating-point types only).
-func Div(a, b *tensor.Tensor) *tensor.Tensor { return apply2(divPrim, a, b) }
+func Div(a, b *tensor.Tensor) *tensor.Tensor { return apply2(DivPrim, a, b) }
 
 // Neg returns -x.
-func Neg(x *tensor.Tensor) *tensor.Tensor { return apply1(negPrim, x) }
+func Neg(x *tensor.Tensor) *tensor.Tensor { return apply1(NegPrim, x) }
 
 // Exp returns eˣ elementwise.
-func Exp(x *tensor.Tensor) *tensor.Tensor { return apply1(expPrim, x) }
+func Exp(x *tensor.Tensor) *tensor.Tensor { return apply1(ExpPrim, x) }
 
 // Log returns the natural logarithm elementwise.
-func Log(x *tensor.Tensor) *tensor.Tensor { return apply1(logPrim, x) }
+func Log(x *tensor.Tensor) *tensor.Tensor { return apply1(LogPrim, x) }
 
 // Tanh returns the hyperbolic tangent elementwise.
-func Tanh(x *tensor.Tensor) *tensor.Tensor { return apply1(tanhPrim, x) }
+func Tanh(x *tensor.Tensor) *tensor.Tensor { return apply1(TanhPrim, x) }
 
 // ReLU returns max(x, 0) elementwise. Its gradient at 0 is 0, as in
 // MindSpore and PyTorch.
-func ReLU(x *tensor.Tensor) *tensor.Tensor { return apply1(reluPrim, x) }
+func ReLU(x *tensor.Tensor) *tensor.Tensor { return apply1(ReluPrim, x) }

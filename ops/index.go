@@ -34,7 +34,7 @@ type ScatterAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ScatterAttrs) String() string { return fmt.Sprintf("axis=%d extent=%d", a.Axis, a.Extent) }
 
-var gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim, checkLabelsPrim, checkIndicesPrim *core.Prim
+var GatherPrim, GatherGradPrim, TakeAlongAxisPrim, TakeAlongAxisGradPrim, OneHotPrim, CheckLabelsPrim, CheckIndicesPrim *core.Prim
 
 func checkIndexDType(op string, idx *tensor.Tensor) {
 	if d := idx.DType(); d != tensor.Int32 && d != tensor.Int64 {
@@ -92,11 +92,11 @@ func (a IndexCheckAttrs) String() string {
 // checkedIndices passes idx through the index check for op's axis ax of
 // extent n.
 func checkedIndices(op string, idx *tensor.Tensor, ax, n int) *tensor.Tensor {
-	return core.Apply(checkIndicesPrim, IndexCheckAttrs{Op: op, Axis: ax, Extent: n}, idx)
+	return core.Apply(CheckIndicesPrim, IndexCheckAttrs{Op: op, Axis: ax, Extent: n}, idx)
 }
 
 func init() {
-	checkIndicesPrim = &core.Prim{
+	CheckIndicesPrim = &core.Prim{
 		Name:   "CheckIndices",
 		Traits: core.Traits{Impure: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -110,7 +110,7 @@ func init() {
 			core.Copy(out, in[0])
 		},
 	}
-	gatherPrim = &core.Prim{
+	GatherPrim = &core.Prim{
 		Name:   "Gather",
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -141,13 +141,13 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			ax := attrs.(AxisAttr).Axis
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(gatherGradPrim, a, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(GatherGradPrim, a, g, in[1]), nil}
 		},
 	}
-	// gatherGradPrim adds the rows of g back at the positions the indices
+	// GatherGradPrim adds the rows of g back at the positions the indices
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
 	// respect to g is Gather itself.
-	gatherGradPrim = &core.Prim{
+	GatherGradPrim = &core.Prim{
 		Name:   "GatherGrad",
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -176,7 +176,7 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(gatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(GatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
 	}
 }
@@ -254,11 +254,11 @@ func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, out
 // adds back into the selected slices (repeated indices accumulate).
 func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
 	ax := core.NormAxis("Gather", axis, x.Rank())
-	return core.Apply(gatherPrim, AxisAttr{ax}, x, checkedIndices("Gather", indices, ax, x.Shape()[ax]))
+	return core.Apply(GatherPrim, AxisAttr{ax}, x, checkedIndices("Gather", indices, ax, x.Shape()[ax]))
 }
 
 func init() {
-	takeAlongAxisPrim = &core.Prim{
+	TakeAlongAxisPrim = &core.Prim{
 		Name:   "TakeAlongAxis",
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -286,12 +286,12 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			ax := attrs.(AxisAttr).Axis
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(takeAlongAxisGradPrim, a, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(TakeAlongAxisGradPrim, a, g, in[1]), nil}
 		},
 	}
-	// takeAlongAxisGradPrim adds each element of g back at the position
+	// TakeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
-	takeAlongAxisGradPrim = &core.Prim{
+	TakeAlongAxisGradPrim = &core.Prim{
 		Name:   "TakeAlongAxisGrad",
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -320,7 +320,7 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(takeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
+			return []*tensor.Tensor{core.Apply(TakeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
 	}
 }
@@ -412,7 +412,7 @@ func putAlong[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n,
 // Gather's; the gradient adds back at the picked positions.
 func TakeAlongAxis(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
 	ax := core.NormAxis("TakeAlongAxis", axis, x.Rank())
-	return core.Apply(takeAlongAxisPrim, AxisAttr{ax}, x, checkedIndices("TakeAlongAxis", indices, ax, x.Shape()[ax]))
+	return core.Apply(TakeAlongAxisPrim, AxisAttr{ax}, x, checkedIndices("TakeAlongAxis", indices, ax, x.Shape()[ax]))
 }
 
 // OneHotAttrs are OneHot's attributes: the number of classes and the
@@ -426,7 +426,7 @@ type OneHotAttrs struct {
 func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a.Depth, a.DType) }
 
 func init() {
-	oneHotPrim = &core.Prim{
+	OneHotPrim = &core.Prim{
 		Name:   "OneHot",
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -481,7 +481,7 @@ func oneHotInto[T any, I int32 | int64](dst []T, idx []I, depth int, one T) {
 // elsewhere. An index outside [0, depth) gives a row of zeros, as in
 // MindSpore and TensorFlow. It is not differentiable.
 func OneHot(indices *tensor.Tensor, depth int, dt tensor.DType) *tensor.Tensor {
-	return core.Apply(oneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
+	return core.Apply(OneHotPrim, OneHotAttrs{Depth: depth, DType: dt}, indices)
 }
 
 // LabelAttrs are the attributes of the label check: the op that checks
@@ -499,10 +499,10 @@ func (a LabelAttrs) String() string {
 }
 
 func init() {
-	// checkLabelsPrim copies class labels through, refusing any outside
+	// CheckLabelsPrim copies class labels through, refusing any outside
 	// [0, classes); see the note at the top of the file for why it is a
 	// primitive, and Impure.
-	checkLabelsPrim = &core.Prim{
+	CheckLabelsPrim = &core.Prim{
 		Name:   "CheckLabels",
 		Traits: core.Traits{Impure: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -556,5 +556,5 @@ func CheckLabels(op string, logits, labels *tensor.Tensor) *tensor.Tensor {
 	if len(ls) == 0 {
 		core.Panicf(op, "want logits with a class axis, got a scalar")
 	}
-	return core.Apply(checkLabelsPrim, LabelAttrs{Op: op, Classes: ls[len(ls)-1], Logits: ls.Clone()}, labels)
+	return core.Apply(CheckLabelsPrim, LabelAttrs{Op: op, Classes: ls[len(ls)-1], Logits: ls.Clone()}, labels)
 }

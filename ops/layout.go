@@ -42,7 +42,7 @@ func (a SliceAttrs) String() string {
 	return fmt.Sprintf("begin=%v strides=%v size=%v shape=%v", a.Begin, a.Strides, a.Size, a.Shape)
 }
 
-var transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim *core.Prim
+var TransposePrim, ConcatPrim, StridedSlicePrim, StridedSliceGradPrim *core.Prim
 
 // layoutRank is the rank up to which the layout kernels keep their index
 // bookkeeping on the stack.
@@ -64,7 +64,7 @@ func rowStrides(s []int, buf []int) []int {
 }
 
 func init() {
-	transposePrim = &core.Prim{
+	TransposePrim = &core.Prim{
 		Name:   "Transpose",
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -103,7 +103,7 @@ func init() {
 			for i, ax := range p {
 				inv[ax] = i
 			}
-			return []*tensor.Tensor{core.Apply(transposePrim, PermAttr{inv}, g)}
+			return []*tensor.Tensor{core.Apply(TransposePrim, PermAttr{inv}, g)}
 		},
 	}
 }
@@ -345,7 +345,7 @@ func Transpose(x *tensor.Tensor, perm ...int) *tensor.Tensor {
 	if leadingIdentity(p) {
 		return x
 	}
-	return core.Apply(transposePrim, PermAttr{p}, x)
+	return core.Apply(TransposePrim, PermAttr{p}, x)
 }
 
 // T returns x with its last two axes swapped (the matrix transpose, batched
@@ -360,7 +360,7 @@ func T(x *tensor.Tensor) *tensor.Tensor {
 		p[i] = i
 	}
 	p[r-2], p[r-1] = r-1, r-2
-	return core.Apply(transposePrim, PermAttr{p}, x)
+	return core.Apply(TransposePrim, PermAttr{p}, x)
 }
 
 // ExpandDims inserts an axis of extent 1 at position axis of the result
@@ -400,7 +400,7 @@ func Squeeze(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 }
 
 func init() {
-	concatPrim = &core.Prim{
+	ConcatPrim = &core.Prim{
 		Name:   "Concat",
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -487,7 +487,7 @@ func Concat(axis int, xs ...*tensor.Tensor) *tensor.Tensor {
 	if len(xs) == 1 {
 		return xs[0]
 	}
-	return core.Apply(concatPrim, AxisAttr{ax}, xs...)
+	return core.Apply(ConcatPrim, AxisAttr{ax}, xs...)
 }
 
 // Stack joins tensors of one shape along a new axis at position axis of the
@@ -508,7 +508,7 @@ func Stack(axis int, xs ...*tensor.Tensor) *tensor.Tensor {
 	if len(ys) == 1 {
 		return ys[0]
 	}
-	return core.Apply(concatPrim, AxisAttr{ax}, ys...)
+	return core.Apply(ConcatPrim, AxisAttr{ax}, ys...)
 }
 
 // Split cuts x along axis into pieces of the given sizes, which must add up
@@ -573,7 +573,7 @@ func applySlice(x *tensor.Tensor, a SliceAttrs) *tensor.Tensor {
 			return x
 		}
 	}
-	return core.Apply(stridedSlicePrim, a, x)
+	return core.Apply(StridedSlicePrim, a, x)
 }
 
 func checkSliceAttrs(op string, a SliceAttrs) {
@@ -596,7 +596,7 @@ func checkSliceAttrs(op string, a SliceAttrs) {
 }
 
 func init() {
-	stridedSlicePrim = &core.Prim{
+	StridedSlicePrim = &core.Prim{
 		Name:   "StridedSlice",
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -611,14 +611,14 @@ func init() {
 			stridedKernel(attrs.(SliceAttrs), out.Data(), in[0].Data(), false)
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(stridedSliceGradPrim, attrs, g)}
+			return []*tensor.Tensor{core.Apply(StridedSliceGradPrim, attrs, g)}
 		},
 	}
-	// stridedSliceGradPrim scatters its input into zeros at the window's
+	// StridedSliceGradPrim scatters its input into zeros at the window's
 	// positions: StridedSlice's gradient, and zero padding when the window
 	// is dense. Its own gradient is the StridedSlice reading the window
 	// back, so gradients of any order stay within these two primitives.
-	stridedSliceGradPrim = &core.Prim{
+	StridedSliceGradPrim = &core.Prim{
 		Name:   "StridedSliceGrad",
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -633,7 +633,7 @@ func init() {
 			stridedKernel(attrs.(SliceAttrs), in[0].Data(), out.Data(), true)
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(stridedSlicePrim, attrs, g)}
+			return []*tensor.Tensor{core.Apply(StridedSlicePrim, attrs, g)}
 		},
 	}
 }
@@ -831,7 +831,7 @@ func Pad(x *tensor.Tensor, pads [][2]int) *tensor.Tensor {
 	if none {
 		return x
 	}
-	return core.Apply(stridedSliceGradPrim, a, x)
+	return core.Apply(StridedSliceGradPrim, a, x)
 }
 
 // Tile repeats x reps[i] times along axis i (NumPy's tile): when reps is

@@ -40,7 +40,7 @@ func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, 
 }
 
 func init() {
-	matmulPrim = &core.Prim{
+	MatMulPrim = &core.Prim{
 		Name:   "MatMul",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -78,7 +78,7 @@ func init() {
 	}
 }
 
-var matmulPrim *core.Prim
+var MatMulPrim *core.Prim
 
 // MatMul returns the matrix product a·b over the last two axes, with NumPy
 // broadcasting over the leading (batch) axes.
@@ -87,7 +87,7 @@ func MatMul(a, b *tensor.Tensor) *tensor.Tensor { return MatMulT(a, b, false, fa
 // MatMulT returns op(a)·op(b), where op transposes the last two axes of an
 // operand whose flag is set — without materialising the transpose.
 func MatMulT(a, b *tensor.Tensor, transA, transB bool) *tensor.Tensor {
-	return core.Apply(matmulPrim, MatMulAttrs{transA, transB}, a, b)
+	return core.Apply(MatMulPrim, MatMulAttrs{transA, transB}, a, b)
 }
 
 func matmulKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

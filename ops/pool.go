@@ -143,10 +143,10 @@ func checkPoolGrad(op string, a PoolAttrs, xs, dys tensor.Shape, dxd, dyd tensor
 	}
 }
 
-var maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim *core.Prim
+var MaxPoolPrim, MaxPoolGradPrim, MaxPoolGatherPrim, AvgPoolPrim, AvgPoolGradPrim *core.Prim
 
 func init() {
-	maxPoolPrim = &core.Prim{
+	MaxPoolPrim = &core.Prim{
 		Name:   "MaxPool2D",
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("MaxPool2D"),
@@ -160,13 +160,13 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(maxPoolGradPrim, attrs, in[0], g)}
+			return []*tensor.Tensor{core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
 	}
 	// MaxPool2DGrad(x, dy) routes each dy to the argmax of its window of x.
 	// The argmax is recomputed from x, so the forward pass keeps no hidden
 	// state and the op is a pure function of its inputs.
-	maxPoolGradPrim = &core.Prim{
+	MaxPoolGradPrim = &core.Prim{
 		Name:   "MaxPool2DGrad",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -186,12 +186,12 @@ func init() {
 		// Linear in dy with the argmax pattern piecewise constant in x: the
 		// adjoint of scattering to the argmax is gathering from it.
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, core.Apply(maxPoolGatherPrim, attrs, in[0], h)}
+			return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, in[0], h)}
 		},
 	}
 	// MaxPool2DGather(x, v) reads v at the argmax of each window of x:
 	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
-	maxPoolGatherPrim = &core.Prim{
+	MaxPoolGatherPrim = &core.Prim{
 		Name:   "MaxPool2DGather",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -211,10 +211,10 @@ func init() {
 			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, core.Apply(maxPoolGradPrim, attrs, in[0], g)}
+			return []*tensor.Tensor{nil, core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
 	}
-	avgPoolPrim = &core.Prim{
+	AvgPoolPrim = &core.Prim{
 		Name:   "AvgPool2D",
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
@@ -230,13 +230,13 @@ func init() {
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = in[0].Shape().Clone()
-			return []*tensor.Tensor{core.Apply(avgPoolGradPrim, a, g)}
+			return []*tensor.Tensor{core.Apply(AvgPoolGradPrim, a, g)}
 		},
 	}
 	// AvgPool2DGrad(dy) spreads each dy over the real (unpadded) elements
 	// of its window with the forward pass's weight 1/divisor, onto an input
 	// of shape attrs.Shape.
-	avgPoolGradPrim = &core.Prim{
+	AvgPoolGradPrim = &core.Prim{
 		Name:   "AvgPool2DGrad",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -260,7 +260,7 @@ func init() {
 		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = nil
-			return []*tensor.Tensor{core.Apply(avgPoolPrim, a, h)}
+			return []*tensor.Tensor{core.Apply(AvgPoolPrim, a, h)}
 		},
 	}
 }
@@ -271,7 +271,7 @@ func init() {
 // the kernel. The gradient goes to the first maximum of each window in
 // row-major order.
 func MaxPool2D(x *tensor.Tensor, kernel, stride [2]int, pad ...Padding) *tensor.Tensor {
-	return core.Apply(maxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
+	return core.Apply(MaxPoolPrim, poolAttrs("MaxPool2D", x, kernel, stride, pad), x)
 }
 
 // AvgPoolOption is an optional argument of AvgPool2D: a Padding or a
@@ -321,7 +321,7 @@ func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, opts ...AvgPoolOption) *
 	} else {
 		a.CountPad = len(pads) == 0 || pads[0].Mode != PadSame
 	}
-	return core.Apply(avgPoolPrim, a, x)
+	return core.Apply(AvgPoolPrim, a, x)
 }
 
 // maxPoolGather writes into out, for each window, v at the argmax of x.

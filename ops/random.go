@@ -21,7 +21,7 @@ type RandomMaskAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a RandomMaskAttrs) String() string { return fmt.Sprintf("p=%v seed=%#x", a.P, a.Seed) }
 
-var randomMaskPrim *core.Prim
+var RandomMaskPrim *core.Prim
 
 func init() {
 	// RandomMask's input only supplies the shape and dtype: its values are
@@ -31,7 +31,7 @@ func init() {
 	//
 	// The prim has no VJP: the mask is constant with respect to its input,
 	// so Dropout's gradient flows through the Mul alone, as g·mask.
-	randomMaskPrim = &core.Prim{
+	RandomMaskPrim = &core.Prim{
 		Name:   "RandomMask",
 		Traits: core.Traits{Impure: true, Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -90,7 +90,7 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 // to differentiate it draws a new mask; dropout inside Cond or Scan bodies
 // under Graph-mode differentiation is therefore not supported exactly.)
 func RandomMask(x *tensor.Tensor, p float64) *tensor.Tensor {
-	return core.Apply(randomMaskPrim, RandomMaskAttrs{P: p}, x)
+	return core.Apply(RandomMaskPrim, RandomMaskAttrs{P: p}, x)
 }
 
 // Dropout zeroes each element of x with probability p and scales the rest

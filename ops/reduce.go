@@ -139,10 +139,10 @@ func inferReduce(name string, numericOnly bool) func(any, []*tensor.Tensor) tens
 	}
 }
 
-var sumPrim *core.Prim
+var SumPrim *core.Prim
 
 func init() {
-	sumPrim = &core.Prim{
+	SumPrim = &core.Prim{
 		Name:   "ReduceSum",
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceSum", true),
@@ -182,12 +182,12 @@ func init() {
 // Sum returns the sum of x over the given axes (all axes when none are
 // given), dropping them. Negative axes count from the end.
 func Sum(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), false, axes), x)
+	return core.Apply(SumPrim, reduceAttrs("ReduceSum", x.Rank(), false, axes), x)
 }
 
 // SumKeepDims is Sum keeping the folded axes with extent 1.
 func SumKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(sumPrim, reduceAttrs("ReduceSum", x.Rank(), true, axes), x)
+	return core.Apply(SumPrim, reduceAttrs("ReduceSum", x.Rank(), true, axes), x)
 }
 
 // sumF32 sums float32 over trailing axes (rows: pairwise vectorised sums)

@@ -31,11 +31,11 @@ func meanOf(x *tensor.Tensor, keep bool, axes []int) *tensor.Tensor {
 	for _, ax := range a.Axes {
 		n *= x.Shape()[ax]
 	}
-	s := core.Apply(sumPrim, a, x)
+	s := core.Apply(SumPrim, a, x)
 	return Div(s, ScalarLike(s, float64(n)))
 }
 
-var maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim *core.Prim
+var MaxPrim, MinPrim, ProdPrim, AnyPrim, AllPrim, ArgMaxPrim, ArgMinPrim *core.Prim
 
 // inferNonEmptyReduce is inferReduce for reductions without an identity
 // element (Max, Min): folding an empty axis has no answer, so it is an
@@ -149,14 +149,14 @@ func extremumVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tenso
 	a := attrs.(ReduceAttrs)
 	ks := keptShape(x.Shape(), a)
 	hit := Cast(Equal(x, Reshape(out, ks...)), x.DType())
-	share := Div(Reshape(g, ks...), core.Apply(sumPrim, ReduceAttrs{Axes: a.Axes, KeepDims: true}, hit))
+	share := Div(Reshape(g, ks...), core.Apply(SumPrim, ReduceAttrs{Axes: a.Axes, KeepDims: true}, hit))
 	return []*tensor.Tensor{Mul(hit, share)}
 }
 
 func init() {
-	maxPrim = defExtremum("ReduceMax", true)
-	minPrim = defExtremum("ReduceMin", false)
-	prodPrim = &core.Prim{
+	MaxPrim = defExtremum("ReduceMax", true)
+	MinPrim = defExtremum("ReduceMin", false)
+	ProdPrim = &core.Prim{
 		Name:   "ReduceProd",
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceProd", true),
@@ -176,10 +176,10 @@ func init() {
 		},
 		VJP: prodVJP,
 	}
-	anyPrim = defBoolReduce("ReduceAny", false, func(a, v bool) bool { return a || v })
-	allPrim = defBoolReduce("ReduceAll", true, func(a, v bool) bool { return a && v })
-	argMaxPrim = defArg("ArgMax", true)
-	argMinPrim = defArg("ArgMin", false)
+	AnyPrim = defBoolReduce("ReduceAny", false, func(a, v bool) bool { return a || v })
+	AllPrim = defBoolReduce("ReduceAll", true, func(a, v bool) bool { return a && v })
+	ArgMaxPrim = defArg("ArgMax", true)
+	ArgMinPrim = defArg("ArgMin", false)
 }
 
 func prodInto[T tensor.Number](out, x []T, xs tensor.Shape, axes []int) {
@@ -205,8 +205,8 @@ func prodVJP(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tens
 	zero, one := ScalarLike(x, 0), ScalarLike(x, 1)
 	isZero := Equal(x, zero)
 	safe := Select(isZero, one, x)
-	nonZeroProd := core.Apply(prodPrim, keep, safe)
-	zeros := core.Apply(sumPrim, keep, Cast(isZero, x.DType()))
+	nonZeroProd := core.Apply(ProdPrim, keep, safe)
+	zeros := core.Apply(SumPrim, keep, Cast(isZero, x.DType()))
 	live := LogicalOr(Equal(zeros, zero), LogicalAnd(Equal(zeros, one), isZero))
 	d := Select(live, Div(nonZeroProd, safe), zero)
 	return []*tensor.Tensor{Mul(d, Reshape(g, keptShape(x.Shape(), a)...))}
@@ -238,57 +238,57 @@ func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
 // error. The gradient goes to the maximal elements, split evenly among
 // ties.
 func Max(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), false, axes), x)
+	return core.Apply(MaxPrim, reduceAttrs("ReduceMax", x.Rank(), false, axes), x)
 }
 
 // MaxKeepDims is Max keeping the folded axes with extent 1.
 func MaxKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(maxPrim, reduceAttrs("ReduceMax", x.Rank(), true, axes), x)
+	return core.Apply(MaxPrim, reduceAttrs("ReduceMax", x.Rank(), true, axes), x)
 }
 
 // Min returns the minimum of x over the given axes (all axes when none are
 // given), dropping them; see Max.
 func Min(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), false, axes), x)
+	return core.Apply(MinPrim, reduceAttrs("ReduceMin", x.Rank(), false, axes), x)
 }
 
 // MinKeepDims is Min keeping the folded axes with extent 1.
 func MinKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(minPrim, reduceAttrs("ReduceMin", x.Rank(), true, axes), x)
+	return core.Apply(MinPrim, reduceAttrs("ReduceMin", x.Rank(), true, axes), x)
 }
 
 // Prod returns the product of x over the given axes (all axes when none are
 // given), dropping them; the product over an empty axis is 1. Its gradient
 // is exact when elements are zero (it never divides by them).
 func Prod(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), false, axes), x)
+	return core.Apply(ProdPrim, reduceAttrs("ReduceProd", x.Rank(), false, axes), x)
 }
 
 // ProdKeepDims is Prod keeping the folded axes with extent 1.
 func ProdKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(prodPrim, reduceAttrs("ReduceProd", x.Rank(), true, axes), x)
+	return core.Apply(ProdPrim, reduceAttrs("ReduceProd", x.Rank(), true, axes), x)
 }
 
 // Any reports, over the given axes of a Bool tensor (all axes when none
 // are given), whether any element is true; over an empty axis it is false.
 func Any(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), false, axes), x)
+	return core.Apply(AnyPrim, reduceAttrs("ReduceAny", x.Rank(), false, axes), x)
 }
 
 // AnyKeepDims is Any keeping the folded axes with extent 1.
 func AnyKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(anyPrim, reduceAttrs("ReduceAny", x.Rank(), true, axes), x)
+	return core.Apply(AnyPrim, reduceAttrs("ReduceAny", x.Rank(), true, axes), x)
 }
 
 // All reports, over the given axes of a Bool tensor (all axes when none
 // are given), whether every element is true; over an empty axis it is true.
 func All(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), false, axes), x)
+	return core.Apply(AllPrim, reduceAttrs("ReduceAll", x.Rank(), false, axes), x)
 }
 
 // AllKeepDims is All keeping the folded axes with extent 1.
 func AllKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-	return core.Apply(allPrim, reduceAttrs("ReduceAll", x.Rank(), true, axes), x)
+	return core.Apply(AllPrim, reduceAttrs("ReduceAll", x.Rank(), true, axes), x)
 }
 
 // ArgAttrs are the attributes of ArgMax and ArgMin: the (normalised) axis
@@ -373,18 +373,18 @@ func argOf(p *core.Prim, x *tensor.Tensor, axis int, keep bool) *tensor.Tensor {
 // axis (negative counts from the end), dropping that axis. On ties the
 // first occurrence wins, and a NaN counts as the largest, as in NumPy. It
 // is not differentiable.
-func ArgMax(x *tensor.Tensor, axis int) *tensor.Tensor { return argOf(argMaxPrim, x, axis, false) }
+func ArgMax(x *tensor.Tensor, axis int) *tensor.Tensor { return argOf(ArgMaxPrim, x, axis, false) }
 
 // ArgMaxKeepDims is ArgMax keeping the searched axis with extent 1.
 func ArgMaxKeepDims(x *tensor.Tensor, axis int) *tensor.Tensor {
-	return argOf(argMaxPrim, x, axis, true)
+	return argOf(ArgMaxPrim, x, axis, true)
 }
 
 // ArgMin returns, as Int64, the index of the smallest element of x along
 // axis, dropping that axis; see ArgMax.
-func ArgMin(x *tensor.Tensor, axis int) *tensor.Tensor { return argOf(argMinPrim, x, axis, false) }
+func ArgMin(x *tensor.Tensor, axis int) *tensor.Tensor { return argOf(ArgMinPrim, x, axis, false) }
 
 // ArgMinKeepDims is ArgMin keeping the searched axis with extent 1.
 func ArgMinKeepDims(x *tensor.Tensor, axis int) *tensor.Tensor {
-	return argOf(argMinPrim, x, axis, true)
+	return argOf(ArgMinPrim, x, axis, true)
 }

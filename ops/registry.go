@@ -39,26 +39,26 @@ func buildRegistry() {
 func registeredPrims() []*core.Prim {
 	return []*core.Prim{
 		// elementwise.go
-		addPrim, subPrim, mulPrim, divPrim, negPrim, expPrim, logPrim, tanhPrim, reluPrim, reluGradPrim,
+		AddPrim, SubPrim, MulPrim, DivPrim, NegPrim, ExpPrim, LogPrim, TanhPrim, ReluPrim, ReluGradPrim,
 		// compare.go
-		equalPrim, notEqualPrim, lessPrim, lessEqualPrim, greaterPrim, greaterEqualPrim,
-		logicalAndPrim, logicalOrPrim, logicalNotPrim, selectPrim, castPrim,
+		EqualPrim, NotEqualPrim, LessPrim, LessEqualPrim, GreaterPrim, GreaterEqualPrim,
+		LogicalAndPrim, LogicalOrPrim, LogicalNotPrim, SelectPrim, CastPrim,
 		// unary.go, binary.go
-		absPrim, signPrim, log1pPrim, sqrtPrim, rsqrtPrim, squarePrim, reciprocalPrim,
-		sinPrim, cosPrim, sigmoidPrim, erfPrim, geluPrim, softplusPrim,
-		powPrim, maximumPrim, minimumPrim,
+		AbsPrim, SignPrim, Log1pPrim, SqrtPrim, RsqrtPrim, SquarePrim, ReciprocalPrim,
+		SinPrim, CosPrim, SigmoidPrim, ErfPrim, GeluPrim, SoftplusPrim,
+		PowPrim, MaximumPrim, MinimumPrim,
 		// matmul.go, reduce.go, reductions.go, shape.go
-		matmulPrim, sumPrim, reshapePrim, broadcastToPrim,
-		maxPrim, minPrim, prodPrim, anyPrim, allPrim, argMaxPrim, argMinPrim,
+		MatMulPrim, SumPrim, ReshapePrim, BroadcastToPrim,
+		MaxPrim, MinPrim, ProdPrim, AnyPrim, AllPrim, ArgMaxPrim, ArgMinPrim,
 		// layout.go, index.go
-		transposePrim, concatPrim, stridedSlicePrim, stridedSliceGradPrim,
-		gatherPrim, gatherGradPrim, takeAlongAxisPrim, takeAlongAxisGradPrim, oneHotPrim, checkLabelsPrim, checkIndicesPrim,
+		TransposePrim, ConcatPrim, StridedSlicePrim, StridedSliceGradPrim,
+		GatherPrim, GatherGradPrim, TakeAlongAxisPrim, TakeAlongAxisGradPrim, OneHotPrim, CheckLabelsPrim, CheckIndicesPrim,
 		// conv.go, pool.go, random.go
-		conv2DPrim, conv2DBackpropInputPrim, conv2DBackpropFilterPrim,
-		maxPoolPrim, maxPoolGradPrim, maxPoolGatherPrim, avgPoolPrim, avgPoolGradPrim,
-		randomMaskPrim, unstackPrim,
+		Conv2DPrim, Conv2DBackpropInputPrim, Conv2DBackpropFilterPrim,
+		MaxPoolPrim, MaxPoolGradPrim, MaxPoolGatherPrim, AvgPoolPrim, AvgPoolGradPrim,
+		RandomMaskPrim, UnstackPrim,
 		// rounding.go, scan_ops.go, sort.go
-		floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim,
-		cumSumPrim, cumProdPrim, linearRecurrencePrim, argSortPrim, argTopKPrim,
+		FloorPrim, CeilPrim, RoundPrim, TruncPrim, FloorDivPrim, FloorModPrim, ClipPrim, ClipTensorPrim,
+		CumSumPrim, CumProdPrim, LinearRecurrencePrim, ArgSortPrim, ArgTopKPrim,
 	}
 }

@@ -11,7 +11,7 @@ import (
 // Rounding and clipping: Floor, Ceil, Round, Trunc, FloorDiv, Mod (Python's
 // floor semantics), Clip and ClipTensor.
 
-var floorPrim, ceilPrim, roundPrim, truncPrim, floorDivPrim, floorModPrim, clipPrim, clipTensorPrim *core.Prim
+var FloorPrim, CeilPrim, RoundPrim, TruncPrim, FloorDivPrim, FloorModPrim, ClipPrim, ClipTensorPrim *core.Prim
 
 // zeroGrad is the gradient of a piecewise-constant op. It is a zeros
 // tensor rather than nil, as in PyTorch, so that a chain through the op
@@ -23,19 +23,19 @@ func zeroGrad(x, _, _ *tensor.Tensor) *tensor.Tensor { return ZerosLike(x) }
 func identity[T any](x T) T { return x }
 
 func init() {
-	floorPrim = defUnary("Floor", 1, unary{
+	FloorPrim = defUnary("Floor", 1, unary{
 		f32: viaF64(math.Floor), f64: math.Floor, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
 	})
-	ceilPrim = defUnary("Ceil", 1, unary{
+	CeilPrim = defUnary("Ceil", 1, unary{
 		f32: viaF64(math.Ceil), f64: math.Ceil, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
 	})
-	roundPrim = defUnary("Round", 1, unary{
+	RoundPrim = defUnary("Round", 1, unary{
 		f32: viaF64(math.RoundToEven), f64: math.RoundToEven, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
 	})
-	truncPrim = defUnary("Trunc", 1, unary{
+	TruncPrim = defUnary("Trunc", 1, unary{
 		f32: viaF64(math.Trunc), f64: math.Trunc, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
 	})
-	floorDivPrim = defBinary("FloorDiv", 6, false, binary{
+	FloorDivPrim = defBinary("FloorDiv", 6, false, binary{
 		f32: floorDivFloat[float32],
 		f64: floorDivFloat[float64],
 		i32: floorDivInt[int32],
@@ -44,7 +44,7 @@ func init() {
 			return ZerosLike(a), ZerosLike(b)
 		},
 	})
-	floorModPrim = defBinary("FloorMod", 6, false, binary{
+	FloorModPrim = defBinary("FloorMod", 6, false, binary{
 		f32: floorModFloat[float32],
 		f64: floorModFloat[float64],
 		i32: floorModInt[int32],
@@ -139,34 +139,34 @@ func floorModInt[T int32 | int64](a, b T) T {
 
 // Floor returns the largest integer not greater than x, elementwise
 // (integer inputs are returned unchanged). Its gradient is zero.
-func Floor(x *tensor.Tensor) *tensor.Tensor { return apply1(floorPrim, x) }
+func Floor(x *tensor.Tensor) *tensor.Tensor { return apply1(FloorPrim, x) }
 
 // Ceil returns the smallest integer not less than x, elementwise (integer
 // inputs are returned unchanged). Its gradient is zero.
-func Ceil(x *tensor.Tensor) *tensor.Tensor { return apply1(ceilPrim, x) }
+func Ceil(x *tensor.Tensor) *tensor.Tensor { return apply1(CeilPrim, x) }
 
 // Round rounds x to the nearest integer elementwise, halves to even
 // (NumPy's round and MindSpore's ops.round: 0.5 → 0, 1.5 → 2, -2.5 → -2).
 // Integer inputs are returned unchanged. Its gradient is zero.
-func Round(x *tensor.Tensor) *tensor.Tensor { return apply1(roundPrim, x) }
+func Round(x *tensor.Tensor) *tensor.Tensor { return apply1(RoundPrim, x) }
 
 // Trunc rounds x toward zero elementwise (integer inputs are returned
 // unchanged). Its gradient is zero.
-func Trunc(x *tensor.Tensor) *tensor.Tensor { return apply1(truncPrim, x) }
+func Trunc(x *tensor.Tensor) *tensor.Tensor { return apply1(TruncPrim, x) }
 
 // FloorDiv returns ⌊a/b⌋ elementwise with broadcasting, in Python's and
 // NumPy's floor_divide semantics: it rounds toward -∞ for ints and floats
 // alike (-7 // 2 = -4), and for floats it is exact where ⌊a/b⌋ of the
 // rounded quotient is not (1 // 0.1 = 9). A float division by zero gives
 // ±Inf or NaN; an integer one panics. Its gradient is zero.
-func FloorDiv(a, b *tensor.Tensor) *tensor.Tensor { return apply2(floorDivPrim, a, b) }
+func FloorDiv(a, b *tensor.Tensor) *tensor.Tensor { return apply2(FloorDivPrim, a, b) }
 
 // Mod returns the remainder a - b·⌊a/b⌋ elementwise with broadcasting: the
 // result has the sign of the divisor, as Python's % and NumPy's mod, and
 // MindSpore's FloorMod and ops.remainder (-7 mod 2 = 1, 7 mod -2 = -1). A
 // float modulus of zero gives NaN; an integer one panics. Its gradient is
 // 1 for a and -⌊a/b⌋ for b.
-func Mod(a, b *tensor.Tensor) *tensor.Tensor { return apply2(floorModPrim, a, b) }
+func Mod(a, b *tensor.Tensor) *tensor.Tensor { return apply2(FloorModPrim, a, b) }
 
 // ClipAttrs are Clip's attributes: the bounds, in float64 whatever the
 // input's dtype.
@@ -210,7 +210,7 @@ func clampInto[T tensor.Number](out, x []T, lo, hi T) {
 func clamp3[T tensor.Number](x, lo, hi T) T { return min(max(x, lo), hi) }
 
 func init() {
-	clipPrim = &core.Prim{
+	ClipPrim = &core.Prim{
 		Name:   "Clip",
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -247,7 +247,7 @@ func init() {
 			return []*tensor.Tensor{Select(inside, g, ScalarLike(g, 0))}
 		},
 	}
-	clipTensorPrim = &core.Prim{
+	ClipTensorPrim = &core.Prim{
 		Name:   "ClipTensor",
 		Traits: core.Traits{Elementwise: true, Cost: 2},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
@@ -313,7 +313,7 @@ func Clip(x *tensor.Tensor, lo, hi float64) *tensor.Tensor {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		core.Panicf("Clip", "NaN bound: lo=%v hi=%v (input %v)", lo, hi, x.Shape())
 	}
-	return core.Apply(clipPrim, ClipAttrs{Lo: lo, Hi: hi}, x)
+	return core.Apply(ClipPrim, ClipAttrs{Lo: lo, Hi: hi}, x)
 }
 
 // ClipTensor limits x to [lo, hi] elementwise where the bounds are tensors
@@ -322,5 +322,5 @@ func Clip(x *tensor.Tensor, lo, hi float64) *tensor.Tensor {
 // whichever of x, lo or hi the result equals (x on ties with a bound, and
 // hi everywhere where lo > hi), as in PyTorch.
 func ClipTensor(x, lo, hi *tensor.Tensor) *tensor.Tensor {
-	return core.Apply(clipTensorPrim, nil, x, lo, hi)
+	return core.Apply(ClipTensorPrim, nil, x, lo, hi)
 }

@@ -34,7 +34,7 @@ type RecurrenceAttrs struct {
 // String prints every attribute, for IR dumps and CSE keys.
 func (a RecurrenceAttrs) String() string { return fmt.Sprintf("axis=%d reverse=%v", a.Axis, a.Reverse) }
 
-var cumSumPrim, cumProdPrim, linearRecurrencePrim *core.Prim
+var CumSumPrim, CumProdPrim, LinearRecurrencePrim *core.Prim
 
 // axisSplit returns the extents before, along and after axis ax of s.
 func axisSplit(s tensor.Shape, ax int) (outer, n, inner int) {
@@ -148,7 +148,7 @@ func identityOf[T tensor.Number](prod bool) T {
 }
 
 func init() {
-	cumSumPrim = &core.Prim{
+	CumSumPrim = &core.Prim{
 		Name:   "CumSum",
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
@@ -165,10 +165,10 @@ func init() {
 			// other way.
 			a := attrs.(ScanAttrs)
 			a.Reverse = !a.Reverse
-			return []*tensor.Tensor{core.Apply(cumSumPrim, a, g)}
+			return []*tensor.Tensor{core.Apply(CumSumPrim, a, g)}
 		},
 	}
-	cumProdPrim = &core.Prim{
+	CumProdPrim = &core.Prim{
 		Name:   "CumProd",
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumProd", false),
@@ -177,7 +177,7 @@ func init() {
 		},
 		VJP: cumProdVJP,
 	}
-	linearRecurrencePrim = &core.Prim{
+	LinearRecurrencePrim = &core.Prim{
 		Name:   "LinearRecurrence",
 		Traits: core.Traits{Cost: 2},
 		Infer:  inferScan("LinearRecurrence", true),
@@ -208,7 +208,7 @@ func cumProdVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor
 	}
 	ax := attrs.(AxisAttr).Axis
 	e := shiftAlong(out, ax, 1)
-	r := core.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
+	r := core.Apply(LinearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
 	return []*tensor.Tensor{Mul(e, r)}
 }
 
@@ -252,7 +252,7 @@ func recurInto[T float32 | float64](out, a, b []T, outer, n, inner int, rev bool
 func recurrenceVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
 	r := attrs.(RecurrenceAttrs)
 	a := in[0]
-	lam := core.Apply(linearRecurrencePrim, RecurrenceAttrs{Axis: r.Axis, Reverse: !r.Reverse}, a, g)
+	lam := core.Apply(LinearRecurrencePrim, RecurrenceAttrs{Axis: r.Axis, Reverse: !r.Reverse}, a, g)
 	var ga *tensor.Tensor
 	if core.NeedsGrad(a) {
 		if r.Reverse {
@@ -288,7 +288,7 @@ func CumSum(x *tensor.Tensor, axis int, exclusive, reverse bool) *tensor.Tensor 
 		core.Panicf("CumSum", "input is a scalar: it has no axis %d", axis)
 	}
 	a := ScanAttrs{Axis: core.NormAxis("CumSum", axis, x.Rank()), Exclusive: exclusive, Reverse: reverse}
-	return core.Apply(cumSumPrim, a, x)
+	return core.Apply(CumSumPrim, a, x)
 }
 
 // CumProd returns the running products of x along axis (negative counts
@@ -299,5 +299,5 @@ func CumProd(x *tensor.Tensor, axis int) *tensor.Tensor {
 	if x.Rank() == 0 {
 		core.Panicf("CumProd", "input is a scalar: it has no axis %d", axis)
 	}
-	return core.Apply(cumProdPrim, AxisAttr{core.NormAxis("CumProd", axis, x.Rank())}, x)
+	return core.Apply(CumProdPrim, AxisAttr{core.NormAxis("CumProd", axis, x.Rank())}, x)
 }

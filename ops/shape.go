@@ -13,10 +13,10 @@ type ShapeAttr struct{ Shape tensor.Shape }
 // String prints every attribute, for IR dumps and CSE keys.
 func (a ShapeAttr) String() string { return fmt.Sprintf("shape=%v", a.Shape) }
 
-var reshapePrim, broadcastToPrim *core.Prim
+var ReshapePrim, BroadcastToPrim *core.Prim
 
 func init() {
-	reshapePrim = &core.Prim{
+	ReshapePrim = &core.Prim{
 		Name:   "Reshape",
 		Traits: core.Traits{View: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -56,11 +56,11 @@ func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 	if s.Equal(x.Shape()) {
 		return x
 	}
-	return core.Apply(reshapePrim, ShapeAttr{s}, x)
+	return core.Apply(ReshapePrim, ShapeAttr{s}, x)
 }
 
 func init() {
-	broadcastToPrim = &core.Prim{
+	BroadcastToPrim = &core.Prim{
 		Name:   "BroadcastTo",
 		Traits: core.Traits{Elementwise: true, Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -100,5 +100,5 @@ func BroadcastTo(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 	if s.Equal(x.Shape()) {
 		return x
 	}
-	return core.Apply(broadcastToPrim, ShapeAttr{s}, x)
+	return core.Apply(BroadcastToPrim, ShapeAttr{s}, x)
 }

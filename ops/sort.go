@@ -34,7 +34,7 @@ type TopKAttrs struct{ K int }
 // String prints every attribute, for IR dumps and CSE keys.
 func (a TopKAttrs) String() string { return fmt.Sprintf("k=%d", a.K) }
 
-var argSortPrim, argTopKPrim *core.Prim
+var ArgSortPrim, ArgTopKPrim *core.Prim
 
 type sortable interface {
 	float32 | float64 | int32 | int64 | uint8
@@ -210,7 +210,7 @@ func checkSortable(op string, x *tensor.Tensor) {
 }
 
 func init() {
-	argSortPrim = &core.Prim{
+	ArgSortPrim = &core.Prim{
 		Name:   "ArgSort",
 		Traits: core.Traits{Cost: 8},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -239,7 +239,7 @@ func init() {
 			}
 		},
 	}
-	argTopKPrim = &core.Prim{
+	ArgTopKPrim = &core.Prim{
 		Name:   "ArgTopK",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -286,7 +286,7 @@ func ArgSort(x *tensor.Tensor, axis int, descending bool) *tensor.Tensor {
 		core.Panicf("ArgSort", "input is a scalar: it has no axis %d", axis)
 	}
 	a := SortAttrs{Axis: core.NormAxis("ArgSort", axis, x.Rank()), Descending: descending}
-	return core.Apply(argSortPrim, a, x)
+	return core.Apply(ArgSortPrim, a, x)
 }
 
 // Sort returns x sorted along axis (negative counts from the end) and the
@@ -304,6 +304,6 @@ func Sort(x *tensor.Tensor, axis int, descending bool) (values, indices *tensor.
 // the largest value. k must lie in [0, n] for a last axis of extent n. The
 // gradient of the values flows back to the positions they came from.
 func TopK(x *tensor.Tensor, k int) (values, indices *tensor.Tensor) {
-	idx := core.Apply(argTopKPrim, TopKAttrs{K: k}, x)
+	idx := core.Apply(ArgTopKPrim, TopKAttrs{K: k}, x)
 	return TakeAlongAxis(x, idx, -1), idx
 }

@@ -12,8 +12,8 @@ import (
 // float64 and round once (viaF64) unless a plain float32 expression is
 // already correctly rounded (Abs, Sign, Square, Reciprocal, Sqrt via a
 // double-width intermediate).
-var absPrim, signPrim, log1pPrim, sqrtPrim, rsqrtPrim, squarePrim, reciprocalPrim,
-	sinPrim, cosPrim, sigmoidPrim, erfPrim, geluPrim, softplusPrim *core.Prim
+var AbsPrim, SignPrim, Log1pPrim, SqrtPrim, RsqrtPrim, SquarePrim, ReciprocalPrim,
+	SinPrim, CosPrim, SigmoidPrim, ErfPrim, GeluPrim, SoftplusPrim *core.Prim
 
 const (
 	invSqrt2   = 1 / math.Sqrt2
@@ -22,7 +22,7 @@ const (
 )
 
 func init() {
-	absPrim = defUnary("Abs", 1, unary{
+	AbsPrim = defUnary("Abs", 1, unary{
 		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) },
 		f64: math.Abs,
 		// The most negative integer has no positive twin; it maps to itself,
@@ -37,20 +37,20 @@ func init() {
 	})
 	// Sign is piecewise constant: it has no VJP, so it cuts the tape and
 	// gradients through it are zero.
-	signPrim = defUnary("Sign", 1, unary{
+	SignPrim = defUnary("Sign", 1, unary{
 		f32: signOf[float32],
 		f64: signOf[float64],
 		i32: signOf[int32],
 		i64: signOf[int64],
 	})
-	log1pPrim = defUnary("Log1p", 8, unary{
+	Log1pPrim = defUnary("Log1p", 8, unary{
 		f32: viaF64(math.Log1p),
 		f64: math.Log1p,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			return Div(g, Add(x, ScalarLike(x, 1)))
 		},
 	})
-	sqrtPrim = defUnary("Sqrt", 4, unary{
+	SqrtPrim = defUnary("Sqrt", 4, unary{
 		// float64 has more than twice float32's precision, so rounding the
 		// float64 root once more gives the correctly rounded float32 root.
 		f32: viaF64(math.Sqrt),
@@ -60,7 +60,7 @@ func init() {
 			return Div(Mul(g, ScalarLike(y, 0.5)), y)
 		},
 	})
-	rsqrtPrim = defUnary("Rsqrt", 5, unary{
+	RsqrtPrim = defUnary("Rsqrt", 5, unary{
 		f32: viaF64(rsqrt),
 		f64: rsqrt,
 		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor {
@@ -68,7 +68,7 @@ func init() {
 			return Mul(g, Mul(ScalarLike(y, -0.5), Mul(y, Mul(y, y))))
 		},
 	})
-	squarePrim = defUnary("Square", 1, unary{
+	SquarePrim = defUnary("Square", 1, unary{
 		f32: func(x float32) float32 { return x * x },
 		f64: func(x float64) float64 { return x * x },
 		i32: func(x int32) int32 { return x * x },
@@ -77,7 +77,7 @@ func init() {
 			return Mul(g, Mul(x, ScalarLike(x, 2)))
 		},
 	})
-	reciprocalPrim = defUnary("Reciprocal", 4, unary{
+	ReciprocalPrim = defUnary("Reciprocal", 4, unary{
 		f32: func(x float32) float32 { return 1 / x },
 		f64: func(x float64) float64 { return 1 / x },
 		grad: func(_, y, g *tensor.Tensor) *tensor.Tensor {
@@ -85,21 +85,21 @@ func init() {
 			return Neg(Mul(g, Mul(y, y)))
 		},
 	})
-	sinPrim = defUnary("Sin", 10, unary{
+	SinPrim = defUnary("Sin", 10, unary{
 		f32: viaF64(math.Sin),
 		f64: math.Sin,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			return Mul(g, Cos(x))
 		},
 	})
-	cosPrim = defUnary("Cos", 10, unary{
+	CosPrim = defUnary("Cos", 10, unary{
 		f32: viaF64(math.Cos),
 		f64: math.Cos,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			return Neg(Mul(g, Sin(x)))
 		},
 	})
-	sigmoidPrim = defUnary("Sigmoid", 10, unary{
+	SigmoidPrim = defUnary("Sigmoid", 10, unary{
 		vec: vec.Sigmoid, // within about 2.4 ulp; see package vec
 		f32: viaF64(sigmoid),
 		f64: sigmoid,
@@ -108,7 +108,7 @@ func init() {
 			return Mul(g, Mul(y, Sub(ScalarLike(y, 1), y)))
 		},
 	})
-	erfPrim = defUnary("Erf", 12, unary{
+	ErfPrim = defUnary("Erf", 12, unary{
 		f32: viaF64(math.Erf),
 		f64: math.Erf,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
@@ -116,7 +116,7 @@ func init() {
 			return Mul(g, Mul(ScalarLike(x, twoInvSqPi), Exp(Neg(Mul(x, x)))))
 		},
 	})
-	geluPrim = defUnary("GELU", 20, unary{
+	GeluPrim = defUnary("GELU", 20, unary{
 		vec: vec.Gelu, // within about 6.5 ulp; see package vec
 		f32: viaF64(gelu),
 		f64: gelu,
@@ -129,7 +129,7 @@ func init() {
 			return Mul(g, Add(cdf, Mul(x, pdf)))
 		},
 	})
-	softplusPrim = defUnary("Softplus", 12, unary{
+	SoftplusPrim = defUnary("Softplus", 12, unary{
 		f32: viaF64(softplus),
 		f64: softplus,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
@@ -178,45 +178,45 @@ func softplus(x float64) float64 {
 }
 
 // Abs returns |x| elementwise. Its gradient at 0 is 0.
-func Abs(x *tensor.Tensor) *tensor.Tensor { return apply1(absPrim, x) }
+func Abs(x *tensor.Tensor) *tensor.Tensor { return apply1(AbsPrim, x) }
 
 // Sign returns -1, 0 or 1 according to the sign of each element (NaN stays
 // NaN). It is piecewise constant, so no gradient flows through it.
-func Sign(x *tensor.Tensor) *tensor.Tensor { return apply1(signPrim, x) }
+func Sign(x *tensor.Tensor) *tensor.Tensor { return apply1(SignPrim, x) }
 
 // Log1p returns log(1+x) elementwise, accurate for x near 0 (floating-point
 // types only).
-func Log1p(x *tensor.Tensor) *tensor.Tensor { return apply1(log1pPrim, x) }
+func Log1p(x *tensor.Tensor) *tensor.Tensor { return apply1(Log1pPrim, x) }
 
 // Sqrt returns √x elementwise; negative elements give NaN (floating-point
 // types only).
-func Sqrt(x *tensor.Tensor) *tensor.Tensor { return apply1(sqrtPrim, x) }
+func Sqrt(x *tensor.Tensor) *tensor.Tensor { return apply1(SqrtPrim, x) }
 
 // Rsqrt returns 1/√x elementwise (floating-point types only).
-func Rsqrt(x *tensor.Tensor) *tensor.Tensor { return apply1(rsqrtPrim, x) }
+func Rsqrt(x *tensor.Tensor) *tensor.Tensor { return apply1(RsqrtPrim, x) }
 
 // Square returns x² elementwise.
-func Square(x *tensor.Tensor) *tensor.Tensor { return apply1(squarePrim, x) }
+func Square(x *tensor.Tensor) *tensor.Tensor { return apply1(SquarePrim, x) }
 
 // Reciprocal returns 1/x elementwise (floating-point types only).
-func Reciprocal(x *tensor.Tensor) *tensor.Tensor { return apply1(reciprocalPrim, x) }
+func Reciprocal(x *tensor.Tensor) *tensor.Tensor { return apply1(ReciprocalPrim, x) }
 
 // Sin returns the sine of x (radians) elementwise.
-func Sin(x *tensor.Tensor) *tensor.Tensor { return apply1(sinPrim, x) }
+func Sin(x *tensor.Tensor) *tensor.Tensor { return apply1(SinPrim, x) }
 
 // Cos returns the cosine of x (radians) elementwise.
-func Cos(x *tensor.Tensor) *tensor.Tensor { return apply1(cosPrim, x) }
+func Cos(x *tensor.Tensor) *tensor.Tensor { return apply1(CosPrim, x) }
 
 // Sigmoid returns the logistic function 1/(1+e⁻ˣ) elementwise.
-func Sigmoid(x *tensor.Tensor) *tensor.Tensor { return apply1(sigmoidPrim, x) }
+func Sigmoid(x *tensor.Tensor) *tensor.Tensor { return apply1(SigmoidPrim, x) }
 
 // Erf returns the error function 2/√π ∫₀ˣ e^(-t²) dt elementwise.
-func Erf(x *tensor.Tensor) *tensor.Tensor { return apply1(erfPrim, x) }
+func Erf(x *tensor.Tensor) *tensor.Tensor { return apply1(ErfPrim, x) }
 
 // GELU returns the Gaussian error linear unit x·Φ(x), with Φ the standard
 // normal distribution function, in its exact erf form: MindSpore's
 // ops.gelu with approximate='none', its default.
-func GELU(x *tensor.Tensor) *tensor.Tensor { return apply1(geluPrim, x) }
+func GELU(x *tensor.Tensor) *tensor.Tensor { return apply1(GeluPrim, x) }
 
 // GELUTanh returns GELU's tanh approximation
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) elementwise: MindSpore's
@@ -234,4 +234,4 @@ func GELUTanh(x *tensor.Tensor) *tensor.Tensor {
 // MindSpore's ops.softplus with beta=1 and no threshold: MindSpore's
 // threshold returns x itself above it, a shortcut that differs from the
 // exact value by less than e^-threshold.
-func Softplus(x *tensor.Tensor) *tensor.Tensor { return apply1(softplusPrim, x) }
+func Softplus(x *tensor.Tensor) *tensor.Tensor { return apply1(SoftplusPrim, x) }

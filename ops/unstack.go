@@ -5,7 +5,7 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-var unstackPrim *core.Prim
+var UnstackPrim *core.Prim
 
 func init() {
 	// Unstack is one multi-result primitive rather than a Slice per piece:
@@ -13,7 +13,7 @@ func init() {
 	// slicing a sequence step by step (a Scan in PyNative mode) would cost
 	// time and memory quadratic in its length. Unstack's gradient is one
 	// Stack of the pieces' gradients.
-	unstackPrim = &core.Prim{
+	UnstackPrim = &core.Prim{
 		Name:   "Unstack",
 		Traits: core.Traits{Cost: 1},
 		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
@@ -54,5 +54,5 @@ func Unstack(x *tensor.Tensor, axis int) []*tensor.Tensor {
 	if x.Dim(ax) == 0 {
 		return nil
 	}
-	return core.ApplyN(unstackPrim, AxisAttr{ax}, x)
+	return core.ApplyN(UnstackPrim, AxisAttr{ax}, x)
 }
