@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+//go:generate go run gen_amd64.go
+
 package vec
 
 import "golang.org/x/sys/cpu"
