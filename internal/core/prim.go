@@ -143,6 +143,22 @@ func (p *Prim) RegisterN(dt DType, b Backend, k KernelNFunc) {
 	p.kernelsN[dt][b] = k
 }
 
+// RegisterAll installs k as p's kernel for every dtype on backend b: for
+// kernels that never read an element's type (copies, control flow, calls
+// of compiled plans), so that they too are found in the table.
+func (p *Prim) RegisterAll(b Backend, k KernelFunc) {
+	for dt := Invalid + 1; dt < numDTypes; dt++ {
+		p.Register(dt, b, k)
+	}
+}
+
+// RegisterNAll is RegisterAll for multi-result primitives.
+func (p *Prim) RegisterNAll(b Backend, k KernelNFunc) {
+	for dt := Invalid + 1; dt < numDTypes; dt++ {
+		p.RegisterN(dt, b, k)
+	}
+}
+
 // KernelFor returns p's kernel for dtype dt on backend b, or an error that
 // names the op, the dtype and the backend. Plans resolve their kernels
 // with it once, at compile time; eager dispatch indexes the same table.
