@@ -223,8 +223,8 @@ func Cases() []Case {
 			return ops.Pad(xs[0], [][2]int{{1, 0}, {0, 2}})
 		}, Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}},
 		Case{Prim: ops.UnstackPrim, Name: "Unstack",
-			FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor { return ops.Unstack(xs[0], 1) },
-			Fn:  func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Unstack(xs[0], 1)[1] },
+			FnN:    func(xs ...*tensor.Tensor) []*tensor.Tensor { return ops.Unstack(xs[0], 1) },
+			Fn:     func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Unstack(xs[0], 1)[1] },
 			Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}},
 	)
 	// Indexing.

@@ -158,4 +158,3 @@ func TestCasesRun(t *testing.T) {
 		}
 	}
 }
-
