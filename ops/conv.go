@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/parallel"
-	"sync"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -219,7 +218,7 @@ func checkFloatPair(op string, x, w *tensor.Tensor) {
 var Conv2DPrim, Conv2DBackpropInputPrim, Conv2DBackpropFilterPrim *core.Prim
 
 func init() {
-	Conv2DPrim = &core.Prim{
+	Conv2DPrim = core.Define(&core.Prim{
 		Name:   "Conv2D",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -227,15 +226,6 @@ func init() {
 			checkFloatPair("Conv2D", x, w)
 			g := convGeometry("Conv2D", attrs.(ConvAttrs), x.Shape(), w.Shape())
 			return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: x.DType()}
-		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			g := convGeometry("Conv2D", attrs.(ConvAttrs), in[0].Shape(), in[1].Shape())
-			switch x := in[0].Data().(type) {
-			case []float32:
-				conv2DForward(&g, x, in[1].Data().([]float32), out.Data().([]float32))
-			case []float64:
-				conv2DForward(&g, x, in[1].Data().([]float64), out.Data().([]float64))
-			}
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ConvAttrs)
@@ -251,8 +241,8 @@ func init() {
 			}
 			return []*tensor.Tensor{gx, gw}
 		},
-	}
-	Conv2DBackpropInputPrim = &core.Prim{
+	})
+	Conv2DBackpropInputPrim = core.Define(&core.Prim{
 		Name:   "Conv2DBackpropInput",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -261,16 +251,6 @@ func init() {
 			checkFloatPair("Conv2DBackpropInput", dy, w)
 			checkConvGrad("Conv2DBackpropInput", a.ConvAttrs, a.Shape, w.Shape(), dy.Shape())
 			return tensor.Meta{Shape: a.Shape, DType: dy.DType()}
-		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ConvGradAttrs)
-			g := convGeometry("Conv2DBackpropInput", a.ConvAttrs, a.Shape, in[1].Shape())
-			switch dy := in[0].Data().(type) {
-			case []float32:
-				conv2DBackInput(&g, dy, in[1].Data().([]float32), out.Data().([]float32))
-			case []float64:
-				conv2DBackInput(&g, dy, in[1].Data().([]float64), out.Data().([]float64))
-			}
 		},
 		// dx = Cᵀ(dy, w) is bilinear with ⟨h, Cᵀ(dy, w)⟩ = ⟨C(h, w), dy⟩, so
 		// its cotangent h maps to C(h, w) for dy and to the filter
@@ -283,8 +263,8 @@ func init() {
 				Conv2DBackpropFilter(h, dy, ConvGradAttrs{a.ConvAttrs, w.Shape().Clone()}),
 			}
 		},
-	}
-	Conv2DBackpropFilterPrim = &core.Prim{
+	})
+	Conv2DBackpropFilterPrim = core.Define(&core.Prim{
 		Name:   "Conv2DBackpropFilter",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -293,16 +273,6 @@ func init() {
 			checkFloatPair("Conv2DBackpropFilter", x, dy)
 			checkConvGrad("Conv2DBackpropFilter", a.ConvAttrs, x.Shape(), a.Shape, dy.Shape())
 			return tensor.Meta{Shape: a.Shape, DType: x.DType()}
-		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ConvGradAttrs)
-			g := convGeometry("Conv2DBackpropFilter", a.ConvAttrs, in[0].Shape(), a.Shape)
-			switch x := in[0].Data().(type) {
-			case []float32:
-				conv2DBackFilter(&g, x, in[1].Data().([]float32), out.Data().([]float32))
-			case []float64:
-				conv2DBackFilter(&g, x, in[1].Data().([]float64), out.Data().([]float64))
-			}
 		},
 		// dw = F(x, dy) is bilinear with ⟨H, F(x, dy)⟩ = ⟨C(x, H), dy⟩.
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
@@ -313,6 +283,35 @@ func init() {
 				core.Apply(Conv2DPrim, a.ConvAttrs, x, h),
 			}
 		},
+	})
+	registerFloats(Conv2DPrim, conv2DKernel(impl32), conv2DKernel(impl64))
+	registerFloats(Conv2DBackpropInputPrim, conv2DBackInputKernel(impl32), conv2DBackInputKernel(impl64))
+	registerFloats(Conv2DBackpropFilterPrim, conv2DBackFilterKernel(impl32), conv2DBackFilterKernel(impl64))
+}
+
+// conv2DKernel returns Conv2D's kernel for T.
+func conv2DKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := convGeometry("Conv2D", attrs.(ConvAttrs), in[0].Shape(), in[1].Shape())
+		conv2DForward(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+	}
+}
+
+// conv2DBackInputKernel returns Conv2DBackpropInput's kernel for T.
+func conv2DBackInputKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(ConvGradAttrs)
+		g := convGeometry("Conv2DBackpropInput", a.ConvAttrs, a.Shape, in[1].Shape())
+		conv2DBackInput(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+	}
+}
+
+// conv2DBackFilterKernel returns Conv2DBackpropFilter's kernel for T.
+func conv2DBackFilterKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(ConvGradAttrs)
+		g := convGeometry("Conv2DBackpropFilter", a.ConvAttrs, in[0].Shape(), a.Shape)
+		conv2DBackFilter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
 	}
 }
 
@@ -350,37 +349,6 @@ func Conv2DBackpropInput(dy, w *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tens
 // respect to its filter, of shape attrs.Shape, given the output gradient dy.
 func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Tensor {
 	return core.Apply(Conv2DBackpropFilterPrim, attrs, x, dy)
-}
-
-// Scratch buffers for the column matrices, recycled between calls so that
-// a steady-state convolution allocates nothing.
-var scratch32, scratch64 sync.Pool
-
-func getScratch[T float32 | float64](n int) *[]T {
-	var z T
-	var v any
-	if _, ok := any(z).(float32); ok {
-		v = scratch32.Get()
-	} else {
-		v = scratch64.Get()
-	}
-	p, _ := v.(*[]T)
-	if p == nil {
-		p = new([]T)
-	}
-	if cap(*p) < n {
-		*p = make([]T, n)
-	}
-	*p = (*p)[:n]
-	return p
-}
-
-func putScratch[T float32 | float64](p *[]T) {
-	if _, ok := any(p).(*[]float32); ok {
-		scratch32.Put(p)
-	} else {
-		scratch64.Put(p)
-	}
 }
 
 // im2col lays out the receptive fields of one group of one image x
@@ -447,7 +415,7 @@ func col2im[T float32 | float64](g *convGeom, col, dx []T) {
 }
 
 // conv2DForward computes, per image and group, W_g [og, k] · col [k, p].
-func conv2DForward[T float32 | float64](g *convGeom, x, w, out []T) {
+func conv2DForward[T float32 | float64](im *floatImpl[T], g *convGeom, x, w, out []T) {
 	k, p := g.k(), g.p()
 	if len(out) == 0 {
 		return
@@ -458,11 +426,11 @@ func conv2DForward[T float32 | float64](g *convGeom, x, w, out []T) {
 	}
 	// Images are independent: split the batch over the cores, each chunk
 	// with its own column buffer.
-	l := getLoop[T]()
+	l := im.getLoop()
 	l.kind, l.cg = loopConv2DForward, *g
 	l.a, l.b, l.c = x, w, out
 	parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*p*k)), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // directOK reports whether the direct convolution kernel applies: one
@@ -474,24 +442,24 @@ func (g *convGeom) directOK() bool {
 // conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
 // scatters it back with col2im. Images are independent, so the batch is
 // split over the cores.
-func conv2DBackInput[T float32 | float64](g *convGeom, dy, w, dx []T) {
+func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, dx []T) {
 	clear(dx)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 {
 		return
 	}
-	l := getLoop[T]()
+	l := im.getLoop()
 	l.kind, l.cg = loopConv2DBackInput, *g
 	l.a, l.b, l.c = dy, w, dx
 	parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*p*k)), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images. The
 // batch is cut into one slice per core; each slice sums into its own
 // partial gradient, and the partials are added in slice order, so the
 // result does not depend on which core finished first.
-func conv2DBackFilter[T float32 | float64](g *convGeom, x, dy, dw []T) {
+func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy, dw []T) {
 	clear(dw)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 || g.n == 0 {
@@ -501,20 +469,20 @@ func conv2DBackFilter[T float32 | float64](g *convGeom, x, dy, dw []T) {
 	if g.n*g.o*p*k < 1<<18 {
 		slices = 1
 	}
-	partp := getScratch[T](slices * len(dw))
+	partp := im.getScratch(slices * len(dw))
 	part := (*partp)[:slices*len(dw)]
 	clear(part)
-	l := getLoop[T]()
+	l := im.getLoop()
 	l.kind, l.cg = loopConv2DBackFilter, *g
 	l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
 	parallel.ForBody(slices, 1, l)
-	putLoop(l)
+	im.putLoop(l)
 	for sl := range slices {
 		for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
 			dw[i] += v
 		}
 	}
-	putScratch(partp)
+	im.putScratch(partp)
 }
 
 // conv2DForwardRun is the loop body of conv2DForward, over items [lo, hi).
@@ -523,18 +491,17 @@ func (l *loop[T]) conv2DForwardRun(lo, hi int) {
 	x, w, out := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
-	if xs, ok := any(x).([]float32); ok && g.directOK() {
+	if l.im.direct != nil && g.directOK() {
 		// One input channel, unit stride: the direct kernel beats
 		// building a column matrix (measured on LeNet's first layer:
 		// 0.61 ms against 1.89 ms for a batch of 64; see package conv).
-		ws, os := any(w).([]float32), any(out).([]float32)
-		sp := getScratch[float32](conv.DirectScratch(g.c, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow))
+		sp := l.im.getScratch(conv.DirectScratch(g.c, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow))
 		plane := g.c * g.h * g.w
-		conv.Conv2DDirect(os[lo*g.o*p:hi*g.o*p], xs[lo*plane:hi*plane], ws, nil, *sp, hi-lo, g.c, g.h, g.w, g.o, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow)
-		putScratch(sp)
+		l.im.direct(out[lo*g.o*p:hi*g.o*p], x[lo*plane:hi*plane], w, nil, *sp, hi-lo, g.c, g.h, g.w, g.o, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow)
+		l.im.putScratch(sp)
 		return
 	}
-	colp := getScratch[T](k * p)
+	colp := l.im.getScratch(k * p)
 	col := *colp
 	for n := lo; n < hi; n++ {
 		for gi := range g.groups {
@@ -542,10 +509,10 @@ func (l *loop[T]) conv2DForwardRun(lo, hi int) {
 			im2col(g, xg, col)
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			og := out[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-			gemmStrided(false, false, g.og, p, k, wg, 0, col, 0, og, 1)
+			l.im.gemmStrided(false, false, g.og, p, k, wg, 0, col, 0, og, 1)
 		}
 	}
-	putScratch(colp)
+	l.im.putScratch(colp)
 }
 
 // conv2DBackInputRun is the loop body of conv2DBackInput, over items [lo, hi).
@@ -554,17 +521,17 @@ func (l *loop[T]) conv2DBackInputRun(lo, hi int) {
 	dy, w, dx := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
-	colp := getScratch[T](k * p)
+	colp := l.im.getScratch(k * p)
 	col := *colp
 	for n := lo; n < hi; n++ {
 		for gi := range g.groups {
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-			gemmStrided(true, false, k, p, g.og, wg, 0, dyg, 0, col, 1)
+			l.im.gemmStrided(true, false, k, p, g.og, wg, 0, dyg, 0, col, 1)
 			col2im(g, col, dx[(n*g.c+gi*g.cg)*g.h*g.w:])
 		}
 	}
-	putScratch(colp)
+	l.im.putScratch(colp)
 }
 
 // conv2DBackFilterRun is the loop body of conv2DBackFilter, over items [lo, hi).
@@ -573,7 +540,7 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
 	k, p := g.k(), g.p()
 
-	colp := getScratch[T](k*p + g.og*k)
+	colp := l.im.getScratch(k*p + g.og*k)
 	col, tmp := (*colp)[:k*p], (*colp)[k*p:k*p+g.og*k]
 	for sl := lo; sl < hi; sl++ {
 		acc := part[sl*len(dw) : (sl+1)*len(dw)]
@@ -581,7 +548,7 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 			for gi := range g.groups {
 				im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
 				dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-				gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
+				l.im.gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
 				dwg := acc[gi*g.og*k : (gi+1)*g.og*k]
 				for i, v := range tmp {
 					dwg[i] += v
@@ -589,5 +556,5 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 			}
 		}
 	}
-	putScratch(colp)
+	l.im.putScratch(colp)
 }

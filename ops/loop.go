@@ -1,9 +1,7 @@
 package ops
 
-import "sync"
-
 // loop carries a convolution or pooling kernel's operands to the worker
-// pool. Kernels take one from a pool and hand it to parallel.ForBody, so
+// pool. Kernels take one from a pool (floatImpl.getLoop) and hand it to parallel.ForBody, so
 // splitting a kernel over the cores allocates nothing (a closure capturing
 // the operands would be allocated on every call, in every compiled plan
 // that runs the kernel).
@@ -14,6 +12,7 @@ type loop[T float32 | float64] struct {
 	a, b, c []T // the kernel's operands, in its own argument order
 	d       []T // scratch shared by the chunks (partial sums)
 	n       int
+	im      *floatImpl[T] // the element type's GEMM and pools
 }
 
 type loopKind uint8
@@ -45,30 +44,5 @@ func (l *loop[T]) Run(lo, hi int) {
 		l.avgPoolForwardRun(lo, hi)
 	case loopAvgPoolBackward:
 		l.avgPoolBackwardRun(lo, hi)
-	}
-}
-
-var loops32, loops64 sync.Pool
-
-func getLoop[T float32 | float64]() *loop[T] {
-	var z T
-	p := &loops64
-	if _, ok := any(z).(float32); ok {
-		p = &loops32
-	}
-	if v, ok := p.Get().(*loop[T]); ok {
-		return v
-	}
-	return new(loop[T])
-}
-
-// putLoop clears l (so that it keeps no buffer alive) and pools it.
-func putLoop[T float32 | float64](l *loop[T]) {
-	*l = loop[T]{}
-	var z T
-	if _, ok := any(z).(float32); ok {
-		loops32.Put(l)
-	} else {
-		loops64.Put(l)
 	}
 }

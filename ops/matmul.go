@@ -40,14 +40,13 @@ func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, 
 }
 
 func init() {
-	MatMulPrim = &core.Prim{
+	MatMulPrim = core.Define(&core.Prim{
 		Name:   "MatMul",
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])
 			return tensor.Meta{Shape: append(batch.Clone(), m, n), DType: in[0].DType()}
 		},
-		Kernel: matmulKernel,
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			at := attrs.(MatMulAttrs)
 			a, b := in[0], in[1]
@@ -75,7 +74,8 @@ func init() {
 			}
 			return []*tensor.Tensor{ga, gb}
 		},
-	}
+	})
+	registerFloats(MatMulPrim, matmulKernel(impl32), matmulKernel(impl64))
 }
 
 var MatMulPrim *core.Prim
@@ -90,32 +90,30 @@ func MatMulT(a, b *tensor.Tensor, transA, transB bool) *tensor.Tensor {
 	return core.Apply(MatMulPrim, MatMulAttrs{transA, transB}, a, b)
 }
 
-func matmulKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	at := attrs.(MatMulAttrs)
-	a, b := in[0], in[1]
-	batch, m, k, n := matmulDims(at, a, b)
-	nb := batch.Size()
-	// Batch offsets: a stride of 0 reuses one matrix across the batch.
-	as, bs := a.Shape(), b.Shape()
-	strideA, strideB := m*k, k*n
-	if len(as) == 2 {
-		strideA = 0
-	}
-	if len(bs) == 2 {
-		strideB = 0
-	}
-	sameBatch := len(as) == 2 || len(bs) == 2 || as[:len(as)-2].Equal(bs[:len(bs)-2])
-	if !sameBatch {
-		// General batch broadcasting: materialise both operands at the
-		// broadcast batch shape first.
-		a = BroadcastTo(a, append(batch.Clone(), as[len(as)-2:]...)...)
-		b = BroadcastTo(b, append(batch.Clone(), bs[len(bs)-2:]...)...)
-		strideA, strideB = m*k, k*n
-	}
-	switch x := a.Data().(type) {
-	case []float32:
-		gemmStrided(at.TransA, at.TransB, m, n, k, x, strideA, b.Data().([]float32), strideB, out.Data().([]float32), nb)
-	case []float64:
-		gemmStrided(at.TransA, at.TransB, m, n, k, x, strideA, b.Data().([]float64), strideB, out.Data().([]float64), nb)
+// matmulKernel returns MatMul's kernel for T, bound to T's GEMM.
+func matmulKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		at := attrs.(MatMulAttrs)
+		a, b := in[0], in[1]
+		batch, m, k, n := matmulDims(at, a, b)
+		nb := batch.Size()
+		// Batch offsets: a stride of 0 reuses one matrix across the batch.
+		as, bs := a.Shape(), b.Shape()
+		strideA, strideB := m*k, k*n
+		if len(as) == 2 {
+			strideA = 0
+		}
+		if len(bs) == 2 {
+			strideB = 0
+		}
+		sameBatch := len(as) == 2 || len(bs) == 2 || as[:len(as)-2].Equal(bs[:len(bs)-2])
+		if !sameBatch {
+			// General batch broadcasting: materialise both operands at the
+			// broadcast batch shape first.
+			a = BroadcastTo(a, append(batch.Clone(), as[len(as)-2:]...)...)
+			b = BroadcastTo(b, append(batch.Clone(), bs[len(bs)-2:]...)...)
+			strideA, strideB = m*k, k*n
+		}
+		im.gemmStrided(at.TransA, at.TransB, m, n, k, a.Data().([]T), strideA, b.Data().([]T), strideB, out.Data().([]T), nb)
 	}
 }

@@ -146,27 +146,18 @@ func checkPoolGrad(op string, a PoolAttrs, xs, dys tensor.Shape, dxd, dyd tensor
 var MaxPoolPrim, MaxPoolGradPrim, MaxPoolGatherPrim, AvgPoolPrim, AvgPoolGradPrim *core.Prim
 
 func init() {
-	MaxPoolPrim = &core.Prim{
+	MaxPoolPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2D",
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("MaxPool2D"),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
-			switch x := in[0].Data().(type) {
-			case []float32:
-				maxPoolGather(&g, x, x, out.Data().([]float32))
-			case []float64:
-				maxPoolGather(&g, x, x, out.Data().([]float64))
-			}
-		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
-	}
+	})
 	// MaxPool2DGrad(x, dy) routes each dy to the argmax of its window of x.
 	// The argmax is recomputed from x, so the forward pass keeps no hidden
 	// state and the op is a pure function of its inputs.
-	MaxPoolGradPrim = &core.Prim{
+	MaxPoolGradPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2DGrad",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -174,24 +165,15 @@ func init() {
 			checkPoolGrad("MaxPool2DGrad", attrs.(PoolAttrs), x.Shape(), dy.Shape(), x.DType(), dy.DType())
 			return x.Meta()
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			g := poolGeometry("MaxPool2DGrad", attrs.(PoolAttrs), in[0].Shape())
-			switch x := in[0].Data().(type) {
-			case []float32:
-				maxPoolScatter(&g, x, in[1].Data().([]float32), out.Data().([]float32))
-			case []float64:
-				maxPoolScatter(&g, x, in[1].Data().([]float64), out.Data().([]float64))
-			}
-		},
 		// Linear in dy with the argmax pattern piecewise constant in x: the
 		// adjoint of scattering to the argmax is gathering from it.
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, in[0], h)}
 		},
-	}
+	})
 	// MaxPool2DGather(x, v) reads v at the argmax of each window of x:
 	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
-	MaxPoolGatherPrim = &core.Prim{
+	MaxPoolGatherPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2DGather",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -201,42 +183,24 @@ func init() {
 			}
 			return inferPool("MaxPool2DGather")(attrs, in)
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			g := poolGeometry("MaxPool2DGather", attrs.(PoolAttrs), in[0].Shape())
-			switch x := in[0].Data().(type) {
-			case []float32:
-				maxPoolGather(&g, x, in[1].Data().([]float32), out.Data().([]float32))
-			case []float64:
-				maxPoolGather(&g, x, in[1].Data().([]float64), out.Data().([]float64))
-			}
-		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{nil, core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
-	}
-	AvgPoolPrim = &core.Prim{
+	})
+	AvgPoolPrim = core.Define(&core.Prim{
 		Name:   "AvgPool2D",
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			g := poolGeometry("AvgPool2D", attrs.(PoolAttrs), in[0].Shape())
-			switch x := in[0].Data().(type) {
-			case []float32:
-				avgPoolForward(&g, x, out.Data().([]float32))
-			case []float64:
-				avgPoolForward(&g, x, out.Data().([]float64))
-			}
-		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = in[0].Shape().Clone()
 			return []*tensor.Tensor{core.Apply(AvgPoolGradPrim, a, g)}
 		},
-	}
+	})
 	// AvgPool2DGrad(dy) spreads each dy over the real (unpadded) elements
 	// of its window with the forward pass's weight 1/divisor, onto an input
 	// of shape attrs.Shape.
-	AvgPoolGradPrim = &core.Prim{
+	AvgPoolGradPrim = core.Define(&core.Prim{
 		Name:   "AvgPool2DGrad",
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -245,16 +209,6 @@ func init() {
 			checkPoolGrad("AvgPool2DGrad", a, a.Shape, dy.Shape(), dy.DType(), dy.DType())
 			return tensor.Meta{Shape: a.Shape, DType: dy.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(PoolAttrs)
-			g := poolGeometry("AvgPool2DGrad", a, a.Shape)
-			switch dy := in[0].Data().(type) {
-			case []float32:
-				avgPoolBackward(&g, dy, out.Data().([]float32))
-			case []float64:
-				avgPoolBackward(&g, dy, out.Data().([]float64))
-			}
-		},
 		// The spreading is the transpose of averaging, with the same
 		// weights, so its adjoint is AvgPool2D itself.
 		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
@@ -262,6 +216,53 @@ func init() {
 			a.Shape = nil
 			return []*tensor.Tensor{core.Apply(AvgPoolPrim, a, h)}
 		},
+	})
+	registerFloats(MaxPoolPrim, maxPoolKernel(impl32), maxPoolKernel(impl64))
+	registerFloats(MaxPoolGradPrim, maxPoolGradKernel(impl32), maxPoolGradKernel(impl64))
+	registerFloats(MaxPoolGatherPrim, maxPoolGatherKernel(impl32), maxPoolGatherKernel(impl64))
+	registerFloats(AvgPoolPrim, avgPoolKernel(impl32), avgPoolKernel(impl64))
+	registerFloats(AvgPoolGradPrim, avgPoolGradKernel(impl32), avgPoolGradKernel(impl64))
+}
+
+// maxPoolKernel returns MaxPool2D's kernel for T.
+func maxPoolKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
+		x := in[0].Data().([]T)
+		maxPoolGather(im, &g, x, x, out.Data().([]T))
+	}
+}
+
+// maxPoolGradKernel returns MaxPool2DGrad's kernel for T.
+func maxPoolGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := poolGeometry("MaxPool2DGrad", attrs.(PoolAttrs), in[0].Shape())
+		maxPoolScatter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+	}
+}
+
+// maxPoolGatherKernel returns MaxPool2DGather's kernel for T.
+func maxPoolGatherKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := poolGeometry("MaxPool2DGather", attrs.(PoolAttrs), in[0].Shape())
+		maxPoolGather(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+	}
+}
+
+// avgPoolKernel returns AvgPool2D's kernel for T.
+func avgPoolKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := poolGeometry("AvgPool2D", attrs.(PoolAttrs), in[0].Shape())
+		avgPoolForward(im, &g, in[0].Data().([]T), out.Data().([]T))
+	}
+}
+
+// avgPoolGradKernel returns AvgPool2DGrad's kernel for T.
+func avgPoolGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(PoolAttrs)
+		g := poolGeometry("AvgPool2DGrad", a, a.Shape)
+		avgPoolBackward(im, &g, in[0].Data().([]T), out.Data().([]T))
 	}
 }
 
@@ -325,41 +326,41 @@ func AvgPool2D(x *tensor.Tensor, kernel, stride [2]int, opts ...AvgPoolOption) *
 }
 
 // maxPoolGather writes into out, for each window, v at the argmax of x.
-func maxPoolGather[T float32 | float64](g *poolGeom, x, v, out []T) {
-	l := getLoop[T]()
+func maxPoolGather[T float32 | float64](im *floatImpl[T], g *poolGeom, x, v, out []T) {
+	l := im.getLoop()
 	l.kind, l.pg = loopMaxPoolGather, *g
 	l.a, l.b, l.c = x, v, out
 	parallel.ForBody(g.nc, g.grain(), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // maxPoolScatter adds each dy to the argmax of its window of x in dx.
-func maxPoolScatter[T float32 | float64](g *poolGeom, x, dy, dx []T) {
+func maxPoolScatter[T float32 | float64](im *floatImpl[T], g *poolGeom, x, dy, dx []T) {
 	clear(dx)
-	l := getLoop[T]()
+	l := im.getLoop()
 	l.kind, l.pg = loopMaxPoolScatter, *g
 	l.a, l.b, l.c = x, dy, dx
 	parallel.ForBody(g.nc, g.grain(), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // avgPoolForward writes each window's mean of x into out.
-func avgPoolForward[T float32 | float64](g *poolGeom, x, out []T) {
-	l := getLoop[T]()
+func avgPoolForward[T float32 | float64](im *floatImpl[T], g *poolGeom, x, out []T) {
+	l := im.getLoop()
 	l.kind, l.pg = loopAvgPoolForward, *g
 	l.a, l.c = x, out
 	parallel.ForBody(g.nc, g.grain(), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // avgPoolBackward spreads each dy evenly over its window in dx.
-func avgPoolBackward[T float32 | float64](g *poolGeom, dy, dx []T) {
+func avgPoolBackward[T float32 | float64](im *floatImpl[T], g *poolGeom, dy, dx []T) {
 	clear(dx)
-	l := getLoop[T]()
+	l := im.getLoop()
 	l.kind, l.pg = loopAvgPoolBackward, *g
 	l.a, l.c = dy, dx
 	parallel.ForBody(g.nc, g.grain(), l)
-	putLoop(l)
+	im.putLoop(l)
 }
 
 // maxPoolGatherRun is the loop body of maxPoolGather, over items [lo, hi).
