@@ -34,12 +34,17 @@ type Plan struct {
 }
 
 type step struct {
-	prim  *core.Prim
-	attrs any
-	in    []*tensor.Tensor
-	out   *tensor.Tensor
-	outs  []*tensor.Tensor // multi-result ops
-	loc   string           // the user's line that applied the op, if known
+	prim *core.Prim
+	// kernel (kernelN for a multi-result op) is the prim's kernel for the
+	// step's dtype on the CPU, looked up once when the plan is compiled, so
+	// that a run neither searches the table nor switches on a dtype.
+	kernel  core.KernelFunc
+	kernelN core.KernelNFunc
+	attrs   any
+	in      []*tensor.Tensor
+	out     *tensor.Tensor
+	outs    []*tensor.Tensor // multi-result ops
+	loc     string           // the user's line that applied the op, if known
 }
 
 type view struct{ dst, src *tensor.Tensor }
@@ -213,10 +218,22 @@ func Compile(g *graph.Graph) (*Plan, error) {
 					outs[k] = core.NewOf(v.Metas[k])
 				}
 			}
-			p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, outs: outs, loc: v.Loc})
+			var dt tensor.DType
+			if len(v.Metas) > 0 {
+				dt = v.Metas[0].DType
+			}
+			k, err := v.Prim.KernelNFor(core.KernelDType(in, dt), core.CPU)
+			if err != nil {
+				return nil, kernelError(g, v, err)
+			}
+			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: v.Attrs, in: in, outs: outs, loc: v.Loc})
 			continue
 		}
-		p.steps = append(p.steps, step{prim: v.Prim, attrs: v.Attrs, in: in, out: hdr[v.ID], loc: v.Loc})
+		k, err := v.Prim.KernelFor(core.KernelDType(in, v.Meta.DType), core.CPU)
+		if err != nil {
+			return nil, kernelError(g, v, err)
+		}
+		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: v.Attrs, in: in, out: hdr[v.ID], loc: v.Loc})
 	}
 	for _, o := range g.Outputs {
 		p.outputs = append(p.outputs, hdr[o.ID])
@@ -228,6 +245,16 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: hdr[a.Val.ID]})
 	}
 	return p, nil
+}
+
+// kernelError is the compile-time error for an op without a kernel for
+// its dtype: err (from KernelFor) names the op, the dtype and the
+// backend; the graph, the value and the user's line are added to it.
+func kernelError(g *graph.Graph, v *graph.Value, err error) error {
+	if v.Loc != "" {
+		return fmt.Errorf("exec: compiling %s: %%%d: %w (applied at %s)", g.Name, v.ID, err, v.Loc)
+	}
+	return fmt.Errorf("exec: compiling %s: %%%d: %w", g.Name, v.ID, err)
 }
 
 // slabs holds one arena slab per dtype.
@@ -332,10 +359,10 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	for ; i < len(p.steps); i++ {
 		s := &p.steps[i]
 		if s.outs != nil {
-			s.prim.KernelN(s.attrs, s.in, s.outs)
+			s.kernelN(s.attrs, s.in, s.outs)
 			continue
 		}
-		s.prim.Kernel(s.attrs, s.in, s.out)
+		s.kernel(s.attrs, s.in, s.out)
 	}
 	i = -1
 	for _, a := range p.assigns {
