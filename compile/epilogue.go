@@ -22,15 +22,16 @@ const (
 	ActGELU = gemm.ActGELU
 )
 
-// actPrim names the ops primitive computing activation a.
-func actPrim(a Act) string {
+// actPrim returns the ops primitive computing activation a (nil for
+// ActNone).
+func actPrim(a Act) *core.Prim {
 	switch a {
 	case ActReLU:
-		return "ReLU"
+		return ops.ReluPrim
 	case ActGELU:
-		return "GELU"
+		return ops.GeluPrim
 	}
-	return ""
+	return nil
 }
 
 // EpilogueAttrs are MatMulBiasAct's attributes: MatMul's transpose flags,
@@ -123,14 +124,9 @@ func vjpMatMulBiasAct(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*
 		if at.Bias {
 			z = ops.Add(z, in[2])
 		}
-		act := ops.Lookup(actPrim(at.Act))
-		if act == nil || act.VJP == nil {
-			core.Panicf("MatMulBiasAct", "no differentiable %s primitive in this build", actPrim(at.Act))
-		}
-		gz = act.VJP(nil, []*tensor.Tensor{z}, out, g)[0]
+		gz = actPrim(at.Act).VJP(nil, []*tensor.Tensor{z}, out, g)[0]
 	}
-	mm := ops.Lookup("MatMul")
-	gs := mm.VJP(mmAttrs, in[:2], nil, gz)
+	gs := ops.MatMulPrim.VJP(mmAttrs, in[:2], nil, gz)
 	if !at.Bias {
 		return gs
 	}
@@ -161,7 +157,7 @@ func Epilogue(g *graph.Graph) {
 		return us[v.ID][0]
 	}
 	for _, mm := range g.Values {
-		if !isOp(mm, "MatMul") || mm.Meta.DType != tensor.Float32 || mm.Args[0].Meta.Shape.Rank() != 2 || mm.Args[1].Meta.Shape.Rank() != 2 {
+		if !isOp(mm, ops.MatMulPrim) || mm.Meta.DType != tensor.Float32 || mm.Args[0].Meta.Shape.Rank() != 2 || mm.Args[1].Meta.Shape.Rank() != 2 {
 			continue
 		}
 		if mm.Args[0].Meta.DType != tensor.Float32 {
@@ -172,7 +168,7 @@ func Epilogue(g *graph.Graph) {
 		ea := EpilogueAttrs{TransA: at.TransA, TransB: at.TransB}
 		args := []*graph.Value{mm.Args[0], mm.Args[1]}
 		last := mm
-		if u := only(mm); u != nil && isOp(u, "Add") && sameMeta(u.Meta, mm.Meta) {
+		if u := only(mm); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, mm.Meta) {
 			bias := u.Args[1]
 			if bias == mm {
 				bias = u.Args[0]
@@ -186,9 +182,9 @@ func Epilogue(g *graph.Graph) {
 		}
 		if u := only(last); u != nil && sameMeta(u.Meta, mm.Meta) {
 			switch {
-			case isOp(u, "ReLU"):
+			case isOp(u, ops.ReluPrim):
 				ea.Act, last = ActReLU, u
-			case isOp(u, "GELU"):
+			case isOp(u, ops.GeluPrim):
 				ea.Act, last = ActGELU, u
 			}
 		}

@@ -16,11 +16,11 @@ func Example() {
 	f32 := func(s ...int) tensor.Meta { return tensor.Meta{Shape: s, DType: tensor.Float32} }
 	g := graph.New("layer")
 	x, w, b := g.Input(f32(8, 4)), g.Input(f32(4, 3)), g.Input(f32(3))
-	h := g.Op(ops.Lookup("MatMul"), ops.MatMulAttrs{}, x, w)
-	h = g.Op(ops.Lookup("ReLU"), nil, g.Op(ops.Lookup("Add"), nil, h, b))
-	h = g.Op(ops.Lookup("Mul"), nil, h, g.Const(tensor.Scalar(float32(1))))
-	y := g.Op(ops.Lookup("Sigmoid"), nil, h)
-	y = g.Op(ops.Lookup("Mul"), nil, y, g.Const(tensor.Scalar(float32(2))))
+	h := g.Op(ops.MatMulPrim, ops.MatMulAttrs{}, x, w)
+	h = g.Op(ops.ReluPrim, nil, g.Op(ops.AddPrim, nil, h, b))
+	h = g.Op(ops.MulPrim, nil, h, g.Const(tensor.Scalar(float32(1))))
+	y := g.Op(ops.SigmoidPrim, nil, h)
+	y = g.Op(ops.MulPrim, nil, y, g.Const(tensor.Scalar(float32(2))))
 	g.Outputs = []*graph.Value{y}
 
 	res, err := compile.Run(g, compile.Options{Level: compile.O1, Verify: true})

@@ -18,24 +18,23 @@ import (
 // it replaces; the O2 tolerance (see the package doc) is 1e-5 relative.
 func FastMath(g *graph.Graph) {
 	g.CountUses()
-	mul := ops.Lookup("Mul")
 	// A snapshot: the rewrites insert constants into g.Values.
 	for _, v := range slices.Clone(g.Values) {
 		if v.Kind != graph.KindOp || v.IsMulti() || !v.Meta.DType.IsFloat() {
 			continue
 		}
 		switch {
-		case isOp(v, "Div") && v.Args[1].Kind == graph.KindConst:
+		case isOp(v, ops.DivPrim) && v.Args[1].Kind == graph.KindConst:
 			c := v.Args[1]
 			recip := g.Const(ops.Reciprocal(c.Tensor))
 			g.InsertBefore(recip, v)
-			v.Prim, v.Attrs, v.Args = mul, nil, []*graph.Value{v.Args[0], recip}
-		case isOp(v, "Mul"):
+			v.Prim, v.Attrs, v.Args = ops.MulPrim, nil, []*graph.Value{v.Args[0], recip}
+		case isOp(v, ops.MulPrim):
 			x, c2 := v.Args[0], v.Args[1]
 			if oneElementConst(x) {
 				x, c2 = c2, x
 			}
-			if !oneElementConst(c2) || !isOp(x, "Mul") || x.Uses != 1 {
+			if !oneElementConst(c2) || !isOp(x, ops.MulPrim) || x.Uses != 1 {
 				continue
 			}
 			inner, c1 := x.Args[0], x.Args[1]

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -14,23 +15,23 @@ func TestFastMath(t *testing.T) {
 		g := graph.New("fm")
 		x := g.Input(f32(2, 3))
 		c := g.Const(tensor.FromSlice([]float32{2, 4, -8}, 3))
-		d := g.Op(prim(t, "Div"), nil, x, c)
-		m1 := g.Op(prim(t, "Mul"), nil, d, g.Const(scalar(3)))
-		m2 := g.Op(prim(t, "Mul"), nil, g.Const(scalar(0.5)), m1)
+		d := g.Op(ops.DivPrim, nil, x, c)
+		m1 := g.Op(ops.MulPrim, nil, d, g.Const(scalar(3)))
+		m2 := g.Op(ops.MulPrim, nil, g.Const(scalar(0.5)), m1)
 		g.Outputs = append(g.Outputs, m2)
 		return g
 	}
 	after := checkPasses(t, build, "fastmath")
 	text := after.String()
-	if strings.Contains(text, "Div(") || countOps(after, "Mul") != 2 {
+	if strings.Contains(text, "Div(") || countOps(after, ops.MulPrim) != 2 {
 		t.Fatalf("want the division turned into a multiply and the two scalings merged:\n%s", text)
 	}
 	// Integers are left alone: their division is not a multiplication.
 	g := graph.New("int")
 	x := g.Input(tensor.Meta{Shape: tensor.Shape{3}, DType: tensor.Int32})
-	g.Outputs = append(g.Outputs, g.Op(prim(t, "FloorDiv"), nil, x, g.Const(tensor.FromSlice([]int32{2, 2, 2}, 3))))
+	g.Outputs = append(g.Outputs, g.Op(ops.FloorDivPrim, nil, x, g.Const(tensor.FromSlice([]int32{2, 2, 2}, 3))))
 	applyPasses(t, g, "fastmath")
-	if countOps(g, "FloorDiv") != 1 {
+	if countOps(g, ops.FloorDivPrim) != 1 {
 		t.Fatalf("integer division rewritten:\n%s", g)
 	}
 }

@@ -66,7 +66,7 @@ func vjpMatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*ten
 	at := attrs.(ops.MatMulAttrs)
 	a, b, s := in[0], in[1], in[3]
 	// out = p − s·mm: MatMul's own rule, fed the cotangent −s·g.
-	gs := ops.Lookup("MatMul").VJP(at, in[:2], nil, ops.Neg(ops.Mul(g, s)))
+	gs := ops.MatMulPrim.VJP(at, in[:2], nil, ops.Neg(ops.Mul(g, s)))
 	mm := ops.MatMulT(a, b, at.TransA, at.TransB)
 	gScale := ops.Reshape(ops.Neg(ops.Sum(ops.Mul(g, mm))), s.Shape()...)
 	return []*tensor.Tensor{gs[0], gs[1], g, gScale}
@@ -85,18 +85,18 @@ func GemmUpdate(g *graph.Graph) {
 	}
 	for _, v := range g.Values {
 		p := assigned[v]
-		if p == nil || !isOp(v, "Sub") || v.Args[0] != p || p.Meta.DType != tensor.Float32 || p.Meta.Shape.Rank() != 2 {
+		if p == nil || !isOp(v, ops.SubPrim) || v.Args[0] != p || p.Meta.DType != tensor.Float32 || p.Meta.Shape.Rank() != 2 {
 			continue
 		}
 		mul := v.Args[1]
-		if !isOp(mul, "Mul") || mul.Uses != 1 || !sameMeta(mul.Meta, p.Meta) {
+		if !isOp(mul, ops.MulPrim) || mul.Uses != 1 || !sameMeta(mul.Meta, p.Meta) {
 			continue
 		}
 		mm, s := mul.Args[0], mul.Args[1]
-		if !isOp(mm, "MatMul") {
+		if !isOp(mm, ops.MatMulPrim) {
 			mm, s = s, mm
 		}
-		if !isOp(mm, "MatMul") || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
+		if !isOp(mm, ops.MatMulPrim) || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
 			continue
 		}
 		if mm.Args[0].Meta.Shape.Rank() != 2 || mm.Args[1].Meta.Shape.Rank() != 2 {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestCSE(t *testing.T) {
-	add, mul, exp := prim(t, "Add"), prim(t, "Mul"), prim(t, "Exp")
+	add, mul, exp := ops.AddPrim, ops.MulPrim, ops.ExpPrim
 	build := func() *graph.Graph {
 		g := graph.New("cse")
 		x, y := g.Input(f32(3, 4)), g.Input(f32(3, 4))
@@ -23,10 +23,10 @@ func TestCSE(t *testing.T) {
 		return g
 	}
 	g := checkPasses(t, build, "cse")
-	if n := countOps(g, "Add"); n != 1 {
+	if n := countOps(g, ops.AddPrim); n != 1 {
 		t.Errorf("%d Adds after CSE, want 1:\n%s", n, g)
 	}
-	if n := countOps(g, "Exp"); n != 1 {
+	if n := countOps(g, ops.ExpPrim); n != 1 {
 		t.Errorf("%d Exps after CSE, want 1:\n%s", n, g)
 	}
 	consts := 0
@@ -38,14 +38,14 @@ func TestCSE(t *testing.T) {
 	if consts != 1 {
 		t.Errorf("%d constants after CSE, want 1:\n%s", consts, g)
 	}
-	if n := countOps(g, "Mul"); n != 2 {
+	if n := countOps(g, ops.MulPrim); n != 2 {
 		t.Errorf("%d Muls after CSE, want 2 (e·2 twice merged, then the product):\n%s", n, g)
 	}
 }
 
 func TestCSEKeepsDistinct(t *testing.T) {
-	sub := prim(t, "Sub")
-	sum := prim(t, "ReduceSum")
+	sub := ops.SubPrim
+	sum := ops.SumPrim
 	// A test-local impure op standing for a random draw: two draws differ.
 	impure := &core.Prim{
 		Name:   "TestDraw",
@@ -68,7 +68,7 @@ func TestCSEKeepsDistinct(t *testing.T) {
 }
 
 func TestConstFold(t *testing.T) {
-	add, mul, bc := prim(t, "Add"), prim(t, "Mul"), prim(t, "BroadcastTo")
+	add, mul, bc := ops.AddPrim, ops.MulPrim, ops.BroadcastToPrim
 	var w *tensor.Tensor
 	build := func() *graph.Graph {
 		g := graph.New("fold")
@@ -84,13 +84,13 @@ func TestConstFold(t *testing.T) {
 		return g
 	}
 	g := checkPasses(t, build, "constfold")
-	if n := countOps(g, "Mul"); n != 0 {
+	if n := countOps(g, ops.MulPrim); n != 0 {
 		t.Errorf("Mul of constants not folded:\n%s", g)
 	}
-	if n := countOps(g, "BroadcastTo"); n != 1 {
+	if n := countOps(g, ops.BroadcastToPrim); n != 1 {
 		t.Errorf("want the large BroadcastTo kept and the small one folded:\n%s", g)
 	}
-	if n := countOps(g, "Add"); n != 5 {
+	if n := countOps(g, ops.AddPrim); n != 5 {
 		t.Errorf("%d Adds after folding, want 5 (x+c, w+1, b+small, p+that, the sum):\n%s", n, g)
 	}
 	for _, v := range g.Values {
@@ -101,9 +101,9 @@ func TestConstFold(t *testing.T) {
 }
 
 func TestSimplify(t *testing.T) {
-	add, sub, mul, div, neg := prim(t, "Add"), prim(t, "Sub"), prim(t, "Mul"), prim(t, "Div"), prim(t, "Neg")
-	reshape, bc, cast := prim(t, "Reshape"), prim(t, "BroadcastTo"), prim(t, "Cast")
-	relu, reluGrad := prim(t, "ReLU"), prim(t, "ReLUGrad")
+	add, sub, mul, div, neg := ops.AddPrim, ops.SubPrim, ops.MulPrim, ops.DivPrim, ops.NegPrim
+	reshape, bc, cast := ops.ReshapePrim, ops.BroadcastToPrim, ops.CastPrim
+	relu, reluGrad := ops.ReluPrim, ops.ReluGradPrim
 	shape := func(s ...int) ops.ShapeAttr { return ops.ShapeAttr{Shape: s} }
 	for _, tc := range []struct {
 		name  string
@@ -155,7 +155,7 @@ func TestSimplify(t *testing.T) {
 }
 
 func TestSimplifyReLUGrad(t *testing.T) {
-	add, relu, reluGrad := prim(t, "Add"), prim(t, "ReLU"), prim(t, "ReLUGrad")
+	add, relu, reluGrad := ops.AddPrim, ops.ReluPrim, ops.ReluGradPrim
 	g := graph.New("relugrad")
 	x, dy := g.Input(f32(3, 4)), g.Input(f32(3, 4))
 	z := g.Op(add, nil, x, x)
@@ -172,59 +172,10 @@ func TestSimplifyReLUGrad(t *testing.T) {
 	}
 }
 
-// transposePrim returns a test-local Transpose, named like the framework's
-// and with a Perm attribute field: the passes recognise Transpose by name
-// and read Perm by reflection, so the tests do not depend on the real
-// primitive's attribute type (or on its being in this build).
+// transposePrim returns the framework's Transpose and a constructor of its
+// attributes, for the table-driven graphs of the transpose tests.
 func transposePrim() (*core.Prim, func(perm ...int) any) {
-	type permAttr struct{ Perm []int }
-	p := &core.Prim{
-		Name:   "Transpose",
-		Traits: core.Traits{Cost: 1},
-		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
-			perm := attrs.(permAttr).Perm
-			s := make(tensor.Shape, len(perm))
-			for i, a := range perm {
-				s[i] = in[0].Dim(a)
-			}
-			return tensor.Meta{Shape: s, DType: in[0].DType()}
-		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			// Enough for the tests: rank 2 and rank 3 with the batch axis first.
-			perm := attrs.(permAttr).Perm
-			xs := in[0].Shape()
-			x, o := in[0].Float64s(), out.Data().([]float32)
-			os := out.Shape()
-			ost := os.Strides()
-			xst := xs.Strides()
-			idx := make([]int, len(os))
-			for i := range o {
-				rem := i
-				off := 0
-				for d := range os {
-					idx[d] = rem / ost[d]
-					rem %= ost[d]
-					off += idx[d] * xst[perm[d]]
-				}
-				o[i] = float32(x[off])
-			}
-		},
-	}
-	return p, func(perm ...int) any { return permAttr{perm} }
-}
-
-// TestRegistry checks that ops.Lookup finds every primitive by the name the
-// IR prints, so the passes' name matching sees the real primitives.
-func TestRegistry(t *testing.T) {
-	for _, name := range []string{"Add", "Mul", "ReLU", "ReLUGrad", "MatMul", "Reshape", "BroadcastTo", "ReduceSum", "Cast", "GELU", "Transpose", "ReduceMax"} {
-		p := ops.Lookup(name)
-		if p == nil || p.Name != name {
-			t.Errorf("Lookup(%q) = %v", name, p)
-		}
-	}
-	if ops.Lookup("NoSuchOp") != nil {
-		t.Error("Lookup of an unknown name is not nil")
-	}
+	return ops.TransposePrim, func(perm ...int) any { return ops.PermAttr{Perm: perm} }
 }
 
 // TestTransposeFoldReal folds the framework's own Transpose, traced from
@@ -240,7 +191,7 @@ func TestTransposeFoldReal(t *testing.T) {
 		return g
 	}
 	g := checkPasses(t, build, "simplify", "transposefold")
-	if n := countOps(g, "Transpose"); n != 0 {
+	if n := countOps(g, ops.TransposePrim); n != 0 {
 		t.Errorf("%d transposes left:\n%s", n, g)
 	}
 }

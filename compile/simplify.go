@@ -38,7 +38,7 @@ func Simplify(g *graph.Graph) {
 		if w := simplifyOne(v, reluOf); w != nil && w != v {
 			r.set(v, w)
 		}
-		if isOp(v, "ReLU") {
+		if isOp(v, ops.ReluPrim) {
 			if _, ok := reluOf[v.Args[0]]; !ok {
 				reluOf[v.Args[0]] = v
 			}
@@ -58,45 +58,45 @@ func simplifyOne(v *graph.Value, reluOf map[*graph.Value]*graph.Value) *graph.Va
 		return nil
 	}
 	switch {
-	case isOp(v, "Add"):
+	case isOp(v, ops.AddPrim):
 		if constEquals(args[1], 0) {
 			return keep(args[0])
 		}
 		if constEquals(args[0], 0) {
 			return keep(args[1])
 		}
-	case isOp(v, "Sub"):
+	case isOp(v, ops.SubPrim):
 		if constEquals(args[1], 0) {
 			return keep(args[0])
 		}
-	case isOp(v, "Mul"):
+	case isOp(v, ops.MulPrim):
 		if constEquals(args[1], 1) {
 			return keep(args[0])
 		}
 		if constEquals(args[0], 1) {
 			return keep(args[1])
 		}
-	case isOp(v, "Div"):
+	case isOp(v, ops.DivPrim):
 		if constEquals(args[1], 1) {
 			return keep(args[0])
 		}
-	case isOp(v, "Neg"):
-		if isOp(args[0], "Neg") {
+	case isOp(v, ops.NegPrim):
+		if isOp(args[0], ops.NegPrim) {
 			return keep(args[0].Args[0])
 		}
-	case isOp(v, "Reshape"):
-		if isOp(args[0], "Reshape") {
+	case isOp(v, ops.ReshapePrim):
+		if isOp(args[0], ops.ReshapePrim) {
 			v.Args = []*graph.Value{args[0].Args[0]}
 		}
 		return keep(v.Args[0])
-	case isOp(v, "BroadcastTo"), isOp(v, "Cast"):
+	case isOp(v, ops.BroadcastToPrim), isOp(v, ops.CastPrim):
 		return keep(args[0])
-	case isOp(v, "Transpose"):
+	case isOp(v, ops.TransposePrim):
 		p, ok := permOf(v.Attrs)
 		if !ok {
 			return nil
 		}
-		if in := args[0]; isOp(in, "Transpose") {
+		if in := args[0]; isOp(in, ops.TransposePrim) {
 			if q, ok := permOf(in.Attrs); ok && len(q) == len(p) {
 				// out[i] = mid[p[i]] = x[q[p[i]]].
 				comp := make([]int, len(p))
@@ -104,14 +104,14 @@ func simplifyOne(v *graph.Value, reluOf map[*graph.Value]*graph.Value) *graph.Va
 					comp[i] = q[p[i]]
 				}
 				v.Args = []*graph.Value{in.Args[0]}
-				v.Attrs = withPerm(v.Attrs, comp)
+				v.Attrs = withPerm(comp)
 				p = comp
 			}
 		}
 		if isIdentityPerm(p) {
 			return keep(v.Args[0])
 		}
-	case isOp(v, "ReLUGrad"):
+	case isOp(v, ops.ReluGradPrim):
 		// reluOf holds only ReLUs met earlier in the walk, so y precedes v.
 		if y, ok := reluOf[args[0]]; ok && sameMeta(y.Meta, args[0].Meta) {
 			v.Args = []*graph.Value{y, args[1]}

@@ -16,12 +16,12 @@ import (
 // where swap exchanges the last two axes and keeps the batch axes. The last
 // rule uses (AB)ᵀ = BᵀAᵀ and applies only when the MatMul has no other
 // user, so no product is computed twice. Orphaned transposes are left to
-// DCE. Without a Transpose primitive the pass finds nothing to do.
+// DCE.
 func TransposeFold(g *graph.Graph) {
 	g.CountUses()
 	for _, v := range g.Values {
 		switch {
-		case isOp(v, "MatMul"):
+		case isOp(v, ops.MatMulPrim):
 			at := matmulAttrs(v)
 			a, b := v.Args[0], v.Args[1]
 			if x, ok := swapOf(a); ok {
@@ -38,10 +38,10 @@ func TransposeFold(g *graph.Graph) {
 				v.Args = []*graph.Value{a, b}
 				v.Attrs = at
 			}
-		case isOp(v, "Transpose"):
+		case isOp(v, ops.TransposePrim):
 			mm := v.Args[0]
 			p, ok := permOf(v.Attrs)
-			if !ok || !isLastTwoSwap(p) || !isOp(mm, "MatMul") || mm.Uses != 1 {
+			if !ok || !isLastTwoSwap(p) || !isOp(mm, ops.MatMulPrim) || mm.Uses != 1 {
 				continue
 			}
 			at := matmulAttrs(mm)
@@ -55,7 +55,7 @@ func TransposeFold(g *graph.Graph) {
 
 // swapOf returns x when v = Transpose(x) swaps the last two axes.
 func swapOf(v *graph.Value) (*graph.Value, bool) {
-	if !isOp(v, "Transpose") {
+	if !isOp(v, ops.TransposePrim) {
 		return nil, false
 	}
 	p, ok := permOf(v.Attrs)

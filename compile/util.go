@@ -1,26 +1,19 @@
 package compile
 
 import (
-	"reflect"
-
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// isPrim reports whether p is the primitive called name. Primitive names
-// are unique across the framework (they are what the IR prints), so a name
-// match suffices; it also lets passes recognise a primitive the ops
-// registry does not list yet (one still being written, or one a test
-// defines).
-func isPrim(p *core.Prim, name string) bool {
-	return p != nil && p.Name == name
-}
-
-// isOp reports whether v is a single-result application of the primitive
-// called name.
-func isOp(v *graph.Value, name string) bool {
-	return v.Kind == graph.KindOp && !v.IsMulti() && isPrim(v.Prim, name)
+// isOp reports whether v is a single-result application of primitive p.
+// Passes name primitives by their handles (ops.MatMulPrim), never by the
+// string the IR prints: a renamed or deleted primitive is then a compile
+// error in every pass that matches it, not a rewrite that silently stops
+// firing. A nil p (a handle whose init has not run) matches nothing.
+func isOp(v *graph.Value, p *core.Prim) bool {
+	return p != nil && v.Kind == graph.KindOp && !v.IsMulti() && v.Prim == p
 }
 
 // plainOp reports whether v is an ordinary op the rewrites may touch: a
@@ -138,39 +131,18 @@ func users(g *graph.Graph) [][]*graph.Value {
 	return u
 }
 
-// permOf returns the permutation of a Transpose's attributes. It reads a
-// field named Perm by reflection so that the pass does not depend on the
-// attribute type's package-level name.
+// permOf returns the permutation of a Transpose's attributes. The
+// attributes are typed (ops.PermAttr), so a change to them is a compile
+// error here rather than a transpose the passes stop recognising.
 func permOf(attrs any) ([]int, bool) {
-	rv := reflect.ValueOf(attrs)
-	if rv.Kind() == reflect.Pointer {
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct {
-		return nil, false
-	}
-	f := rv.FieldByName("Perm")
-	if !f.IsValid() || f.Type() != reflect.TypeOf([]int(nil)) {
-		return nil, false
-	}
-	return f.Interface().([]int), true
+	a, ok := attrs.(ops.PermAttr)
+	return a.Perm, ok
 }
 
-// withPerm returns a copy of Transpose attributes like with perm replaced:
-// a new value, because attributes are never mutated once set.
-func withPerm(like any, perm []int) any {
-	rv := reflect.ValueOf(like)
-	ptr := rv.Kind() == reflect.Pointer
-	if ptr {
-		rv = rv.Elem()
-	}
-	nv := reflect.New(rv.Type()).Elem()
-	nv.Set(rv)
-	nv.FieldByName("Perm").Set(reflect.ValueOf(append([]int(nil), perm...)))
-	if ptr {
-		return nv.Addr().Interface()
-	}
-	return nv.Interface()
+// withPerm returns Transpose attributes with permutation perm: a new
+// value, because attributes are never mutated once set.
+func withPerm(perm []int) ops.PermAttr {
+	return ops.PermAttr{Perm: append([]int(nil), perm...)}
 }
 
 // isIdentityPerm reports whether p leaves every axis in place.

@@ -17,9 +17,9 @@ func build() (*graph.Graph, map[string]*graph.Value) {
 	x := g.Input(f32x3)
 	c := g.Const(tensor.FromSlice([]float32{1, 2, 3}, 3))
 	p := g.Param(tensor.NewParameter("p", tensor.FromSlice([]float32{2, 2, 2}, 3)))
-	add := g.Op(ops.Lookup("Add"), nil, x, c)
-	relu := g.Op(ops.Lookup("ReLU"), nil, add)
-	mul := g.Op(ops.Lookup("Mul"), nil, relu, p)
+	add := g.Op(ops.AddPrim, nil, x, c)
+	relu := g.Op(ops.ReluPrim, nil, add)
+	mul := g.Op(ops.MulPrim, nil, relu, p)
 	g.Outputs = append(g.Outputs, mul)
 	g.CountUses()
 	return g, map[string]*graph.Value{"x": x, "c": c, "p": p, "add": add, "relu": relu, "mul": mul}
@@ -65,7 +65,7 @@ func TestVerifyRejects(t *testing.T) {
 			g.Assigns = append(g.Assigns, graph.Assign{Param: v["c"], Val: v["mul"]})
 		}, "not a param"},
 		{"assign of wrong shape", func(g *graph.Graph, v map[string]*graph.Value) {
-			s := g.Op(ops.Lookup("ReduceSum"), ops.ReduceAttrs{Axes: []int{0}}, v["mul"])
+			s := g.Op(ops.SumPrim, ops.ReduceAttrs{Axes: []int{0}}, v["mul"])
 			g.Assigns = append(g.Assigns, graph.Assign{Param: v["p"], Val: s})
 		}, "assignment"},
 		{"const meta", func(g *graph.Graph, v map[string]*graph.Value) {

@@ -235,7 +235,7 @@ func TestCumProd(t *testing.T) {
 // directly, in both directions: its own gradient is used from the second
 // order of CumProd on.
 func TestLinearRecurrence(t *testing.T) {
-	p := ops.Lookup("LinearRecurrence")
+	p := ops.LinearRecurrencePrim
 	rec := func(ax int, rev bool) func(v ...*tensor.Tensor) *tensor.Tensor {
 		return func(v ...*tensor.Tensor) *tensor.Tensor {
 			return core.Apply(p, ops.RecurrenceAttrs{Axis: ax, Reverse: rev}, v[0], v[1])
@@ -366,9 +366,9 @@ func TestMoreKernelsDoNotAllocate(t *testing.T) {
 	}
 	rec := func(y *tensor.Tensor) run { n := core.NodeOf(y); return run{n.Prim, n.Attrs, n.Inputs} }
 	// Index results are not differentiable, so not recorded: their
-	// primitives are found by name.
-	byName := func(name string, attrs any) run {
-		return run{ops.Lookup(name), attrs, []*tensor.Tensor{x}}
+	// primitives are named by handle.
+	direct := func(p *core.Prim, attrs any) run {
+		return run{p, attrs, []*tensor.Tensor{x}}
 	}
 	cases := []struct {
 		name   string
@@ -383,10 +383,10 @@ func TestMoreKernelsDoNotAllocate(t *testing.T) {
 		{"ClipTensor", rec(ops.ClipTensor(x, ops.Neg(y), y)), false},
 		{"CumSum", rec(ops.CumSum(x, 0, true, true)), false},
 		{"CumProd", rec(ops.CumProd(x, 1)), false},
-		{"ArgSort", byName("ArgSort", ops.SortAttrs{Axis: 0, Descending: true}), true},
-		{"ArgSort last", byName("ArgSort", ops.SortAttrs{Axis: 1}), true},
-		{"ArgTopK", byName("ArgTopK", ops.TopKAttrs{K: 3}), true},
-		{"ArgTopK heap", byName("ArgTopK", ops.TopKAttrs{K: 2}), true},
+		{"ArgSort", direct(ops.ArgSortPrim, ops.SortAttrs{Axis: 0, Descending: true}), true},
+		{"ArgSort last", direct(ops.ArgSortPrim, ops.SortAttrs{Axis: 1}), true},
+		{"ArgTopK", direct(ops.ArgTopKPrim, ops.TopKAttrs{K: 3}), true},
+		{"ArgTopK heap", direct(ops.ArgTopKPrim, ops.TopKAttrs{K: 2}), true},
 	}
 	for _, c := range cases {
 		r := c.r
