@@ -13,6 +13,7 @@ import (
 // formulas, messages), keyed by file and first line, with why.
 var notCode = map[string]string{
 	"compile/doc.go: constfold      evaluate pure ops on constants at compile time":                                      "the pass table",
+	"doc.go: cmd/spore, examples, bench          the command line, examples, peer benchmarks":                            "the package layers",
 	"nn/initializer/doc.go: b = √(6 / ((1 + a²)·fan_in))":                                                                "a formula",
 	"ops/doc.go: spore: MatMul: inner dimensions differ: [64 784] x [512 10] (at main.go:31)":                            "an error message",
 	"internal/kernels/gemm/doc.go: for jc over n in steps of nc:            B block kc×nc (L2/L3)":                       "pseudo-code of the loop nest",
