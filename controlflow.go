@@ -3,6 +3,7 @@ package spore
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
@@ -13,32 +14,34 @@ import (
 )
 
 // A body is a control-flow sub-graph: a Go closure traced once into its own
-// graph and compiled into its own plan. Values of the enclosing function
-// that the closure uses (captures) become extra inputs; parameters it reads
-// are captured by reference like anywhere else, and also listed so that
-// gradients can reach them.
+// graph. Values of the enclosing function that the closure uses (captures)
+// become extra inputs; parameters it reads are captured by reference like
+// anywhere else, and also listed so that gradients can reach them. The
+// traced graph is the template of the node's region (graph.Region): every
+// graph the node is traced into gets a copy that its passes optimise and
+// exec plans as a sub-plan; the template itself stays as traced, for
+// differentiation.
 type body struct {
-	orig     *graph.Graph // as traced, for differentiation
-	plan     *exec.Plan
-	nargs    int       // explicit operands
-	captures []*Tensor // outer values, after the operands as inputs
-	params   []*Tensor // parameters the body reads
+	orig     *graph.Graph // as traced
+	level    Level        // the level the enclosing function compiles at
+	nargs    int          // explicit operands
+	captures []*Tensor    // outer values, after the operands as inputs
+	params   []*Tensor    // parameters the body reads
 	outs     []tensor.Meta
-	idx      []int     // body input i -> index in the node's inputs
-	pidx     []int     // params[i] -> index in the node's inputs
-	args     []*Tensor // scratch for the kernel, reused across runs
+	idx      []int // body input i -> index in the node's inputs
+	pidx     []int // params[i] -> index in the node's inputs
 }
 
 // traceBody traces fn on symbolic operands of the given metas.
 func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *body {
 	b := &body{nargs: len(metas)}
 	// A body is compiled at the level of the function it is traced in.
-	level := GetContext().JitLevel
+	b.level = GetContext().JitLevel
 	if outer, ok := core.CurrentTracer().(*graph.Tracer); ok && outer.Level != 0 {
-		level = Level(outer.Level)
+		b.level = Level(outer.Level)
 	}
 	tr := graph.NewTracer(name)
-	tr.Level = int(level)
+	tr.Level = int(b.level)
 	seen := map[*Tensor]*graph.Value{}
 	tr.Capture = func(t *Tensor) *graph.Value {
 		if v, ok := seen[t]; ok {
@@ -64,16 +67,112 @@ func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *
 	}
 	g := tr.Graph()
 	g.CountUses()
-	b.orig = g.Clone()
-	b.params = g.Params()
-	res, err := compile.Run(g, compile.Options{Level: level})
-	if err != nil {
-		panic(core.Errorf(name, "compiling the body: %v", err))
+	if err := graph.Verify(g); err != nil {
+		panic(core.Errorf(name, "tracing the body: %v", err))
 	}
-	b.plan = res.Plan
-	b.args = make([]*Tensor, len(g.Inputs))
+	b.orig = g
+	b.params = g.Params()
 	return b
 }
+
+// region is the body as a region of a node: its inputs bound as nodeInputs
+// laid them out, lead of them fed by the op itself.
+func (b *body) region(lead int, loop bool) *graph.Region {
+	return &graph.Region{Graph: b.orig, Binds: b.idx, Lead: lead, Loop: loop}
+}
+
+// runner is a planned body: its sub-plan and the argument list it is
+// called with, both built when the enclosing plan is compiled.
+type runner struct {
+	plan  *exec.Plan
+	binds []int
+	args  []*Tensor
+}
+
+func newRunner(sp *exec.SubPlan) *runner {
+	return &runner{plan: sp.Plan, binds: sp.Binds, args: make([]*Tensor, len(sp.Binds))}
+}
+
+// run executes the body on the node's inputs (as the kernel sees them:
+// loop state substituted) into outs.
+func (r *runner) run(in, outs []*Tensor) {
+	for i, j := range r.binds {
+		r.args[i] = in[j]
+	}
+	r.plan.RunInto(r.args, outs)
+}
+
+// width is one past the largest node input any of the runners reads: the
+// length of the input list a loop kernel rebuilds per iteration.
+func width(min int, rs ...*runner) int {
+	n := min
+	for _, r := range rs {
+		for _, j := range r.binds {
+			n = max(n, j+1)
+		}
+	}
+	return n
+}
+
+// stepRunner is a control-flow op's attributes bound to sub-plans: what a
+// compiled plan's step hands to the op's kernel.
+type stepRunner interface {
+	run(in, outs []*Tensor)
+}
+
+// regionAttrs are the attributes of a control-flow op as traced.
+type regionAttrs interface {
+	graph.RegionSource
+	exec.RegionBinder
+	lazy() *lazyPlans
+}
+
+// lazyPlans serve a control-flow op that runs outside a compiled plan
+// (applied to concrete tensors while a function is traced, or replayed
+// eagerly): its bodies are compiled on first use, like the plan would
+// compile them, and runs are serialised, as they share the scratch
+// buffers.
+type lazyPlans struct {
+	once  sync.Once
+	mu    sync.Mutex
+	level Level
+	r     stepRunner
+	err   error
+}
+
+func (l *lazyPlans) lazy() *lazyPlans { return l }
+
+// cfKernel is the kernel of every control-flow op: it runs the bound
+// attributes a plan prepared, or compiles the bodies on first use.
+func cfKernel(attrs any, in, outs []*Tensor) {
+	if r, ok := attrs.(stepRunner); ok {
+		r.run(in, outs)
+		return
+	}
+	a := attrs.(regionAttrs)
+	l := a.lazy()
+	l.once.Do(func() {
+		rs := a.Regions()
+		subs := make([]*exec.SubPlan, len(rs))
+		for k, r := range rs {
+			res, err := compile.Run(r.Graph.Clone(), compile.Options{Level: l.level})
+			if err != nil {
+				l.err = err
+				return
+			}
+			subs[k] = &exec.SubPlan{Plan: res.Plan, Binds: r.Binds, Lead: r.Lead}
+		}
+		l.r = a.BindRegions(subs).(stepRunner)
+	})
+	if l.err != nil {
+		panic(core.Errorf(rs0name(a), "compiling the body: %v", l.err))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.r.run(in, outs)
+}
+
+func rs0name(a regionAttrs) string { return a.Regions()[0].Graph.Name }
 
 // nodeInputs lays out a control-flow node's inputs: lead (the predicate or
 // nothing), the operands, then every body's captures and parameters without
@@ -105,14 +204,6 @@ func nodeInputs(lead []*Tensor, operands []*Tensor, bodies ...*body) []*Tensor {
 		}
 	}
 	return in
-}
-
-// run executes the body's plan on the node's inputs into outs.
-func (b *body) run(in, outs []*Tensor) {
-	for i, j := range b.idx {
-		b.args[i] = in[j]
-	}
-	b.plan.RunInto(b.args, outs)
 }
 
 // vjp differentiates the body at the node's inputs xs (without the
@@ -153,6 +244,20 @@ func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 	return VJP(loss, ops.OnesLike(loss), leaves)
 }
 
+// jvp pushes tangents ts (nil for zeros) of the node's inputs xs (without
+// the predicate) through the body, by replaying its traced graph on tracked
+// stand-ins, and returns the tangents of its results.
+func (b *body) jvp(xs, ts []*Tensor, lead int) []*Tensor {
+	_, touts := jvpN(func(leaves []*Tensor) []*Tensor {
+		bodyIn := make([]*Tensor, len(b.idx))
+		for i, j := range b.idx {
+			bodyIn[i] = leaves[j-lead]
+		}
+		return b.replay(bodyIn, leaves, lead)
+	}, xs, ts)
+	return touts
+}
+
 func metasOf(ts []*Tensor) []tensor.Meta {
 	ms := make([]tensor.Meta, len(ts))
 	for i, t := range ts {
@@ -187,39 +292,76 @@ func staged(ts ...*Tensor) bool {
 	return core.CurrentTracer() != nil || anySymbolic(ts)
 }
 
-// condAttrs are a Cond node's attributes: its two compiled branches.
+// condAttrs are a Cond node's attributes: its two traced branches.
 type condAttrs struct {
 	then, els *body
+	lazyPlans
 }
 
 func (a *condAttrs) String() string {
 	return fmt.Sprintf("then=%s else=%s", a.then.orig.Name, a.els.orig.Name)
 }
 
-// SubGraphs returns the compiled branches, for printing.
-func (a *condAttrs) SubGraphs() []*graph.Graph {
-	return []*graph.Graph{a.then.plan.Graph(), a.els.plan.Graph()}
+// Regions returns the branches, to become the node's regions 0 (then) and
+// 1 (else); their operands pass straight through, so neither has lead
+// inputs.
+func (a *condAttrs) Regions() []*graph.Region {
+	return []*graph.Region{a.then.region(0, false), a.els.region(0, false)}
 }
 
-// SubGraphs returns the compiled condition and body, for printing.
-func (w *whileAttrs) SubGraphs() []*graph.Graph {
-	return []*graph.Graph{w.cond.plan.Graph(), w.body.plan.Graph()}
+// BindRegions returns the Cond kernel's attributes for planned branches.
+func (a *condAttrs) BindRegions(subs []*exec.SubPlan) any {
+	return &condRun{then: newRunner(subs[0]), els: newRunner(subs[1]), src: a}
+}
+
+// condRun is a planned Cond.
+type condRun struct {
+	then, els *runner
+	src       *condAttrs
+}
+
+func (c *condRun) String() string { return c.src.String() }
+
+func (c *condRun) run(in, outs []*Tensor) {
+	if in[0].Data().([]bool)[0] {
+		c.then.run(in, outs)
+	} else {
+		c.els.run(in, outs)
+	}
 }
 
 var condPrim *core.Prim
 
 func init() {
 	condPrim = &core.Prim{
-		Name:   "Cond",
-		Traits: core.Traits{Cost: 100},
-		InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
-		KernelN: func(attrs any, in, outs []*Tensor) {
+		Name:    "Cond",
+		Traits:  core.Traits{Cost: 100},
+		InferN:  func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
+		KernelN: cfKernel,
+		// The tangents go through a Cond of the branches' JVPs, each
+		// replaying its branch's traced graph; inputs without a tangent
+		// stay out of it.
+		JVPN: func(attrs any, in, ts, _ []*Tensor) []*Tensor {
 			a := attrs.(*condAttrs)
-			if in[0].Data().([]bool)[0] {
-				a.then.run(in, outs)
-			} else {
-				a.els.run(in, outs)
+			n := len(in) - 1
+			var pos []int
+			var tans []*Tensor
+			for i, t := range ts[1:] {
+				if t != nil {
+					pos = append(pos, i)
+					tans = append(tans, t)
+				}
 			}
+			jvp := func(b *body) func(...*Tensor) []*Tensor {
+				return func(xs ...*Tensor) []*Tensor {
+					full := make([]*Tensor, n)
+					for k, i := range pos {
+						full[i] = xs[n+k]
+					}
+					return b.jvp(xs[:n], full, 1)
+				}
+			}
+			return Cond(in[0], jvp(a.then), jvp(a.els), append(append([]*Tensor(nil), in[1:]...), tans...)...)
 		},
 		VJPN: func(attrs any, in, _, gs []*Tensor) []*Tensor {
 			a := attrs.(*condAttrs)
@@ -262,57 +404,79 @@ func Cond(pred *Tensor, thenFn, elseFn func(...*Tensor) []*Tensor, operands ...*
 		core.Panicf("Cond", "Type Join Failed: the then branch returns %s but the else branch returns %s; both branches must return the same shapes and dtypes", typesString(tb.outs), typesString(eb.outs))
 	}
 	in := nodeInputs([]*Tensor{pred}, operands, tb, eb)
-	return core.ApplyN(condPrim, &condAttrs{then: tb, els: eb}, in...)
+	return core.ApplyN(condPrim, &condAttrs{then: tb, els: eb, lazyPlans: lazyPlans{level: tb.level}}, in...)
 }
 
-// whileAttrs are a While node's attributes: the compiled condition and body
-// and the carry buffers its kernel loops over.
+// whileAttrs are a While node's attributes: the traced condition and
+// body.
 type whileAttrs struct {
 	cond, body *body
 	carries    int
-	a, b       []*Tensor // double-buffered carries
-	pred       []*Tensor
+	lazyPlans
 }
 
 func (w *whileAttrs) String() string {
 	return fmt.Sprintf("cond=%s body=%s", w.cond.orig.Name, w.body.orig.Name)
 }
 
-var whilePrim = &core.Prim{
-	Name:   "While",
-	Traits: core.Traits{Cost: 1000},
-	InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
-	KernelN: func(attrs any, in, outs []*Tensor) {
-		w := attrs.(*whileAttrs)
-		if w.a == nil {
-			for _, m := range w.body.outs {
-				w.a = append(w.a, core.NewOf(m))
-				w.b = append(w.b, core.NewOf(m))
-			}
-			w.pred = []*Tensor{tensor.New(tensor.Bool)}
+// Regions returns the condition and the body, the node's regions 0 and 1:
+// both loop, reading the carries as their lead inputs.
+func (w *whileAttrs) Regions() []*graph.Region {
+	return []*graph.Region{w.cond.region(w.carries, true), w.body.region(w.carries, true)}
+}
+
+// BindRegions returns the While kernel's attributes for planned regions,
+// with the carry buffers it loops over.
+func (w *whileAttrs) BindRegions(subs []*exec.SubPlan) any {
+	r := &whileRun{cond: newRunner(subs[0]), body: newRunner(subs[1]), carries: w.carries, src: w}
+	for _, m := range w.body.outs {
+		r.a = append(r.a, core.NewOf(m))
+		r.b = append(r.b, core.NewOf(m))
+	}
+	r.pred = []*Tensor{tensor.New(tensor.Bool)}
+	r.cur = make([]*Tensor, width(w.carries, r.cond, r.body))
+	return r
+}
+
+// whileRun is a planned While.
+type whileRun struct {
+	cond, body *runner
+	carries    int
+	a, b       []*Tensor // double-buffered carries
+	pred       []*Tensor
+	cur        []*Tensor // the node inputs the bodies read: carries substituted
+	src        *whileAttrs
+}
+
+func (w *whileRun) String() string { return w.src.String() }
+
+func (w *whileRun) run(in, outs []*Tensor) {
+	copy(w.cur, in)
+	for i := range w.carries {
+		core.Copy(w.a[i], in[i])
+		w.cur[i] = w.a[i]
+	}
+	for {
+		w.cond.run(w.cur, w.pred)
+		if !w.pred[0].Data().([]bool)[0] {
+			break
 		}
-		// The node's inputs are the carries then the captures; bodies read
-		// the carries from a scratch input list that points at w.a.
-		cur := append([]*Tensor(nil), in...)
+		w.body.run(w.cur, w.b)
+		w.a, w.b = w.b, w.a
 		for i := range w.carries {
-			core.Copy(w.a[i], in[i])
-			cur[i] = w.a[i]
+			w.cur[i] = w.a[i]
 		}
-		for {
-			w.cond.run(cur, w.pred)
-			if !w.pred[0].Data().([]bool)[0] {
-				break
-			}
-			w.body.run(cur, w.b)
-			w.a, w.b = w.b, w.a
-			for i := range w.carries {
-				cur[i] = w.a[i]
-			}
-		}
-		for i, o := range outs {
-			core.Copy(o, w.a[i])
-		}
-	},
+	}
+	for i, o := range outs {
+		core.Copy(o, w.a[i])
+	}
+}
+
+var whilePrim = &core.Prim{
+	Name:    "While",
+	Traits:  core.Traits{Cost: 1000},
+	InferN:  func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
+	KernelN: cfKernel,
 }
 
 // While runs bodyFn on the loop carries while condFn (returning a
@@ -356,7 +520,7 @@ func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, i
 		core.Panicf("While", "Type Join Failed: the body returns %s but the loop carries %s", typesString(bb.outs), typesString(metas))
 	}
 	in := nodeInputs(nil, init, cb, bb)
-	return core.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init)}, in...)
+	return core.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init), lazyPlans: lazyPlans{level: cb.level}}, in...)
 }
 
 // printAttrs hold Print's format: literal strings with nil where a tensor

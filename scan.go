@@ -3,6 +3,7 @@ package spore
 import (
 	"fmt"
 
+	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
@@ -73,7 +74,7 @@ func scan(fn ScanFunc, init, xs []*Tensor, reverse bool) ([]*Tensor, []*Tensor) 
 	in := nodeInputs(nil, append(append([]*Tensor(nil), init...), xs...), b)
 	// The body reads carries and x slices at the node positions of init and
 	// xs; the kernel substitutes its per-step buffers there.
-	a := &scanAttrs{body: b, nc: nc, nx: nx, ny: ny, T: T, reverse: reverse, fn: fn}
+	a := &scanAttrs{body: b, nc: nc, nx: nx, ny: ny, T: T, reverse: reverse, lazyPlans: lazyPlans{level: b.level}}
 	outs := core.ApplyN(scanPrim, a, in...)
 	return outs[:nc], outs[nc:]
 }
@@ -119,49 +120,90 @@ func scanEager(fn ScanFunc, init, xs []*Tensor, T int, reverse bool) ([]*Tensor,
 	return carry, ys
 }
 
-// scanAttrs are a Scan node's attributes: the compiled body and the
-// buffers its kernel steps through.
+// scanAttrs are a Scan node's attributes: the traced body and the loop's
+// shape.
 type scanAttrs struct {
-	body           *body
-	nc, nx, ny, T  int
-	reverse        bool
-	fn             ScanFunc
-	cur            []*Tensor // the body's view of the node inputs
-	a, b, xt, yt   []*Tensor // carries (double-buffered), x and y slices
-	stepOut        []*Tensor
-	sizeX, sizeY   []int
-	initialisedFor int
+	body          *body
+	nc, nx, ny, T int
+	reverse       bool
+	lazyPlans
 }
 
 func (s *scanAttrs) String() string {
 	return fmt.Sprintf("body=%s length=%d reverse=%v", s.body.orig.Name, s.T, s.reverse)
 }
 
-func (s *scanAttrs) init(in []*Tensor) {
-	if s.cur != nil {
-		return
-	}
-	s.cur = make([]*Tensor, len(in))
+// Regions returns the body, the node's region 0: a loop whose lead inputs
+// are the carries and one slice of each scanned input.
+func (s *scanAttrs) Regions() []*graph.Region {
+	return []*graph.Region{s.body.region(s.nc+s.nx, true)}
+}
+
+// BindRegions returns the Scan kernel's attributes for the planned body,
+// with every buffer it steps through.
+func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
+	r := &scanRun{scanAttrs: s, body: newRunner(subs[0])}
 	for i := range s.nc {
-		s.a = append(s.a, core.NewOf(s.body.outs[i]))
-		s.b = append(s.b, core.NewOf(s.body.outs[i]))
+		r.a = append(r.a, core.NewOf(s.body.outs[i]))
+		r.b = append(r.b, core.NewOf(s.body.outs[i]))
 	}
 	for k := range s.nx {
-		x := in[s.nc+k]
-		m := tensor.Meta{Shape: x.Shape()[1:].Clone(), DType: x.DType()}
-		s.xt = append(s.xt, core.NewOf(m))
-		s.sizeX = append(s.sizeX, m.Shape.Size())
+		m := s.body.orig.Inputs[s.nc+k].Meta
+		r.xt = append(r.xt, core.NewOf(m))
+		r.sizeX = append(r.sizeX, m.Shape.Size())
 	}
 	for j := range s.ny {
 		m := s.body.outs[s.nc+j]
-		s.yt = append(s.yt, core.NewOf(m))
-		s.sizeY = append(s.sizeY, m.Shape.Size())
+		r.yt = append(r.yt, core.NewOf(m))
+		r.sizeY = append(r.sizeY, m.Shape.Size())
 	}
-	s.stepOut = make([]*Tensor, s.nc+s.ny)
+	r.stepOut = make([]*Tensor, s.nc+s.ny)
+	r.cur = make([]*Tensor, width(s.nc+s.nx, r.body))
+	return r
 }
 
-// SubGraphs returns the compiled body, for printing.
-func (s *scanAttrs) SubGraphs() []*graph.Graph { return []*graph.Graph{s.body.plan.Graph()} }
+// scanRun is a planned Scan.
+type scanRun struct {
+	*scanAttrs
+	body         *runner
+	cur          []*Tensor // the node inputs the body reads: carries and slices substituted
+	a, b, xt, yt []*Tensor // carries (double-buffered), x and y slices
+	stepOut      []*Tensor
+	sizeX, sizeY []int
+}
+
+func (s *scanRun) run(in, outs []*Tensor) {
+	copy(s.cur, in)
+	for i := range s.nc {
+		core.Copy(s.a[i], in[i])
+		s.cur[i] = s.a[i]
+	}
+	for k := range s.nx {
+		s.cur[s.nc+k] = s.xt[k]
+	}
+	copy(s.stepOut[s.nc:], s.yt)
+	for k := range s.T {
+		t := k
+		if s.reverse {
+			t = s.T - 1 - k
+		}
+		for i, x := range s.xt {
+			core.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+		}
+		copy(s.stepOut, s.b)
+		s.body.run(s.cur, s.stepOut)
+		for j, y := range s.yt {
+			core.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
+		}
+		s.a, s.b = s.b, s.a
+		for i := range s.nc {
+			s.cur[i] = s.a[i]
+		}
+	}
+	for i := range s.nc {
+		core.Copy(outs[i], s.a[i])
+	}
+}
 
 var scanPrim *core.Prim
 
@@ -177,41 +219,8 @@ func init() {
 			}
 			return ms
 		},
-		KernelN: func(attrs any, in, outs []*Tensor) {
-			s := attrs.(*scanAttrs)
-			s.init(in)
-			copy(s.cur, in)
-			for i := range s.nc {
-				core.Copy(s.a[i], in[i])
-				s.cur[i] = s.a[i]
-			}
-			for k := range s.nx {
-				s.cur[s.nc+k] = s.xt[k]
-			}
-			copy(s.stepOut[s.nc:], s.yt)
-			for k := range s.T {
-				t := k
-				if s.reverse {
-					t = s.T - 1 - k
-				}
-				for i, x := range s.xt {
-					core.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
-				}
-				copy(s.stepOut, s.b)
-				s.body.run(s.cur, s.stepOut)
-				for j, y := range s.yt {
-					core.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
-				}
-				s.a, s.b = s.b, s.a
-				for i := range s.nc {
-					s.cur[i] = s.a[i]
-				}
-			}
-			for i := range s.nc {
-				core.Copy(outs[i], s.a[i])
-			}
-		},
-		VJPN: scanVJP,
+		KernelN: cfKernel,
+		VJPN:    scanVJP,
 	}
 }
 

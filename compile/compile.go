@@ -63,6 +63,11 @@ type Pass struct {
 //   - CSE runs after the rewrites so that the forms they produce are
 //     deduplicated, and before the fusions so that use counts are true (a
 //     duplicate would hide that a value is shared);
+//   - hoisting runs after CSE and folding (a body's invariant work is then
+//     in its simplest form, and constants are folded rather than hoisted)
+//     and before the fusions, which would bury an invariant op in a group
+//     with per-iteration work; what it hoists is then fused and
+//     deduplicated with the enclosing graph's work;
 //   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
 //     and activation would be swallowed by an elementwise group;
 //   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
@@ -76,6 +81,7 @@ var Passes = []Pass{
 	{Name: "simplify", Fn: Simplify, MinLevel: O1},
 	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
 	{Name: "cse", Fn: CSE, MinLevel: O1},
+	{Name: "hoist", Fn: Hoist, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1},
@@ -104,7 +110,23 @@ type Result struct {
 	PassTime time.Duration
 }
 
+// apply runs a pass over g and every region nested in it, innermost
+// first: a pass that hoists work out of a body then sees a body already
+// rewritten, and work hoisted out of an inner loop can be hoisted again out
+// of the loop around it.
+func apply(g *graph.Graph, fn func(*graph.Graph)) {
+	for _, v := range g.Values {
+		for _, r := range v.Regions {
+			apply(r.Graph, fn)
+		}
+	}
+	fn(g)
+	g.CountUses()
+}
+
 // Run optimises g with the pass pipeline and builds its execution plan.
+// Control-flow bodies (graph.Region) go through the same pipeline, and
+// exec plans them as sub-plans of g's plan.
 func Run(g *graph.Graph, opt Options) (*Result, error) {
 	start := time.Now()
 	if opt.Level == Default {
@@ -116,8 +138,7 @@ func Run(g *graph.Graph, opt Options) (*Result, error) {
 		if !p.Required && (opt.Level < p.MinLevel || contains(opt.Disable, p.Name)) {
 			continue
 		}
-		p.Fn(g)
-		g.CountUses()
+		apply(g, p.Fn)
 		dump.write(p.Name, g)
 		if opt.Verify {
 			if err := graph.Verify(g); err != nil {

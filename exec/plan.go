@@ -211,6 +211,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		for i, a := range v.Args {
 			in[i] = hdr[a.ID]
 		}
+		attrs, err := bindRegions(v)
+		if err != nil {
+			return nil, err
+		}
 		if v.IsMulti() {
 			outs := projs[v]
 			for k, o := range outs {
@@ -226,14 +230,14 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			if err != nil {
 				return nil, kernelError(g, v, err)
 			}
-			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: v.Attrs, in: in, outs: outs, loc: v.Loc})
+			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc})
 			continue
 		}
 		k, err := v.Prim.KernelFor(core.KernelDType(in, v.Meta.DType), core.CPU)
 		if err != nil {
 			return nil, kernelError(g, v, err)
 		}
-		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: v.Attrs, in: in, out: hdr[v.ID], loc: v.Loc})
+		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc})
 	}
 	for _, o := range g.Outputs {
 		p.outputs = append(p.outputs, hdr[o.ID])
@@ -245,6 +249,47 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: hdr[a.Val.ID]})
 	}
 	return p, nil
+}
+
+// SubPlan is a region of a control-flow value, planned: the body's own
+// plan and how its inputs bind to the op's arguments (graph.Region).
+type SubPlan struct {
+	Plan *Plan
+	// Binds[i] is the position among the op's inputs that the body's
+	// input i reads; the first Lead are fed by the op itself.
+	Binds []int
+	Lead  int
+}
+
+// RegionBinder is implemented by the attributes of a control-flow
+// primitive. Compile plans every region of such an op into a SubPlan, once,
+// and hands them to BindRegions, whose result is the attributes the op's
+// kernel receives in this plan: the kernel runs the sub-plans, and any
+// scratch it needs (carry buffers, input lists) is allocated there, at
+// compile time, so running the plan allocates nothing.
+type RegionBinder interface {
+	BindRegions(subs []*SubPlan) any
+}
+
+// bindRegions plans v's regions and returns the attributes its step runs
+// with: v.Attrs itself when v has none.
+func bindRegions(v *graph.Value) (any, error) {
+	if len(v.Regions) == 0 {
+		return v.Attrs, nil
+	}
+	b, ok := v.Attrs.(RegionBinder)
+	if !ok {
+		return nil, fmt.Errorf("exec: %%%d = %s has regions but its attributes (%T) cannot run them", v.ID, v.Prim.Name, v.Attrs)
+	}
+	subs := make([]*SubPlan, len(v.Regions))
+	for k, r := range v.Regions {
+		sp, err := Compile(r.Graph)
+		if err != nil {
+			return nil, fmt.Errorf("region %d of %%%d = %s: %w", k, v.ID, v.Prim.Name, err)
+		}
+		subs[k] = &SubPlan{Plan: sp, Binds: append([]int(nil), r.Binds...), Lead: r.Lead}
+	}
+	return b.BindRegions(subs), nil
 }
 
 // kernelError is the compile-time error for an op without a kernel for

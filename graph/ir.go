@@ -71,6 +71,11 @@ type Value struct {
 	// the op's kernel raises at run time names this line, as PyNative
 	// mode names the line that ran the op.
 	Loc string
+	// Regions are the bodies of a control-flow op (Cond, While, Scan):
+	// graphs nested in this one, whose inputs are bound to Args. Passes
+	// optimise them like the enclosing graph, and exec plans each into a
+	// sub-plan the op's kernel runs. Nil for every other value.
+	Regions []*Region
 }
 
 // Assign is an in-place update performed when the graph runs: parameter
@@ -235,14 +240,16 @@ func (g *Graph) InsertBefore(v, anchor *Value) {
 	g.Values[pos] = v
 }
 
-// Clone returns a deep copy of g's structure: new Values with the same
-// prims, attributes, metas and tensors. Compilation rewrites a graph in
-// place; control flow keeps a clone of each traced body to differentiate.
+// Clone returns a deep copy of g's structure, regions included: new Values
+// with the same prims, attributes, metas and tensors. Compilation rewrites
+// a graph in place; control flow keeps a clone of each traced body to
+// differentiate.
 func (g *Graph) Clone() *Graph {
 	c := &Graph{Name: g.Name, nextID: g.nextID}
 	m := make(map[*Value]*Value, len(g.Values))
 	for _, v := range g.Values {
 		nv := *v
+		nv.Regions = cloneRegions(v.Regions)
 		nv.Args = make([]*Value, len(v.Args))
 		for i, a := range v.Args {
 			nv.Args[i] = m[a]

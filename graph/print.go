@@ -51,8 +51,18 @@ func (g *Graph) String() string {
 	return b.String()
 }
 
-// Write prints the graph's text form to w.
-func (g *Graph) Write(w io.Writer) {
+// Write prints the graph's text form to w. The regions of a control-flow
+// value follow it as indented blocks, each headed by what its inputs are
+// bound to:
+//
+//	%5 = Scan(%1, %0, %3) {body=f.scan.body length=4 reverse=false} : (f32[3], f32[4,3])
+//	  region 0 loop lead 2 binds (%1, %0, %3):
+//	    func f.scan.body(%0: f32[3], %1: f32[3], %2: f32[3]) -> (f32[3], f32[3])
+//	      %3 = Add(%0, %1) : f32[3]
+//	      return %3, %3
+func (g *Graph) Write(w io.Writer) { g.write(w, "") }
+
+func (g *Graph) write(w io.Writer, indent string) {
 	var ins []string
 	for _, v := range g.Inputs {
 		ins = append(ins, fmt.Sprintf("%%%d: %s", v.ID, TypeString(v.Meta)))
@@ -61,36 +71,47 @@ func (g *Graph) Write(w io.Writer) {
 	for _, v := range g.Outputs {
 		outs = append(outs, TypeString(v.Meta))
 	}
-	fmt.Fprintf(w, "func %s(%s) -> (%s)\n", g.Name, strings.Join(ins, ", "), strings.Join(outs, ", "))
+	fmt.Fprintf(w, "%sfunc %s(%s) -> (%s)\n", indent, g.Name, strings.Join(ins, ", "), strings.Join(outs, ", "))
 	for _, v := range g.Values {
 		if v.Kind == KindInput {
 			continue
 		}
-		fmt.Fprintf(w, "  %s\n", v.LongString())
-		if sg, ok := v.Attrs.(SubGrapher); ok {
-			for _, sub := range sg.SubGraphs() {
-				var b strings.Builder
-				sub.Write(&b)
-				for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-					fmt.Fprintf(w, "    | %s\n", line)
-				}
-			}
+		fmt.Fprintf(w, "%s  %s\n", indent, v.LongString())
+		for k, r := range v.Regions {
+			fmt.Fprintf(w, "%s    region %d%s binds (%s):\n", indent, k, regionTags(r), bindList(v, r))
+			r.Graph.write(w, indent+"      ")
 		}
 	}
 	for _, a := range g.Assigns {
-		fmt.Fprintf(w, "  assign %%%d <- %%%d\n", a.Param.ID, a.Val.ID)
+		fmt.Fprintf(w, "%s  assign %%%d <- %%%d\n", indent, a.Param.ID, a.Val.ID)
 	}
 	var rets []string
 	for _, v := range g.Outputs {
 		rets = append(rets, fmt.Sprintf("%%%d", v.ID))
 	}
-	fmt.Fprintf(w, "  return %s\n", strings.Join(rets, ", "))
+	fmt.Fprintf(w, "%s  return %s\n", indent, strings.Join(rets, ", "))
 }
 
-// SubGrapher is implemented by the attributes of control-flow ops, whose
-// bodies the printer shows nested under the op.
-type SubGrapher interface {
-	SubGraphs() []*Graph
+// regionTags describes a region's kind for dumps: " loop" when it repeats,
+// and how many leading inputs its op feeds.
+func regionTags(r *Region) string {
+	s := ""
+	if r.Loop {
+		s += " loop"
+	}
+	if r.Lead > 0 {
+		s += fmt.Sprintf(" lead %d", r.Lead)
+	}
+	return s
+}
+
+// bindList names the owner's args each region input is bound to.
+func bindList(v *Value, r *Region) string {
+	bs := make([]string, len(r.Binds))
+	for i, b := range r.Binds {
+		bs[i] = fmt.Sprintf("%%%d", v.Args[b].ID)
+	}
+	return strings.Join(bs, ", ")
 }
 
 // LongString formats one value's definition.
@@ -133,9 +154,19 @@ func constSummary(t *tensor.Tensor) string {
 }
 
 // WriteDOT writes the graph in Graphviz's DOT language: one node per value,
-// edges from operands to users, inputs and outputs highlighted.
+// edges from operands to users, inputs and outputs highlighted. Each
+// region is a cluster drawn beside its control-flow node, with dashed
+// edges from the bound arguments to the body's inputs and from the body's
+// results back to the node.
 func (g *Graph) WriteDOT(w io.Writer) {
-	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", g.Name)
+	fmt.Fprintf(w, "digraph %q {\n  rankdir=TB;\n  compound=true;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n", g.Name)
+	g.writeDOT(w, "v", "  ")
+	fmt.Fprintln(w, "}")
+}
+
+// writeDOT writes g's nodes and edges; node names start with prefix,
+// which is unique to each (nested) graph, as value IDs are not.
+func (g *Graph) writeDOT(w io.Writer, prefix, indent string) {
 	out := map[*Value]bool{}
 	for _, o := range g.Outputs {
 		out[o] = true
@@ -161,13 +192,25 @@ func (g *Graph) WriteDOT(w io.Writer) {
 		if out[v] {
 			style += `, penwidth=2`
 		}
-		fmt.Fprintf(w, "  v%d [label=%q%s];\n", v.ID, fmt.Sprintf("%%%d %s\n%s", v.ID, label, TypeString(v.Meta)), style)
+		fmt.Fprintf(w, "%s%s%d [label=%q%s];\n", indent, prefix, v.ID, fmt.Sprintf("%%%d %s\n%s", v.ID, label, TypeString(v.Meta)), style)
 		for _, a := range v.Args {
-			fmt.Fprintf(w, "  v%d -> v%d;\n", a.ID, v.ID)
+			fmt.Fprintf(w, "%s%s%d -> %s%d;\n", indent, prefix, a.ID, prefix, v.ID)
+		}
+		for k, r := range v.Regions {
+			sub := fmt.Sprintf("%s%d_%d_", prefix, v.ID, k)
+			fmt.Fprintf(w, "%ssubgraph cluster_%s {\n", indent, strings.TrimSuffix(sub, "_"))
+			fmt.Fprintf(w, "%s  label=%q;\n%s  style=rounded;\n", indent, fmt.Sprintf("region %d of %%%d %s: %s%s", k, v.ID, v.Prim.Name, r.Graph.Name, regionTags(r)), indent)
+			r.Graph.writeDOT(w, sub, indent+"  ")
+			fmt.Fprintf(w, "%s}\n", indent)
+			for i, b := range r.Binds {
+				fmt.Fprintf(w, "%s%s%d -> %s%d [style=dashed];\n", indent, prefix, v.Args[b].ID, sub, r.Graph.Inputs[i].ID)
+			}
+			for _, o := range r.Graph.Outputs {
+				fmt.Fprintf(w, "%s%s%d -> %s%d [style=dashed];\n", indent, sub, o.ID, prefix, v.ID)
+			}
 		}
 	}
 	for _, a := range g.Assigns {
-		fmt.Fprintf(w, "  v%d -> v%d [style=dashed, label=\"assign\"];\n", a.Val.ID, a.Param.ID)
+		fmt.Fprintf(w, "%s%s%d -> %s%d [style=dashed, label=\"assign\"];\n", indent, prefix, a.Val.ID, prefix, a.Param.ID)
 	}
-	fmt.Fprintln(w, "}")
 }

@@ -105,7 +105,13 @@ func (tr *Tracer) EmitN(p *core.Prim, attrs any, in []*tensor.Tensor, ms []tenso
 	}
 	projs := tr.g.OpN(p, attrs, ms, args...)
 	// OpN appended the op, then its projections.
-	tr.g.Values[len(tr.g.Values)-1-len(projs)].Loc = core.CallerLoc()
+	op := tr.g.Values[len(tr.g.Values)-1-len(projs)]
+	op.Loc = core.CallerLoc()
+	if rs, ok := attrs.(RegionSource); ok {
+		// The graph gets bodies of its own to rewrite; the attributes keep
+		// theirs as traced.
+		op.Regions = cloneRegions(rs.Regions())
+	}
 	out := make([]*tensor.Tensor, len(projs))
 	for i, v := range projs {
 		out[i] = tr.symbolic(v)

@@ -7,7 +7,8 @@ import (
 // Verify checks the graph's invariants: unique IDs, args defined earlier in
 // Values, ops with a prim and inputs/params/consts without args, metas that
 // match the prims' inference, outputs and assignments that refer to values
-// in the graph, and assignments that match their parameters. Passes run it
+// in the graph, assignments that match their parameters, and the regions
+// of control-flow values (bindings and bodies, recursively). Passes run it
 // between each other in tests; it returns the first violation found.
 func Verify(g *Graph) error {
 	pos := make(map[*Value]int, len(g.Values))
@@ -45,6 +46,9 @@ func Verify(g *Graph) error {
 				if !ok || p >= i {
 					return fmt.Errorf("graph %s: %%%d = %s uses %%%d before its definition", g.Name, v.ID, v.Prim.Name, a.ID)
 				}
+			}
+			if err := verifyRegions(g, v); err != nil {
+				return err
 			}
 			if v.IsMulti() {
 				break
