@@ -141,15 +141,16 @@ func (j *JitFunc[F]) RunInto(args, outs []*Tensor) {
 	if st.flat == nil {
 		panic(core.Errorf("RunInto", "%s does not take and return only tensors", st.name))
 	}
-	e := st.cached(args)
-	if e == nil {
-		res := st.callTensors(args)
-		for i, r := range res {
-			core.Copy(outs[i], r)
-		}
+	if e := st.ready(args); e != nil {
+		e.res.Plan.RunInto(args, outs)
 		return
 	}
-	e.res.Plan.RunInto(args, outs)
+	// The general path keeps a copy, so that args stay on the caller's
+	// stack on the path above.
+	res := st.callTensors(append([]*Tensor(nil), args...))
+	for i, r := range res {
+		core.Copy(outs[i], r)
+	}
 }
 
 // NewJit is Jit returning the JitFunc, for callers that want statistics
@@ -297,6 +298,14 @@ func (st *jitState) call1(xs []*Tensor) *Tensor {
 // an active trace, Jit disabled, a signature not compiled yet, or an
 // argument or captured parameter being differentiated.
 func (st *jitState) hot(xs []*Tensor) *entry {
+	if e := st.ready(xs); e != nil && e.nout == 1 {
+		return e
+	}
+	return nil
+}
+
+// ready is hot for any number of results.
+func (st *jitState) ready(xs []*Tensor) *entry {
 	if st.disabled() || core.CurrentTracer() != nil {
 		return nil
 	}
@@ -306,7 +315,7 @@ func (st *jitState) hot(xs []*Tensor) *entry {
 		}
 	}
 	e := st.cached(xs)
-	if e == nil || e.nout != 1 {
+	if e == nil {
 		return nil
 	}
 	for _, p := range e.params {

@@ -200,6 +200,27 @@ func (c *Cell) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 	return c.compiled().Call(xs...)
 }
 
+// CallInto is Call writing the result into outs[0], which must have the
+// result's shape and dtype, rather than into a new tensor. In Graph mode,
+// once the input signature is compiled, it allocates nothing at all: the
+// serving loop's entry point, as an output binding is in other runtimes.
+// (Call allocates only the tensor it returns.) In PyNative mode it runs
+// Call and copies the result.
+func (c *Cell) CallInto(outs []*tensor.Tensor, xs ...*tensor.Tensor) {
+	if len(outs) != 1 || outs[0] == nil {
+		panic(core.Errorf("nn.CallInto", "%s: want one output tensor, got %d", c.name, len(outs)))
+	}
+	if c.forced == nil && spore.GetContext().Mode != spore.GraphMode || anySymbolic(xs) {
+		y := c.Call(xs...)
+		if !y.Shape().Equal(outs[0].Shape()) || y.DType() != outs[0].DType() {
+			panic(core.Errorf("nn.CallInto", "%s: result %v %v does not fit output %v %v", c.name, y.Shape(), y.DType(), outs[0].Shape(), outs[0].DType()))
+		}
+		core.Copy(outs[0], y)
+		return
+	}
+	c.compiled().RunInto(xs, outs)
+}
+
 func (c *Cell) noConstruct() {
 	c.mustInit("nn.Call")
 	panic(core.Errorf("nn.Call", "%s has no Construct method of tensors returning one tensor; compile it with spore.Jit(net.Construct)", c.name))
