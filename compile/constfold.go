@@ -46,9 +46,13 @@ func ConstFold(g *graph.Graph) {
 }
 
 // evalConst runs v's kernel on its constant arguments, returning nil if the
-// kernel panics: the op then stays in the graph, where it will report its
-// error at run time with the same message eager mode gives.
+// kernel panics or there is none: the op then stays in the graph, where it
+// will report its error with the same message eager mode gives.
 func evalConst(v *graph.Value) (t *tensor.Tensor) {
+	k, err := v.Prim.KernelFor(kernelDType(v), core.CPU)
+	if err != nil {
+		return nil
+	}
 	defer func() {
 		if recover() != nil {
 			t = nil
@@ -59,6 +63,6 @@ func evalConst(v *graph.Value) (t *tensor.Tensor) {
 		in[i] = a.Tensor
 	}
 	out := core.NewOf(tensor.Meta{Shape: v.Meta.Shape.Clone(), DType: v.Meta.DType})
-	v.Prim.Kernel(v.Attrs, in, out)
+	k(v.Attrs, in, out)
 	return out
 }

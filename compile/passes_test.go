@@ -172,6 +172,48 @@ func TestSimplifyReLUGrad(t *testing.T) {
 	}
 }
 
+// TestTableKernels checks that the passes see a primitive whose kernels
+// are registered in the kernel table (and whose legacy Kernel field is
+// nil) as an ordinary op: constant folding evaluates it, for the dtypes
+// it has kernels for.
+func TestTableKernels(t *testing.T) {
+	twice := &core.Prim{
+		Name:   "Twice",
+		Traits: core.Traits{Elementwise: true, Cost: 1},
+		Infer:  func(_ any, in []*tensor.Tensor) tensor.Meta { return in[0].Meta() },
+	}
+	twice.Register(tensor.Float32, core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		o := out.Data().([]float32)
+		for i, x := range in[0].Data().([]float32) {
+			o[i] = 2 * x
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		build func(g *graph.Graph) *graph.Value
+		pass  string
+		ops   int
+	}{
+		{"folded", func(g *graph.Graph) *graph.Value {
+			return g.Op(ops.AddPrim, nil, g.Input(f32(3)), g.Op(twice, nil, g.Const(full(1.5, 3))))
+		}, "constfold", 1},
+		{"int32 has no kernel: not folded", func(g *graph.Graph) *graph.Value {
+			g.Outputs = append(g.Outputs, g.Input(f32(3)))
+			return g.Op(twice, nil, g.Const(tensor.FromSlice([]int32{1, 2, 3}, 3)))
+		}, "constfold", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph.New("table")
+			g.Outputs = append(g.Outputs, tc.build(g))
+			g.CountUses()
+			applyPasses(t, g, tc.pass)
+			if n := numOps(g); n != tc.ops {
+				t.Errorf("%d ops left, want %d:\n%s", n, tc.ops, g)
+			}
+		})
+	}
+}
+
 // transposePrim returns the framework's Transpose and a constructor of its
 // attributes, for the table-driven graphs of the transpose tests.
 func transposePrim() (*core.Prim, func(perm ...int) any) {

@@ -17,9 +17,24 @@ func isOp(v *graph.Value, p *core.Prim) bool {
 }
 
 // plainOp reports whether v is an ordinary op the rewrites may touch: a
-// single-result, pure primitive with a kernel.
+// single-result, pure primitive with a CPU kernel for its operands' dtype
+// (looked up in the kernel table as the plan will, so an op whose kernels
+// are registered rather than set in Prim.Kernel counts).
 func plainOp(v *graph.Value) bool {
-	return v.Kind == graph.KindOp && !v.IsMulti() && v.Prim.Kernel != nil && !v.Prim.Traits.Impure
+	if v.Kind != graph.KindOp || v.IsMulti() || v.Prim.Traits.Impure {
+		return false
+	}
+	_, err := v.Prim.KernelFor(kernelDType(v), core.CPU)
+	return err == nil
+}
+
+// kernelDType is the dtype that selects v's kernel (core.KernelDType): its
+// first operand's, or its own for an op without operands.
+func kernelDType(v *graph.Value) tensor.DType {
+	if len(v.Args) > 0 {
+		return v.Args[0].Meta.DType
+	}
+	return v.Meta.DType
 }
 
 // sameMeta reports whether two metas have one shape and dtype.
