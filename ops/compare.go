@@ -36,7 +36,7 @@ func cmpFunc[T tensor.Number](k cmpKind) func(a, b T) bool {
 // a Bool result, no gradient (comparisons are piecewise constant).
 func defCompare(name string, k cmpKind) *core.Prim {
 	f32, f64, i32, i64, u8 := cmpFunc[float32](k), cmpFunc[float64](k), cmpFunc[int32](k), cmpFunc[int64](k), cmpFunc[uint8](k)
-	return &core.Prim{
+	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Elementwise: true, Commutative: k == cmpEq || k == cmpNe, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
@@ -64,11 +64,13 @@ func defCompare(name string, k cmpKind) *core.Prim {
 			}
 		},
 	}
+	p.Batch = batchBroadcasting(&p)
+	return p
 }
 
 // defLogical builds a logical Prim over Bool inputs.
 func defLogical(name string, f func(a, b bool) bool) *core.Prim {
-	return &core.Prim{
+	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Elementwise: true, Commutative: true, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
@@ -95,6 +97,8 @@ func defLogical(name string, f func(a, b bool) bool) *core.Prim {
 			map2(o, a, in[1].Data().([]bool), in[0].Shape(), in[1].Shape(), out.Shape(), f)
 		},
 	}
+	p.Batch = batchBroadcasting(&p)
+	return p
 }
 
 var EqualPrim, NotEqualPrim, LessPrim, LessEqualPrim, GreaterPrim, GreaterEqualPrim, LogicalAndPrim, LogicalOrPrim, LogicalNotPrim, SelectPrim, CastPrim *core.Prim
@@ -142,6 +146,7 @@ func LogicalNot(a *tensor.Tensor) *tensor.Tensor { return apply1(LogicalNotPrim,
 func init() {
 	SelectPrim = &core.Prim{
 		Name:   "Select",
+		Batch:  batchBroadcasting(&SelectPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			c, a, b := in[0], in[1], in[2]
@@ -201,6 +206,7 @@ func Where(cond, a, b *tensor.Tensor) *tensor.Tensor { return Select(cond, a, b)
 func init() {
 	CastPrim = &core.Prim{
 		Name:   "Cast",
+		Batch:  batchBroadcasting(&CastPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: in[0].Shape(), DType: attrs.(tensor.DType)}

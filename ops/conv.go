@@ -220,6 +220,7 @@ var Conv2DPrim, Conv2DBackpropInputPrim, Conv2DBackpropFilterPrim *core.Prim
 func init() {
 	Conv2DPrim = core.Define(&core.Prim{
 		Name:   "Conv2D",
+		Batch:  batchFoldN(&Conv2DPrim, []int{0}, nil),
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, w := in[0], in[1]
@@ -244,6 +245,7 @@ func init() {
 	})
 	Conv2DBackpropInputPrim = core.Define(&core.Prim{
 		Name:   "Conv2DBackpropInput",
+		Batch:  batchFoldN(&Conv2DBackpropInputPrim, []int{0}, foldConvGradAttrs),
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ConvGradAttrs)

@@ -23,6 +23,7 @@ type unary struct {
 // defUnary builds the Prim of an elementwise unary op.
 func defUnary(name string, cost int, u unary) *core.Prim {
 	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Cost: cost}}
+	p.Batch = batchBroadcasting(&p)
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
 		if !u.accepts(x.DType()) {
@@ -103,6 +104,7 @@ type binary struct {
 // each input's gradient back over the axes broadcasting stretched.
 func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
 	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
+	p.Batch = batchBroadcasting(&p)
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		a, b := in[0], in[1]
 		if a.DType() != b.DType() {

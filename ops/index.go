@@ -98,6 +98,7 @@ func checkedIndices(op string, idx *tensor.Tensor, ax, n int) *tensor.Tensor {
 func init() {
 	CheckIndicesPrim = &core.Prim{
 		Name:   "CheckIndices",
+		Batch:  batchBroadcasting(&CheckIndicesPrim),
 		Traits: core.Traits{Impure: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(IndexCheckAttrs)
@@ -112,6 +113,7 @@ func init() {
 	}
 	GatherPrim = &core.Prim{
 		Name:   "Gather",
+		Batch:  batchGather,
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
@@ -149,6 +151,7 @@ func init() {
 	// respect to g is Gather itself.
 	GatherGradPrim = &core.Prim{
 		Name:   "GatherGrad",
+		Batch:  batchGatherGrad,
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
@@ -260,6 +263,7 @@ func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
 func init() {
 	TakeAlongAxisPrim = &core.Prim{
 		Name:   "TakeAlongAxis",
+		Batch:  batchAlong(&TakeAlongAxisPrim, shiftAxisAttr),
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
@@ -293,6 +297,7 @@ func init() {
 	// along the axis that its index names; its gradient is TakeAlongAxis.
 	TakeAlongAxisGradPrim = &core.Prim{
 		Name:   "TakeAlongAxisGrad",
+		Batch:  batchAlong(&TakeAlongAxisGradPrim, shiftScatterAttrs),
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
@@ -428,6 +433,7 @@ func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a
 func init() {
 	OneHotPrim = &core.Prim{
 		Name:   "OneHot",
+		Batch:  batchBroadcasting(&OneHotPrim),
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(OneHotAttrs)
@@ -504,6 +510,7 @@ func init() {
 	// primitive, and Impure.
 	CheckLabelsPrim = &core.Prim{
 		Name:   "CheckLabels",
+		Batch:  batchBroadcasting(&CheckLabelsPrim),
 		Traits: core.Traits{Impure: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(LabelAttrs)

@@ -66,6 +66,7 @@ func rowStrides(s []int, buf []int) []int {
 func init() {
 	TransposePrim = &core.Prim{
 		Name:   "Transpose",
+		Batch:  batchTranspose,
 		Traits: core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			p := attrs.(PermAttr).Perm
@@ -402,6 +403,7 @@ func Squeeze(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 func init() {
 	ConcatPrim = &core.Prim{
 		Name:   "Concat",
+		Batch:  batchConcat,
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
@@ -598,6 +600,7 @@ func checkSliceAttrs(op string, a SliceAttrs) {
 func init() {
 	StridedSlicePrim = &core.Prim{
 		Name:   "StridedSlice",
+		Batch:  batchSlice(&StridedSlicePrim),
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(SliceAttrs)
@@ -620,6 +623,7 @@ func init() {
 	// back, so gradients of any order stay within these two primitives.
 	StridedSliceGradPrim = &core.Prim{
 		Name:   "StridedSliceGrad",
+		Batch:  batchSlice(&StridedSliceGradPrim),
 		Traits: core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(SliceAttrs)

@@ -42,6 +42,7 @@ func matmulDims(at MatMulAttrs, a, b *tensor.Tensor) (batch tensor.Shape, m, k, 
 func init() {
 	MatMulPrim = core.Define(&core.Prim{
 		Name:   "MatMul",
+		Batch:  batchMatMul,
 		Traits: core.Traits{Cost: 100},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])

@@ -148,6 +148,7 @@ var MaxPoolPrim, MaxPoolGradPrim, MaxPoolGatherPrim, AvgPoolPrim, AvgPoolGradPri
 func init() {
 	MaxPoolPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2D",
+		Batch:  batchFoldN(&MaxPoolPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("MaxPool2D"),
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
@@ -159,6 +160,7 @@ func init() {
 	// state and the op is a pure function of its inputs.
 	MaxPoolGradPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2DGrad",
+		Batch:  batchFoldN(&MaxPoolGradPrim, []int{0, 1}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, dy := in[0], in[1]
@@ -175,6 +177,7 @@ func init() {
 	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
 	MaxPoolGatherPrim = core.Define(&core.Prim{
 		Name:   "MaxPool2DGather",
+		Batch:  batchFoldN(&MaxPoolGatherPrim, []int{0, 1}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x, v := in[0], in[1]
@@ -189,6 +192,7 @@ func init() {
 	})
 	AvgPoolPrim = core.Define(&core.Prim{
 		Name:   "AvgPool2D",
+		Batch:  batchFoldN(&AvgPoolPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
@@ -202,6 +206,7 @@ func init() {
 	// of shape attrs.Shape.
 	AvgPoolGradPrim = core.Define(&core.Prim{
 		Name:   "AvgPool2DGrad",
+		Batch:  batchFoldN(&AvgPoolGradPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(PoolAttrs)

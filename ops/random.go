@@ -33,6 +33,7 @@ func init() {
 	// so Dropout's gradient flows through the Mul alone, as g·mask.
 	RandomMaskPrim = &core.Prim{
 		Name:   "RandomMask",
+		Batch:  batchBroadcasting(&RandomMaskPrim),
 		Traits: core.Traits{Impure: true, Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]

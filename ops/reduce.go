@@ -144,6 +144,7 @@ var SumPrim *core.Prim
 func init() {
 	SumPrim = &core.Prim{
 		Name:   "ReduceSum",
+		Batch:  batchReduce(&SumPrim),
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceSum", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

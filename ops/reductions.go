@@ -114,7 +114,7 @@ func trailingAxes(axes []int, r int) bool {
 }
 
 func defExtremum(name string, isMax bool) *core.Prim {
-	return &core.Prim{
+	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferNonEmptyReduce(name),
@@ -136,6 +136,8 @@ func defExtremum(name string, isMax bool) *core.Prim {
 		},
 		VJP: extremumVJP,
 	}
+	p.Batch = batchReduce(&p)
+	return p
 }
 
 // extremumVJP routes the gradient to the elements equal to the result,
@@ -158,6 +160,7 @@ func init() {
 	MinPrim = defExtremum("ReduceMin", false)
 	ProdPrim = &core.Prim{
 		Name:   "ReduceProd",
+		Batch:  batchReduce(&ProdPrim),
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceProd", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
@@ -213,7 +216,7 @@ func prodVJP(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tens
 }
 
 func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
-	return &core.Prim{
+	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -231,6 +234,8 @@ func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
 			reduceInto(o, in[0].Data().([]bool), in[0].Shape(), attrs.(ReduceAttrs).Axes, f)
 		},
 	}
+	p.Batch = batchReduce(&p)
+	return p
 }
 
 // Max returns the maximum of x over the given axes (all axes when none are
@@ -302,7 +307,7 @@ type ArgAttrs struct {
 func (a ArgAttrs) String() string { return fmt.Sprintf("axis=%d keep=%v", a.Axis, a.KeepDims) }
 
 func defArg(name string, isMax bool) *core.Prim {
-	return &core.Prim{
+	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -339,6 +344,8 @@ func defArg(name string, isMax bool) *core.Prim {
 			}
 		},
 	}
+	p.Batch = batchArg(&p)
+	return p
 }
 
 // argInto writes, for each (outer, inner) position, the index of the first

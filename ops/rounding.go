@@ -212,6 +212,7 @@ func clamp3[T tensor.Number](x, lo, hi T) T { return min(max(x, lo), hi) }
 func init() {
 	ClipPrim = &core.Prim{
 		Name:   "Clip",
+		Batch:  batchBroadcasting(&ClipPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
@@ -249,6 +250,7 @@ func init() {
 	}
 	ClipTensorPrim = &core.Prim{
 		Name:   "ClipTensor",
+		Batch:  batchBroadcasting(&ClipTensorPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 2},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			x, lo, hi := in[0], in[1], in[2]

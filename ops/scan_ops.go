@@ -150,6 +150,7 @@ func identityOf[T tensor.Number](prod bool) T {
 func init() {
 	CumSumPrim = &core.Prim{
 		Name:   "CumSum",
+		Batch:  batchOne(&CumSumPrim, shiftScanAttrs),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
@@ -170,6 +171,7 @@ func init() {
 	}
 	CumProdPrim = &core.Prim{
 		Name:   "CumProd",
+		Batch:  batchOne(&CumProdPrim, shiftAxisAttr),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumProd", false),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
@@ -179,6 +181,7 @@ func init() {
 	}
 	LinearRecurrencePrim = &core.Prim{
 		Name:   "LinearRecurrence",
+		Batch:  batchAlong(&LinearRecurrencePrim, shiftRecurrenceAttrs),
 		Traits: core.Traits{Cost: 2},
 		Infer:  inferScan("LinearRecurrence", true),
 		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

@@ -18,6 +18,7 @@ var ReshapePrim, BroadcastToPrim *core.Prim
 func init() {
 	ReshapePrim = &core.Prim{
 		Name:   "Reshape",
+		Batch:  batchReshape,
 		Traits: core.Traits{View: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
@@ -62,6 +63,7 @@ func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 func init() {
 	BroadcastToPrim = &core.Prim{
 		Name:   "BroadcastTo",
+		Batch:  batchBroadcastTo,
 		Traits: core.Traits{Elementwise: true, Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			s := attrs.(ShapeAttr).Shape

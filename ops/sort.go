@@ -212,6 +212,7 @@ func checkSortable(op string, x *tensor.Tensor) {
 func init() {
 	ArgSortPrim = &core.Prim{
 		Name:   "ArgSort",
+		Batch:  batchOne(&ArgSortPrim, shiftSortAttrs),
 		Traits: core.Traits{Cost: 8},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a, x := attrs.(SortAttrs), in[0]
@@ -241,6 +242,7 @@ func init() {
 	}
 	ArgTopKPrim = &core.Prim{
 		Name:   "ArgTopK",
+		Batch:  batchLastAxis(&ArgTopKPrim),
 		Traits: core.Traits{Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			k, x := attrs.(TopKAttrs).K, in[0]

@@ -15,6 +15,7 @@ func init() {
 	// Stack of the pieces' gradients.
 	UnstackPrim = &core.Prim{
 		Name:   "Unstack",
+		BatchN: batchUnstack,
 		Traits: core.Traits{Cost: 1},
 		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
 			x := in[0]
