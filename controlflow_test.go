@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -144,4 +146,51 @@ func captureStdout(t *testing.T, f func()) string {
 	os.Stdout = old
 	w.Close()
 	return <-done
+}
+
+// Control-flow bodies are planned with the enclosing plan: carry buffers,
+// slices and argument lists are laid out when it compiles, so a compiled
+// call with a Cond, a While and a Scan allocates nothing.
+func TestCompiledControlFlowDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	f := spore.NewJit(func(x, xs *spore.Tensor) *spore.Tensor {
+		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			return []*spore.Tensor{ops.Tanh(ops.Add(c[0], x[0]))}, nil
+		}, []*spore.Tensor{x}, []*spore.Tensor{xs})
+		d := doublings(ops.Sum(c[0]))
+		return ops.Add(ops.Sum(piecewise(c[0])), d[1])
+	})
+	x := tensor.FromSlice([]float64{0.5, -1, 2}, 3)
+	xs := tensor.RandUniform(spore.Float64, -1, 1, 4, 3)
+	outs := []*spore.Tensor{tensor.Zeros(spore.Float64)}
+	args := []*spore.Tensor{x, xs}
+	f.RunInto(args, outs)
+	if n := testing.AllocsPerRun(50, func() { f.RunInto(args, outs) }); n != 0 {
+		t.Errorf("a compiled call with Cond, While and Scan allocates %v times", n)
+	}
+}
+
+// WithSaveGraphs dumps show a control-flow body nested under its node: an
+// indented region block in the text, a cluster in the DOT file.
+func TestSaveGraphsShowRegions(t *testing.T) {
+	dir := t.TempDir()
+	spore.SetContext(spore.WithSaveGraphs(dir))
+	defer spore.SetContext(spore.WithSaveGraphs(""))
+	spore.Jit(piecewise, spore.JitConfig{Name: "pw"})(tensor.FromSlice([]float32{1, -2}, 2))
+	for _, c := range []struct{ glob, want string }{
+		{"*_final.ir", "    region 1 binds ("},
+		{"*_final.ir", "      func pw.cond.else("},
+		{"*_final.dot", "subgraph cluster_"},
+	} {
+		files, _ := filepath.Glob(filepath.Join(dir, "pw", c.glob))
+		if len(files) != 1 {
+			t.Fatalf("%s: %d dumps", c.glob, len(files))
+		}
+		text, _ := os.ReadFile(files[0])
+		if !strings.Contains(string(text), c.want) {
+			t.Errorf("%s lacks %q:\n%s", c.glob, c.want, text)
+		}
+	}
 }

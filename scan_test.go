@@ -2,6 +2,7 @@ package spore_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -200,6 +201,114 @@ func TestBodiesFollowTheJitLevel(t *testing.T) {
 		}
 		if got := contains(ir, "Fused["); got != c.fused {
 			t.Fatalf("%v: fused body = %v, want %v:\n%s", c.level, got, c.fused, ir)
+		}
+	}
+}
+
+// regionLines splits an IR dump into the lines of the top-level function
+// and those of the regions nested in it (indented past the top level's
+// two spaces).
+func regionLines(ir string) (top, nested []string) {
+	for _, l := range strings.Split(ir, "\n") {
+		switch {
+		case strings.HasPrefix(l, "    "):
+			nested = append(nested, l)
+		case strings.HasPrefix(l, "  "):
+			top = append(top, l)
+		}
+	}
+	return top, nested
+}
+
+// A Scan body goes through the enclosing graph's passes, and the dump shows
+// it as a region nested under the Scan node. Its constant expression
+// (x·0.5)·0.25, reassociated by fast-math at O2 into x·(0.5·0.25), is
+// folded to x·0.125, and its elementwise chain (Mul, Mul, Add, Tanh) is
+// fused from O1 up. At O0 the body keeps every op, which shows the passes
+// did it.
+func TestScanBodyIsOptimised(t *testing.T) {
+	f := func(xs *spore.Tensor) *spore.Tensor {
+		c, ys := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			k := ops.Mul(ops.Mul(c[0], ops.ScalarLike(c[0], 0.5)), ops.ScalarLike(c[0], 0.25))
+			h := ops.Tanh(ops.Add(k, x[0]))
+			return []*spore.Tensor{h}, []*spore.Tensor{ops.Exp(ops.Neg(h))}
+		}, []*spore.Tensor{tensor.Zeros(spore.Float32, 8)}, []*spore.Tensor{xs})
+		return ops.Add(ops.Sum(c[0]), ops.Sum(ys[0]))
+	}
+	xs := tensor.RandUniform(spore.Float32, -1, 1, 6, 8)
+	want := f(xs).Item()
+	for _, c := range []struct {
+		level         spore.Level
+		folded, fused bool
+	}{{spore.O0, false, false}, {spore.O1, false, true}, {spore.O2, true, true}} {
+		ir, err := spore.IR(f, []any{xs}, spore.JitConfig{Level: c.level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, nested := regionLines(ir)
+		body := strings.Join(nested, "\n")
+		if !contains(strings.Join(top, "\n"), "Scan(") || len(nested) == 0 || !strings.HasPrefix(strings.TrimSpace(nested[0]), "region 0 loop lead 2 binds (") {
+			t.Fatalf("%v: no Scan with a nested region:\n%s", c.level, ir)
+		}
+		folded := contains(body, "0.125") && !contains(body, "0.5") && !contains(body, "0.25")
+		fused := contains(body, "Fused[") && !contains(body, "= Tanh(") && !contains(body, "= Add(") && !contains(body, "= Mul(")
+		if folded != c.folded || fused != c.fused {
+			t.Errorf("%v: body folded %v, fused %v; want %v, %v:\n%s", c.level, folded, fused, c.folded, c.fused, ir)
+		}
+		got := spore.Jit(f, spore.JitConfig{Level: c.level})(xs).Item()
+		if math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			t.Errorf("%v: Graph mode %v, PyNative %v", c.level, got, want)
+		}
+	}
+}
+
+// Work in a loop body that reads only captured values (a MatMul of two
+// arguments of the enclosing function) is hoisted out of the loop: at O1
+// the optimised IR has that MatMul at the top level and one MatMul (of the
+// carry) left in the body; at O0 both stay in the body. Results agree with
+// PyNative mode either way.
+func TestLoopInvariantWorkIsHoisted(t *testing.T) {
+	scanF := func(a, b, xs *spore.Tensor) *spore.Tensor {
+		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+			return []*spore.Tensor{ops.Tanh(ops.Add(ops.MatMul(c[0], ops.MatMul(a, b)), x[0]))}, nil
+		}, []*spore.Tensor{tensor.Zeros(spore.Float64, 1, 3)}, []*spore.Tensor{xs})
+		return ops.Sum(c[0])
+	}
+	whileF := func(a, b, xs *spore.Tensor) *spore.Tensor {
+		s := ops.Reshape(ops.Sum(xs, 0), 1, 3)
+		out := spore.While(func(c ...*spore.Tensor) *spore.Tensor {
+			return ops.Less(c[0], ops.ScalarLike(c[0], 4))
+		}, func(c ...*spore.Tensor) []*spore.Tensor {
+			return []*spore.Tensor{ops.Add(c[0], ops.ScalarLike(c[0], 1)), ops.Tanh(ops.Add(ops.MatMul(c[1], ops.MatMul(a, b)), s))}
+		}, tensor.Scalar(0.0), s)
+		return ops.Sum(out[1])
+	}
+	a := tensor.RandUniform(spore.Float64, -1, 1, 3, 4)
+	b := tensor.RandUniform(spore.Float64, -1, 1, 4, 3)
+	xs := tensor.RandUniform(spore.Float64, -1, 1, 5, 1, 3)
+	for _, c := range []struct {
+		name string
+		f    func(a, b, xs *spore.Tensor) *spore.Tensor
+	}{{"Scan", scanF}, {"While", whileF}} {
+		want := c.f(a, b, xs).Item()
+		for _, lvl := range []spore.Level{spore.O0, spore.O1} {
+			ir, err := spore.IR(c.f, []any{a, b, xs}, spore.JitConfig{Level: lvl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			top, nested := regionLines(ir)
+			outside, inside := count(strings.Join(top, "\n"), "MatMul("), count(strings.Join(nested, "\n"), "MatMul(")
+			wantOut, wantIn := 0, 2
+			if lvl == spore.O1 {
+				wantOut, wantIn = 1, 1
+			}
+			if outside != wantOut || inside != wantIn {
+				t.Errorf("%s %v: %d MatMuls outside the loop and %d inside, want %d and %d:\n%s", c.name, lvl, outside, inside, wantOut, wantIn, ir)
+			}
+			got := spore.Jit(c.f, spore.JitConfig{Level: lvl})(a, b, xs).Item()
+			if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s %v: Graph mode %v, PyNative %v", c.name, lvl, got, want)
+			}
 		}
 	}
 }

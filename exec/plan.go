@@ -165,12 +165,13 @@ func Compile(g *graph.Graph) (*Plan, error) {
 
 	// Tensor headers for every value.
 	hdr := make([]*tensor.Tensor, n)
+	p.inputs = make([]*tensor.Tensor, len(g.Inputs))
 	for _, v := range g.Values {
 		s := st[v.ID]
 		switch {
 		case v.Kind == graph.KindInput:
 			h := tensor.New(v.Meta.DType, v.Meta.Shape...)
-			p.inputs = append(p.inputs, h)
+			p.inputs[v.Index] = h // by argument position, wherever Values has it
 			hdr[v.ID] = h
 		case v.Kind == graph.KindParam || v.Kind == graph.KindConst:
 			hdr[v.ID] = v.Tensor
