@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -190,4 +191,38 @@ func foundIn(files map[string][]string, para []string) bool {
 		}
 	}
 	return false
+}
+
+// TestBenchStaysInRepository: the peer benchmarks run from a fresh clone,
+// so bench/ names no path above the repository and every script it runs
+// is in bench/ itself.
+func TestBenchStaysInRepository(t *testing.T) {
+	entries, err := os.ReadDir("bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := regexp.MustCompile(`\.\./|/shared/|\$HOME|~/`)
+	script := regexp.MustCompile(`[\w./$"{}-]*?([\w-]+\.(?:py|js|sh))\b`)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join("bench", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if outside.MatchString(line) {
+				t.Errorf("bench/%s:%d reaches outside the repository: %s", e.Name(), i+1, strings.TrimSpace(line))
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			for _, m := range script.FindAllStringSubmatch(line, -1) {
+				if _, err := os.Stat(filepath.Join("bench", m[1])); err != nil {
+					t.Errorf("bench/%s:%d runs %s, which is not in bench/", e.Name(), i+1, m[1])
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,65 @@
+package tensor_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sporeml/spore/tensor"
+)
+
+// Package tensor is the user's API: the dispatch machinery (primitives,
+// tracer, tape, raw buffers, panicking helpers) lives under internal/, and
+// neither the package nor the Tensor type exports it.
+func TestTensorExportsNoPlumbing(t *testing.T) {
+	plumbing := map[string]bool{
+		"Apply": true, "ApplyN": true, "Prim": true, "Traits": true, "Tracer": true,
+		"BeginTrace": true, "CurrentTracer": true, "NewSymbolic": true, "Node": true,
+		"TrackLeaf": true, "TrackParam": true, "TrackParams": true, "Untracked": true,
+		"Panicf": true, "Errorf": true, "CallerLoc": true, "NewOf": true, "FromBuffer": true,
+		"CopyElems": true, "NormAxis": true, "Uint64": true, "IdentityPrim": true,
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if file.Name.Name != "tensor" {
+			continue // external tests
+		}
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok {
+				for _, s := range g.Specs {
+					var names []*ast.Ident
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						names = []*ast.Ident{s.Name}
+					case *ast.ValueSpec:
+						names = s.Names
+					}
+					for _, n := range names {
+						if plumbing[n.Name] {
+							t.Errorf("%s: package tensor exports %s, which belongs under internal/", f, n.Name)
+						}
+					}
+				}
+			}
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && plumbing[fn.Name.Name] {
+				t.Errorf("%s: package tensor exports func %s, which belongs under internal/", f, fn.Name.Name)
+			}
+		}
+	}
+	for _, m := range []string{"Node", "Tracked", "NeedsGrad", "Symbol", "Rebind", "CopyFrom"} {
+		if _, ok := reflect.TypeFor[*tensor.Tensor]().MethodByName(m); ok {
+			t.Errorf("Tensor has method %s, tape or trace plumbing users must not call", m)
+		}
+	}
+}
