@@ -55,7 +55,7 @@ type Value struct {
 	Attrs any
 	// Args are the operands (KindOp only), defined earlier in the graph.
 	Args []*Value
-	// Meta is the value's shape and dtype. A multi-result op (Prim.KernelN)
+	// Meta is the value's shape and dtype. A multi-result op (Prim.InferN)
 	// has Metas instead, and its results are read through KindProj values.
 	Meta  tensor.Meta
 	Metas []tensor.Meta
@@ -150,7 +150,7 @@ func (g *Graph) OpN(p *core.Prim, attrs any, ms []tensor.Meta, args ...*Value) [
 }
 
 // IsMulti reports whether v is a multi-result op.
-func (v *Value) IsMulti() bool { return v.Kind == KindOp && v.Prim.KernelN != nil }
+func (v *Value) IsMulti() bool { return v.Kind == KindOp && v.Prim.InferN != nil }
 
 // InferMeta runs p's shape inference on values, through symbolic stand-ins
 // (inference reads only shapes and dtypes).

@@ -43,3 +43,25 @@ func registerElems(p *core.Prim, f32, f64, i32, i64, b, u8 core.KernelFunc) {
 	registerNumbers(p, f32, f64, i32, i64, u8)
 	register[bool](p, b)
 }
+
+// registerCopy installs copyKernel for every dtype: the kernel of ops
+// whose result is their operand's elements unchanged (Reshape run as a
+// copy).
+func registerCopy(p *core.Prim) {
+	registerElems(p, copyKernel[float32], copyKernel[float64], copyKernel[int32], copyKernel[int64], copyKernel[bool], copyKernel[uint8])
+}
+
+// copyKernel copies the first operand's elements into the result.
+func copyKernel[T core.Elem](_ any, in []*core.Tensor, out *core.Tensor) {
+	copy(out.Data().([]T), in[0].Data().([]T))
+}
+
+// registerElemsN is registerElems for multi-result primitives.
+func registerElemsN(p *core.Prim, f32, f64, i32, i64, b, u8 core.KernelNFunc) {
+	p.RegisterN(core.Float32, core.CPU, f32)
+	p.RegisterN(core.Float64, core.CPU, f64)
+	p.RegisterN(core.Int32, core.CPU, i32)
+	p.RegisterN(core.Int64, core.CPU, i64)
+	p.RegisterN(core.Bool, core.CPU, b)
+	p.RegisterN(core.Uint8, core.CPU, u8)
+}

@@ -31,7 +31,7 @@ func init() {
 	//
 	// The prim has no VJP: the mask is constant with respect to its input,
 	// so Dropout's gradient flows through the Mul alone, as g·mask.
-	RandomMaskPrim = &core.Prim{
+	RandomMaskPrim = core.Define(&core.Prim{
 		Name:   "RandomMask",
 		Batch:  batchBroadcasting(&RandomMaskPrim),
 		Traits: core.Traits{Impure: true, Cost: 4},
@@ -45,16 +45,13 @@ func init() {
 			}
 			return x.Meta()
 		},
-		Kernel: func(attrs any, _ []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(RandomMaskAttrs)
-			switch o := out.Data().(type) {
-			case []float32:
-				fillMask(o, a)
-			case []float64:
-				fillMask(o, a)
-			}
-		},
-	}
+	})
+	registerFloats(RandomMaskPrim, randomMaskKernel[float32], randomMaskKernel[float64])
+}
+
+// randomMaskKernel is RandomMask's kernel for T.
+func randomMaskKernel[T float32 | float64](attrs any, _ []*tensor.Tensor, out *tensor.Tensor) {
+	fillMask(out.Data().([]T), attrs.(RandomMaskAttrs))
 }
 
 // fillMask draws each element independently: 0 with probability p, else

@@ -81,33 +81,10 @@ func descending[T sortable](a, b keyed[T]) int {
 	return cmp.Compare(a.i, b.i)
 }
 
-// Scratch rows for the sort kernels, one pool per element type, so that a
-// compiled plan running a sort allocates nothing once warm.
-var (
-	keyedF32 sync.Pool
-	keyedF64 sync.Pool
-	keyedI32 sync.Pool
-	keyedI64 sync.Pool
-	keyedU8  sync.Pool
-)
-
-func keyedPool[T sortable]() *sync.Pool {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		return &keyedF32
-	case float64:
-		return &keyedF64
-	case int32:
-		return &keyedI32
-	case int64:
-		return &keyedI64
-	}
-	return &keyedU8
-}
-
-func getKeyed[T sortable](n int) *[]keyed[T] {
-	p, _ := keyedPool[T]().Get().(*[]keyed[T])
+// getKeyed returns a scratch row of n elements from pool, which holds
+// the rows of one sort kernel (one element type).
+func getKeyed[T sortable](pool *sync.Pool, n int) *[]keyed[T] {
+	p, _ := pool.Get().(*[]keyed[T])
 	if p == nil {
 		p = new([]keyed[T])
 	}
@@ -120,7 +97,7 @@ func getKeyed[T sortable](n int) *[]keyed[T] {
 
 // argSortInto writes, for each line along the middle axis of
 // [outer, n, inner], the positions of its elements in sorted order.
-func argSortInto[T sortable](out []int64, x []T, outer, n, inner int, desc bool) {
+func argSortInto[T sortable](pool *sync.Pool, out []int64, x []T, outer, n, inner int, desc bool) {
 	if n == 0 {
 		return
 	}
@@ -128,7 +105,7 @@ func argSortInto[T sortable](out []int64, x []T, outer, n, inner int, desc bool)
 	if desc {
 		order = descending[T]
 	}
-	sp := getKeyed[T](n)
+	sp := getKeyed[T](pool, n)
 	row := *sp
 	for o := range outer {
 		base := o * n * inner
@@ -142,18 +119,18 @@ func argSortInto[T sortable](out []int64, x []T, outer, n, inner int, desc bool)
 			}
 		}
 	}
-	keyedPool[T]().Put(sp)
+	pool.Put(sp)
 }
 
 // topKInto writes, for each row of n elements (the last axis), the
 // positions of its k largest in descending order. For small k it keeps a
 // heap of the best k seen, whose root is the worst of them (n log k work);
 // otherwise it sorts the row.
-func topKInto[T sortable](out []int64, x []T, rows, n, k int) {
+func topKInto[T sortable](pool *sync.Pool, out []int64, x []T, rows, n, k int) {
 	if k == 0 {
 		return
 	}
-	sp := getKeyed[T](n)
+	sp := getKeyed[T](pool, n)
 	row := *sp
 	for r := range rows {
 		src := x[r*n : (r+1)*n]
@@ -181,7 +158,7 @@ func topKInto[T sortable](out []int64, x []T, rows, n, k int) {
 			dst[j] = int64(best[j].i)
 		}
 	}
-	keyedPool[T]().Put(sp)
+	pool.Put(sp)
 }
 
 // siftDown restores the heap property below h[i] for a heap whose root is
@@ -210,7 +187,7 @@ func checkSortable(op string, x *tensor.Tensor) {
 }
 
 func init() {
-	ArgSortPrim = &core.Prim{
+	ArgSortPrim = core.Define(&core.Prim{
 		Name:   "ArgSort",
 		Batch:  batchOne(&ArgSortPrim, shiftSortAttrs),
 		Traits: core.Traits{Cost: 8},
@@ -222,25 +199,8 @@ func init() {
 			}
 			return tensor.Meta{Shape: x.Shape(), DType: tensor.Int64}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(SortAttrs)
-			outer, n, inner := axisSplit(in[0].Shape(), a.Axis)
-			o := out.Data().([]int64)
-			switch x := in[0].Data().(type) {
-			case []float32:
-				argSortInto(o, x, outer, n, inner, a.Descending)
-			case []float64:
-				argSortInto(o, x, outer, n, inner, a.Descending)
-			case []int32:
-				argSortInto(o, x, outer, n, inner, a.Descending)
-			case []int64:
-				argSortInto(o, x, outer, n, inner, a.Descending)
-			case []uint8:
-				argSortInto(o, x, outer, n, inner, a.Descending)
-			}
-		},
-	}
-	ArgTopKPrim = &core.Prim{
+	})
+	ArgTopKPrim = core.Define(&core.Prim{
 		Name:   "ArgTopK",
 		Batch:  batchLastAxis(&ArgTopKPrim),
 		Traits: core.Traits{Cost: 4},
@@ -255,25 +215,31 @@ func init() {
 			s[len(s)-1] = k
 			return tensor.Meta{Shape: s, DType: tensor.Int64}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			k := attrs.(TopKAttrs).K
-			xs := in[0].Shape()
-			n := xs[len(xs)-1]
-			rows := xs[:len(xs)-1].Size()
-			o := out.Data().([]int64)
-			switch x := in[0].Data().(type) {
-			case []float32:
-				topKInto(o, x, rows, n, k)
-			case []float64:
-				topKInto(o, x, rows, n, k)
-			case []int32:
-				topKInto(o, x, rows, n, k)
-			case []int64:
-				topKInto(o, x, rows, n, k)
-			case []uint8:
-				topKInto(o, x, rows, n, k)
-			}
-		},
+	})
+	registerNumbers(ArgSortPrim, argSortKernel[float32](), argSortKernel[float64](), argSortKernel[int32](), argSortKernel[int64](), argSortKernel[uint8]())
+	registerNumbers(ArgTopKPrim, topKKernel[float32](), topKKernel[float64](), topKKernel[int32](), topKKernel[int64](), topKKernel[uint8]())
+}
+
+// argSortKernel returns ArgSort's kernel for T, with its own pool of
+// sort buffers: a compiled plan running a sort allocates nothing once warm.
+func argSortKernel[T sortable]() core.KernelFunc {
+	pool := new(sync.Pool)
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(SortAttrs)
+		outer, n, inner := axisSplit(in[0].Shape(), a.Axis)
+		argSortInto(pool, out.Data().([]int64), in[0].Data().([]T), outer, n, inner, a.Descending)
+	}
+}
+
+// topKKernel returns ArgTopK's kernel for T, with its own pool of buffers.
+func topKKernel[T sortable]() core.KernelFunc {
+	pool := new(sync.Pool)
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		k := attrs.(TopKAttrs).K
+		xs := in[0].Shape()
+		n := xs[len(xs)-1]
+		rows := xs[:len(xs)-1].Size()
+		topKInto(pool, out.Data().([]int64), in[0].Data().([]T), rows, n, k)
 	}
 }
 
