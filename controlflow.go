@@ -244,6 +244,20 @@ func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 	return VJP(loss, ops.OnesLike(loss), leaves)
 }
 
+// jvp pushes tangents ts (nil for zeros) of the node's inputs xs (without
+// the predicate) through the body, by replaying its traced graph on tracked
+// stand-ins, and returns the tangents of its results.
+func (b *body) jvp(xs, ts []*Tensor, lead int) []*Tensor {
+	_, touts := jvpN(func(leaves []*Tensor) []*Tensor {
+		bodyIn := make([]*Tensor, len(b.idx))
+		for i, j := range b.idx {
+			bodyIn[i] = leaves[j-lead]
+		}
+		return b.replay(bodyIn, leaves, lead)
+	}, xs, ts)
+	return touts
+}
+
 func metasOf(ts []*Tensor) []tensor.Meta {
 	ms := make([]tensor.Meta, len(ts))
 	for i, t := range ts {
@@ -324,6 +338,31 @@ func init() {
 		Traits:  core.Traits{Cost: 100},
 		InferN:  func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
 		KernelN: cfKernel,
+		// The tangents go through a Cond of the branches' JVPs, each
+		// replaying its branch's traced graph; inputs without a tangent
+		// stay out of it.
+		JVPN: func(attrs any, in, ts, _ []*Tensor) []*Tensor {
+			a := attrs.(*condAttrs)
+			n := len(in) - 1
+			var pos []int
+			var tans []*Tensor
+			for i, t := range ts[1:] {
+				if t != nil {
+					pos = append(pos, i)
+					tans = append(tans, t)
+				}
+			}
+			jvp := func(b *body) func(...*Tensor) []*Tensor {
+				return func(xs ...*Tensor) []*Tensor {
+					full := make([]*Tensor, n)
+					for k, i := range pos {
+						full[i] = xs[n+k]
+					}
+					return b.jvp(xs[:n], full, 1)
+				}
+			}
+			return Cond(in[0], jvp(a.then), jvp(a.els), append(append([]*Tensor(nil), in[1:]...), tans...)...)
+		},
 		VJPN: func(attrs any, in, _, gs []*Tensor) []*Tensor {
 			a := attrs.(*condAttrs)
 			n := len(in) - 1

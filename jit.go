@@ -597,6 +597,40 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 		Kernel: func(_ any, in []*Tensor, o *Tensor) {
 			e.res.Plan.RunInto(in[:n], []*Tensor{o})
 		},
+		// The tangent is a compiled function too, one per set of inputs
+		// with a tangent: the eager function linearised, arguments and
+		// captured parameters alike.
+		JVP: func(_ any, in, ts []*Tensor, _ *Tensor) *Tensor {
+			var pos []int
+			var tans []*Tensor
+			key := "jvp:"
+			for i, t := range ts {
+				if t != nil {
+					pos = append(pos, i)
+					tans = append(tans, t)
+					key += fmt.Sprintf("%d,", i)
+				}
+			}
+			fwd := e.backward(key, func() func(...*Tensor) []*Tensor {
+				return Jit(func(xs ...*Tensor) []*Tensor {
+					args := xs[:n]
+					argT := make([]*Tensor, n)
+					var params, paramT []*Tensor
+					for k, i := range pos {
+						if i < n {
+							argT[i] = xs[n+k]
+						} else {
+							params = append(params, e.params[i-n])
+							paramT = append(paramT, xs[n+k])
+						}
+					}
+					lin, end := linearize(func(a []*Tensor) []*Tensor { return eager(a)[:1] }, args, params, false)
+					defer end()
+					return lin.push(append(argT, paramT...))
+				}, JitConfig{Name: st.name + ".jvp", Level: st.cfg.Level})
+			})
+			return fwd(append(append([]*Tensor(nil), in[:n]...), tans...)...)[0]
+		},
 		VJP: func(_ any, in []*Tensor, _, g *Tensor) []*Tensor {
 			// The backward function differentiates with respect to the
 			// arguments and the parameters that are trainable now; frozen

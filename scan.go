@@ -220,8 +220,53 @@ func init() {
 			return ms
 		},
 		KernelN: cfKernel,
+		JVPN:    scanJVP,
 		VJPN:    scanVJP,
 	}
+}
+
+// scanJVP pushes tangents through a Scan node: a Scan in the same
+// direction whose carries are the carries and their tangents and whose
+// scanned inputs are the inputs and theirs; each step replays the body's
+// traced graph and pushes the tangents through it.
+func scanJVP(attrs any, in, ts, _ []*Tensor) []*Tensor {
+	s := attrs.(*scanAttrs)
+	nc, nx := s.nc, s.nx
+	init, xs, rest := in[:nc], in[nc:nc+nx], in[nc+nx:]
+	trest := ts[nc+nx:]
+	b := s.body
+	orZeros := func(t, x *Tensor) *Tensor {
+		if t == nil {
+			return ops.ZerosLike(x)
+		}
+		return t
+	}
+	carry0 := append([]*Tensor(nil), init...)
+	for i, x := range init {
+		carry0 = append(carry0, orZeros(ts[i], x))
+	}
+	scanned := append([]*Tensor(nil), xs...)
+	for k, x := range xs {
+		scanned = append(scanned, orZeros(ts[nc+k], x))
+	}
+	fwd := Scan
+	if s.reverse {
+		fwd = ScanReverse
+	}
+	final, ys := fwd(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
+		nodeIn := append(append(append([]*Tensor(nil), c[:nc]...), x[:nx]...), rest...)
+		tin := append(append(append([]*Tensor(nil), c[nc:]...), x[nx:]...), trest...)
+		outs, touts := jvpN(func(leaves []*Tensor) []*Tensor {
+			bodyIn := make([]*Tensor, len(b.idx))
+			for i, j := range b.idx {
+				bodyIn[i] = leaves[j]
+			}
+			return b.replay(bodyIn, leaves, 0)
+		}, nodeIn, tin)
+		next := append(append([]*Tensor(nil), outs[:nc]...), touts[:nc]...)
+		return next, append(append([]*Tensor(nil), outs[nc:]...), touts[nc:]...)
+	}, carry0, scanned)
+	return append(append([]*Tensor(nil), final[nc:]...), ys[s.ny:]...)
 }
 
 // scanVJP differentiates a Scan node: a forward Scan recomputes the carry

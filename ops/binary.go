@@ -14,6 +14,7 @@ func init() {
 	PowPrim = defBinary("Pow", 12, false, binary{
 		f32: func(a, b float32) float32 { return float32(math.Pow(float64(a), float64(b))) },
 		f64: math.Pow,
+		jvp: powJVP,
 		grad: func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor) {
 			// Each side costs several ops, so it is built only when its
 			// input is being differentiated: PowScalar's exponent never is.
@@ -48,6 +49,7 @@ func init() {
 		f64:  func(a, b float64) float64 { return max(a, b) },
 		i32:  func(a, b int32) int32 { return max(a, b) },
 		i64:  func(a, b int64) int64 { return max(a, b) },
+		jvp:  func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return extremumJVP(a, b, ta, tb, true) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) { return extremumGrad(a, b, g, true) },
 	})
 	MinimumPrim = defBinary("Minimum", 1, true, binary{
@@ -55,6 +57,7 @@ func init() {
 		f64:  func(a, b float64) float64 { return min(a, b) },
 		i32:  func(a, b int32) int32 { return min(a, b) },
 		i64:  func(a, b int64) int64 { return min(a, b) },
+		jvp:  func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return extremumJVP(a, b, ta, tb, false) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) { return extremumGrad(a, b, g, false) },
 	})
 }
@@ -71,6 +74,44 @@ func extremumGrad(a, b, g *tensor.Tensor, isMax bool) (ga, gb *tensor.Tensor) {
 		aLoses, bLoses = bLoses, aLoses
 	}
 	return Select(aLoses, z, shared), Select(bLoses, z, shared)
+}
+
+// extremumJVP is extremumGrad's transpose: each input's tangent counts
+// where that input wins, half of each where they tie, both where either is
+// NaN.
+func extremumJVP(a, b, ta, tb *tensor.Tensor, isMax bool) *tensor.Tensor {
+	z := ScalarLike(a, 0)
+	shared := Select(Equal(a, b), ScalarLike(a, 0.5), ScalarLike(a, 1))
+	aLoses, bLoses := Less(a, b), Greater(a, b)
+	if !isMax {
+		aLoses, bLoses = bLoses, aLoses
+	}
+	var wa, wb *tensor.Tensor
+	if ta != nil {
+		wa = Select(aLoses, z, shared)
+	}
+	if tb != nil {
+		wb = Select(bLoses, z, shared)
+	}
+	return tadd(tmul(ta, wa), tmul(tb, wb))
+}
+
+// powJVP is Pow's derivative applied to tangents, with the same guards as
+// its VJP: y·x^(y-1) reads a safe exponent at 0⁰, and the log term counts
+// only where x > 0.
+func powJVP(a, b, out, ta, tb *tensor.Tensor) *tensor.Tensor {
+	var t *tensor.Tensor
+	if ta != nil {
+		one, zero := ScalarLike(b, 1), ScalarLike(b, 0)
+		at00 := LogicalAnd(Equal(a, zero), Equal(b, zero))
+		t = Mul(ta, Mul(b, Pow(a, Select(at00, one, Sub(b, one)))))
+	}
+	if tb != nil {
+		pos := Greater(a, ScalarLike(a, 0))
+		safe := Select(pos, a, ScalarLike(a, 1))
+		t = tadd(t, Select(pos, Mul(tb, Mul(Log(safe), out)), ScalarLike(out, 0)))
+	}
+	return t
 }
 
 // Pow returns x^y elementwise, broadcasting (floating-point types only; a

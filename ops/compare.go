@@ -178,6 +178,17 @@ func init() {
 				map3(out.Data().([]bool), cd, x, b.Data().([]bool), cs, as, bs, os, sel[bool])
 			}
 		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			c, a, b := in[0], in[1], in[2]
+			ta, tb := t[1], t[2]
+			if ta == nil {
+				ta = ScalarLike(a, 0)
+			}
+			if tb == nil {
+				tb = ScalarLike(b, 0)
+			}
+			return tshape(Select(c, ta, tb), out.Shape())
+		},
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			c, a, b := in[0], in[1], in[2]
 			z := ScalarLike(g, 0)
@@ -227,6 +238,12 @@ func init() {
 			case []bool:
 				castBoolInto(o, x)
 			}
+		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			if !in[0].DType().IsFloat() || !out.DType().IsFloat() {
+				return nil
+			}
+			return Cast(t[0], out.DType())
 		},
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			if !in[0].DType().IsFloat() || !g.DType().IsFloat() {

@@ -228,6 +228,17 @@ func init() {
 			g := convGeometry("Conv2D", attrs.(ConvAttrs), x.Shape(), w.Shape())
 			return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: x.DType()}
 		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			x, w := in[0], in[1]
+			var r *tensor.Tensor
+			if t[0] != nil {
+				r = core.Apply(Conv2DPrim, attrs, t[0], w)
+			}
+			if t[1] != nil {
+				r = tadd(r, core.Apply(Conv2DPrim, attrs, x, t[1]))
+			}
+			return r
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ConvAttrs)
 			x, w := in[0], in[1]
@@ -257,6 +268,17 @@ func init() {
 		// dx = Cᵀ(dy, w) is bilinear with ⟨h, Cᵀ(dy, w)⟩ = ⟨C(h, w), dy⟩, so
 		// its cotangent h maps to C(h, w) for dy and to the filter
 		// gradient of (h, dy) for w.
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			dy, w := in[0], in[1]
+			var r *tensor.Tensor
+			if t[0] != nil {
+				r = core.Apply(Conv2DBackpropInputPrim, attrs, t[0], w)
+			}
+			if t[1] != nil {
+				r = tadd(r, core.Apply(Conv2DBackpropInputPrim, attrs, dy, t[1]))
+			}
+			return r
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ConvGradAttrs)
 			dy, w := in[0], in[1]
@@ -277,6 +299,17 @@ func init() {
 			return tensor.Meta{Shape: a.Shape, DType: x.DType()}
 		},
 		// dw = F(x, dy) is bilinear with ⟨H, F(x, dy)⟩ = ⟨C(x, H), dy⟩.
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			x, dy := in[0], in[1]
+			var r *tensor.Tensor
+			if t[0] != nil {
+				r = core.Apply(Conv2DBackpropFilterPrim, attrs, t[0], dy)
+			}
+			if t[1] != nil {
+				r = tadd(r, core.Apply(Conv2DBackpropFilterPrim, attrs, x, t[1]))
+			}
+			return r
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ConvGradAttrs)
 			x, dy := in[0], in[1]

@@ -52,6 +52,12 @@ func defUnary(name string, cost int, u unary) *core.Prim {
 		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{u.grad(in[0], out, g)}
 		}
+		// An elementwise op's Jacobian is diagonal, so it is its own
+		// transpose: grad(x, y, g) = f'(x)·g is also the tangent of the
+		// result for an input tangent g.
+		p.JVP = func(_ any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return u.grad(in[0], out, t[0])
+		}
 	}
 	return p
 }
@@ -98,6 +104,9 @@ type binary struct {
 	vecScalar func(dst, a []float32, s float32)
 	vecRow    func(dst, a, row []float32)
 	grad      func(a, b, out, g *tensor.Tensor) (ga, gb *tensor.Tensor)
+	// jvp returns the result's tangent given the inputs' tangents ta, tb
+	// (either nil for zero); defBinary broadcasts it to the result's shape.
+	jvp func(a, b, out, ta, tb *tensor.Tensor) *tensor.Tensor
 }
 
 // defBinary builds the Prim of an elementwise binary op. Its VJP reduces
@@ -144,6 +153,11 @@ func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
 				gb = sumTo(gb, in[1].Shape())
 			}
 			return []*tensor.Tensor{ga, gb}
+		}
+	}
+	if u.jvp != nil {
+		p.JVP = func(_ any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return tshape(u.jvp(in[0], in[1], out, t[0], t[1]), out.Shape())
 		}
 	}
 	return p
@@ -209,6 +223,7 @@ func init() {
 		f64:       func(a, b float64) float64 { return a + b },
 		i32:       func(a, b int32) int32 { return a + b },
 		i64:       func(a, b int64) int64 { return a + b },
+		jvp:       func(_, _, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tadd(ta, tb) },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, g
 		},
@@ -221,6 +236,7 @@ func init() {
 		f64:       func(a, b float64) float64 { return a - b },
 		i32:       func(a, b int32) int32 { return a - b },
 		i64:       func(a, b int64) int64 { return a - b },
+		jvp:       func(_, _, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tsub(ta, tb) },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, Neg(g)
 		},
@@ -232,6 +248,7 @@ func init() {
 		f64:       func(a, b float64) float64 { return a * b },
 		i32:       func(a, b int32) int32 { return a * b },
 		i64:       func(a, b int64) int64 { return a * b },
+		jvp:       func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tadd(tmul(ta, b), tmul(tb, a)) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return Mul(g, b), Mul(g, a)
 		},
@@ -240,6 +257,8 @@ func init() {
 		vec: vec.Div,
 		f32: func(a, b float32) float32 { return a / b },
 		f64: func(a, b float64) float64 { return a / b },
+		// d(a/b) = (da - db·a/b)/b
+		jvp: func(_, b, out, ta, tb *tensor.Tensor) *tensor.Tensor { return Div(tsub(ta, tmul(tb, out)), b) },
 		grad: func(a, b, out, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			ga := Div(g, b)
 			return ga, Neg(Mul(ga, out))
@@ -292,6 +311,13 @@ func init() {
 		f64: func(x, g float64) float64 { return reluGrad(x, g) },
 		i32: func(x, g int32) int32 { return reluGrad(x, g) },
 		i64: func(x, g int64) int64 { return reluGrad(x, g) },
+		// Linear in g; the mask is piecewise constant in x.
+		jvp: func(x, _, _, _, tg *tensor.Tensor) *tensor.Tensor {
+			if tg == nil {
+				return nil
+			}
+			return apply2(ReluGradPrim, x, tg)
+		},
 		grad: func(x, _, _, gg *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return nil, apply2(ReluGradPrim, x, gg)
 		},

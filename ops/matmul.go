@@ -48,6 +48,17 @@ func init() {
 			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])
 			return tensor.Meta{Shape: append(batch.Clone(), m, n), DType: in[0].DType()}
 		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			a, b := in[0], in[1]
+			var r *tensor.Tensor
+			if t[0] != nil {
+				r = core.Apply(MatMulPrim, attrs, t[0], b)
+			}
+			if t[1] != nil {
+				r = tadd(r, core.Apply(MatMulPrim, attrs, a, t[1]))
+			}
+			return tshape(r, out.Shape())
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			at := attrs.(MatMulAttrs)
 			a, b := in[0], in[1]

@@ -151,6 +151,9 @@ func init() {
 		Batch:  batchFoldN(&MaxPoolPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("MaxPool2D"),
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return core.Apply(MaxPoolGatherPrim, attrs, in[0], t[0])
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
@@ -169,6 +172,12 @@ func init() {
 		},
 		// Linear in dy with the argmax pattern piecewise constant in x: the
 		// adjoint of scattering to the argmax is gathering from it.
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			if t[1] == nil {
+				return nil
+			}
+			return core.Apply(MaxPoolGradPrim, attrs, in[0], t[1])
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, in[0], h)}
 		},
@@ -186,6 +195,12 @@ func init() {
 			}
 			return inferPool("MaxPool2DGather")(attrs, in)
 		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			if t[1] == nil {
+				return nil
+			}
+			return core.Apply(MaxPoolGatherPrim, attrs, in[0], t[1])
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{nil, core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
 		},
@@ -195,6 +210,9 @@ func init() {
 		Batch:  batchFoldN(&AvgPoolPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return core.Apply(AvgPoolPrim, attrs, t[0])
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = in[0].Shape().Clone()
@@ -216,6 +234,9 @@ func init() {
 		},
 		// The spreading is the transpose of averaging, with the same
 		// weights, so its adjoint is AvgPool2D itself.
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return core.Apply(AvgPoolGradPrim, attrs, t[0])
+		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(PoolAttrs)
 			a.Shape = nil

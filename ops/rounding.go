@@ -40,6 +40,8 @@ func init() {
 		f64: floorDivFloat[float64],
 		i32: floorDivInt[int32],
 		i64: floorDivInt[int64],
+		// Piecewise constant: a zero tangent.
+		jvp: func(_, _, out, _, _ *tensor.Tensor) *tensor.Tensor { return ZerosLike(out) },
 		grad: func(a, b, _, _ *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return ZerosLike(a), ZerosLike(b)
 		},
@@ -49,6 +51,16 @@ func init() {
 		f64: floorModFloat[float64],
 		i32: floorModInt[int32],
 		i64: floorModInt[int64],
+		// d(a - b·⌊a/b⌋) = da - db·⌊a/b⌋
+		jvp: func(a, b, out, ta, tb *tensor.Tensor) *tensor.Tensor {
+			if !a.DType().IsFloat() {
+				return ZerosLike(out)
+			}
+			if tb == nil {
+				return ta
+			}
+			return tsub(ta, Mul(tb, FloorDiv(a, b)))
+		},
 		grad: func(a, b, _, g *tensor.Tensor) (ga, gb *tensor.Tensor) {
 			// a mod b = a - b·⌊a/b⌋, and ⌊a/b⌋ is piecewise constant.
 			if !a.DType().IsFloat() {
@@ -236,6 +248,15 @@ func init() {
 				clampInto(out.Data().([]int64), x, lo, hi)
 			}
 		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			a := attrs.(ClipAttrs)
+			x := in[0]
+			if !x.DType().IsFloat() {
+				return nil
+			}
+			inside := LogicalAnd(GreaterEqual(x, ScalarLike(x, a.Lo)), LessEqual(x, ScalarLike(x, a.Hi)))
+			return Select(inside, t[0], ScalarLike(out, 0))
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ClipAttrs)
 			x := in[0]
@@ -278,8 +299,30 @@ func init() {
 				map3(out.Data().([]int64), xd, lo.Data().([]int64), hi.Data().([]int64), xs, ls, hs, os, clamp3[int64])
 			}
 		},
+		JVP: clipTensorJVP,
 		VJP: clipTensorVJP,
 	}
+}
+
+// clipTensorJVP is clipTensorVJP's transpose: the result's tangent is the
+// tangent of whichever input the result is.
+func clipTensorJVP(_ any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+	x, lo, hi := in[0], in[1], in[2]
+	if !x.DType().IsFloat() {
+		return nil
+	}
+	z := ScalarLike(out, 0)
+	var r *tensor.Tensor
+	if t[0] != nil {
+		r = Select(LogicalAnd(GreaterEqual(x, lo), LessEqual(x, hi)), t[0], z)
+	}
+	if t[1] != nil {
+		r = tadd(r, Select(LogicalAnd(Less(x, lo), LessEqual(lo, hi)), t[1], z))
+	}
+	if t[2] != nil {
+		r = tadd(r, Select(LogicalOr(Greater(x, hi), Greater(lo, hi)), t[2], z))
+	}
+	return tshape(r, out.Shape())
 }
 
 // clipTensorVJP gives g to whichever input the result is, as PyTorch's

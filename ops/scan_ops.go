@@ -110,30 +110,34 @@ func scanInto[T tensor.Number](out, x []T, outer, n, inner int, excl, rev bool, 
 func sumOf[T tensor.Number](a, b T) T  { return a + b }
 func prodOf[T tensor.Number](a, b T) T { return a * b }
 
-// scanKernel returns the kernel of CumSum (prod false) or CumProd for T.
-func scanKernel[T tensor.Number](prod bool) core.KernelFunc {
-	f := sumOf[T]
-	if prod {
-		f = prodOf[T]
-	}
-	id := identityOf[T](prod)
-	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-		var a ScanAttrs
+func scanKernel(x, out *tensor.Tensor, ax int, excl, rev, prod bool) {
+	outer, n, inner := axisSplit(x.Shape(), ax)
+	switch xd := x.Data().(type) {
+	case []float32:
+		f := sumOf[float32]
 		if prod {
-			a.Axis = attrs.(AxisAttr).Axis
-		} else {
-			a = attrs.(ScanAttrs)
+			f = prodOf[float32]
 		}
-		outer, n, inner := axisSplit(in[0].Shape(), a.Axis)
-		scanInto(out.Data().([]T), in[0].Data().([]T), outer, n, inner, a.Exclusive, a.Reverse, id, f)
+		scanInto(out.Data().([]float32), xd, outer, n, inner, excl, rev, identityOf[float32](prod), f)
+	case []float64:
+		f := sumOf[float64]
+		if prod {
+			f = prodOf[float64]
+		}
+		scanInto(out.Data().([]float64), xd, outer, n, inner, excl, rev, identityOf[float64](prod), f)
+	case []int32:
+		f := sumOf[int32]
+		if prod {
+			f = prodOf[int32]
+		}
+		scanInto(out.Data().([]int32), xd, outer, n, inner, excl, rev, identityOf[int32](prod), f)
+	case []int64:
+		f := sumOf[int64]
+		if prod {
+			f = prodOf[int64]
+		}
+		scanInto(out.Data().([]int64), xd, outer, n, inner, excl, rev, identityOf[int64](prod), f)
 	}
-}
-
-// recurrenceKernel is LinearRecurrence's kernel for T.
-func recurrenceKernel[T float32 | float64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	r := attrs.(RecurrenceAttrs)
-	outer, n, inner := axisSplit(in[0].Shape(), r.Axis)
-	recurInto(out.Data().([]T), in[0].Data().([]T), in[1].Data().([]T), outer, n, inner, r.Reverse)
 }
 
 func identityOf[T tensor.Number](prod bool) T {
@@ -144,11 +148,18 @@ func identityOf[T tensor.Number](prod bool) T {
 }
 
 func init() {
-	CumSumPrim = core.Define(&core.Prim{
+	CumSumPrim = &core.Prim{
 		Name:   "CumSum",
 		Batch:  batchOne(&CumSumPrim, shiftScanAttrs),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			a := attrs.(ScanAttrs)
+			scanKernel(in[0], out, a.Axis, a.Exclusive, a.Reverse, false)
+		},
+		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+			return core.Apply(CumSumPrim, attrs, t[0])
+		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			if !in[0].DType().IsFloat() {
 				return []*tensor.Tensor{nil}
@@ -160,24 +171,36 @@ func init() {
 			a.Reverse = !a.Reverse
 			return []*tensor.Tensor{core.Apply(CumSumPrim, a, g)}
 		},
-	})
-	CumProdPrim = core.Define(&core.Prim{
+	}
+	CumProdPrim = &core.Prim{
 		Name:   "CumProd",
 		Batch:  batchOne(&CumProdPrim, shiftAxisAttr),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumProd", false),
-		VJP:    cumProdVJP,
-	})
-	LinearRecurrencePrim = core.Define(&core.Prim{
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			scanKernel(in[0], out, attrs.(AxisAttr).Axis, false, false, true)
+		},
+		JVP: cumProdJVP,
+		VJP: cumProdVJP,
+	}
+	LinearRecurrencePrim = &core.Prim{
 		Name:   "LinearRecurrence",
 		Batch:  batchAlong(&LinearRecurrencePrim, shiftRecurrenceAttrs),
 		Traits: core.Traits{Cost: 2},
 		Infer:  inferScan("LinearRecurrence", true),
-		VJP:    recurrenceVJP,
-	})
-	registerSigned(CumSumPrim, scanKernel[float32](false), scanKernel[float64](false), scanKernel[int32](false), scanKernel[int64](false))
-	registerSigned(CumProdPrim, scanKernel[float32](true), scanKernel[float64](true), scanKernel[int32](true), scanKernel[int64](true))
-	registerFloats(LinearRecurrencePrim, recurrenceKernel[float32], recurrenceKernel[float64])
+		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			r := attrs.(RecurrenceAttrs)
+			outer, n, inner := axisSplit(in[0].Shape(), r.Axis)
+			switch a := in[0].Data().(type) {
+			case []float32:
+				recurInto(out.Data().([]float32), a, in[1].Data().([]float32), outer, n, inner, r.Reverse)
+			case []float64:
+				recurInto(out.Data().([]float64), a, in[1].Data().([]float64), outer, n, inner, r.Reverse)
+			}
+		},
+		JVP: recurrenceJVP,
+		VJP: recurrenceVJP,
+	}
 }
 
 // cumProdVJP never divides by x, so it is exact at zeros. With y the
@@ -195,6 +218,38 @@ func cumProdVJP(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor
 	e := shiftAlong(out, ax, 1)
 	r := core.Apply(LinearRecurrencePrim, RecurrenceAttrs{Axis: ax, Reverse: true}, x, g)
 	return []*tensor.Tensor{Mul(e, r)}
+}
+
+// cumProdJVP differentiates yᵢ = yᵢ₋₁·xᵢ by the product rule,
+// dyᵢ = xᵢ·dyᵢ₋₁ + yᵢ₋₁·dxᵢ: a forward linear recurrence, division-free
+// like the VJP.
+func cumProdJVP(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+	x := in[0]
+	if !x.DType().IsFloat() {
+		return nil
+	}
+	ax := attrs.(AxisAttr).Axis
+	return core.Apply(LinearRecurrencePrim, RecurrenceAttrs{Axis: ax}, x, Mul(shiftAlong(out, ax, 1), t[0]))
+}
+
+// recurrenceJVP differentiates the recurrence, which is linear in b and
+// in s: forward, dsⱼ = aⱼdsⱼ₋₁ + (daⱼsⱼ₋₁ + dbⱼ); reverse,
+// dsⱼ = aⱼ₊₁dsⱼ₊₁ + (daⱼ₊₁sⱼ₊₁ + dbⱼ). Either is the same recurrence with
+// a new b.
+func recurrenceJVP(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
+	r := attrs.(RecurrenceAttrs)
+	a := in[0]
+	b := t[1]
+	if t[0] != nil {
+		var da *tensor.Tensor
+		if r.Reverse {
+			da = shiftBack(Mul(t[0], out), r.Axis)
+		} else {
+			da = Mul(t[0], shiftAlong(out, r.Axis, 0))
+		}
+		b = tadd(b, da)
+	}
+	return core.Apply(LinearRecurrencePrim, r, a, b)
 }
 
 // shiftBack moves x one step toward the start of axis ax, dropping its

@@ -183,7 +183,7 @@ func Cases() []Case {
 	add(bin(ops.FloorModPrim, ops.Mod, 0.5, 3, []int{0, 1})...)
 	add(bin(ops.ReluGradPrim, func(x, g *tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.ReluGradPrim, nil, x, g)
-	}, -2, 2, []int{1})...)
+	}, -1, 2, []int{1})...)
 	// Comparisons and logic: Bool results, no gradient.
 	for _, p := range []struct {
 		p *core.Prim
