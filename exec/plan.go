@@ -229,14 +229,14 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			}
 			k, err := v.Prim.KernelNFor(core.KernelDType(in, dt), core.CPU)
 			if err != nil {
-				return nil, kernelError(g, v, err)
+				return nil, kernelError(v, err)
 			}
 			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc})
 			continue
 		}
 		k, err := v.Prim.KernelFor(core.KernelDType(in, v.Meta.DType), core.CPU)
 		if err != nil {
-			return nil, kernelError(g, v, err)
+			return nil, kernelError(v, err)
 		}
 		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc})
 	}
@@ -295,12 +295,13 @@ func bindRegions(v *graph.Value) (any, error) {
 
 // kernelError is the compile-time error for an op without a kernel for
 // its dtype: err (from KernelFor) names the op, the dtype and the
-// backend; the graph, the value and the user's line are added to it.
-func kernelError(g *graph.Graph, v *graph.Value, err error) error {
+// backend; the value and the user's line that applied the op are added
+// (callers such as Jit name the function being compiled).
+func kernelError(v *graph.Value, err error) error {
 	if v.Loc != "" {
-		return fmt.Errorf("exec: compiling %s: %%%d: %w (applied at %s)", g.Name, v.ID, err, v.Loc)
+		return fmt.Errorf("exec: %%%d: %w (applied at %s)", v.ID, err, v.Loc)
 	}
-	return fmt.Errorf("exec: compiling %s: %%%d: %w", g.Name, v.ID, err)
+	return fmt.Errorf("exec: %%%d: %w", v.ID, err)
 }
 
 // slabs holds one arena slab per dtype.
