@@ -97,7 +97,9 @@ func TestVmapEveryPrimitive(t *testing.T) {
 		wrap func(func(...*spore.Tensor) []*spore.Tensor) func(...*spore.Tensor) []*spore.Tensor
 	}{
 		{"PyNative", func(f func(...*spore.Tensor) []*spore.Tensor) func(...*spore.Tensor) []*spore.Tensor { return f }},
-		{"Graph", func(f func(...*spore.Tensor) []*spore.Tensor) func(...*spore.Tensor) []*spore.Tensor { return spore.Jit(f) }},
+		{"Graph", func(f func(...*spore.Tensor) []*spore.Tensor) func(...*spore.Tensor) []*spore.Tensor {
+			return spore.Jit(f)
+		}},
 	}
 	covered := map[*core.Prim]bool{}
 	for _, c := range optest.Cases() {
