@@ -334,10 +334,9 @@ var condPrim *core.Prim
 
 func init() {
 	condPrim = &core.Prim{
-		Name:    "Cond",
-		Traits:  core.Traits{Cost: 100},
-		InferN:  func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
-		KernelN: cfKernel,
+		Name:   "Cond",
+		Traits: core.Traits{Cost: 100},
+		InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*condAttrs).then.outs },
 		// The tangents go through a Cond of the branches' JVPs, each
 		// replaying its branch's traced graph; inputs without a tangent
 		// stay out of it.
@@ -373,6 +372,9 @@ func init() {
 			return append([]*Tensor{nil}, g...)
 		},
 	}
+	// The control-flow kernel runs the bodies' plans: one kernel serves
+	// every dtype.
+	condPrim.RegisterNAll(core.CPU, cfKernel)
 }
 
 // Cond returns thenFn(operands...) when pred (a one-element Bool tensor) is
@@ -473,11 +475,12 @@ func (w *whileRun) run(in, outs []*Tensor) {
 }
 
 var whilePrim = &core.Prim{
-	Name:    "While",
-	Traits:  core.Traits{Cost: 1000},
-	InferN:  func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
-	KernelN: cfKernel,
+	Name:   "While",
+	Traits: core.Traits{Cost: 1000},
+	InferN: func(attrs any, _ []*Tensor) []tensor.Meta { return attrs.(*whileAttrs).body.outs },
 }
+
+func init() { whilePrim.RegisterNAll(core.CPU, cfKernel) }
 
 // While runs bodyFn on the loop carries while condFn (returning a
 // one-element Bool tensor) holds, and returns the final carries. In
@@ -533,9 +536,12 @@ var printPrim = &core.Prim{
 	Name:   "Print",
 	Traits: core.Traits{Impure: true},
 	Infer:  func(any, []*Tensor) tensor.Meta { return tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Bool} },
-	Kernel: func(attrs any, in []*Tensor, _ *Tensor) {
+}
+
+func init() {
+	printPrim.RegisterAll(core.CPU, func(attrs any, in []*Tensor, _ *Tensor) {
 		printParts(attrs.(*printAttrs).parts, in)
-	},
+	})
 }
 
 func printParts(parts []any, ts []*Tensor) {

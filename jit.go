@@ -594,9 +594,6 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 	e.call = &core.Prim{
 		Name:  "Call[" + st.name + "]",
 		Infer: func(any, []*Tensor) tensor.Meta { return out },
-		Kernel: func(_ any, in []*Tensor, o *Tensor) {
-			e.res.Plan.RunInto(in[:n], []*Tensor{o})
-		},
 		// The tangent is a compiled function too, one per set of inputs
 		// with a tangent: the eager function linearised, arguments and
 		// captured parameters alike.
@@ -671,5 +668,10 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 			return out
 		},
 	}
+	// Running the compiled plan reads no element type itself: one
+	// kernel serves every dtype.
+	e.call.RegisterAll(core.CPU, func(_ any, in []*Tensor, o *Tensor) {
+		e.res.Plan.RunInto(in[:n], []*Tensor{o})
+	})
 	return e.call
 }

@@ -219,10 +219,10 @@ func init() {
 			}
 			return ms
 		},
-		KernelN: cfKernel,
-		JVPN:    scanJVP,
-		VJPN:    scanVJP,
+		JVPN: scanJVP,
+		VJPN: scanVJP,
 	}
+	scanPrim.RegisterNAll(core.CPU, cfKernel)
 }
 
 // scanJVP pushes tangents through a Scan node: a Scan in the same
