@@ -68,13 +68,19 @@ func wrapIndex[I int32 | int64](v I, n int) int {
 	return k
 }
 
-func validateIndices(op string, idx *tensor.Tensor, ax, n int) {
-	switch ix := idx.Data().(type) {
-	case []int32:
-		checkIndices(op, ix, ax, n)
-	case []int64:
-		checkIndices(op, ix, ax, n)
-	}
+// registerIndex registers, for an index primitive keyed by its index
+// operand, the Int32 and Int64 instantiations of one generic kernel.
+func registerIndex(p *core.Prim, i32, i64 core.KernelFunc) {
+	register[int32](p, i32)
+	register[int64](p, i64)
+}
+
+// checkIndicesKernel is CheckIndices' kernel for index type I.
+func checkIndicesKernel[I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	a := attrs.(IndexCheckAttrs)
+	idx := in[0].Data().([]I)
+	checkIndices(a.Op, idx, a.Axis, a.Extent)
+	copy(out.Data().([]I), idx)
 }
 
 // IndexCheckAttrs are the attributes of the index check: the op guarded
@@ -96,7 +102,7 @@ func checkedIndices(op string, idx *tensor.Tensor, ax, n int) *tensor.Tensor {
 }
 
 func init() {
-	CheckIndicesPrim = &core.Prim{
+	CheckIndicesPrim = core.Define(&core.Prim{
 		Name:   "CheckIndices",
 		Batch:  batchBroadcasting(&CheckIndicesPrim),
 		Traits: core.Traits{Impure: true},
@@ -105,13 +111,8 @@ func init() {
 			checkIndexDType(a.Op, in[0])
 			return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(IndexCheckAttrs)
-			validateIndices(a.Op, in[0], a.Axis, a.Extent)
-			core.Copy(out, in[0])
-		},
-	}
-	GatherPrim = &core.Prim{
+	})
+	GatherPrim = core.Define(&core.Prim{
 		Name:   "Gather",
 		Batch:  batchGather,
 		Traits: core.Traits{Cost: 0},
@@ -127,19 +128,6 @@ func init() {
 			s = append(append(append(s, xs[:ax]...), idx.Shape()...), xs[ax+1:]...)
 			return tensor.Meta{Shape: s, DType: x.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			ax := attrs.(AxisAttr).Axis
-			x, idx := in[0], in[1]
-			xs := x.Shape()
-			validateIndices("Gather", idx, ax, xs[ax])
-			outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
-			switch ix := idx.Data().(type) {
-			case []int32:
-				gatherKernel(out.Data(), x.Data(), ix, outer, n, inner)
-			case []int64:
-				gatherKernel(out.Data(), x.Data(), ix, outer, n, inner)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(GatherPrim, attrs, t[0], in[1])
 		},
@@ -148,11 +136,11 @@ func init() {
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
 			return []*tensor.Tensor{core.Apply(GatherGradPrim, a, g, in[1]), nil}
 		},
-	}
+	})
 	// GatherGradPrim adds the rows of g back at the positions the indices
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
 	// respect to g is Gather itself.
-	GatherGradPrim = &core.Prim{
+	GatherGradPrim = core.Define(&core.Prim{
 		Name:   "GatherGrad",
 		Batch:  batchGatherGrad,
 		Traits: core.Traits{Cost: 1},
@@ -168,46 +156,40 @@ func init() {
 			s = append(append(append(s, gs[:a.Axis]...), a.Extent), gs[a.Axis+len(is):]...)
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ScatterAttrs)
-			g, idx := in[0], in[1]
-			validateIndices("GatherGrad", idx, a.Axis, a.Extent)
-			os := out.Shape()
-			outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
-			switch ix := idx.Data().(type) {
-			case []int32:
-				scatterAddKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
-			case []int64:
-				scatterAddKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(GatherGradPrim, attrs, t[0], in[1])
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(GatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
-	}
+	})
+	registerIndex(CheckIndicesPrim, checkIndicesKernel[int32], checkIndicesKernel[int64])
+	registerElems(GatherPrim, gatherKernel[float32], gatherKernel[float64], gatherKernel[int32], gatherKernel[int64], gatherKernel[bool], gatherKernel[uint8])
+	registerNumbers(GatherGradPrim, gatherGradKernel[float32], gatherGradKernel[float64], gatherGradKernel[int32], gatherGradKernel[int64], gatherGradKernel[uint8])
 }
 
 func numericDType(d tensor.DType) bool {
 	return d == tensor.Float32 || d == tensor.Float64 || d == tensor.Int32 || d == tensor.Int64 || d == tensor.Uint8
 }
 
-func gatherKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
-	switch s := src.(type) {
-	case []float32:
-		gatherRows(dst.([]float32), s, idx, outer, n, inner)
-	case []float64:
-		gatherRows(dst.([]float64), s, idx, outer, n, inner)
+// The kernels below are keyed by the gathered (or scattered) values'
+// dtype T. The indices have a type of their own, Int32 or Int64, which
+// the table's key does not carry: each kernel picks the index loop with
+// one two-way type switch, and the loop is generic over both types.
+
+func gatherKernel[T any](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	ax := attrs.(AxisAttr).Axis
+	x, idx := in[0], in[1]
+	xs := x.Shape()
+	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
+	dst, src := out.Data().([]T), x.Data().([]T)
+	switch ix := idx.Data().(type) {
 	case []int32:
-		gatherRows(dst.([]int32), s, idx, outer, n, inner)
+		checkIndices("Gather", ix, ax, n)
+		gatherRows(dst, src, ix, outer, n, inner)
 	case []int64:
-		gatherRows(dst.([]int64), s, idx, outer, n, inner)
-	case []bool:
-		gatherRows(dst.([]bool), s, idx, outer, n, inner)
-	case []uint8:
-		gatherRows(dst.([]uint8), s, idx, outer, n, inner)
+		checkIndices("Gather", ix, ax, n)
+		gatherRows(dst, src, ix, outer, n, inner)
 	}
 }
 
@@ -225,18 +207,19 @@ func gatherRows[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner i
 	}
 }
 
-func scatterAddKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
-	switch s := src.(type) {
-	case []float32:
-		scatterAddRows(dst.([]float32), s, idx, outer, n, inner)
-	case []float64:
-		scatterAddRows(dst.([]float64), s, idx, outer, n, inner)
+func gatherGradKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	a := attrs.(ScatterAttrs)
+	g, idx := in[0], in[1]
+	os := out.Shape()
+	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
+	dst, src := out.Data().([]T), g.Data().([]T)
+	switch ix := idx.Data().(type) {
 	case []int32:
-		scatterAddRows(dst.([]int32), s, idx, outer, n, inner)
+		checkIndices("GatherGrad", ix, a.Axis, a.Extent)
+		scatterAddRows(dst, src, ix, outer, a.Extent, inner)
 	case []int64:
-		scatterAddRows(dst.([]int64), s, idx, outer, n, inner)
-	case []uint8:
-		scatterAddRows(dst.([]uint8), s, idx, outer, n, inner)
+		checkIndices("GatherGrad", ix, a.Axis, a.Extent)
+		scatterAddRows(dst, src, ix, outer, a.Extent, inner)
 	}
 }
 
@@ -267,7 +250,7 @@ func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
 }
 
 func init() {
-	TakeAlongAxisPrim = &core.Prim{
+	TakeAlongAxisPrim = core.Define(&core.Prim{
 		Name:   "TakeAlongAxis",
 		Batch:  batchAlong(&TakeAlongAxisPrim, shiftAxisAttr),
 		Traits: core.Traits{Cost: 0},
@@ -280,19 +263,6 @@ func init() {
 			}
 			return tensor.Meta{Shape: idx.Shape().Clone(), DType: x.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			ax := attrs.(AxisAttr).Axis
-			x, idx := in[0], in[1]
-			xs := x.Shape()
-			validateIndices("TakeAlongAxis", idx, ax, xs[ax])
-			outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
-			switch ix := idx.Data().(type) {
-			case []int32:
-				takeKernel(out.Data(), x.Data(), ix, outer, n, inner)
-			case []int64:
-				takeKernel(out.Data(), x.Data(), ix, outer, n, inner)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(TakeAlongAxisPrim, attrs, t[0], in[1])
 		},
@@ -301,10 +271,10 @@ func init() {
 			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
 			return []*tensor.Tensor{core.Apply(TakeAlongAxisGradPrim, a, g, in[1]), nil}
 		},
-	}
+	})
 	// TakeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
-	TakeAlongAxisGradPrim = &core.Prim{
+	TakeAlongAxisGradPrim = core.Define(&core.Prim{
 		Name:   "TakeAlongAxisGrad",
 		Batch:  batchAlong(&TakeAlongAxisGradPrim, shiftScatterAttrs),
 		Traits: core.Traits{Cost: 1},
@@ -320,26 +290,15 @@ func init() {
 			s[a.Axis] = a.Extent
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ScatterAttrs)
-			g, idx := in[0], in[1]
-			validateIndices("TakeAlongAxisGrad", idx, a.Axis, a.Extent)
-			os := out.Shape()
-			outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
-			switch ix := idx.Data().(type) {
-			case []int32:
-				putKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
-			case []int64:
-				putKernel(out.Data(), g.Data(), ix, outer, a.Extent, inner)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(TakeAlongAxisGradPrim, attrs, t[0], in[1])
 		},
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(TakeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
-	}
+	})
+	registerElems(TakeAlongAxisPrim, takeAlongAxisKernel[float32], takeAlongAxisKernel[float64], takeAlongAxisKernel[int32], takeAlongAxisKernel[int64], takeAlongAxisKernel[bool], takeAlongAxisKernel[uint8])
+	registerNumbers(TakeAlongAxisGradPrim, takeAlongAxisGradKernel[float32], takeAlongAxisGradKernel[float64], takeAlongAxisGradKernel[int32], takeAlongAxisGradKernel[int64], takeAlongAxisGradKernel[uint8])
 }
 
 func offAxisEqual(a, b tensor.Shape, ax int) bool {
@@ -354,20 +313,19 @@ func offAxisEqual(a, b tensor.Shape, ax int) bool {
 	return true
 }
 
-func takeKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
-	switch s := src.(type) {
-	case []float32:
-		takeAlong(dst.([]float32), s, idx, outer, n, inner)
-	case []float64:
-		takeAlong(dst.([]float64), s, idx, outer, n, inner)
+func takeAlongAxisKernel[T any](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	ax := attrs.(AxisAttr).Axis
+	x, idx := in[0], in[1]
+	xs := x.Shape()
+	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
+	dst, src := out.Data().([]T), x.Data().([]T)
+	switch ix := idx.Data().(type) {
 	case []int32:
-		takeAlong(dst.([]int32), s, idx, outer, n, inner)
+		checkIndices("TakeAlongAxis", ix, ax, n)
+		takeAlong(dst, src, ix, outer, n, inner)
 	case []int64:
-		takeAlong(dst.([]int64), s, idx, outer, n, inner)
-	case []bool:
-		takeAlong(dst.([]bool), s, idx, outer, n, inner)
-	case []uint8:
-		takeAlong(dst.([]uint8), s, idx, outer, n, inner)
+		checkIndices("TakeAlongAxis", ix, ax, n)
+		takeAlong(dst, src, ix, outer, n, inner)
 	}
 }
 
@@ -389,18 +347,19 @@ func takeAlong[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner in
 	}
 }
 
-func putKernel[I int32 | int64](dst, src any, idx []I, outer, n, inner int) {
-	switch s := src.(type) {
-	case []float32:
-		putAlong(dst.([]float32), s, idx, outer, n, inner)
-	case []float64:
-		putAlong(dst.([]float64), s, idx, outer, n, inner)
+func takeAlongAxisGradKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	a := attrs.(ScatterAttrs)
+	g, idx := in[0], in[1]
+	os := out.Shape()
+	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
+	dst, src := out.Data().([]T), g.Data().([]T)
+	switch ix := idx.Data().(type) {
 	case []int32:
-		putAlong(dst.([]int32), s, idx, outer, n, inner)
+		checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
+		putAlong(dst, src, ix, outer, a.Extent, inner)
 	case []int64:
-		putAlong(dst.([]int64), s, idx, outer, n, inner)
-	case []uint8:
-		putAlong(dst.([]uint8), s, idx, outer, n, inner)
+		checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
+		putAlong(dst, src, ix, outer, a.Extent, inner)
 	}
 }
 
@@ -443,7 +402,7 @@ type OneHotAttrs struct {
 func (a OneHotAttrs) String() string { return fmt.Sprintf("depth=%d dtype=%v", a.Depth, a.DType) }
 
 func init() {
-	OneHotPrim = &core.Prim{
+	OneHotPrim = core.Define(&core.Prim{
 		Name:   "OneHot",
 		Batch:  batchBroadcasting(&OneHotPrim),
 		Traits: core.Traits{Cost: 1},
@@ -456,32 +415,24 @@ func init() {
 			}
 			return tensor.Meta{Shape: append(idx.Shape().Clone(), a.Depth), DType: a.DType}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			d := attrs.(OneHotAttrs).Depth
-			switch ix := in[0].Data().(type) {
-			case []int32:
-				oneHotKernel(out.Data(), ix, d)
-			case []int64:
-				oneHotKernel(out.Data(), ix, d)
-			}
-		},
-	}
+	})
+	registerIndex(OneHotPrim, oneHotKernel[int32](), oneHotKernel[int64]())
 }
 
-func oneHotKernel[I int32 | int64](dst any, idx []I, depth int) {
-	switch o := dst.(type) {
-	case []float32:
-		oneHotInto(o, idx, depth, 1)
-	case []float64:
-		oneHotInto(o, idx, depth, 1)
-	case []int32:
-		oneHotInto(o, idx, depth, 1)
-	case []int64:
-		oneHotInto(o, idx, depth, 1)
-	case []uint8:
-		oneHotInto(o, idx, depth, 1)
-	case []bool:
-		oneHotInto(o, idx, depth, true)
+// oneHotKernel returns OneHot's kernel for index type I. OneHot is keyed
+// by its indices; the result's dtype comes from the attributes, so the
+// kernel picks its fill loop from a table indexed by that dtype, built
+// here once.
+func oneHotKernel[I int32 | int64]() core.KernelFunc {
+	var fill [tensor.Uint8 + 1]func(dst any, idx []I, depth int)
+	fill[tensor.Float32] = func(dst any, idx []I, d int) { oneHotInto(dst.([]float32), idx, d, 1) }
+	fill[tensor.Float64] = func(dst any, idx []I, d int) { oneHotInto(dst.([]float64), idx, d, 1) }
+	fill[tensor.Int32] = func(dst any, idx []I, d int) { oneHotInto(dst.([]int32), idx, d, 1) }
+	fill[tensor.Int64] = func(dst any, idx []I, d int) { oneHotInto(dst.([]int64), idx, d, 1) }
+	fill[tensor.Uint8] = func(dst any, idx []I, d int) { oneHotInto(dst.([]uint8), idx, d, 1) }
+	fill[tensor.Bool] = func(dst any, idx []I, d int) { oneHotInto(dst.([]bool), idx, d, true) }
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		fill[out.DType()](out.Data(), in[0].Data().([]I), attrs.(OneHotAttrs).Depth)
 	}
 }
 
@@ -520,7 +471,7 @@ func init() {
 	// CheckLabelsPrim copies class labels through, refusing any outside
 	// [0, classes); see the note at the top of the file for why it is a
 	// primitive, and Impure.
-	CheckLabelsPrim = &core.Prim{
+	CheckLabelsPrim = core.Define(&core.Prim{
 		Name:   "CheckLabels",
 		Batch:  batchBroadcasting(&CheckLabelsPrim),
 		Traits: core.Traits{Impure: true},
@@ -535,16 +486,12 @@ func init() {
 			}
 			return tensor.Meta{Shape: y.Shape().Clone(), DType: y.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(LabelAttrs)
-			switch y := in[0].Data().(type) {
-			case []int32:
-				checkLabels(a, out.Data().([]int32), y)
-			case []int64:
-				checkLabels(a, out.Data().([]int64), y)
-			}
-		},
-	}
+	})
+	registerIndex(CheckLabelsPrim, checkLabelsKernel[int32], checkLabelsKernel[int64])
+}
+
+func checkLabelsKernel[I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	checkLabels(attrs.(LabelAttrs), out.Data().([]I), in[0].Data().([]I))
 }
 
 func checkLabels[I int32 | int64](a LabelAttrs, dst, src []I) {

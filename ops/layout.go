@@ -64,7 +64,7 @@ func rowStrides(s []int, buf []int) []int {
 }
 
 func init() {
-	TransposePrim = &core.Prim{
+	TransposePrim = core.Define(&core.Prim{
 		Name:   "Transpose",
 		Batch:  batchTranspose,
 		Traits: core.Traits{Cost: 1},
@@ -80,24 +80,6 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			p := attrs.(PermAttr).Perm
-			xs := in[0].Shape()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				transposeInto(out.Data().([]float32), x, xs, p)
-			case []float64:
-				transposeInto(out.Data().([]float64), x, xs, p)
-			case []int32:
-				transposeInto(out.Data().([]int32), x, xs, p)
-			case []int64:
-				transposeInto(out.Data().([]int64), x, xs, p)
-			case []bool:
-				transposeInto(out.Data().([]bool), x, xs, p)
-			case []uint8:
-				transposeInto(out.Data().([]uint8), x, xs, p)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(TransposePrim, attrs, t[0])
 		},
@@ -109,7 +91,8 @@ func init() {
 			}
 			return []*tensor.Tensor{core.Apply(TransposePrim, PermAttr{inv}, g)}
 		},
-	}
+	})
+	registerElems(TransposePrim, transposeKernel[float32], transposeKernel[float64], transposeKernel[int32], transposeKernel[int64], transposeKernel[bool], transposeKernel[uint8])
 }
 
 func isPerm(p []int, r int) bool {
@@ -404,7 +387,7 @@ func Squeeze(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 }
 
 func init() {
-	ConcatPrim = &core.Prim{
+	ConcatPrim = core.Define(&core.Prim{
 		Name:   "Concat",
 		Batch:  batchConcat,
 		Traits: core.Traits{Cost: 0},
@@ -432,23 +415,6 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: first.DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			ax := attrs.(AxisAttr).Axis
-			switch o := out.Data().(type) {
-			case []float32:
-				concatInto(o, in, ax)
-			case []float64:
-				concatInto(o, in, ax)
-			case []int32:
-				concatInto(o, in, ax)
-			case []int64:
-				concatInto(o, in, ax)
-			case []bool:
-				concatInto(o, in, ax)
-			case []uint8:
-				concatInto(o, in, ax)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			ts := make([]*tensor.Tensor, len(in))
 			for i, x := range in {
@@ -467,7 +433,8 @@ func init() {
 			}
 			return gs
 		},
-	}
+	})
+	registerElems(ConcatPrim, concatKernel[float32], concatKernel[float64], concatKernel[int32], concatKernel[int64], concatKernel[bool], concatKernel[uint8])
 }
 
 // concatInto copies each input's block for every position of the axes
@@ -608,7 +575,7 @@ func checkSliceAttrs(op string, a SliceAttrs) {
 }
 
 func init() {
-	StridedSlicePrim = &core.Prim{
+	StridedSlicePrim = core.Define(&core.Prim{
 		Name:   "StridedSlice",
 		Batch:  batchSlice(&StridedSlicePrim),
 		Traits: core.Traits{Cost: 0},
@@ -620,21 +587,19 @@ func init() {
 			checkSliceAttrs("StridedSlice", a)
 			return tensor.Meta{Shape: tensor.Shape(a.Size).Clone(), DType: in[0].DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			stridedKernel(attrs.(SliceAttrs), out.Data(), in[0].Data(), false)
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(StridedSlicePrim, attrs, t[0])
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(StridedSliceGradPrim, attrs, g)}
 		},
-	}
+	})
+	registerElems(StridedSlicePrim, stridedSliceKernel[float32], stridedSliceKernel[float64], stridedSliceKernel[int32], stridedSliceKernel[int64], stridedSliceKernel[bool], stridedSliceKernel[uint8])
 	// StridedSliceGradPrim scatters its input into zeros at the window's
 	// positions: StridedSlice's gradient, and zero padding when the window
 	// is dense. Its own gradient is the StridedSlice reading the window
 	// back, so gradients of any order stay within these two primitives.
-	StridedSliceGradPrim = &core.Prim{
+	StridedSliceGradPrim = core.Define(&core.Prim{
 		Name:   "StridedSliceGrad",
 		Batch:  batchSlice(&StridedSliceGradPrim),
 		Traits: core.Traits{Cost: 0},
@@ -646,36 +611,39 @@ func init() {
 			checkSliceAttrs("StridedSliceGrad", a)
 			return tensor.Meta{Shape: a.Shape.Clone(), DType: in[0].DType()}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			stridedKernel(attrs.(SliceAttrs), in[0].Data(), out.Data(), true)
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(StridedSliceGradPrim, attrs, t[0])
 		},
 		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{core.Apply(StridedSlicePrim, attrs, g)}
 		},
-	}
+	})
+	registerElems(StridedSliceGradPrim, stridedSliceGradKernel[float32], stridedSliceGradKernel[float64], stridedSliceGradKernel[int32], stridedSliceGradKernel[int64], stridedSliceGradKernel[bool], stridedSliceGradKernel[uint8])
 }
 
 // stridedKernel copies between the window (win, dense) and the full tensor
 // (full): into the window when scatter is false, back into a zeroed full
 // tensor when it is true.
-func stridedKernel(a SliceAttrs, win, full any, scatter bool) {
-	switch w := win.(type) {
-	case []float32:
-		stridedCopy(w, full.([]float32), a, scatter)
-	case []float64:
-		stridedCopy(w, full.([]float64), a, scatter)
-	case []int32:
-		stridedCopy(w, full.([]int32), a, scatter)
-	case []int64:
-		stridedCopy(w, full.([]int64), a, scatter)
-	case []bool:
-		stridedCopy(w, full.([]bool), a, scatter)
-	case []uint8:
-		stridedCopy(w, full.([]uint8), a, scatter)
-	}
+// stridedSliceKernel is StridedSlice's kernel for T: it copies the
+// window out of the full tensor.
+func stridedSliceKernel[T core.Elem](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	stridedCopy(out.Data().([]T), in[0].Data().([]T), attrs.(SliceAttrs), false)
+}
+
+// stridedSliceGradKernel is StridedSliceGrad's kernel for T: it copies the
+// window back into a zeroed full tensor.
+func stridedSliceGradKernel[T core.Elem](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	stridedCopy(in[0].Data().([]T), out.Data().([]T), attrs.(SliceAttrs), true)
+}
+
+// transposeKernel is Transpose's kernel for T.
+func transposeKernel[T core.Elem](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	transposeInto(out.Data().([]T), in[0].Data().([]T), in[0].Shape(), attrs.(PermAttr).Perm)
+}
+
+// concatKernel is Concat's kernel for T.
+func concatKernel[T core.Elem](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	concatInto(out.Data().([]T), in, attrs.(AxisAttr).Axis)
 }
 
 func stridedCopy[T any](win, full []T, a SliceAttrs, scatter bool) {

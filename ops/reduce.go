@@ -142,36 +142,11 @@ func inferReduce(name string, numericOnly bool) func(any, []*tensor.Tensor) tens
 var SumPrim *core.Prim
 
 func init() {
-	SumPrim = &core.Prim{
+	SumPrim = core.Define(&core.Prim{
 		Name:   "ReduceSum",
 		Batch:  batchReduce(&SumPrim),
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceSum", true),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			axes := attrs.(ReduceAttrs).Axes
-			xs := in[0].Shape()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				o := out.Data().([]float32)
-				clear(o)
-				if sumF32(o, x, xs, axes) {
-					return
-				}
-				reduceInto(o, x, xs, axes, func(a, v float32) float32 { return a + v })
-			case []float64:
-				o := out.Data().([]float64)
-				clear(o)
-				reduceInto(o, x, xs, axes, func(a, v float64) float64 { return a + v })
-			case []int32:
-				o := out.Data().([]int32)
-				clear(o)
-				reduceInto(o, x, xs, axes, func(a, v int32) int32 { return a + v })
-			case []int64:
-				o := out.Data().([]int64)
-				clear(o)
-				reduceInto(o, x, xs, axes, func(a, v int64) int64 { return a + v })
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(SumPrim, attrs, t[0])
 		},
@@ -180,6 +155,22 @@ func init() {
 			xs := in[0].Shape()
 			return []*tensor.Tensor{BroadcastTo(Reshape(g, keptShape(xs, a)...), xs...)}
 		},
+	})
+	registerSigned(SumPrim, sumKernel(sumF32), sumKernel[float64](nil), sumKernel[int32](nil), sumKernel[int64](nil))
+}
+
+// sumKernel returns ReduceSum's kernel for T; fast, when not nil, is a
+// vectorised sum for the layouts it handles (it reports whether it did).
+func sumKernel[T float32 | float64 | int32 | int64](fast func(o, x []T, xs tensor.Shape, axes []int) bool) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		axes := attrs.(ReduceAttrs).Axes
+		xs := in[0].Shape()
+		x, o := in[0].Data().([]T), out.Data().([]T)
+		clear(o)
+		if fast != nil && fast(o, x, xs, axes) {
+			return
+		}
+		reduceInto(o, x, xs, axes, sumOf[T])
 	}
 }
 

@@ -114,31 +114,29 @@ func trailingAxes(axes []int, r int) bool {
 }
 
 func defExtremum(name string, isMax bool) *core.Prim {
-	p := &core.Prim{
+	p := core.Define(&core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferNonEmptyReduce(name),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			axes := attrs.(ReduceAttrs).Axes
-			xs := in[0].Shape()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				extremumInto(out.Data().([]float32), x, xs, axes, isMax, float32(math.Inf(-1)), float32(math.Inf(1)))
-			case []float64:
-				extremumInto(out.Data().([]float64), x, xs, axes, isMax, math.Inf(-1), math.Inf(1))
-			case []int32:
-				extremumInto(out.Data().([]int32), x, xs, axes, isMax, math.MinInt32, math.MaxInt32)
-			case []int64:
-				extremumInto(out.Data().([]int64), x, xs, axes, isMax, math.MinInt64, math.MaxInt64)
-			case []uint8:
-				extremumInto(out.Data().([]uint8), x, xs, axes, isMax, 0, math.MaxUint8)
-			}
-		},
-		JVP: extremumReduceJVP,
-		VJP: extremumVJP,
-	}
+		JVP:    extremumReduceJVP,
+		VJP:    extremumVJP,
+	})
 	p.Batch = batchReduce(&p)
+	registerNumbers(p,
+		extremumKernel(isMax, float32(math.Inf(-1)), float32(math.Inf(1))),
+		extremumKernel(isMax, math.Inf(-1), math.Inf(1)),
+		extremumKernel[int32](isMax, math.MinInt32, math.MaxInt32),
+		extremumKernel[int64](isMax, math.MinInt64, math.MaxInt64),
+		extremumKernel[uint8](isMax, 0, math.MaxUint8))
 	return p
+}
+
+// extremumKernel returns ReduceMax's (isMax) or ReduceMin's kernel for T,
+// whose smallest and largest values are lo and hi.
+func extremumKernel[T tensor.Number](isMax bool, lo, hi T) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		extremumInto(out.Data().([]T), in[0].Data().([]T), in[0].Shape(), attrs.(ReduceAttrs).Axes, isMax, lo, hi)
+	}
 }
 
 // extremumVJP routes the gradient to the elements equal to the result,
@@ -171,32 +169,24 @@ func extremumReduceJVP(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *t
 func init() {
 	MaxPrim = defExtremum("ReduceMax", true)
 	MinPrim = defExtremum("ReduceMin", false)
-	ProdPrim = &core.Prim{
+	ProdPrim = core.Define(&core.Prim{
 		Name:   "ReduceProd",
 		Batch:  batchReduce(&ProdPrim),
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceProd", true),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			axes := attrs.(ReduceAttrs).Axes
-			xs := in[0].Shape()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				prodInto(out.Data().([]float32), x, xs, axes)
-			case []float64:
-				prodInto(out.Data().([]float64), x, xs, axes)
-			case []int32:
-				prodInto(out.Data().([]int32), x, xs, axes)
-			case []int64:
-				prodInto(out.Data().([]int64), x, xs, axes)
-			}
-		},
-		JVP: prodJVP,
-		VJP: prodVJP,
-	}
+		JVP:    prodJVP,
+		VJP:    prodVJP,
+	})
+	registerSigned(ProdPrim, prodKernel[float32], prodKernel[float64], prodKernel[int32], prodKernel[int64])
 	AnyPrim = defBoolReduce("ReduceAny", false, func(a, v bool) bool { return a || v })
 	AllPrim = defBoolReduce("ReduceAll", true, func(a, v bool) bool { return a && v })
 	ArgMaxPrim = defArg("ArgMax", true)
 	ArgMinPrim = defArg("ArgMin", false)
+}
+
+// prodKernel is ReduceProd's kernel for T.
+func prodKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	prodInto(out.Data().([]T), in[0].Data().([]T), in[0].Shape(), attrs.(ReduceAttrs).Axes)
 }
 
 func prodInto[T tensor.Number](out, x []T, xs tensor.Shape, axes []int) {
@@ -246,7 +236,7 @@ func prodPartials(x *tensor.Tensor, a ReduceAttrs) *tensor.Tensor {
 }
 
 func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
-	p := &core.Prim{
+	p := core.Define(&core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -256,15 +246,15 @@ func defBoolReduce(name string, init bool, f func(a, v bool) bool) *core.Prim {
 			}
 			return tensor.Meta{Shape: reducedShape(x.Shape(), attrs.(ReduceAttrs)), DType: tensor.Bool}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			o := out.Data().([]bool)
-			for i := range o {
-				o[i] = init
-			}
-			reduceInto(o, in[0].Data().([]bool), in[0].Shape(), attrs.(ReduceAttrs).Axes, f)
-		},
-	}
+	})
 	p.Batch = batchReduce(&p)
+	register[bool](p, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		o := out.Data().([]bool)
+		for i := range o {
+			o[i] = init
+		}
+		reduceInto(o, in[0].Data().([]bool), in[0].Shape(), attrs.(ReduceAttrs).Axes, f)
+	})
 	return p
 }
 
@@ -337,7 +327,7 @@ type ArgAttrs struct {
 func (a ArgAttrs) String() string { return fmt.Sprintf("axis=%d keep=%v", a.Axis, a.KeepDims) }
 
 func defArg(name string, isMax bool) *core.Prim {
-	p := &core.Prim{
+	p := core.Define(&core.Prim{
 		Name:   name,
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -355,27 +345,20 @@ func defArg(name string, isMax bool) *core.Prim {
 			}
 			return tensor.Meta{Shape: reducedShape(xs, ReduceAttrs{Axes: []int{a.Axis}, KeepDims: a.KeepDims}), DType: tensor.Int64}
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			ax := attrs.(ArgAttrs).Axis
-			xs := in[0].Shape()
-			outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
-			o := out.Data().([]int64)
-			switch x := in[0].Data().(type) {
-			case []float32:
-				argInto(o, x, outer, n, inner, isMax)
-			case []float64:
-				argInto(o, x, outer, n, inner, isMax)
-			case []int32:
-				argInto(o, x, outer, n, inner, isMax)
-			case []int64:
-				argInto(o, x, outer, n, inner, isMax)
-			case []uint8:
-				argInto(o, x, outer, n, inner, isMax)
-			}
-		},
-	}
+	})
 	p.Batch = batchArg(&p)
+	registerNumbers(p, argKernel[float32](isMax), argKernel[float64](isMax), argKernel[int32](isMax), argKernel[int64](isMax), argKernel[uint8](isMax))
 	return p
+}
+
+// argKernel returns ArgMax's (isMax) or ArgMin's kernel for T.
+func argKernel[T tensor.Number](isMax bool) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		ax := attrs.(ArgAttrs).Axis
+		xs := in[0].Shape()
+		outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
+		argInto(out.Data().([]int64), in[0].Data().([]T), outer, n, inner, isMax)
+	}
 }
 
 // argInto writes, for each (outer, inner) position, the index of the first

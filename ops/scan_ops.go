@@ -110,34 +110,30 @@ func scanInto[T tensor.Number](out, x []T, outer, n, inner int, excl, rev bool, 
 func sumOf[T tensor.Number](a, b T) T  { return a + b }
 func prodOf[T tensor.Number](a, b T) T { return a * b }
 
-func scanKernel(x, out *tensor.Tensor, ax int, excl, rev, prod bool) {
-	outer, n, inner := axisSplit(x.Shape(), ax)
-	switch xd := x.Data().(type) {
-	case []float32:
-		f := sumOf[float32]
-		if prod {
-			f = prodOf[float32]
-		}
-		scanInto(out.Data().([]float32), xd, outer, n, inner, excl, rev, identityOf[float32](prod), f)
-	case []float64:
-		f := sumOf[float64]
-		if prod {
-			f = prodOf[float64]
-		}
-		scanInto(out.Data().([]float64), xd, outer, n, inner, excl, rev, identityOf[float64](prod), f)
-	case []int32:
-		f := sumOf[int32]
-		if prod {
-			f = prodOf[int32]
-		}
-		scanInto(out.Data().([]int32), xd, outer, n, inner, excl, rev, identityOf[int32](prod), f)
-	case []int64:
-		f := sumOf[int64]
-		if prod {
-			f = prodOf[int64]
-		}
-		scanInto(out.Data().([]int64), xd, outer, n, inner, excl, rev, identityOf[int64](prod), f)
+// scanKernel returns the kernel of CumSum (prod false) or CumProd for T.
+func scanKernel[T tensor.Number](prod bool) core.KernelFunc {
+	f := sumOf[T]
+	if prod {
+		f = prodOf[T]
 	}
+	id := identityOf[T](prod)
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		var a ScanAttrs
+		if prod {
+			a.Axis = attrs.(AxisAttr).Axis
+		} else {
+			a = attrs.(ScanAttrs)
+		}
+		outer, n, inner := axisSplit(in[0].Shape(), a.Axis)
+		scanInto(out.Data().([]T), in[0].Data().([]T), outer, n, inner, a.Exclusive, a.Reverse, id, f)
+	}
+}
+
+// recurrenceKernel is LinearRecurrence's kernel for T.
+func recurrenceKernel[T float32 | float64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	r := attrs.(RecurrenceAttrs)
+	outer, n, inner := axisSplit(in[0].Shape(), r.Axis)
+	recurInto(out.Data().([]T), in[0].Data().([]T), in[1].Data().([]T), outer, n, inner, r.Reverse)
 }
 
 func identityOf[T tensor.Number](prod bool) T {
@@ -148,15 +144,11 @@ func identityOf[T tensor.Number](prod bool) T {
 }
 
 func init() {
-	CumSumPrim = &core.Prim{
+	CumSumPrim = core.Define(&core.Prim{
 		Name:   "CumSum",
 		Batch:  batchOne(&CumSumPrim, shiftScanAttrs),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ScanAttrs)
-			scanKernel(in[0], out, a.Axis, a.Exclusive, a.Reverse, false)
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(CumSumPrim, attrs, t[0])
 		},
@@ -171,36 +163,26 @@ func init() {
 			a.Reverse = !a.Reverse
 			return []*tensor.Tensor{core.Apply(CumSumPrim, a, g)}
 		},
-	}
-	CumProdPrim = &core.Prim{
+	})
+	CumProdPrim = core.Define(&core.Prim{
 		Name:   "CumProd",
 		Batch:  batchOne(&CumProdPrim, shiftAxisAttr),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumProd", false),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			scanKernel(in[0], out, attrs.(AxisAttr).Axis, false, false, true)
-		},
-		JVP: cumProdJVP,
-		VJP: cumProdVJP,
-	}
-	LinearRecurrencePrim = &core.Prim{
+		JVP:    cumProdJVP,
+		VJP:    cumProdVJP,
+	})
+	LinearRecurrencePrim = core.Define(&core.Prim{
 		Name:   "LinearRecurrence",
 		Batch:  batchAlong(&LinearRecurrencePrim, shiftRecurrenceAttrs),
 		Traits: core.Traits{Cost: 2},
 		Infer:  inferScan("LinearRecurrence", true),
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			r := attrs.(RecurrenceAttrs)
-			outer, n, inner := axisSplit(in[0].Shape(), r.Axis)
-			switch a := in[0].Data().(type) {
-			case []float32:
-				recurInto(out.Data().([]float32), a, in[1].Data().([]float32), outer, n, inner, r.Reverse)
-			case []float64:
-				recurInto(out.Data().([]float64), a, in[1].Data().([]float64), outer, n, inner, r.Reverse)
-			}
-		},
-		JVP: recurrenceJVP,
-		VJP: recurrenceVJP,
-	}
+		JVP:    recurrenceJVP,
+		VJP:    recurrenceVJP,
+	})
+	registerSigned(CumSumPrim, scanKernel[float32](false), scanKernel[float64](false), scanKernel[int32](false), scanKernel[int64](false))
+	registerSigned(CumProdPrim, scanKernel[float32](true), scanKernel[float64](true), scanKernel[int32](true), scanKernel[int64](true))
+	registerFloats(LinearRecurrencePrim, recurrenceKernel[float32], recurrenceKernel[float64])
 }
 
 // cumProdVJP never divides by x, so it is exact at zeros. With y the

@@ -16,21 +16,21 @@ func (a ShapeAttr) String() string { return fmt.Sprintf("shape=%v", a.Shape) }
 var ReshapePrim, BroadcastToPrim *core.Prim
 
 func init() {
-	ReshapePrim = &core.Prim{
+	ReshapePrim = core.Define(&core.Prim{
 		Name:   "Reshape",
 		Batch:  batchReshape,
 		Traits: core.Traits{View: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) { core.Copy(out, in[0]) },
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(ReshapePrim, attrs, t[0])
 		},
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
 		},
-	}
+	})
+	registerCopy(ReshapePrim)
 }
 
 // Reshape returns x's elements in row-major order with a new shape. One
@@ -64,7 +64,7 @@ func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 }
 
 func init() {
-	BroadcastToPrim = &core.Prim{
+	BroadcastToPrim = core.Define(&core.Prim{
 		Name:   "BroadcastTo",
 		Batch:  batchBroadcastTo,
 		Traits: core.Traits{Elementwise: true, Cost: 0},
@@ -75,30 +75,14 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			xs, os := in[0].Shape(), out.Shape()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				broadcastCopy(out.Data().([]float32), x, xs, os)
-			case []float64:
-				broadcastCopy(out.Data().([]float64), x, xs, os)
-			case []int32:
-				broadcastCopy(out.Data().([]int32), x, xs, os)
-			case []int64:
-				broadcastCopy(out.Data().([]int64), x, xs, os)
-			case []bool:
-				broadcastCopy(out.Data().([]bool), x, xs, os)
-			case []uint8:
-				broadcastCopy(out.Data().([]uint8), x, xs, os)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			return core.Apply(BroadcastToPrim, attrs, t[0])
 		},
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{sumTo(g, in[0].Shape())}
 		},
-	}
+	})
+	registerElems(BroadcastToPrim, broadcastToKernel[float32], broadcastToKernel[float64], broadcastToKernel[int32], broadcastToKernel[int64], broadcastToKernel[bool], broadcastToKernel[uint8])
 }
 
 // BroadcastTo returns x repeated along axes to the given shape, by NumPy's
@@ -109,4 +93,9 @@ func BroadcastTo(x *tensor.Tensor, shape ...int) *tensor.Tensor {
 		return x
 	}
 	return core.Apply(BroadcastToPrim, ShapeAttr{s}, x)
+}
+
+// broadcastToKernel is BroadcastTo's kernel for T.
+func broadcastToKernel[T core.Elem](_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+	broadcastCopy(out.Data().([]T), in[0].Data().([]T), in[0].Shape(), out.Shape())
 }

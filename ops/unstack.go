@@ -13,7 +13,7 @@ func init() {
 	// slicing a sequence step by step (a Scan in PyNative mode) would cost
 	// time and memory quadratic in its length. Unstack's gradient is one
 	// Stack of the pieces' gradients.
-	UnstackPrim = &core.Prim{
+	UnstackPrim = core.Define(&core.Prim{
 		Name:   "Unstack",
 		BatchN: batchUnstack,
 		Traits: core.Traits{Cost: 1},
@@ -28,25 +28,29 @@ func init() {
 			}
 			return ms
 		},
-		KernelN: func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
-			x := in[0]
-			ax := attrs.(AxisAttr).Axis
-			xs := x.Shape()
-			outer := xs[:ax].Size()
-			inner := xs[ax+1:].Size()
-			n := xs[ax]
-			for k, o := range outs {
-				for i := range outer {
-					core.CopyElems(o, i*inner, x, (i*n+k)*inner, inner)
-				}
-			}
-		},
 		JVPN: func(attrs any, _, t, _ []*tensor.Tensor) []*tensor.Tensor {
 			return core.ApplyN(UnstackPrim, attrs, t[0])
 		},
 		VJPN: func(attrs any, _ []*tensor.Tensor, _, gs []*tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{Stack(attrs.(AxisAttr).Axis, gs...)}
 		},
+	})
+	registerElemsN(UnstackPrim, unstackInto[float32], unstackInto[float64], unstackInto[int32], unstackInto[int64], unstackInto[bool], unstackInto[uint8])
+}
+
+// unstackInto copies each slice of in[0] along the axis into its result.
+func unstackInto[T core.Elem](attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
+	x := in[0].Data().([]T)
+	ax := attrs.(AxisAttr).Axis
+	xs := in[0].Shape()
+	outer := xs[:ax].Size()
+	inner := xs[ax+1:].Size()
+	n := xs[ax]
+	for k, o := range outs {
+		od := o.Data().([]T)
+		for i := range outer {
+			copy(od[i*inner:(i+1)*inner], x[(i*n+k)*inner:(i*n+k+1)*inner])
+		}
 	}
 }
 
