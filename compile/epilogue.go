@@ -61,9 +61,11 @@ var MatMulBiasAct = &core.Prim{
 	Name:   "MatMulBiasAct",
 	Traits: core.Traits{Cost: 100},
 	Infer:  inferMatMulBiasAct,
-	Kernel: kernelMatMulBiasAct,
 	VJP:    vjpMatMulBiasAct,
 }
+
+// The fused kernel exists for float32 (the pass fuses nothing else).
+func init() { MatMulBiasAct.Register(tensor.Float32, core.CPU, kernelMatMulBiasAct) }
 
 func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(EpilogueAttrs)

@@ -19,9 +19,11 @@ var MatMulUpdate = &core.Prim{
 	Name:   "MatMulUpdate",
 	Traits: core.Traits{Cost: 100, Accumulates: 3},
 	Infer:  inferMatMulUpdate,
-	Kernel: kernelMatMulUpdate,
 	VJP:    vjpMatMulUpdate,
 }
+
+// The fused kernel exists for float32 (the pass fuses nothing else).
+func init() { MatMulUpdate.Register(tensor.Float32, core.CPU, kernelMatMulUpdate) }
 
 func inferMatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(ops.MatMulAttrs)
