@@ -108,10 +108,12 @@ func TestScanIsOneNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contains(ir, "Scan(") || !contains(ir, "length=50") || !contains(ir, "Tanh(") {
+	// The body's Tanh is a node of its own or a member of a fused one.
+	tanhs := count(ir, "Tanh(") + count(ir, "Tanh](")
+	if !contains(ir, "Scan(") || !contains(ir, "length=50") || tanhs == 0 {
 		t.Fatalf("IR lacks the Scan node or its body:\n%s", ir)
 	}
-	if n := count(ir, "Tanh("); n != 1 {
+	if n := tanhs; n != 1 {
 		t.Fatalf("the loop was unrolled: %d Tanh ops\n%s", n, ir)
 	}
 }

@@ -32,7 +32,7 @@ func Example() {
 	// Output:
 	// func layer(%0: f32[8,4], %1: f32[4,3], %2: f32[3]) -> (f32[8,3])
 	//   %3 = MatMulBiasAct(%0, %1, %2) {ta=false tb=false bias=true act=relu} : f32[8,3]
-	//   %4 = Fused[Sigmoid,Mul](%3) {in r0 full; r1 = Sigmoid r0; r1 = MulScalar r1 2; out r1} : f32[8,3]
+	//   %4 = Fused[Sigmoid,Mul](%3) {in r0 full; r1 = Sigmoid r0; r1 = Mul r1 2; out r1} : f32[8,3]
 	//   return %4
 	// kernels per run: 2
 }

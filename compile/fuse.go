@@ -11,37 +11,67 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// fusable maps the elementwise primitives loop fusion knows to the fuse
-// package's instruction computing them. BroadcastTo has no instruction: the
-// broadcast is how its operand is read (fuse.Row, Col or Scalar).
-var fusable = map[string]fuse.Op{
-	"Add": fuse.Add, "Sub": fuse.Sub, "Mul": fuse.Mul, "Div": fuse.Div,
-	"Maximum": fuse.Max, "Minimum": fuse.Min, "Pow": fuse.Pow,
-	"Neg": fuse.Neg, "Abs": fuse.Abs, "Exp": fuse.Exp, "Log": fuse.Log, "Log1p": fuse.Log1p,
-	"Sqrt": fuse.Sqrt, "Rsqrt": fuse.Rsqrt, "Square": fuse.Square, "Reciprocal": fuse.Reciprocal,
-	"Tanh": fuse.Tanh, "Sigmoid": fuse.Sigmoid, "ReLU": fuse.Relu, "ReLUGrad": fuse.ReluGrad,
-	"GELU": fuse.Gelu, "Softplus": fuse.Softplus, "Sign": fuse.Sign, "Sin": fuse.Sin, "Cos": fuse.Cos,
-	"BroadcastTo": 0,
+// fuseType is the fuse package's name for dtype d.
+func fuseType(d tensor.DType) (fuse.Type, bool) {
+	switch d {
+	case tensor.Float32:
+		return fuse.F32, true
+	case tensor.Float64:
+		return fuse.F64, true
+	case tensor.Int32:
+		return fuse.I32, true
+	case tensor.Int64:
+		return fuse.I64, true
+	case tensor.Uint8:
+		return fuse.U8, true
+	case tensor.Bool:
+		return fuse.Bool, true
+	}
+	return 0, false
 }
 
-// immForm gives, for a binary op whose second operand is a scalar constant,
-// the one-register instruction taking the constant as an immediate.
-var immForm = map[fuse.Op]fuse.Op{
-	fuse.Add: fuse.AddScalar, fuse.Mul: fuse.MulScalar, fuse.Max: fuse.MaxScalar,
-	fuse.Min: fuse.MinScalar, fuse.Pow: fuse.PowScalar,
+// argTypes returns the dtypes of v's operands.
+func argTypes(v *graph.Value) []tensor.DType {
+	ds := make([]tensor.DType, len(v.Args))
+	for i, a := range v.Args {
+		ds[i] = a.Meta.DType
+	}
+	return ds
 }
 
-// fuseOp returns v's fuse instruction (0 for BroadcastTo) and whether v's
-// primitive can join a fused loop at all.
-func fuseOp(v *graph.Value) (fuse.Op, bool) {
-	if !plainOp(v) || !v.Prim.Traits.Elementwise {
-		return 0, false
+// bodyOf returns the fuse instruction body of v, from its primitive's
+// block body (core.Elementwise) bound for the interpreter, and whether v
+// can join a fused loop at all: an elementwise op with a body for its
+// operands' dtypes whose types are what v's meta says. An op whose body is
+// a plain broadcast (Copy) joins with the zero Fn: the loop reads its
+// operand broadcast.
+func bodyOf(v *graph.Value) (fuse.Fn, bool) {
+	if !plainOp(v) || !v.Prim.Traits.Elementwise || v.Prim.Elementwise == nil {
+		return fuse.Fn{}, false
 	}
-	op, ok := fusable[v.Prim.Name]
-	if !ok {
-		return 0, false
+	e := v.Prim.Elementwise
+	if e.Copy {
+		return fuse.Fn{}, len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType
 	}
-	return op, true
+	body := e.Body(v.Attrs, argTypes(v))
+	if body == nil {
+		return fuse.Fn{}, false
+	}
+	fn, err := fuse.Bind(body)
+	if err != nil || fn.Arity != len(v.Args) {
+		return fuse.Fn{}, false
+	}
+	// A body whose types disagree with the graph's would read memory as
+	// the wrong type: refuse it (the enumeration test catches such an op).
+	if t, ok := fuseType(v.Meta.DType); !ok || t != fn.Dst {
+		return fuse.Fn{}, false
+	}
+	for i, a := range v.Args {
+		if t, ok := fuseType(a.Meta.DType); !ok || t != fn.Args[i] {
+			return fuse.Fn{}, false
+		}
+	}
+	return fn, true
 }
 
 // readMode says how an operand of shape s is read by a loop over a tensor
@@ -78,17 +108,30 @@ func readMode(s, out tensor.Shape) (fuse.Mode, bool) {
 	return 0, false
 }
 
+// fuser holds one run of Fuse: the bound bodies of the values it has
+// looked at, since growing groups asks about the same value repeatedly.
+type fuser struct {
+	fns map[*graph.Value]fuse.Fn
+	ok  map[*graph.Value]bool
+}
+
 // fusibleIn reports whether v can be a member of a fused loop over shape:
-// a known float32 elementwise op producing the whole shape, whose operands
-// are all float32 and read in a supported mode.
-func fusibleIn(v *graph.Value, shape tensor.Shape) bool {
-	if _, ok := fuseOp(v); !ok || v.Meta.DType != tensor.Float32 || !v.Meta.Shape.Equal(shape) || shape.Size() == 0 {
+// an elementwise op with a body, producing the whole shape, whose operands
+// are read in a supported mode.
+func (f *fuser) fusibleIn(v *graph.Value, shape tensor.Shape) bool {
+	if !v.Meta.Shape.Equal(shape) || shape.Size() == 0 {
+		return false
+	}
+	ok, seen := f.ok[v]
+	if !seen {
+		var fn fuse.Fn
+		fn, ok = bodyOf(v)
+		f.fns[v], f.ok[v] = fn, ok
+	}
+	if !ok {
 		return false
 	}
 	for _, a := range v.Args {
-		if a.Meta.DType != tensor.Float32 {
-			return false
-		}
 		if _, ok := readMode(a.Meta.Shape, shape); !ok {
 			return false
 		}
@@ -96,8 +139,8 @@ func fusibleIn(v *graph.Value, shape tensor.Shape) bool {
 	return true
 }
 
-// Fuse is elementwise loop fusion: it grows, from each float32
-// elementwise op (visited from the outputs back), the largest group of
+// Fuse is elementwise loop fusion: it grows, from each elementwise op
+// (visited from the outputs back), the largest group of
 // elementwise producers whose every use is inside the group, and replaces
 // the group with one op running a fuse.Program: one pass over memory in
 // L1-sized blocks, intermediates never stored. The op (its root) is
@@ -108,8 +151,16 @@ func fusibleIn(v *graph.Value, shape tensor.Shape) bool {
 // not be used outside its group, nothing is ever computed twice, so an
 // expensive producer (Traits.Cost) is never duplicated, and a group has
 // exactly one result, as a Prim does. A lone op is not worth a program and
-// is left alone. Only float32 is fused (the fuse kernels' type).
+// is left alone.
+//
+// Any primitive whose definition carries a block body (core.Elementwise)
+// fuses; the program runs those same bodies, so a fused group computes
+// exactly what its ops compute one by one. Members may change dtype along
+// the group (a comparison feeding a Select, a Cast): each register holds
+// the type its instruction writes, and the group's result has the root's
+// dtype.
 func Fuse(g *graph.Graph) {
+	f := &fuser{fns: map[*graph.Value]fuse.Fn{}, ok: map[*graph.Value]bool{}}
 	g.CountUses()
 	us := users(g)
 	grouped := make([]bool, g.NumIDs())
@@ -120,7 +171,7 @@ func Fuse(g *graph.Graph) {
 	for i := len(g.Values) - 1; i >= 0; i-- {
 		root := g.Values[i]
 		shape := root.Meta.Shape
-		if grouped[root.ID] || !fusibleIn(root, shape) {
+		if grouped[root.ID] || !f.fusibleIn(root, shape) {
 			continue
 		}
 		member := map[*graph.Value]bool{root: true}
@@ -142,7 +193,7 @@ func Fuse(g *graph.Graph) {
 			changed = false
 			for j := 0; j < len(list); j++ {
 				for _, a := range list[j].Args {
-					if member[a] || grouped[a.ID] || !fusibleIn(a, shape) || !inside(a) {
+					if member[a] || grouped[a.ID] || !f.fusibleIn(a, shape) || !inside(a) {
 						continue
 					}
 					member[a] = true
@@ -158,7 +209,7 @@ func Fuse(g *graph.Graph) {
 			grouped[m.ID] = true
 		}
 		sortByPos(list, pos)
-		buildFused(root, list, member)
+		f.build(root, list, member)
 	}
 }
 
@@ -177,16 +228,20 @@ type FusedAttrs struct {
 	Members []string
 	// Prog computes the output from registers 0..len(In)-1 (the operands).
 	Prog *fuse.Program
-	// In describes the operands: their shapes and how they are read.
+	// In describes the operands: their shapes, dtypes and how they are read.
 	In []FusedInput
-	// Shape is the output's shape (the dtype is float32).
+	// Shape and DType are the output's.
 	Shape tensor.Shape
+	DType tensor.DType
+	// imm[k] prints instruction k's constant operand, if it has one.
+	imm   []string
 	calls sync.Pool // *fusedCall
 }
 
 // FusedInput is one operand of a fused op.
 type FusedInput struct {
 	Shape  tensor.Shape
+	DType  tensor.DType
 	Mode   fuse.Mode
 	Period int
 }
@@ -195,14 +250,15 @@ type FusedInput struct {
 // running a plan allocates nothing.
 type fusedCall struct {
 	ins  []fuse.Input
-	outs [][]float32
+	outs []any
 }
 
 var modeNames = [...]string{fuse.Full: "full", fuse.Scalar: "scalar", fuse.Row: "row", fuse.Col: "col"}
 
-// String prints the program, one instruction per clause:
+// String prints the program, one instruction per clause, a constant
+// operand as its value:
 //
-//	in r0 full, r1 row; r2 = Add r0 r1; r2 = Relu r2; out r2
+//	in r0 full, r1 row; r2 = Add r0 r1; r2 = ReLU r2; r2 = Mul r2 0.5; out r2
 func (a *FusedAttrs) String() string {
 	var b strings.Builder
 	b.WriteString("in")
@@ -212,29 +268,28 @@ func (a *FusedAttrs) String() string {
 		}
 		fmt.Fprintf(&b, " r%d %s", i, modeNames[in.Mode])
 	}
-	for _, in := range a.Prog.Insts {
-		fmt.Fprintf(&b, "; r%d = %v", in.Dst, in.Op)
-		for j, r := range [3]int{in.A, in.B, in.C} {
-			if j < in.Op.Arity() {
-				fmt.Fprintf(&b, " r%d", r)
-			}
+	for k, in := range a.Prog.Insts {
+		fmt.Fprintf(&b, "; r%d = %s", in.Dst, in.Name)
+		regs := [3]int{in.A, in.B, in.C}
+		for _, r := range regs[:in.Fn.Arity] {
+			fmt.Fprintf(&b, " r%d", r)
 		}
-		switch in.Op {
-		case fuse.AddScalar, fuse.MulScalar, fuse.MaxScalar, fuse.MinScalar, fuse.PowScalar:
-			fmt.Fprintf(&b, " %v", in.Imm)
+		if k < len(a.imm) && a.imm[k] != "" {
+			fmt.Fprintf(&b, " %s", a.imm[k])
 		}
 	}
 	fmt.Fprintf(&b, "; out r%d", a.Prog.Outs[0])
 	return b.String()
 }
 
-// buildFused rewrites root into the fused op computing the members (in
+// build rewrites root into the fused op computing the members (in
 // topological order, root last).
-func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Value]bool) {
+func (f *fuser) build(root *graph.Value, members []*graph.Value, member map[*graph.Value]bool) {
 	shape := root.Meta.Shape.Clone()
 	reg := map[*graph.Value]int{}
 	var args []*graph.Value
 	var ins []FusedInput
+	var inTypes []fuse.Type
 	operand := func(a *graph.Value) int {
 		if r, ok := reg[a]; ok {
 			return r
@@ -246,15 +301,18 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 		if len(shape) > 0 {
 			period = shape[len(shape)-1]
 		}
-		ins = append(ins, FusedInput{Shape: a.Meta.Shape.Clone(), Mode: mode, Period: period})
+		ins = append(ins, FusedInput{Shape: a.Meta.Shape.Clone(), DType: a.Meta.DType, Mode: mode, Period: period})
+		t, _ := fuseType(a.Meta.DType)
+		inTypes = append(inTypes, t)
 		reg[a] = r
 		return r
 	}
 	type pending struct {
-		v       *graph.Value
-		op      fuse.Op
-		a, b, c *graph.Value
-		imm     float32
+		v    *graph.Value
+		fn   fuse.Fn // zero for a broadcast (Copy)
+		name string
+		imm  string         // the constant operand of a scalar form
+		args []*graph.Value // the operands read from registers
 	}
 	// First pass: choose instructions and discover the operands, which
 	// take the first registers.
@@ -262,24 +320,14 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 	var names []string
 	cost := 0
 	for _, m := range members {
-		op, _ := fuseOp(m)
 		names = append(names, m.Prim.Name)
 		cost += m.Prim.Traits.Cost
-		p := pending{v: m, op: op, a: m.Args[0]}
-		if len(m.Args) > 1 {
-			p.b = m.Args[1]
-			if k := m.Args[1]; k.Kind == graph.KindConst && k.Meta.Shape.Size() == 1 && !member[k] {
-				x := float32(k.Tensor.Float64s()[0])
-				switch {
-				case immForm[op] != 0:
-					p.op, p.b, p.imm = immForm[op], nil, x
-				case op == fuse.Sub: // x - c = x + (-c) exactly
-					p.op, p.b, p.imm = fuse.AddScalar, nil, -x
-				}
-			}
+		p := pending{v: m, fn: f.fns[m], name: m.Prim.Name, args: m.Args}
+		if fn, imm, ok := scalarForm(m, member); ok {
+			p.fn, p.imm, p.args = fn, imm, m.Args[:1]
 		}
-		for _, a := range []*graph.Value{p.a, p.b} {
-			if a != nil && !member[a] {
+		for _, a := range p.args {
+			if !member[a] {
 				operand(a)
 			}
 		}
@@ -287,11 +335,11 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 	}
 	// Second pass: registers. A member's value dies after its last reader;
 	// its register is then reused, keeping the register file (and the L1
-	// footprint) small.
+	// footprint) small. A register holds any type, so reuse ignores types.
 	last := map[*graph.Value]int{}
 	for i, p := range code {
-		for _, a := range []*graph.Value{p.a, p.b} {
-			if a != nil && member[a] {
+		for _, a := range p.args {
+			if member[a] {
 				last[a] = i
 			}
 		}
@@ -299,22 +347,29 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 	nin := len(args)
 	nregs := nin
 	var free []int
-	prog := &fuse.Program{NumInputs: nin}
+	prog := &fuse.Program{NumInputs: nin, InTypes: inTypes}
+	var imm []string
 	for i, p := range code {
-		if p.op == 0 { // BroadcastTo: read the operand in its mode
-			reg[p.v] = reg[p.a]
+		if p.fn.Arity == 0 { // a broadcast: read the operand in its mode
+			reg[p.v] = reg[p.args[0]]
 			continue
 		}
-		ra := reg[p.a]
-		rb := 0
-		if p.b != nil {
-			rb = reg[p.b]
+		var rs [3]int
+		for j, a := range p.args {
+			rs[j] = reg[a]
 		}
 		// Release the registers of members read for the last time here,
-		// so the result may reuse one (fuse allows Dst == A).
-		for _, a := range []*graph.Value{p.a, p.b} {
-			if a != nil && member[a] && last[a] == i && reg[a] >= nin {
-				free = append(free, reg[a])
+		// so the result may reuse one (fuse allows Dst == A) — unless the
+		// result is of another width, which would overwrite elements of
+		// the operand not yet read: such a register is freed after.
+		var later []int
+		for _, a := range p.args {
+			if member[a] && last[a] == i && reg[a] >= nin {
+				if a.Meta.DType.Size() == p.v.Meta.DType.Size() {
+					free = append(free, reg[a])
+				} else {
+					later = append(later, reg[a])
+				}
 				last[a] = -1 // release once even if read twice
 			}
 		}
@@ -325,12 +380,14 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 			dst = nregs
 			nregs++
 		}
+		free = append(free, later...)
 		reg[p.v] = dst
-		prog.Insts = append(prog.Insts, fuse.Inst{Op: p.op, Dst: dst, A: ra, B: rb, Imm: p.imm})
+		prog.Insts = append(prog.Insts, fuse.Inst{Fn: p.fn, Name: p.name, Dst: dst, A: rs[0], B: rs[1], C: rs[2]})
+		imm = append(imm, p.imm)
 	}
 	out := reg[root]
 	if out < nin { // the group reduced to a broadcast of an operand
-		prog.Insts = append(prog.Insts, fuse.Inst{Op: fuse.Copy, Dst: nregs, A: out})
+		prog.Insts = append(prog.Insts, fuse.Inst{Fn: copyFn(root.Meta.DType), Name: "Copy", Dst: nregs, A: out})
 		out = nregs
 		nregs++
 	}
@@ -339,23 +396,72 @@ func buildFused(root *graph.Value, members []*graph.Value, member map[*graph.Val
 	if err := prog.Check(); err != nil {
 		panic(fmt.Sprintf("compile: fuse built a bad program for %s: %v", root.LongString(), err))
 	}
-	attrs := &FusedAttrs{Members: names, Prog: prog, In: ins, Shape: shape}
+	attrs := &FusedAttrs{Members: names, Prog: prog, In: ins, Shape: shape, DType: root.Meta.DType, imm: imm}
 	root.Prim = fusedPrim(names, cost)
 	root.Attrs = attrs
 	root.Args = args
 }
 
+// scalarForm returns the one-operand instruction computing m when its
+// second operand is a scalar constant outside the group and m's op has a
+// form taking it as an immediate (core.Elementwise.Scalar: a vectorised
+// x+s, say), and the constant as printed.
+func scalarForm(m *graph.Value, member map[*graph.Value]bool) (fuse.Fn, string, bool) {
+	e := m.Prim.Elementwise
+	if e == nil || e.Scalar == nil || len(m.Args) != 2 {
+		return fuse.Fn{}, "", false
+	}
+	k := m.Args[1]
+	if k.Kind != graph.KindConst || k.Meta.Shape.Size() != 1 || member[k] || !k.Meta.DType.IsFloat() {
+		return fuse.Fn{}, "", false
+	}
+	s := k.Tensor.Float64s()[0]
+	body := e.Scalar(m.Attrs, argTypes(m), s)
+	if body == nil {
+		return fuse.Fn{}, "", false
+	}
+	fn, err := fuse.Bind(body)
+	if err != nil || fn.Arity != 1 || fn.Dst != fn.Args[0] {
+		return fuse.Fn{}, "", false
+	}
+	return fn, fmt.Sprint(k.Tensor.Float64s()[0]), true
+}
+
+// copyFn is the body copying a register of dtype d.
+func copyFn(d tensor.DType) fuse.Fn {
+	var body any
+	switch d {
+	case tensor.Float32:
+		body = func(dst, a []float32) { copy(dst, a) }
+	case tensor.Float64:
+		body = func(dst, a []float64) { copy(dst, a) }
+	case tensor.Int32:
+		body = func(dst, a []int32) { copy(dst, a) }
+	case tensor.Int64:
+		body = func(dst, a []int64) { copy(dst, a) }
+	case tensor.Uint8:
+		body = func(dst, a []uint8) { copy(dst, a) }
+	default:
+		body = func(dst, a []bool) { copy(dst, a) }
+	}
+	return fuse.MustBind(body)
+}
+
 // fusedPrim returns the primitive of a fused group, named after its
-// members so that the IR shows what was fused.
+// members so that the IR shows what was fused. Its one kernel serves every
+// dtype: the program carries its types.
 func fusedPrim(names []string, cost int) *core.Prim {
-	return &core.Prim{
+	p := &core.Prim{
 		Name: "Fused[" + strings.Join(names, ",") + "]",
 		// Elementwise lets the planner run it in place over an operand
 		// that dies here: the program reads each block before writing it.
 		Traits: core.Traits{Elementwise: true, Cost: cost},
 		Infer:  inferFused,
-		Kernel: kernelFused,
 	}
+	for d := tensor.Float32; d <= tensor.Uint8; d++ {
+		p.Register(d, core.CPU, kernelFused)
+	}
+	return p
 }
 
 func inferFused(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -367,23 +473,23 @@ func inferFused(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("Fused", "got %d operands, the program reads %d", len(in), len(a.In))
 	}
 	for i, x := range in {
-		if x.DType() != tensor.Float32 || !x.Shape().Equal(a.In[i].Shape) {
-			core.Panicf("Fused", "operand %d is %v %v, the program was built for float32 %v", i, x.DType(), x.Shape(), a.In[i].Shape)
+		if x.DType() != a.In[i].DType || !x.Shape().Equal(a.In[i].Shape) {
+			core.Panicf("Fused", "operand %d is %v %v, the program was built for %v %v", i, x.DType(), x.Shape(), a.In[i].DType, a.In[i].Shape)
 		}
 	}
-	return tensor.Meta{Shape: a.Shape, DType: tensor.Float32}
+	return tensor.Meta{Shape: a.Shape, DType: a.DType}
 }
 
 func kernelFused(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(*FusedAttrs)
 	c, _ := a.calls.Get().(*fusedCall)
 	if c == nil {
-		c = &fusedCall{ins: make([]fuse.Input, len(a.In)), outs: make([][]float32, 1)}
+		c = &fusedCall{ins: make([]fuse.Input, len(a.In)), outs: make([]any, 1)}
 	}
 	for i, x := range in {
-		c.ins[i] = fuse.Input{Data: x.Data().([]float32), Mode: a.In[i].Mode, Period: a.In[i].Period}
+		c.ins[i] = fuse.Input{Data: x.Data(), Mode: a.In[i].Mode, Period: a.In[i].Period}
 	}
-	c.outs[0] = out.Data().([]float32)
+	c.outs[0] = out.Data()
 	a.Prog.Run(c.outs, c.ins)
 	clear(c.ins) // drop the buffers: the pool may outlive the plan's arena
 	c.outs[0] = nil

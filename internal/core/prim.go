@@ -72,6 +72,9 @@ type Prim struct {
 	Batch func(attrs any, in []*Tensor, dims []int) (*Tensor, int)
 	// Traits for the compiler.
 	Traits Traits
+	// Elementwise is the block body of an elementwise op (Traits.Elementwise),
+	// which its eager kernels and fused loops both run; nil for other ops.
+	Elementwise *Elementwise
 
 	// Multi-result primitives (control flow) set these instead of Infer,
 	// Kernel, VJP, JVP and Batch, and are applied with ApplyN. VJPN

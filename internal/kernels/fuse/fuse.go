@@ -3,6 +3,7 @@ package fuse
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 )
@@ -45,20 +46,23 @@ const (
 )
 
 // Input is one operand of a program, read through register i for the i-th
-// input. Other broadcast patterns must be materialised by the caller.
+// input. Data is a slice of one of the element types (float32, float64,
+// int32, int64, uint8, bool); other broadcast patterns must be
+// materialised by the caller.
 type Input struct {
-	Data   []float32
+	Data   any
 	Mode   Mode
 	Period int // the row length for Row and Col; ignored otherwise
 }
 
-// Inst is one instruction: Dst = Op(A, B, C; Imm). Operands are register
-// numbers; registers [0, NumInputs) hold the inputs and are read-only.
+// Inst is one instruction: Dst = Fn(A, B, C), reading Fn.Arity operands.
+// Operands are register numbers; registers [0, NumInputs) hold the inputs
+// and are read-only. Name is what a dump prints for it.
 type Inst struct {
-	Op      Op
+	Fn      Fn
+	Name    string
 	Dst     int
 	A, B, C int
-	Imm     float32
 }
 
 // Program is a fused chain of elementwise ops. It is plain data built by the
@@ -66,69 +70,89 @@ type Inst struct {
 // times, concurrently if wanted.
 type Program struct {
 	Insts     []Inst
-	NumInputs int   // registers [0, NumInputs) are the inputs
-	NumRegs   int   // total registers, inputs included
-	Outs      []int // registers copied to the outputs, in order
+	NumInputs int    // registers [0, NumInputs) are the inputs
+	InTypes   []Type // the inputs' element types
+	NumRegs   int    // total registers, inputs included
+	Outs      []int  // registers copied to the outputs, in order
+	outTypes  []Type // set by Check
 }
 
 // Check reports the first structural error in p: a register out of range, a
-// write to an input register, a read of a register before it is written, or
-// an unknown op.
+// write to an input register, a read of a register before it is written or
+// holding another type than the instruction reads, a result written over
+// an operand of another width, or an unbound body. Run
+// requires a program that passed Check.
 func (p *Program) Check() error {
-	if p.NumInputs < 0 || p.NumRegs < p.NumInputs {
-		return fmt.Errorf("fuse: %d registers for %d inputs", p.NumRegs, p.NumInputs)
+	if p.NumInputs < 0 || p.NumRegs < p.NumInputs || len(p.InTypes) != p.NumInputs {
+		return fmt.Errorf("fuse: %d registers for %d inputs of %d types", p.NumRegs, p.NumInputs, len(p.InTypes))
 	}
-	written := make([]bool, p.NumRegs)
-	for i := 0; i < p.NumInputs; i++ {
-		written[i] = true
-	}
+	typ := make([]Type, p.NumRegs) // 0: not yet written
+	copy(typ, p.InTypes)
 	for k, in := range p.Insts {
-		if in.Op == 0 || int(in.Op) >= len(opTable) {
-			return fmt.Errorf("fuse: instruction %d: unknown op %d", k, in.Op)
+		if in.Fn.call == nil || in.Fn.Arity < 1 || in.Fn.Arity > 3 {
+			return fmt.Errorf("fuse: instruction %d (%s): no bound body", k, in.Name)
 		}
 		if in.Dst < p.NumInputs || in.Dst >= p.NumRegs {
-			return fmt.Errorf("fuse: instruction %d (%v): destination r%d is an input or out of range", k, in.Op, in.Dst)
+			return fmt.Errorf("fuse: instruction %d (%s): destination r%d is an input or out of range", k, in.Name, in.Dst)
 		}
-		ar := opTable[in.Op].arity
-		for j, r := range [3]int{in.A, in.B, in.C} {
-			if j >= ar {
-				break
+		regs := [3]int{in.A, in.B, in.C}
+		for j, r := range regs[:in.Fn.Arity] {
+			if r < 0 || r >= p.NumRegs || typ[r] == 0 {
+				return fmt.Errorf("fuse: instruction %d (%s): operand r%d is out of range or not yet written", k, in.Name, r)
 			}
-			if r < 0 || r >= p.NumRegs || !written[r] {
-				return fmt.Errorf("fuse: instruction %d (%v): operand r%d is out of range or not yet written", k, in.Op, r)
+			if typ[r] != in.Fn.Args[j] {
+				return fmt.Errorf("fuse: instruction %d (%s): operand r%d holds %v, the body reads %v", k, in.Name, r, typ[r], in.Fn.Args[j])
+			}
+			// Element i of the result may overwrite element i of an
+			// operand only: a wider or narrower result would overwrite
+			// elements not yet read.
+			if r == in.Dst && typ[r].size() != in.Fn.Dst.size() {
+				return fmt.Errorf("fuse: instruction %d (%s): writes its %v result over operand r%d of type %v", k, in.Name, in.Fn.Dst, r, typ[r])
 			}
 		}
-		written[in.Dst] = true
+		typ[in.Dst] = in.Fn.Dst
 	}
+	p.outTypes = p.outTypes[:0]
 	for _, r := range p.Outs {
-		if r < 0 || r >= p.NumRegs || !written[r] {
+		if r < 0 || r >= p.NumRegs || typ[r] == 0 {
 			return fmt.Errorf("fuse: output register r%d is out of range or never written", r)
 		}
+		p.outTypes = append(p.outTypes, typ[r])
 	}
 	return nil
 }
 
-// scratch is one goroutine's register file: a BlockSize buffer per register
-// and the slice each register currently denotes (a buffer, or a window of a
-// Full input, which is read without copying).
+// OutTypes returns the outputs' element types (after Check).
+func (p *Program) OutTypes() []Type { return p.outTypes }
+
+// regWords is the size of a register's block buffer in 8-byte words: a
+// block of the widest type.
+const regWords = BlockSize
+
+// scratch is one goroutine's register file: a block buffer per register
+// (wide enough for any type) and where each register's current block
+// starts (its buffer, or a window of a Full input, read without copying).
 type scratch struct {
-	buf  []float32
-	view [][]float32
+	buf  []uint64
+	view []unsafe.Pointer
 	// phase[i] is lo % Period of the block whose broadcast Row input i
 	// currently fills its buffer (-1: none). When the period divides the
 	// block size every block needs the same fill, so it is done once.
 	phase []int
+	// args holds an instruction's operands for its call; it lives here
+	// because a pointer handed to a function value escapes.
+	args [3]unsafe.Pointer
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func getScratch(nregs int) *scratch {
 	s := scratchPool.Get().(*scratch)
-	if len(s.buf) < nregs*BlockSize {
-		s.buf = make([]float32, nregs*BlockSize)
+	if len(s.buf) < nregs*regWords {
+		s.buf = make([]uint64, nregs*regWords)
 	}
 	if len(s.view) < nregs {
-		s.view = make([][]float32, nregs)
+		s.view = make([]unsafe.Pointer, nregs)
 		s.phase = make([]int, nregs)
 	}
 	for i := range s.phase {
@@ -139,100 +163,128 @@ func getScratch(nregs int) *scratch {
 
 func putScratch(s *scratch) {
 	clear(s.view) // drop references to the caller's inputs
+	s.args = [3]unsafe.Pointer{}
 	scratchPool.Put(s)
 }
 
-// runner carries one parallel Run; fn is bound once when the runner is made
-// so that handing it to parallel.For allocates nothing.
+func (s *scratch) reg(r int) unsafe.Pointer { return unsafe.Pointer(&s.buf[r*regWords]) }
+
+// operand is an input or output resolved for one Run.
+type operand struct {
+	p      unsafe.Pointer
+	n      int
+	t      Type
+	mode   Mode
+	period int
+}
+
+// runner carries one Run; fn is bound once when the runner is made so that
+// handing it to parallel.For allocates nothing.
 type runner struct {
 	p    *Program
-	outs [][]float32
-	ins  []Input
+	ins  []operand
+	outs []operand
 	n    int
 	fn   func(lo, hi int)
 }
 
 var runnerPool = sync.Pool{New: func() any {
 	r := new(runner)
-	r.fn = func(lo, hi int) { r.p.blocks(r.outs, r.ins, r.n, lo, hi) }
+	r.fn = func(lo, hi int) { r.p.blocks(r, lo, hi) }
 	return r
 }}
 
 // Run evaluates p for every element of the outputs: outs[k][i] gets register
-// p.Outs[k] at element i. All outputs have the same length n; Full inputs
-// must be at least that long. Large outputs are split over the
-// parallel package's workers by blocks. Run allocates nothing in steady state
-// and may be called concurrently. It panics (with a message naming the
-// problem) on a malformed program or on inputs that do not fit.
-func (p *Program) Run(outs [][]float32, ins []Input) {
-	if len(outs) != len(p.Outs) {
-		panic(fmt.Sprintf("fuse: %d outputs for a program with %d", len(outs), len(p.Outs)))
+// p.Outs[k] at element i. Outputs are slices of the program's output types,
+// all of the same length n; Full inputs must be at least that long. Large
+// outputs are split over the parallel package's workers by blocks. Run
+// allocates nothing in steady state and may be called concurrently. It
+// panics (with a message naming the problem) on a program that did not
+// pass Check or on inputs and outputs that do not fit.
+func (p *Program) Run(outs []any, ins []Input) {
+	if len(outs) != len(p.Outs) || len(p.outTypes) != len(p.Outs) {
+		panic(fmt.Sprintf("fuse: %d outputs for a program with %d (checked: %v)", len(outs), len(p.Outs), len(p.outTypes) == len(p.Outs)))
 	}
 	if len(ins) != p.NumInputs {
 		panic(fmt.Sprintf("fuse: %d inputs for a program with %d", len(ins), p.NumInputs))
 	}
-	n := 0
-	if len(outs) > 0 {
-		n = len(outs[0])
-	}
-	for _, o := range outs {
-		if len(o) != n {
+	r := runnerPool.Get().(*runner)
+	defer func() {
+		clear(r.ins)
+		clear(r.outs)
+		r.p = nil
+		runnerPool.Put(r)
+	}()
+	r.p, r.ins, r.outs = p, r.ins[:0], r.outs[:0]
+	n := -1
+	for k, o := range outs {
+		t, ptr, m, ok := slice(o)
+		if !ok || t != p.outTypes[k] {
+			panic(fmt.Sprintf("fuse: output %d is %T, the program writes %v", k, o, p.outTypes[k]))
+		}
+		if n >= 0 && m != n {
 			panic("fuse: outputs of different lengths")
 		}
+		n = m
+		r.outs = append(r.outs, operand{p: ptr, n: m, t: t})
 	}
+	n = max(n, 0)
 	for i, in := range ins {
-		if err := in.check(n); err != "" {
+		t, ptr, m, ok := slice(in.Data)
+		if !ok || t != p.InTypes[i] {
+			panic(fmt.Sprintf("fuse: input %d is %T, the program reads %v", i, in.Data, p.InTypes[i]))
+		}
+		o := operand{p: ptr, n: m, t: t, mode: in.Mode, period: in.Period}
+		if err := o.check(n); err != "" {
 			panic(fmt.Sprintf("fuse: input %d: %s", i, err))
 		}
+		r.ins = append(r.ins, o)
 	}
+	r.n = n
 	nb := (n + BlockSize - 1) / BlockSize
 	if nb < 2*parallelBlocks || parallel.Workers() < 2 {
-		p.blocks(outs, ins, n, 0, nb)
+		p.blocks(r, 0, nb)
 		return
 	}
-	r := runnerPool.Get().(*runner)
-	r.p, r.outs, r.ins, r.n = p, outs, ins, n
 	parallel.For(nb, parallelBlocks, r.fn)
-	r.p, r.outs, r.ins = nil, nil, nil
-	runnerPool.Put(r)
 }
 
-func (in *Input) check(n int) string {
-	switch in.Mode {
+func (in *operand) check(n int) string {
+	switch in.mode {
 	case Full:
-		if len(in.Data) < n {
-			return fmt.Sprintf("Full input of %d elements for %d outputs", len(in.Data), n)
+		if in.n < n {
+			return fmt.Sprintf("Full input of %d elements for %d outputs", in.n, n)
 		}
 	case Scalar:
-		if len(in.Data) < 1 {
+		if in.n < 1 {
 			return "empty Scalar input"
 		}
 	case Row:
-		if in.Period < 1 || len(in.Data) < in.Period {
-			return fmt.Sprintf("Row input of %d elements with period %d", len(in.Data), in.Period)
+		if in.period < 1 || in.n < in.period {
+			return fmt.Sprintf("Row input of %d elements with period %d", in.n, in.period)
 		}
 	case Col:
-		if in.Period < 1 || len(in.Data) < (n+in.Period-1)/in.Period {
-			return fmt.Sprintf("Col input of %d elements with period %d for %d outputs", len(in.Data), in.Period, n)
+		if in.period < 1 || in.n < (n+in.period-1)/in.period {
+			return fmt.Sprintf("Col input of %d elements with period %d for %d outputs", in.n, in.period, n)
 		}
 	default:
-		return fmt.Sprintf("unknown mode %d", in.Mode)
+		return fmt.Sprintf("unknown mode %d", in.mode)
 	}
 	return ""
 }
 
+// at returns the address of element i of an operand.
+func (in *operand) at(i int) unsafe.Pointer { return unsafe.Add(in.p, i*in.t.size()) }
+
 // blocks runs blocks [b0, b1) on one goroutine.
-func (p *Program) blocks(outs [][]float32, ins []Input, n, b0, b1 int) {
+func (p *Program) blocks(r *runner, b0, b1 int) {
 	s := getScratch(p.NumRegs)
 	defer putScratch(s)
-	bufOf := func(r int) []float32 { return s.buf[r*BlockSize : (r+1)*BlockSize] }
+	ins, outs, n := r.ins, r.outs, r.n
 	// A Scalar input is the same in every block: fill its buffer once.
-	for i, in := range ins {
-		if in.Mode == Scalar {
-			b := bufOf(i)
-			for j := range b {
-				b[j] = in.Data[0]
-			}
+	for i := range ins {
+		if in := &ins[i]; in.mode == Scalar {
+			fill(s.reg(i), in.p, in.t.size(), BlockSize)
 		}
 	}
 	// The last instruction writes straight into its output when it defines
@@ -247,82 +299,101 @@ func (p *Program) blocks(outs [][]float32, ins []Input, n, b0, b1 int) {
 			}
 		}
 	}
+	args := &s.args
 	for b := b0; b < b1; b++ {
 		lo := b * BlockSize
 		hi := min(lo+BlockSize, n)
 		m := hi - lo
 		for i := range ins {
 			in := &ins[i]
-			switch in.Mode {
+			switch in.mode {
 			case Full:
-				s.view[i] = in.Data[lo:hi]
+				s.view[i] = in.at(lo)
 			case Scalar:
-				s.view[i] = bufOf(i)[:m]
+				s.view[i] = s.reg(i)
 			case Row:
-				if ph := lo % in.Period; ph != s.phase[i] || m != BlockSize {
-					s.view[i] = fillRow(bufOf(i)[:m], in.Data[:in.Period], lo)
+				if ph := lo % in.period; ph != s.phase[i] || m != BlockSize {
+					s.view[i] = fillRow(s.reg(i), in, lo, m)
 					s.phase[i] = ph
 					if m != BlockSize {
 						s.phase[i] = -1
 					}
 				}
 			case Col:
-				s.view[i] = fillCol(bufOf(i)[:m], in.Data, in.Period, lo)
+				s.view[i] = fillCol(s.reg(i), in, lo, m)
 			}
 		}
 		for k := range p.Insts {
 			in := &p.Insts[k]
-			d := bufOf(in.Dst)[:m]
+			d := s.reg(in.Dst)
 			if k == last && direct >= 0 {
-				d = outs[direct][lo:hi]
+				d = outs[direct].at(lo)
 			}
-			e := &opTable[in.Op]
-			var a, bb, c []float32
-			switch e.arity {
-			case 3:
-				c = s.view[in.C]
-				fallthrough
-			case 2:
-				bb = s.view[in.B]
-				fallthrough
-			case 1:
-				a = s.view[in.A]
+			args[0], args[1], args[2] = s.view[in.A], nil, nil
+			if in.Fn.Arity > 1 {
+				args[1] = s.view[in.B]
 			}
-			e.fn(d, a, bb, c, in.Imm)
+			if in.Fn.Arity > 2 {
+				args[2] = s.view[in.C]
+			}
+			in.Fn.call(d, args, m)
 			s.view[in.Dst] = d
 		}
 		for k, r := range p.Outs {
 			if k != direct {
-				copy(outs[k][lo:hi], s.view[r])
+				o := &outs[k]
+				sz := o.t.size()
+				copy(unsafe.Slice((*byte)(o.at(lo)), m*sz), unsafe.Slice((*byte)(s.view[r]), m*sz))
 			}
 		}
 	}
 }
 
-// fillRow writes row[(lo+j) % len(row)] into dst[j], copying whole runs.
-func fillRow(dst, row []float32, lo int) []float32 {
-	if len(row) >= len(dst) && lo%len(row)+len(dst) <= len(row) {
-		o := lo % len(row)
-		return row[o : o+len(dst)] // the block lies within one row: no copy
+// fill writes the element of size sz at src into dst[0:m].
+func fill(dst, src unsafe.Pointer, sz, m int) {
+	switch sz {
+	case 8:
+		fillT(unsafe.Slice((*uint64)(dst), m), *(*uint64)(src))
+	case 4:
+		fillT(unsafe.Slice((*uint32)(dst), m), *(*uint32)(src))
+	default:
+		fillT(unsafe.Slice((*uint8)(dst), m), *(*uint8)(src))
 	}
-	j, o := 0, lo%len(row)
-	for j < len(dst) {
-		j += copy(dst[j:], row[o:])
-		o = 0
-	}
-	return dst
 }
 
-// fillCol writes col[(lo+j) / period] into dst[j], one run per value.
-func fillCol(dst, col []float32, period, lo int) []float32 {
+func fillT[T uint8 | uint32 | uint64](d []T, v T) {
+	for j := range d {
+		d[j] = v
+	}
+}
+
+// fillRow makes a block of m elements from lo of a row repeated with the
+// input's period: a window of the row when the block lies within one
+// (no copy), else whole runs copied into buf.
+func fillRow(buf unsafe.Pointer, in *operand, lo, m int) unsafe.Pointer {
+	o := lo % in.period
+	if o+m <= in.period {
+		return in.at(o)
+	}
+	sz := in.t.size()
+	dst := unsafe.Slice((*byte)(buf), m*sz)
+	row := unsafe.Slice((*byte)(in.p), in.period*sz)
 	for j := 0; j < len(dst); {
+		j += copy(dst[j:], row[o*sz:])
+		o = 0
+	}
+	return buf
+}
+
+// fillCol writes col[(lo+j) / period] into element j of buf, one run per
+// value.
+func fillCol(buf unsafe.Pointer, in *operand, lo, m int) unsafe.Pointer {
+	sz := in.t.size()
+	for j := 0; j < m; {
 		i := lo + j
-		v := col[i/period]
-		end := min(len(dst), j+period-i%period)
-		for k := j; k < end; k++ {
-			dst[k] = v
-		}
+		end := min(m, j+in.period-i%in.period)
+		fill(unsafe.Add(buf, j*sz), in.at(i/in.period), sz, end-j)
 		j = end
 	}
-	return dst
+	return buf
 }

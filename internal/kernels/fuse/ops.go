@@ -1,227 +1,183 @@
 package fuse
 
 import (
-	"math"
-
-	"github.com/sporeml/spore/internal/kernels/vec"
+	"fmt"
+	"unsafe"
 )
 
-// Op is an elementwise operation. Operands are A, B, C in that order; Imm is
-// an immediate constant for the ops that say so. Comparisons produce 1 or 0.
-type Op uint8
+// Type is the element type of a register, an input or an output.
+type Type uint8
 
-// The ops. Those with a vec kernel run vectorised; the rest are plain Go
-// loops over the block (still one pass over memory, just not SIMD).
+// The element types a program computes in: those of the framework's
+// tensors.
 const (
-	_          Op = iota
-	Copy          // A
-	Add           // A + B
-	Sub           // A - B
-	Mul           // A · B
-	Div           // A / B
-	Max           // max(A, B), NaN if either is NaN
-	Min           // min(A, B), NaN if either is NaN
-	Pow           // A^B (math.Pow in float64)
-	Neg           // -A
-	Abs           // |A|
-	Exp           // e^A (vec.Exp, ≤ 1.01 ulp)
-	Log           // ln A
-	Log1p         // ln(1+A)
-	Sqrt          // √A
-	Rsqrt         // 1/√A
-	Square        // A²
-	Reciprocal    // 1/A
-	Tanh          // tanh A (vec.Tanh)
-	Sigmoid       // 1/(1+e^-A) (vec.Sigmoid)
-	Relu          // max(A, 0), NaN propagates (vec.Relu)
-	ReluGrad      // B where A > 0, else 0 (vec.ReluGrad: A is the forward input, B the gradient)
-	Gelu          // A·Φ(A) (vec.Gelu)
-	Softplus      // ln(1+e^A), computed without overflow
-	Sign          // -1, 0 or 1 (NaN for NaN)
-	Sin           // sin A
-	Cos           // cos A
-	Select        // B where A ≠ 0, else C
-	Greater       // 1 where A > B, else 0
-	Less          // 1 where A < B, else 0
-	Equal         // 1 where A = B, else 0
-	AddScalar     // A + Imm
-	MulScalar     // A · Imm
-	MaxScalar     // max(A, Imm) (a lower clip)
-	MinScalar     // min(A, Imm) (an upper clip)
-	PowScalar     // A^Imm
-	MulAdd        // A·B + C (rounded twice: the result matches Mul then Add)
-	numOps
+	_ Type = iota
+	F32
+	F64
+	I32
+	I64
+	U8
+	Bool
+	numTypes
 )
 
-var opNames = [...]string{
-	Copy: "Copy", Add: "Add", Sub: "Sub", Mul: "Mul", Div: "Div", Max: "Max", Min: "Min", Pow: "Pow",
-	Neg: "Neg", Abs: "Abs", Exp: "Exp", Log: "Log", Log1p: "Log1p", Sqrt: "Sqrt", Rsqrt: "Rsqrt",
-	Square: "Square", Reciprocal: "Reciprocal", Tanh: "Tanh", Sigmoid: "Sigmoid", Relu: "Relu",
-	ReluGrad: "ReluGrad", Gelu: "Gelu", Softplus: "Softplus", Sign: "Sign", Sin: "Sin", Cos: "Cos",
-	Select: "Select", Greater: "Greater", Less: "Less", Equal: "Equal", AddScalar: "AddScalar",
-	MulScalar: "MulScalar", MaxScalar: "MaxScalar", MinScalar: "MinScalar", PowScalar: "PowScalar",
-	MulAdd: "MulAdd",
-}
+var typeNames = [...]string{F32: "f32", F64: "f64", I32: "i32", I64: "i64", U8: "u8", Bool: "bool"}
 
-// String returns the op's name.
-func (o Op) String() string {
-	if o > 0 && o < numOps {
-		return opNames[o]
+// String names the type.
+func (t Type) String() string {
+	if t > 0 && t < numTypes {
+		return typeNames[t]
 	}
-	return "Op(?)"
+	return fmt.Sprintf("Type(%d)", t)
 }
 
-// Arity returns how many register operands the op reads (A, then B, then C).
-func (o Op) Arity() int {
-	if o > 0 && o < numOps {
-		return opTable[o].arity
+// size is the width of one element in bytes.
+func (t Type) size() int {
+	switch t {
+	case F64, I64:
+		return 8
+	case F32, I32:
+		return 4
 	}
-	return 0
+	return 1
 }
 
-type opEntry struct {
-	arity int
-	// fn computes one block: d = op(a, b, c; imm). len(a), len(b), len(c)
-	// ≥ len(d) for the operands the op reads; d may alias any of them.
-	fn func(d, a, b, c []float32, imm float32)
+// elem is the set of Go element types a program computes in.
+type elem interface {
+	float32 | float64 | int32 | int64 | uint8 | bool
 }
 
-var opTable = [numOps]opEntry{
-	Copy:       {1, func(d, a, b, c []float32, imm float32) { copy(d, a) }},
-	Add:        {2, func(d, a, b, c []float32, imm float32) { vec.Add(d, a, b) }},
-	Sub:        {2, func(d, a, b, c []float32, imm float32) { vec.Sub(d, a, b) }},
-	Mul:        {2, func(d, a, b, c []float32, imm float32) { vec.Mul(d, a, b) }},
-	Div:        {2, func(d, a, b, c []float32, imm float32) { vec.Div(d, a, b) }},
-	Max:        {2, func(d, a, b, c []float32, imm float32) { zip(d, a, b, func(x, y float32) float32 { return max(x, y) }) }},
-	Min:        {2, func(d, a, b, c []float32, imm float32) { zip(d, a, b, func(x, y float32) float32 { return min(x, y) }) }},
-	Pow:        {2, func(d, a, b, c []float32, imm float32) { zip(d, a, b, pow32) }},
-	Neg:        {1, func(d, a, b, c []float32, imm float32) { vec.MulScalar(d, a, -1) }},
-	Abs:        {1, func(d, a, b, c []float32, imm float32) { each(d, a, abs32) }},
-	Exp:        {1, func(d, a, b, c []float32, imm float32) { vec.Exp(d, a) }},
-	Log:        {1, func(d, a, b, c []float32, imm float32) { each(d, a, log32) }},
-	Log1p:      {1, func(d, a, b, c []float32, imm float32) { each(d, a, log1p32) }},
-	Sqrt:       {1, func(d, a, b, c []float32, imm float32) { each(d, a, sqrt32) }},
-	Rsqrt:      {1, func(d, a, b, c []float32, imm float32) { each(d, a, rsqrt32) }},
-	Square:     {1, func(d, a, b, c []float32, imm float32) { vec.Mul(d, a, a) }},
-	Reciprocal: {1, func(d, a, b, c []float32, imm float32) { each(d, a, func(x float32) float32 { return 1 / x }) }},
-	Tanh:       {1, func(d, a, b, c []float32, imm float32) { vec.Tanh(d, a) }},
-	Sigmoid:    {1, func(d, a, b, c []float32, imm float32) { vec.Sigmoid(d, a) }},
-	Relu:       {1, func(d, a, b, c []float32, imm float32) { vec.Relu(d, a) }},
-	ReluGrad:   {2, func(d, a, b, c []float32, imm float32) { vec.ReluGrad(d, a, b) }},
-	Gelu:       {1, func(d, a, b, c []float32, imm float32) { vec.Gelu(d, a) }},
-	Softplus:   {1, func(d, a, b, c []float32, imm float32) { each(d, a, softplus32) }},
-	Sign:       {1, func(d, a, b, c []float32, imm float32) { each(d, a, sign32) }},
-	Sin:        {1, func(d, a, b, c []float32, imm float32) { each(d, a, sin32) }},
-	Cos:        {1, func(d, a, b, c []float32, imm float32) { each(d, a, cos32) }},
-	Select:     {3, func(d, a, b, c []float32, imm float32) { sel(d, a, b, c) }},
-	Greater: {2, func(d, a, b, c []float32, imm float32) {
-		zip(d, a, b, func(x, y float32) float32 { return b2f(x > y) })
-	}},
-	Less: {2, func(d, a, b, c []float32, imm float32) {
-		zip(d, a, b, func(x, y float32) float32 { return b2f(x < y) })
-	}},
-	Equal: {2, func(d, a, b, c []float32, imm float32) {
-		zip(d, a, b, func(x, y float32) float32 { return b2f(x == y) })
-	}},
-	AddScalar: {1, func(d, a, b, c []float32, imm float32) { vec.AddScalar(d, a, imm) }},
-	MulScalar: {1, func(d, a, b, c []float32, imm float32) { vec.MulScalar(d, a, imm) }},
-	MaxScalar: {1, func(d, a, b, c []float32, imm float32) {
-		each(d, a, func(x float32) float32 { return max(x, imm) })
-	}},
-	MinScalar: {1, func(d, a, b, c []float32, imm float32) {
-		each(d, a, func(x float32) float32 { return min(x, imm) })
-	}},
-	PowScalar: {1, func(d, a, b, c []float32, imm float32) {
-		each(d, a, func(x float32) float32 { return pow32(x, imm) })
-	}},
-	MulAdd: {3, func(d, a, b, c []float32, imm float32) { mulAdd(d, a, b, c) }},
-}
-
-// Eval applies op to whole slices (the unfused reference the tests compare
-// against, and a convenience for callers that run a single op): dst[i] =
-// op(a[i], b[i], c[i]; imm) for the operands the op reads.
-func Eval(op Op, dst, a, b, c []float32, imm float32) {
-	if op == 0 || op >= numOps {
-		panic("fuse.Eval: unknown op")
+func typeOf[T elem]() Type {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return F32
+	case float64:
+		return F64
+	case int32:
+		return I32
+	case int64:
+		return I64
+	case uint8:
+		return U8
 	}
-	opTable[op].fn(dst, a, b, c, imm)
+	return Bool
 }
 
-func each(d, a []float32, f func(float32) float32) {
-	a = a[:len(d)]
-	for i, x := range a {
-		d[i] = f(x)
-	}
+// call runs a bound body over one block of n elements: d is the result's
+// first element, a the operands' (unused ones nil).
+type call func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int)
+
+// Fn is an elementwise body bound for the interpreter: the types it reads
+// and writes and a call over raw blocks. Bind makes one; the zero Fn is
+// invalid.
+type Fn struct {
+	Dst   Type    // the result's type
+	Arity int     // how many operands it reads (1 to 3)
+	Args  [3]Type // the operands' types, Args[:Arity]
+	call  call
 }
 
-func zip(d, a, b []float32, f func(x, y float32) float32) {
-	a, b = a[:len(d)], b[:len(d)]
-	for i := range d {
-		d[i] = f(a[i], b[i])
-	}
-}
-
-func sel(d, a, b, c []float32) {
-	a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-	for i := range d {
-		v := c[i]
-		if a[i] != 0 {
-			v = b[i]
+// Bind wraps body, a block function over equal-length slices (d[i] is
+// computed from element i of each operand; d may alias an operand), for the
+// interpreter. For element types T and U of the framework (float32,
+// float64, int32, int64, uint8, bool), body is one of
+//
+//	func(d, a []T)              unary
+//	func(d, a, b []T)           binary
+//	func(d, a, b, c []T)        ternary
+//	func(d []bool, a []T)       predicate
+//	func(d []bool, a, b []T)    comparison
+//	func(d []T, c []bool, a, b []T)  selection
+//	func(d []U, a []T)          conversion
+//
+// These are the signatures of the ops' own bodies (package ops), so the
+// interpreter knows no op: it only knows how to call a function over
+// blocks. Binding happens once, when a program is built.
+func Bind(body any) (Fn, error) {
+	for _, b := range [...]func(any) (Fn, bool){
+		bindT[float32], bindT[float64], bindT[int32], bindT[int64], bindT[uint8], bindT[bool],
+	} {
+		if f, ok := b(body); ok {
+			return f, nil
 		}
-		d[i] = v
 	}
+	return Fn{}, fmt.Errorf("fuse: %T is not a block function", body)
 }
 
-// The ops without a float32 kernel go through float64 math: correctly
-// rounded or nearly, but scalar. Built once so that no closure is made per
-// block.
-var (
-	log32      = via64(math.Log)
-	log1p32    = via64(math.Log1p)
-	sqrt32     = via64(math.Sqrt)
-	rsqrt32    = via64(rsqrt)
-	softplus32 = via64(softplus)
-	sin32      = via64(math.Sin)
-	cos32      = via64(math.Cos)
-)
-
-func via64(f func(float64) float64) func(float32) float32 {
-	return func(x float32) float32 { return float32(f(float64(x))) }
+// MustBind is Bind for bodies known to be valid; it panics otherwise.
+func MustBind(body any) Fn {
+	f, err := Bind(body)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
-func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+// block views n elements from p as a []T.
+func block[T elem](p unsafe.Pointer, n int) []T { return unsafe.Slice((*T)(p), n) }
 
-func b2f(b bool) float32 {
-	if b {
-		return 1
+func bindT[T elem](body any) (Fn, bool) {
+	t := typeOf[T]()
+	switch f := body.(type) {
+	case func(d, a []T):
+		return Fn{t, 1, [3]Type{t}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+			f(block[T](d, n), block[T](a[0], n))
+		}}, true
+	case func(d, a, b []T):
+		return Fn{t, 2, [3]Type{t, t}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+			f(block[T](d, n), block[T](a[0], n), block[T](a[1], n))
+		}}, true
+	case func(d, a, b, c []T):
+		return Fn{t, 3, [3]Type{t, t, t}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+			f(block[T](d, n), block[T](a[0], n), block[T](a[1], n), block[T](a[2], n))
+		}}, true
+	case func(d []bool, a, b []T):
+		return Fn{Bool, 2, [3]Type{t, t}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+			f(block[bool](d, n), block[T](a[0], n), block[T](a[1], n))
+		}}, true
+	case func(d []T, c []bool, a, b []T):
+		return Fn{t, 3, [3]Type{Bool, t, t}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+			f(block[T](d, n), block[bool](a[0], n), block[T](a[1], n), block[T](a[2], n))
+		}}, true
 	}
-	return 0
+	for _, b := range [...]func(any) (Fn, bool){
+		bindConv[T, float32], bindConv[T, float64], bindConv[T, int32], bindConv[T, int64], bindConv[T, uint8], bindConv[T, bool],
+	} {
+		if f, ok := b(body); ok {
+			return f, true
+		}
+	}
+	return Fn{}, false
 }
 
-func sign32(x float32) float32 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
+// bindConv binds a conversion from T to U (and the predicates, U = bool).
+func bindConv[T, U elem](body any) (Fn, bool) {
+	f, ok := body.(func(d []U, a []T))
+	if !ok {
+		return Fn{}, false
 	}
-	return x // ±0 and NaN
+	return Fn{typeOf[U](), 1, [3]Type{typeOf[T]()}, func(d unsafe.Pointer, a *[3]unsafe.Pointer, n int) {
+		f(block[U](d, n), block[T](a[0], n))
+	}}, true
 }
 
-func pow32(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y))) }
-
-func rsqrt(x float64) float64 { return 1 / math.Sqrt(x) }
-
-// softplus = max(x, 0) + log1p(e^-|x|): never overflows, exact for large |x|.
-func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
-
-// mulAdd computes a·b into a stack buffer first, since d may alias c.
-func mulAdd(d, a, b, c []float32) {
-	var t [BlockSize]float32
-	for lo := 0; lo < len(d); lo += BlockSize {
-		hi := min(lo+BlockSize, len(d))
-		tt := t[:hi-lo]
-		vec.Mul(tt, a[lo:hi], b[lo:hi])
-		vec.Add(d[lo:hi], tt, c[lo:hi])
+// Slice returns the type, first element and length of a slice of one of
+// the element types, or ok false for anything else.
+func slice(x any) (t Type, p unsafe.Pointer, n int, ok bool) {
+	switch s := x.(type) {
+	case []float32:
+		return F32, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
+	case []float64:
+		return F64, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
+	case []int32:
+		return I32, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
+	case []int64:
+		return I64, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
+	case []uint8:
+		return U8, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
+	case []bool:
+		return Bool, unsafe.Pointer(unsafe.SliceData(s)), len(s), true
 	}
+	return 0, nil, 0, false
 }
