@@ -147,10 +147,22 @@ func tapeNode(p *Tensor) *Node {
 var identityPrim = &Prim{
 	Name:  "Identity",
 	Infer: func(_ any, in []*Tensor) Meta { return in[0].Meta() },
-	Kernel: func(_ any, in []*Tensor, out *Tensor) {
-		copyBuf(out.buf, in[0].buf)
-	},
-	VJP: func(_ any, _ []*Tensor, _, g *Tensor) []*Tensor { return []*Tensor{g} },
+	VJP:   func(_ any, _ []*Tensor, _, g *Tensor) []*Tensor { return []*Tensor{g} },
+}
+
+func init() {
+	identityPrim.Register(Float32, CPU, copyKernel[float32])
+	identityPrim.Register(Float64, CPU, copyKernel[float64])
+	identityPrim.Register(Int32, CPU, copyKernel[int32])
+	identityPrim.Register(Int64, CPU, copyKernel[int64])
+	identityPrim.Register(Bool, CPU, copyKernel[bool])
+	identityPrim.Register(Uint8, CPU, copyKernel[uint8])
+}
+
+// copyKernel copies the operand's elements into the result, for one
+// element type: Identity's kernel.
+func copyKernel[T Elem](_ any, in []*Tensor, out *Tensor) {
+	copy(out.buf.([]T), in[0].buf.([]T))
 }
 
 // IdentityPrim is the primitive that copies its input unchanged.
