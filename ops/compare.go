@@ -35,7 +35,6 @@ func cmpFunc[T tensor.Number](k cmpKind) func(a, b T) bool {
 // defCompare builds a comparison Prim: same-dtype numeric inputs, broadcast,
 // a Bool result, no gradient (comparisons are piecewise constant).
 func defCompare(name string, k cmpKind) *core.Prim {
-	f32, f64, i32, i64, u8 := cmpFunc[float32](k), cmpFunc[float64](k), cmpFunc[int32](k), cmpFunc[int64](k), cmpFunc[uint8](k)
 	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Elementwise: true, Commutative: k == cmpEq || k == cmpNe, Cost: 1},
@@ -46,30 +45,28 @@ func defCompare(name string, k cmpKind) *core.Prim {
 			}
 			return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: tensor.Bool}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a, b := in[0], in[1]
-			as, bs, os := a.Shape(), b.Shape(), out.Shape()
-			o := out.Data().([]bool)
-			switch x := a.Data().(type) {
-			case []float32:
-				map2(o, x, b.Data().([]float32), as, bs, os, f32)
-			case []float64:
-				map2(o, x, b.Data().([]float64), as, bs, os, f64)
-			case []int32:
-				map2(o, x, b.Data().([]int32), as, bs, os, i32)
-			case []int64:
-				map2(o, x, b.Data().([]int64), as, bs, os, i64)
-			case []uint8:
-				map2(o, x, b.Data().([]uint8), as, bs, os, u8)
-			}
-		},
 	}
 	p.Batch = batchBroadcasting(&p)
+	b := &bodyTable{
+		tensor.Float32: lift2(cmpFunc[float32](k)),
+		tensor.Float64: lift2(cmpFunc[float64](k)),
+		tensor.Int32:   lift2(cmpFunc[int32](k)),
+		tensor.Int64:   lift2(cmpFunc[int64](k)),
+		tensor.Uint8:   lift2(cmpFunc[uint8](k)),
+	}
+	p.Elementwise = &core.Elementwise{Body: b.byFirst}
+	regCompare[float32](p, k, b)
+	regCompare[float64](p, k, b)
+	regCompare[int32](p, k, b)
+	regCompare[int64](p, k, b)
+	regCompare[uint8](p, k, b)
+	core.Define(p)
 	return p
 }
 
-// defLogical builds a logical Prim over Bool inputs.
-func defLogical(name string, f func(a, b bool) bool) *core.Prim {
+// defLogical builds a logical Prim over Bool inputs; a unary one
+// (LogicalNot) reads only f's first operand.
+func defLogical(name string, unary bool, f func(a, b bool) bool) *core.Prim {
 	p := &core.Prim{
 		Name:   name,
 		Traits: core.Traits{Elementwise: true, Commutative: true, Cost: 1},
@@ -85,19 +82,24 @@ func defLogical(name string, f func(a, b bool) bool) *core.Prim {
 			}
 			return tensor.Meta{Shape: s, DType: tensor.Bool}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := in[0].Data().([]bool)
-			o := out.Data().([]bool)
-			if len(in) == 1 {
-				for i, v := range a {
-					o[i] = f(v, false)
-				}
-				return
-			}
-			map2(o, a, in[1].Data().([]bool), in[0].Shape(), in[1].Shape(), out.Shape(), f)
-		},
 	}
 	p.Batch = batchBroadcasting(&p)
+	var b bodyTable
+	if unary {
+		b[tensor.Bool] = func(d, a []bool) {
+			a = a[:len(d)]
+			for i, v := range a {
+				d[i] = f(v, false)
+			}
+		}
+		registerUnary(p, &b)
+	} else {
+		body := lift2(f).(func(d []bool, a, b []bool))
+		b[tensor.Bool] = body
+		p.Register(tensor.Bool, core.CPU, predicateKernel(body, f))
+	}
+	p.Elementwise = &core.Elementwise{Body: b.byFirst}
+	core.Define(p)
 	return p
 }
 
@@ -110,9 +112,9 @@ func init() {
 	LessEqualPrim = defCompare("LessEqual", cmpLe)
 	GreaterPrim = defCompare("Greater", cmpGt)
 	GreaterEqualPrim = defCompare("GreaterEqual", cmpGe)
-	LogicalAndPrim = defLogical("LogicalAnd", func(a, b bool) bool { return a && b })
-	LogicalOrPrim = defLogical("LogicalOr", func(a, b bool) bool { return a || b })
-	LogicalNotPrim = defLogical("LogicalNot", func(a, _ bool) bool { return !a })
+	LogicalAndPrim = defLogical("LogicalAnd", false, func(a, b bool) bool { return a && b })
+	LogicalOrPrim = defLogical("LogicalOr", false, func(a, b bool) bool { return a || b })
+	LogicalNotPrim = defLogical("LogicalNot", true, func(a, _ bool) bool { return !a })
 }
 
 // Equal returns a == b elementwise as Bool, broadcasting.
@@ -146,8 +148,8 @@ func LogicalNot(a *tensor.Tensor) *tensor.Tensor { return apply1(LogicalNotPrim,
 func init() {
 	SelectPrim = &core.Prim{
 		Name:   "Select",
-		Batch:  batchBroadcasting(&SelectPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 1},
+		Batch:  batchBroadcasting(&SelectPrim),
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			c, a, b := in[0], in[1], in[2]
 			if c.DType() != tensor.Bool {
@@ -158,25 +160,6 @@ func init() {
 			}
 			s := BroadcastShapes("Select", c.Shape(), BroadcastShapes("Select", a.Shape(), b.Shape()))
 			return tensor.Meta{Shape: s, DType: a.DType()}
-		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			c, a, b := in[0], in[1], in[2]
-			cs, as, bs, os := c.Shape(), a.Shape(), b.Shape(), out.Shape()
-			cd := c.Data().([]bool)
-			switch x := a.Data().(type) {
-			case []float32:
-				map3(out.Data().([]float32), cd, x, b.Data().([]float32), cs, as, bs, os, sel[float32])
-			case []float64:
-				map3(out.Data().([]float64), cd, x, b.Data().([]float64), cs, as, bs, os, sel[float64])
-			case []int32:
-				map3(out.Data().([]int32), cd, x, b.Data().([]int32), cs, as, bs, os, sel[int32])
-			case []int64:
-				map3(out.Data().([]int64), cd, x, b.Data().([]int64), cs, as, bs, os, sel[int64])
-			case []uint8:
-				map3(out.Data().([]uint8), cd, x, b.Data().([]uint8), cs, as, bs, os, sel[uint8])
-			case []bool:
-				map3(out.Data().([]bool), cd, x, b.Data().([]bool), cs, as, bs, os, sel[bool])
-			}
 		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			c, a, b := in[0], in[1], in[2]
@@ -195,6 +178,52 @@ func init() {
 			return []*tensor.Tensor{nil, sumTo(Select(c, g, z), a.Shape()), sumTo(Select(c, z, g), b.Shape())}
 		},
 	}
+}
+
+// Select's body is chosen by the branches' dtype (the condition is always
+// Bool), and so is its kernel: the kernel table keys Select by its first
+// input, the Bool condition, so that one kernel indexes a table by the
+// branches' dtype (an index, not a type switch).
+var selBodies bodyTable
+var selKernels [nDT]core.KernelFunc
+
+func init() {
+	regSelect[float32]()
+	regSelect[float64]()
+	regSelect[int32]()
+	regSelect[int64]()
+	regSelect[uint8]()
+	regSelect[bool]()
+	SelectPrim.Elementwise = &core.Elementwise{Body: func(_ any, in []tensor.DType) any { return selBodies.at(in[1]) }}
+	SelectPrim.Register(tensor.Bool, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		selKernels[in[1].DType()](attrs, in, out)
+	})
+	core.Define(SelectPrim)
+}
+
+func regSelect[T core.Elem]() {
+	dt := core.DTypeOf[T]()
+	body := func(d []T, c []bool, a, b []T) {
+		c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+		for i := range d {
+			d[i] = sel(c[i], a[i], b[i])
+		}
+	}
+	selBodies[dt] = body
+	selKernels[dt] = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		c, a, b, o := in[0].Data().([]bool), in[1].Data().([]T), in[2].Data().([]T), out.Data().([]T)
+		if len(c) == len(o) && len(a) == len(o) && len(b) == len(o) {
+			body(o, c, a, b)
+			return
+		}
+		map3(o, c, a, b, in[0].Shape(), in[1].Shape(), in[2].Shape(), out.Shape(), sel[T])
+	}
+}
+
+// regCompare registers comparison k's kernel for dtype T.
+func regCompare[T tensor.Number](p *core.Prim, k cmpKind, b *bodyTable) {
+	dt := core.DTypeOf[T]()
+	p.Register(dt, core.CPU, predicateKernel(b.at(dt).(func(d []bool, a, b []T)), cmpFunc[T](k)))
 }
 
 func sel[T any](c bool, a, b T) T {
@@ -217,27 +246,10 @@ func Where(cond, a, b *tensor.Tensor) *tensor.Tensor { return Select(cond, a, b)
 func init() {
 	CastPrim = &core.Prim{
 		Name:   "Cast",
-		Batch:  batchBroadcasting(&CastPrim),
 		Traits: core.Traits{Elementwise: true, Cost: 1},
+		Batch:  batchBroadcasting(&CastPrim),
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: in[0].Shape(), DType: attrs.(tensor.DType)}
-		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			o := out.Data()
-			switch x := in[0].Data().(type) {
-			case []float32:
-				castInto(o, x)
-			case []float64:
-				castInto(o, x)
-			case []int32:
-				castInto(o, x)
-			case []int64:
-				castInto(o, x)
-			case []uint8:
-				castInto(o, x)
-			case []bool:
-				castBoolInto(o, x)
-			}
 		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			if !in[0].DType().IsFloat() || !out.DType().IsFloat() {
@@ -254,71 +266,88 @@ func init() {
 	}
 }
 
-// castInto converts x elementwise into the buffer o of any dtype, without
-// allocating. Values reach Uint8 through int64, so that -1.0 wraps to 255
-// rather than meeting Go's unspecified float-to-uint8 conversion.
-func castInto[T tensor.Number](o any, x []T) {
-	switch o := o.(type) {
-	case []float32:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = float32(v)
+// castBodies[from][to] is the block function converting dtype from to
+// dtype to, and castKernels the eager kernels running them. Values reach
+// Uint8 through int64, so that -1.0 wraps to 255 rather than meeting Go's
+// unspecified float-to-uint8 conversion; non-zero is true; true is 1.
+var (
+	castBodies  [nDT]bodyTable
+	castKernels [nDT][nDT]core.KernelFunc
+)
+
+func init() {
+	castNumber[float32]()
+	castNumber[float64]()
+	castNumber[int32]()
+	castNumber[int64]()
+	castNumber[uint8]()
+	castEntry(func(d, a []bool) { copy(d, a) })
+	castEntry(fromBool[float32])
+	castEntry(fromBool[float64])
+	castEntry(fromBool[int32])
+	castEntry(fromBool[int64])
+	castEntry(fromBool[uint8])
+	CastPrim.Elementwise = &core.Elementwise{Body: func(attrs any, in []tensor.DType) any {
+		to, _ := attrs.(tensor.DType)
+		if int(in[0]) >= nDT || int(to) >= nDT {
+			return nil
 		}
-	case []float64:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = float64(v)
+		return castBodies[in[0]][to]
+	}}
+	for from := range castKernels {
+		ks := &castKernels[from]
+		if from == int(tensor.Invalid) {
+			continue
 		}
-	case []int32:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = int32(v)
-		}
-	case []int64:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = int64(v)
-		}
-	case []uint8:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = uint8(int64(v))
-		}
-	case []bool:
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = v != 0
-		}
+		CastPrim.Register(tensor.DType(from), core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+			ks[attrs.(tensor.DType)](attrs, in, out)
+		})
+	}
+	core.Define(CastPrim)
+}
+
+// castEntry records the body converting T to U and its eager kernel.
+func castEntry[T, U core.Elem](f func(d []U, a []T)) {
+	from, to := core.DTypeOf[T](), core.DTypeOf[U]()
+	castBodies[from][to] = f
+	castKernels[from][to] = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		f(out.Data().([]U), in[0].Data().([]T))
 	}
 }
 
-// castBoolInto converts Bool x to o's dtype: true is 1, false is 0.
-func castBoolInto(o any, x []bool) {
-	if ob, ok := o.([]bool); ok {
-		copy(ob, x)
-		return
-	}
-	switch o := o.(type) {
-	case []float32:
-		fillBool(o, x)
-	case []float64:
-		fillBool(o, x)
-	case []int32:
-		fillBool(o, x)
-	case []int64:
-		fillBool(o, x)
-	case []uint8:
-		fillBool(o, x)
+func castNumber[T tensor.Number]() {
+	castEntry(convert[T, float32])
+	castEntry(convert[T, float64])
+	castEntry(convert[T, int32])
+	castEntry(convert[T, int64])
+	castEntry(func(d []uint8, a []T) {
+		a = a[:len(d)]
+		for i, v := range a {
+			d[i] = uint8(int64(v))
+		}
+	})
+	castEntry(func(d []bool, a []T) {
+		a = a[:len(d)]
+		for i, v := range a {
+			d[i] = v != 0
+		}
+	})
+}
+
+func convert[T, U tensor.Number](d []U, a []T) {
+	a = a[:len(d)]
+	for i, v := range a {
+		d[i] = U(v)
 	}
 }
 
-func fillBool[T tensor.Number](o []T, x []bool) {
-	o = o[:len(x)]
-	for i, v := range x {
+func fromBool[U tensor.Number](d []U, a []bool) {
+	a = a[:len(d)]
+	for i, v := range a {
 		if v {
-			o[i] = 1
+			d[i] = 1
 		} else {
-			o[i] = 0
+			d[i] = 0
 		}
 	}
 }

@@ -22,32 +22,18 @@ type unary struct {
 
 // defUnary builds the Prim of an elementwise unary op.
 func defUnary(name string, cost int, u unary) *core.Prim {
-	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Cost: cost}}
+	p := core.Define(&core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Cost: cost}})
 	p.Batch = batchBroadcasting(&p)
+	b := u.bodies()
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
-		if !u.accepts(x.DType()) {
+		if b.at(x.DType()) == nil {
 			core.Panicf(name, "unsupported dtype %v (input shape %v)", x.DType(), x.Shape())
 		}
 		return x.Meta()
 	}
-	p.Kernel = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-		switch x := in[0].Data().(type) {
-		case []float32:
-			o := out.Data().([]float32)
-			if u.vec != nil {
-				u.vec(o, x)
-				return
-			}
-			mapUnary(o, x, u.f32)
-		case []float64:
-			mapUnary(out.Data().([]float64), x, u.f64)
-		case []int32:
-			mapUnary(out.Data().([]int32), x, u.i32)
-		case []int64:
-			mapUnary(out.Data().([]int64), x, u.i64)
-		}
-	}
+	p.Elementwise = &core.Elementwise{Body: b.byFirst}
+	registerUnary(p, b)
 	if u.grad != nil {
 		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{u.grad(in[0], out, g)}
@@ -62,24 +48,14 @@ func defUnary(name string, cost int, u unary) *core.Prim {
 	return p
 }
 
-func (u unary) accepts(d tensor.DType) bool {
-	switch d {
-	case tensor.Float32:
-		return u.f32 != nil
-	case tensor.Float64:
-		return u.f64 != nil
-	case tensor.Int32:
-		return u.i32 != nil
-	case tensor.Int64:
-		return u.i64 != nil
-	}
-	return false
-}
-
-func mapUnary[T any](out, x []T, f func(T) T) {
-	out = out[:len(x)]
-	for i, v := range x {
-		out[i] = f(v)
+// bodies is the op's block function per dtype: the vectorised float32
+// kernel when there is one, else the scalar functions lifted to blocks.
+func (u unary) bodies() *bodyTable {
+	return &bodyTable{
+		tensor.Float32: orBody(u.vec, u.f32),
+		tensor.Float64: lift1(u.f64),
+		tensor.Int32:   lift1(u.i32),
+		tensor.Int64:   lift1(u.i64),
 	}
 }
 
@@ -112,36 +88,39 @@ type binary struct {
 // defBinary builds the Prim of an elementwise binary op. Its VJP reduces
 // each input's gradient back over the axes broadcasting stretched.
 func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
-	p := &core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Commutative: commutative, Cost: cost}}
+	p := core.Define(&core.Prim{Name: name, Traits: core.Traits{Elementwise: true, Commutative: commutative, Cost: cost}})
 	p.Batch = batchBroadcasting(&p)
+	bodies := u.bodies()
 	p.Infer = func(_ any, in []*tensor.Tensor) tensor.Meta {
 		a, b := in[0], in[1]
 		if a.DType() != b.DType() {
 			core.Panicf(name, "dtypes differ: %v %v and %v %v (cast one with ops.Cast)", a.Shape(), a.DType(), b.Shape(), b.DType())
 		}
-		if !u.accepts(a.DType()) {
+		if bodies.at(a.DType()) == nil {
 			core.Panicf(name, "unsupported dtype %v (shapes %v and %v)", a.DType(), a.Shape(), b.Shape())
 		}
 		return tensor.Meta{Shape: BroadcastShapes(name, a.Shape(), b.Shape()), DType: a.DType()}
 	}
-	p.Kernel = func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-		a, b := in[0], in[1]
-		commutative := commutative
-		as, bs, os := a.Shape(), b.Shape(), out.Shape()
-		switch x := a.Data().(type) {
-		case []float32:
-			y, o := b.Data().([]float32), out.Data().([]float32)
-			if vecBinary(u, commutative, o, x, y, bs, os) {
-				return
+	p.Elementwise = &core.Elementwise{Body: bodies.byFirst}
+	if u.vecScalar != nil {
+		p.Elementwise.Scalar = func(_ any, in []tensor.DType, s float64) any {
+			if in[0] != tensor.Float32 {
+				return nil
 			}
-			map2(o, x, y, as, bs, os, u.f32)
-		case []float64:
-			map2(out.Data().([]float64), x, b.Data().([]float64), as, bs, os, u.f64)
-		case []int32:
-			map2(out.Data().([]int32), x, b.Data().([]int32), as, bs, os, u.i32)
-		case []int64:
-			map2(out.Data().([]int64), x, b.Data().([]int64), as, bs, os, u.i64)
+			return func(d, a []float32) { u.vecScalar(d, a, float32(s)) }
 		}
+	}
+	if f, ok := bodies.at(tensor.Float32).(func(d, a, b []float32)); ok {
+		p.Register(tensor.Float32, core.CPU, binaryKernel(f, u.f32, u.vecScalar, u.vecRow, commutative))
+	}
+	if u.f64 != nil {
+		p.Register(tensor.Float64, core.CPU, binaryKernel(bodies.at(tensor.Float64).(func(d, a, b []float64)), u.f64, nil, nil, commutative))
+	}
+	if u.i32 != nil {
+		p.Register(tensor.Int32, core.CPU, binaryKernel(bodies.at(tensor.Int32).(func(d, a, b []int32)), u.i32, nil, nil, commutative))
+	}
+	if u.i64 != nil {
+		p.Register(tensor.Int64, core.CPU, binaryKernel(bodies.at(tensor.Int64).(func(d, a, b []int64)), u.i64, nil, nil, commutative))
 	}
 	if u.grad != nil {
 		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
@@ -163,24 +142,6 @@ func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
 	return p
 }
 
-// vecBinary runs a float32 binary op on a vectorised kernel when the
-// operands' layout allows one, reporting whether it did.
-func vecBinary(u binary, commutative bool, o, x, y []float32, bs, os tensor.Shape) bool {
-	switch {
-	case u.vec != nil && len(x) == len(o) && len(y) == len(o):
-		u.vec(o, x, y)
-	case u.vecScalar != nil && len(y) == 1 && len(x) == len(o):
-		u.vecScalar(o, x, y[0])
-	case u.vecScalar != nil && commutative && len(x) == 1 && len(y) == len(o):
-		u.vecScalar(o, y, x[0])
-	case u.vecRow != nil && len(x) == len(o) && len(os) > 0 && len(y) == os[len(os)-1] && len(y) > 0 && isRow(bs):
-		u.vecRow(o, x, y)
-	default:
-		return false
-	}
-	return true
-}
-
 // isRow reports whether shape s is a single row: [n], [1, n], [1, 1, n]...
 func isRow(s tensor.Shape) bool {
 	for _, d := range s[:max(len(s)-1, 0)] {
@@ -191,19 +152,21 @@ func isRow(s tensor.Shape) bool {
 	return len(s) > 0
 }
 
-// accepts reports whether the op has a kernel for dtype d.
-func (u binary) accepts(d tensor.DType) bool {
-	switch d {
-	case tensor.Float32:
-		return u.f32 != nil
-	case tensor.Float64:
-		return u.f64 != nil
-	case tensor.Int32:
-		return u.i32 != nil
-	case tensor.Int64:
-		return u.i64 != nil
+// bodies is the op's block function per dtype: the vectorised float32
+// kernel when there is one, else the scalar functions lifted to blocks.
+// The vectorised forms compute the same IEEE operation as f32, so the
+// eager kernel's broadcasting fallback (f32 itself) agrees with them.
+func (u binary) bodies() *bodyTable {
+	b := &bodyTable{
+		tensor.Float32: lift2(u.f32),
+		tensor.Float64: lift2(u.f64),
+		tensor.Int32:   lift2(u.i32),
+		tensor.Int64:   lift2(u.i64),
 	}
-	return false
+	if u.vec != nil {
+		b[tensor.Float32] = u.vec
+	}
+	return b
 }
 
 func apply1(p *core.Prim, x *tensor.Tensor) *tensor.Tensor { return core.Apply(p, nil, x) }

@@ -233,21 +233,6 @@ func init() {
 			}
 			return x.Meta()
 		},
-		Kernel: func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-			a := attrs.(ClipAttrs)
-			switch x := in[0].Data().(type) {
-			case []float32:
-				clampInto(out.Data().([]float32), x, float32(a.Lo), float32(a.Hi))
-			case []float64:
-				clampInto(out.Data().([]float64), x, a.Lo, a.Hi)
-			case []int32:
-				lo, hi := clipInts[int32](a, math.MinInt32, math.MaxInt32)
-				clampInto(out.Data().([]int32), x, lo, hi)
-			case []int64:
-				lo, hi := clipInts[int64](a, math.MinInt64, math.MaxInt64)
-				clampInto(out.Data().([]int64), x, lo, hi)
-			}
-		},
 		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
 			a := attrs.(ClipAttrs)
 			x := in[0]
@@ -285,20 +270,6 @@ func init() {
 			s := BroadcastShapes("ClipTensor", x.Shape(), BroadcastShapes("ClipTensor", lo.Shape(), hi.Shape()))
 			return tensor.Meta{Shape: s, DType: d}
 		},
-		Kernel: func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-			x, lo, hi := in[0], in[1], in[2]
-			xs, ls, hs, os := x.Shape(), lo.Shape(), hi.Shape(), out.Shape()
-			switch xd := x.Data().(type) {
-			case []float32:
-				map3(out.Data().([]float32), xd, lo.Data().([]float32), hi.Data().([]float32), xs, ls, hs, os, clamp3[float32])
-			case []float64:
-				map3(out.Data().([]float64), xd, lo.Data().([]float64), hi.Data().([]float64), xs, ls, hs, os, clamp3[float64])
-			case []int32:
-				map3(out.Data().([]int32), xd, lo.Data().([]int32), hi.Data().([]int32), xs, ls, hs, os, clamp3[int32])
-			case []int64:
-				map3(out.Data().([]int64), xd, lo.Data().([]int64), hi.Data().([]int64), xs, ls, hs, os, clamp3[int64])
-			}
-		},
 		JVP: clipTensorJVP,
 		VJP: clipTensorVJP,
 	}
@@ -323,6 +294,53 @@ func clipTensorJVP(_ any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Te
 		r = tadd(r, Select(LogicalOr(Greater(x, hi), Greater(lo, hi)), t[2], z))
 	}
 	return tshape(r, out.Shape())
+}
+
+// Clip's body is clampInto with the bounds of its attributes converted to
+// the input's dtype; ClipTensor's is clamp3 over three blocks.
+func init() {
+	regClip[float32](func(a ClipAttrs) (float32, float32) { return float32(a.Lo), float32(a.Hi) })
+	regClip[float64](func(a ClipAttrs) (float64, float64) { return a.Lo, a.Hi })
+	regClip[int32](func(a ClipAttrs) (int32, int32) { return clipInts[int32](a, math.MinInt32, math.MaxInt32) })
+	regClip[int64](func(a ClipAttrs) (int64, int64) { return clipInts[int64](a, math.MinInt64, math.MaxInt64) })
+	ClipPrim.Elementwise = &core.Elementwise{Body: func(attrs any, in []tensor.DType) any {
+		a, ok := attrs.(ClipAttrs)
+		if !ok || int(in[0]) >= nDT || clipBodies[in[0]] == nil {
+			return nil
+		}
+		return clipBodies[in[0]](a)
+	}}
+	core.Define(ClipPrim)
+
+	var b bodyTable
+	regClipTensor[float32](&b)
+	regClipTensor[float64](&b)
+	regClipTensor[int32](&b)
+	regClipTensor[int64](&b)
+	ClipTensorPrim.Elementwise = &core.Elementwise{Body: b.byFirst}
+	core.Define(ClipTensorPrim)
+}
+
+// clipBodies[dt] returns Clip's body for given bounds.
+var clipBodies [nDT]func(ClipAttrs) any
+
+func regClip[T tensor.Number](bounds func(ClipAttrs) (T, T)) {
+	dt := core.DTypeOf[T]()
+	clipBodies[dt] = func(a ClipAttrs) any {
+		lo, hi := bounds(a)
+		return func(d, x []T) { clampInto(d, x, lo, hi) }
+	}
+	ClipPrim.Register(dt, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		lo, hi := bounds(attrs.(ClipAttrs))
+		clampInto(out.Data().([]T), in[0].Data().([]T), lo, hi)
+	})
+}
+
+func regClipTensor[T tensor.Number](b *bodyTable) {
+	dt := core.DTypeOf[T]()
+	body := lift3(clamp3[T]).(func(d, x, lo, hi []T))
+	b[dt] = body
+	ClipTensorPrim.Register(dt, core.CPU, ternaryKernel(body, clamp3[T]))
 }
 
 // clipTensorVJP gives g to whichever input the result is, as PyTorch's

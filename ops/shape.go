@@ -68,6 +68,8 @@ func init() {
 		Name:   "BroadcastTo",
 		Batch:  batchBroadcastTo,
 		Traits: core.Traits{Elementwise: true, Cost: 0},
+		// A fused loop reads the operand broadcast: nothing to compute.
+		Elementwise: &core.Elementwise{Copy: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			s := attrs.(ShapeAttr).Shape
 			if b := BroadcastShapes("BroadcastTo", in[0].Shape(), s); !b.Equal(s) {
