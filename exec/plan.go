@@ -20,6 +20,7 @@ type Plan struct {
 	inputs  []*tensor.Tensor // argument slots, rebound on each call
 	views   []view           // views of arguments, rebound after them
 	outputs []*tensor.Tensor
+	outCopy []copier // one per output, into the caller's tensor
 	assigns []assign
 	// ArenaBytes is the size of the intermediate-value arena.
 	ArenaBytes int
@@ -49,7 +50,30 @@ type step struct {
 
 type view struct{ dst, src *tensor.Tensor }
 
-type assign struct{ param, val *tensor.Tensor }
+type assign struct {
+	param *tensor.Tensor
+	val   copier // copies the value into param
+}
+
+// copier copies one tensor into another of its dtype with Identity's
+// kernel for that dtype, looked up when the plan is compiled, and its
+// operand list built then: a run neither switches on the dtype nor
+// allocates to move results and parameter updates.
+type copier struct {
+	k  core.KernelFunc
+	in []*tensor.Tensor // the source alone
+}
+
+func newCopier(src *tensor.Tensor) (copier, error) {
+	k, err := core.IdentityPrim().KernelFor(src.DType(), core.CPU)
+	if err != nil {
+		return copier{}, fmt.Errorf("exec: copying a %v result: %w", src.DType(), err)
+	}
+	return copier{k: k, in: []*tensor.Tensor{src}}, nil
+}
+
+// into copies the source into dst, which has its shape and dtype.
+func (c copier) into(dst *tensor.Tensor) { c.k(nil, c.in, dst) }
 
 // storage is one buffer: an argument's, a parameter's, a constant's, or a
 // slot of the arena shared by the values that alias it (views, in-place
@@ -241,13 +265,22 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc})
 	}
 	for _, o := range g.Outputs {
+		c, err := newCopier(hdr[o.ID])
+		if err != nil {
+			return nil, err
+		}
 		p.outputs = append(p.outputs, hdr[o.ID])
+		p.outCopy = append(p.outCopy, c)
 	}
 	for _, a := range g.Assigns {
 		if a.Val == a.Param || inPlace[a.Val] {
 			continue
 		}
-		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: hdr[a.Val.ID]})
+		c, err := newCopier(hdr[a.Val.ID])
+		if err != nil {
+			return nil, err
+		}
+		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: c})
 	}
 	return p, nil
 }
@@ -413,7 +446,7 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	}
 	i = -1
 	for _, a := range p.assigns {
-		core.Copy(a.param, a.val)
+		a.val.into(a.param)
 	}
 }
 
@@ -452,7 +485,8 @@ func (p *Plan) Run(args []*tensor.Tensor) []*tensor.Tensor {
 	p.run(args)
 	outs := make([]*tensor.Tensor, len(p.outputs))
 	for i, o := range p.outputs {
-		outs[i] = o.Clone()
+		outs[i] = core.NewOf(tensor.Meta{Shape: o.Shape().Clone(), DType: o.DType()})
+		p.outCopy[i].into(outs[i])
 	}
 	return outs
 }
@@ -467,9 +501,8 @@ func (p *Plan) RunOne(args []*tensor.Tensor) *tensor.Tensor {
 		panic(core.Errorf("Jit", "compiled %s has %d results, not one", p.g.Name, len(p.outputs)))
 	}
 	p.run(args)
-	o := p.outputs[0]
-	out := core.NewOf(o.Meta())
-	core.Copy(out, o)
+	out := core.NewOf(p.outputs[0].Meta())
+	p.outCopy[0].into(out)
 	return out
 }
 
@@ -479,8 +512,8 @@ func (p *Plan) RunInto(args, outs []*tensor.Tensor) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.run(args)
-	for i, o := range p.outputs {
-		core.Copy(outs[i], o)
+	for i, c := range p.outCopy {
+		c.into(outs[i])
 	}
 }
 
