@@ -310,29 +310,32 @@ func reachingOrder(root *core.Node, isTarget map[*core.Node]bool, nodeOf func(*T
 
 // asVariadic adapts a function of tensors returning one tensor to the
 // variadic form the autodiff driver calls.
-func asVariadic(fn any) func(...*Tensor) *Tensor {
+func asVariadic(fn any) func(...*Tensor) *Tensor { return asVariadicFor("Grad", fn) }
+
+// asVariadicFor is asVariadic for the transform op, which its errors name.
+func asVariadicFor(op string, fn any) func(...*Tensor) *Tensor {
 	switch f := fn.(type) {
 	case func(...*Tensor) *Tensor:
 		return f
 	case func(*Tensor) *Tensor:
-		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 1, len(xs)); return f(xs[0]) }
+		return func(xs ...*Tensor) *Tensor { checkArity(op, 1, len(xs)); return f(xs[0]) }
 	case func(*Tensor, *Tensor) *Tensor:
-		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 2, len(xs)); return f(xs[0], xs[1]) }
+		return func(xs ...*Tensor) *Tensor { checkArity(op, 2, len(xs)); return f(xs[0], xs[1]) }
 	case func(*Tensor, *Tensor, *Tensor) *Tensor:
-		return func(xs ...*Tensor) *Tensor { checkArity("Grad", 3, len(xs)); return f(xs[0], xs[1], xs[2]) }
+		return func(xs ...*Tensor) *Tensor { checkArity(op, 3, len(xs)); return f(xs[0], xs[1], xs[2]) }
 	}
 	v := reflect.ValueOf(fn)
 	t := v.Type()
 	if t.Kind() != reflect.Func || t.NumOut() != 1 || t.Out(0) != tensorType || t.IsVariadic() {
-		panic(core.Errorf("Grad", "want a function of tensors returning one tensor, got %T", fn))
+		panic(core.Errorf(op, "want a function of tensors returning one tensor, got %T", fn))
 	}
 	for i := range t.NumIn() {
 		if t.In(i) != tensorType {
-			panic(core.Errorf("Grad", "argument %d of %T is not a *Tensor", i, fn))
+			panic(core.Errorf(op, "argument %d of %T is not a *Tensor", i, fn))
 		}
 	}
 	return func(xs ...*Tensor) *Tensor {
-		checkArity("Grad", t.NumIn(), len(xs))
+		checkArity(op, t.NumIn(), len(xs))
 		in := make([]reflect.Value, len(xs))
 		for i, x := range xs {
 			in[i] = reflect.ValueOf(x)

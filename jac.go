@@ -16,7 +16,7 @@ import (
 //
 // fn is any function of tensors returning one tensor, as for Grad.
 func Jacfwd[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
-	f := asVariadic(fn)
+	f := asVariadicFor("Jacfwd", fn)
 	cfg := jacConfig("Jacfwd", opts)
 	return func(xs ...*Tensor) []*Tensor {
 		primals := jacPrimals("Jacfwd", cfg.positions, xs)
@@ -51,7 +51,7 @@ func Jacfwd[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 // per element of fn's output over a single recorded forward pass, so it
 // suits functions with many inputs and few outputs.
 func Jacrev[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
-	f := asVariadic(fn)
+	f := asVariadicFor("Jacrev", fn)
 	cfg := jacConfig("Jacrev", opts)
 	return func(xs ...*Tensor) []*Tensor {
 		primals := jacPrimals("Jacrev", cfg.positions, xs)

@@ -21,7 +21,7 @@ import (
 //
 // fn is any function of tensors returning one tensor, as for Grad.
 func JVP[F any](fn F, primals, tangents []*Tensor) (out, tangentOut *Tensor) {
-	f := asVariadic(fn)
+	f := asVariadicFor("JVP", fn)
 	checkTangents("JVP", primals, tangents)
 	lin, end := linearize(func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs...)} }, primals, nil, anyTracked(tangents))
 	defer end()

@@ -245,6 +245,14 @@ func TestJVPErrors(t *testing.T) {
 			spore.JVP(f, c.primals, c.tangents)
 		})
 	}
+	t.Run("not a function of tensors", func(t *testing.T) {
+		defer func() {
+			if r := recover(); r == nil || !containsStr(fmt.Sprint(r), "JVP") {
+				t.Errorf("got %v, want an error naming JVP", r)
+			}
+		}()
+		spore.JVP(func(x float64) *tensor.Tensor { return nil }, []*tensor.Tensor{x}, []*tensor.Tensor{x})
+	})
 }
 
 func containsStr(s, sub string) bool {
