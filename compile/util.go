@@ -18,8 +18,7 @@ func isOp(v *graph.Value, p *core.Prim) bool {
 
 // plainOp reports whether v is an ordinary op the rewrites may touch: a
 // single-result, pure primitive with a CPU kernel for its operands' dtype
-// (looked up in the kernel table as the plan will, so an op whose kernels
-// are registered rather than set in Prim.Kernel counts).
+// (looked up in the kernel table as the plan will).
 func plainOp(v *graph.Value) bool {
 	if v.Kind != graph.KindOp || v.IsMulti() || v.Prim.Traits.Impure {
 		return false

@@ -13,9 +13,8 @@ import (
 // loopPrim stands for a control-flow op in these tests: a multi-result op
 // whose work is its region (it is never run here).
 var loopPrim = &core.Prim{
-	Name:    "Loop",
-	InferN:  func(any, []*tensor.Tensor) []tensor.Meta { return []tensor.Meta{f32x3} },
-	KernelN: func(any, []*tensor.Tensor, []*tensor.Tensor) { panic("not run") },
+	Name:   "Loop",
+	InferN: func(any, []*tensor.Tensor) []tensor.Meta { return []tensor.Meta{f32x3} },
 }
 
 // withRegion returns out = Loop(x, y) whose body computes

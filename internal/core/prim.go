@@ -40,8 +40,9 @@ type Traits struct {
 }
 
 // Prim is the one definition of a primitive op: its name, how it infers the
-// output's shape and dtype, its CPU kernel, its gradient rule and the traits
-// the compiler needs. Every execution path — eager dispatch, tracing,
+// output's shape and dtype, its kernels (a table keyed by dtype and
+// backend, filled with Register), its gradient rules and the traits the
+// compiler needs. Every execution path — eager dispatch, tracing,
 // compiled plans, autodiff at any order — uses this same definition.
 type Prim struct {
 	Name string
@@ -49,11 +50,6 @@ type Prim struct {
 	// (Errorf) that names the op and the offending inputs when they are
 	// invalid. It must not read input values: inputs may be symbolic.
 	Infer func(attrs any, in []*Tensor) Meta
-	// Kernel is the legacy single kernel, switching on the dtype itself.
-	// Ops register a kernel per dtype and backend instead (Register); a
-	// Prim that has registered none falls back to Kernel. It must not keep
-	// out or the inputs after returning.
-	Kernel KernelFunc
 	// VJP returns, for each input, the gradient contribution given the
 	// output's cotangent g (nil for inputs that get none). It is written
 	// with ordinary ops, so it runs eagerly, under a trace, and under
@@ -77,16 +73,17 @@ type Prim struct {
 	Elementwise *Elementwise
 
 	// Multi-result primitives (control flow) set these instead of Infer,
-	// Kernel, VJP, JVP and Batch, and are applied with ApplyN. VJPN
+	// VJP, JVP and Batch, register their kernels with RegisterN, and are
+	// applied with ApplyN. VJPN
 	// receives one cotangent per result (zeros for results that get none);
 	// JVPN returns one tangent per result (nil for a zero one).
-	InferN  func(attrs any, in []*Tensor) []Meta
-	KernelN KernelNFunc
-	VJPN    func(attrs any, in []*Tensor, outs, gs []*Tensor) []*Tensor
-	JVPN    func(attrs any, in, tangents []*Tensor, outs []*Tensor) []*Tensor
-	BatchN  func(attrs any, in []*Tensor, dims []int) ([]*Tensor, []int)
+	InferN func(attrs any, in []*Tensor) []Meta
+	VJPN   func(attrs any, in []*Tensor, outs, gs []*Tensor) []*Tensor
+	JVPN   func(attrs any, in, tangents []*Tensor, outs []*Tensor) []*Tensor
+	BatchN func(attrs any, in []*Tensor, dims []int) ([]*Tensor, []int)
 
-	// kernels is the kernel table, indexed by dtype and backend (Register).
+	// kernels is the kernel table, indexed by dtype and backend (Register):
+	// the only place a kernel is found, by eager dispatch and plans alike.
 	kernels  [numDTypes][numBackends]KernelFunc
 	kernelsN [numDTypes][numBackends]KernelNFunc
 }
@@ -171,9 +168,6 @@ func (p *Prim) KernelFor(dt DType, b Backend) (KernelFunc, error) {
 			return k, nil
 		}
 	}
-	if p.Kernel != nil {
-		return p.Kernel, nil
-	}
 	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, dt, b)
 }
 
@@ -183,9 +177,6 @@ func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 		if k := p.kernelsN[dt][b]; k != nil {
 			return k, nil
 		}
-	}
-	if p.KernelN != nil {
-		return p.KernelN, nil
 	}
 	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, dt, b)
 }
@@ -199,9 +190,6 @@ func (p *Prim) kernel(in []*Tensor, out DType) KernelFunc {
 			return k
 		}
 	}
-	if p.Kernel != nil {
-		return p.Kernel
-	}
 	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
 	return nil
 }
@@ -212,9 +200,6 @@ func (p *Prim) kernelN(in []*Tensor, out DType) KernelNFunc {
 		if k := p.kernelsN[dt][CPU]; k != nil {
 			return k
 		}
-	}
-	if p.KernelN != nil {
-		return p.KernelN
 	}
 	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
 	return nil
