@@ -278,12 +278,6 @@ func sgemmAVX2p6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32
 //go:noescape
 func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)
 
-// geluAVX512 applies GELU in place to rows rows (ldc apart) of up to 32
-// columns, mask bit j selecting column j.
-//
-//go:noescape
-func geluAVX512(c *float32, ldc int, rows int, mask uint32)
-
 // fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).
 //
 //go:noescape

@@ -30,7 +30,8 @@
 //     big operand once per call for only a few uses of each element. A
 //     transposed B is packed with 16×16 in-register transposes, panel by
 //     panel just before use when there is a single A block. ReLU is applied
-//     in registers and erf-GELU by a vector routine on the tile just stored;
+//     in registers and erf-GELU on the tile just stored by vec.Gelu (the
+//     GELU op's own body, so the epilogue and the op agree bit for bit);
 //   - avx2: 6×16 tiles in 12 ymm accumulators (AVX2 + FMA);
 //   - generic: a 4×4 pure-Go kernel, used on other architectures and with
 //     the noasm build tag. Every assembly kernel is tested against the

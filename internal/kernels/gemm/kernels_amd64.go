@@ -38,11 +38,7 @@ var avx512Kernel = &kernel{
 	direct:      true,
 	tile:        tileAVX512,
 	transpose16: transposeAVX512,
-	gelu:        geluTileAVX512,
-}
-
-func geluTileAVX512(c []float32, ldc, rows, cols int) {
-	geluAVX512(&c[0], ldc, rows, uint32(uint64(1)<<cols-1))
+	gelu:        geluTile, // vec.Gelu, itself AVX-512
 }
 
 // transposeAVX512 is the packing transpose; the caller guarantees that src

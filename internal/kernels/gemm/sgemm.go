@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
+	"github.com/sporeml/spore/internal/kernels/vec"
 )
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
@@ -358,15 +359,13 @@ func scaleEpilogue(m, n int, beta float32, c []float32, ldc int, bias []float32,
 			if bias != nil {
 				v += bias[j]
 			}
-			switch act {
-			case ActReLU:
-				if v < 0 {
-					v = 0
-				}
-			case ActGELU:
-				v = gelu32(v)
+			if act == ActReLU && v < 0 {
+				v = 0
 			}
 			row[j] = v
+		}
+		if act == ActGELU {
+			vec.Gelu(row, row)
 		}
 	}
 }

@@ -385,73 +385,6 @@ func transpose() {
 	p("")
 }
 
-// erfP and erfQ are the coefficients of erf32 (act.go), highest first:
-// erf(u) ≈ u·P(u²)/Q(u²) on [-4, 4].
-var (
-	erfP = []string{"-2.72614225801306e-10", "2.77068142495902e-08", "-2.10102402082508e-06", "-5.69250639462346e-05", "-7.34990630326855e-04", "-2.95459980854025e-03", "-1.60960333262415e-02"}
-	erfQ = []string{"-1.45660718464996e-05", "-2.13374055278905e-04", "-1.68282697438203e-03", "-7.37332916720468e-03", "-1.42647390514189e-02"}
-)
-
-// gelu emits geluAVX512(c *float32, ldc int, rows int, mask uint32): GELU
-// in place on a tile of rows × up to 32 columns (mask bit j = column j), the
-// vector form of gelu32 for the fused epilogue.
-func gelu() {
-	var consts []string
-	for _, c := range append(append([]string{"0.7071067811865476", "4.0", "-4.0", "0.5"}, erfP...), erfQ...) {
-		var f float64
-		fmt.Sscan(c, &f)
-		consts = append(consts, fmt.Sprintf("$(%s)", strconv.FormatFloat(float64(float32(f)), 'g', -1, 32)))
-	}
-	p("// func geluAVX512(c *float32, ldc int, rows int, mask uint32)")
-	p("TEXT ·geluAVX512(SB), NOSPLIT, $0-28")
-	p("\tMOVQ c+0(FP), DX")
-	p("\tMOVQ ldc+8(FP), SI")
-	p("\tSHLQ $2, SI")
-	p("\tMOVQ rows+16(FP), CX")
-	p("\tMOVL mask+24(FP), R11")
-	p("\tKMOVW R11, K1")
-	p("\tSHRL $16, R11")
-	p("\tKMOVW R11, K2")
-	// Constants in Z16..: broadcast from a GP register through X registers.
-	for i, c := range consts {
-		p("\tMOVL %s, R12", floatBits(c))
-		p("\tVPBROADCASTD R12, Z%d", 16+i)
-	}
-	// Z16 = 1/√2, Z17 = 4, Z18 = -4, Z19 = 0.5, Z20..Z26 = P, Z27..Z31 = Q.
-	p("\tTESTQ CX, CX")
-	p("\tJZ gdone")
-	p("gloop:")
-	for v := 0; v < 2; v++ {
-		k := fmt.Sprintf("K%d", v+1)
-		x, u, u2, pp, q, h := v*8, v*8+1, v*8+2, v*8+3, v*8+4, v*8+5
-		p("\tVMOVUPS.Z %d(DX), %s, Z%d", v*64, k, x)
-		p("\tVMULPS Z16, Z%d, Z%d", x, u)
-		p("\tVMINPS Z17, Z%d, Z%d", u, u)
-		p("\tVMAXPS Z18, Z%d, Z%d", u, u)
-		p("\tVMULPS Z%d, Z%d, Z%d", u, u, u2)
-		p("\tVMOVAPS Z20, Z%d", pp)
-		for i := 1; i < len(erfP); i++ {
-			p("\tVFMADD213PS Z%d, Z%d, Z%d", 20+i, u2, pp)
-		}
-		p("\tVMULPS Z%d, Z%d, Z%d", u, pp, pp)
-		p("\tVMOVAPS Z27, Z%d", q)
-		for i := 1; i < len(erfQ); i++ {
-			p("\tVFMADD213PS Z%d, Z%d, Z%d", 27+i, u2, q)
-		}
-		p("\tVDIVPS Z%d, Z%d, Z%d", q, pp, pp)     // erf
-		p("\tVMULPS Z19, Z%d, Z%d", x, h)          // x/2
-		p("\tVFMADD213PS Z%d, Z%d, Z%d", h, h, pp) // x/2·erf + x/2
-		p("\tVMOVUPS Z%d, %s, %d(DX)", pp, k, v*64)
-	}
-	p("\tADDQ SI, DX")
-	p("\tDECQ CX")
-	p("\tJNZ gloop")
-	p("gdone:")
-	p("\tVZEROUPPER")
-	p("\tRET")
-	p("")
-}
-
 // floatBits turns "$(1.5)" into the hex immediate of its float32 bits.
 func floatBits(c string) string {
 	f, err := strconv.ParseFloat(c[2:len(c)-1], 32)
@@ -477,7 +410,6 @@ func main() {
 		}
 	}
 	transpose()
-	gelu()
 	peak("fmaPeakAVX512", "Z")
 	peak("fmaPeakAVX2", "Y")
 	if err := os.WriteFile("kernels_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -522,12 +454,6 @@ func declarations() {
 	w("//")
 	w("//go:noescape")
 	w("func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)")
-	w("")
-	w("// geluAVX512 applies GELU in place to rows rows (ldc apart) of up to 32")
-	w("// columns, mask bit j selecting column j.")
-	w("//")
-	w("//go:noescape")
-	w("func geluAVX512(c *float32, ldc int, rows int, mask uint32)")
 	w("")
 	w("// fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).")
 	w("//")
