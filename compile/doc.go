@@ -60,5 +60,7 @@
 // differentiated) and one Fused[...] primitive per elementwise group, named
 // after its members, whose attributes (FusedAttrs) print the fuse.Program
 // it runs. Fused groups have no VJP: the passes run after autodiff has
-// built the backward graph.
+// built the backward graph. Loop fusion knows no op by name: any primitive
+// whose definition carries a block body (core.Elementwise) joins a group,
+// in any dtype, and the program runs those same bodies.
 package compile

@@ -424,7 +424,10 @@ func scalarForm(m *graph.Value, member map[*graph.Value]bool) (fuse.Fn, string, 
 	if err != nil || fn.Arity != 1 || fn.Dst != fn.Args[0] {
 		return fuse.Fn{}, "", false
 	}
-	return fn, fmt.Sprint(k.Tensor.Float64s()[0]), true
+	if k.Meta.DType == tensor.Float32 {
+		return fn, fmt.Sprint(float32(s)), true // as the program holds it
+	}
+	return fn, fmt.Sprint(s), true
 }
 
 // copyFn is the body copying a register of dtype d.
