@@ -236,3 +236,28 @@ func TestHVPThroughScan(t *testing.T) {
 		spore.JitConfig{Name: "hessian.scan"})(w)
 	assertClose(t, "Jit(Hessian)", jitHess, hess, 1e-12)
 }
+
+// TestHessianBlocks checks the blocks of a Hessian over two inputs: the
+// mixed blocks are each other's transposes, and each block matches
+// central differences of the corresponding gradient.
+func TestHessianBlocks(t *testing.T) {
+	f := func(a, b *tensor.Tensor) *tensor.Tensor {
+		return ops.Sum(ops.Mul(ops.Sin(ops.MatMul(a, b)), ops.Exp(ops.Sum(a, 1, 0))))
+	}
+	a := optest.Vals(tensor.Float64, -1, 1, 1, 1, 2)
+	b := optest.Vals(tensor.Float64, -1, 1, 2, 2, 3)
+	h := spore.Hessian(f, spore.GradPosition(0, 1))(a, b)
+	if !h[0][1].Shape().Equal(tensor.Shape{1, 2, 2, 3}) || !h[1][0].Shape().Equal(tensor.Shape{2, 3, 1, 2}) {
+		t.Fatalf("mixed blocks have shapes %v and %v", h[0][1].Shape(), h[1][0].Shape())
+	}
+	assertClose(t, "H[1][0] vs H[0][1]ᵀ", h[1][0], ops.Reshape(ops.Transpose(ops.Reshape(h[0][1], 2, 6), 1, 0), 2, 3, 1, 2), 1e-12)
+	in := []*tensor.Tensor{a, b}
+	for i := range 2 {
+		gi := func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return spore.Grad(f, spore.GradPosition(0, 1))(xs...)[i]
+		}
+		for j := range 2 {
+			assertClose(t, "Hessian block vs finite differences", h[i][j], finiteJacobian(gi, in, j), 1e-7)
+		}
+	}
+}
