@@ -5,13 +5,12 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/ops"
-	"github.com/sporeml/spore/tensor"
 )
 
 func Example() {
 	// f(x) = Σ x², eagerly, differentiated, and compiled.
 	f := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(x, x)) }
-	x := tensor.FromSlice([]float32{1, 2, 3}, 3)
+	x := spore.FromSlice([]float32{1, 2, 3}, 3)
 
 	fmt.Println(f(x))
 	fmt.Println(spore.Grad(f)(x)[0])
@@ -32,7 +31,7 @@ func ExampleCond() {
 			func(a ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.ZerosLike(a[0])} },
 			x)[0]
 	})
-	fmt.Println(relu(tensor.Scalar(float32(2))), relu(tensor.Scalar(float32(-2))))
+	fmt.Println(relu(spore.Scalar(float32(2))), relu(spore.Scalar(float32(-2))))
 	// Output: 2.0 0.0
 }
 
@@ -41,7 +40,7 @@ func ExampleCond() {
 func Example_seedNetwork() {
 	spore.SetSeed(1)
 	param := func(shape ...int) *spore.Tensor {
-		return tensor.NewParameter("", tensor.RandUniform(spore.Float32, -0.05, 0.05, shape...))
+		return spore.NewParameter("", spore.RandUniform(spore.Float32, -0.05, 0.05, shape...))
 	}
 	w1, b1, w2, b2, w3, b3 := param(784, 512), param(512), param(512, 512), param(512), param(512, 10), param(10)
 	network := func(x *spore.Tensor) *spore.Tensor {
@@ -50,7 +49,7 @@ func Example_seedNetwork() {
 		h = ops.ReLU(ops.Add(ops.MatMul(h, w2), b2))
 		return ops.Add(ops.MatMul(h, w3), b3)
 	}
-	out := network(tensor.Ones(spore.Float32, 64, 1, 28, 28))
+	out := network(spore.Ones(spore.Float32, 64, 1, 28, 28))
 	fmt.Println(out.Shape())
 	fmt.Printf("first row, rounded: %.3f\n", out.Float32s()[:10])
 	// Output:
@@ -62,7 +61,7 @@ func Example_seedNetwork() {
 // time.
 func Example_modes() {
 	forward := func(x *spore.Tensor) *spore.Tensor { return ops.ReLU(ops.SubScalar(x, 1)) }
-	x := tensor.FromSlice([]float32{0, 1, 2, 3}, 4)
+	x := spore.FromSlice([]float32{0, 1, 2, 3}, 4)
 	defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
 
 	spore.SetContext(spore.WithMode(spore.GraphMode)) // globally
@@ -73,7 +72,7 @@ func Example_modes() {
 
 // Jit over Grad: forward and backward pass traced into one graph.
 func ExampleGrad_jit() {
-	x := tensor.FromSlice([]float32{1, 2, 3}, 3)
+	x := spore.FromSlice([]float32{1, 2, 3}, 3)
 	f := func(x *spore.Tensor) *spore.Tensor { return ops.Sum(ops.Mul(x, x)) }
 	g := spore.Grad(f) // ∇f, itself differentiable
 	run := spore.Jit(func(x *spore.Tensor) *spore.Tensor { return g(x)[0] })

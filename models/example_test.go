@@ -9,7 +9,6 @@ import (
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/optim"
-	"github.com/sporeml/spore/tensor"
 	"github.com/sporeml/spore/train"
 )
 
@@ -19,7 +18,7 @@ func Example_modes() {
 	spore.SetSeed(1)
 
 	net := models.NewNetwork()
-	x := tensor.Ones(spore.Float32, 64, 1, 28, 28)
+	x := spore.Ones(spore.Float32, 64, 1, 28, 28)
 	fmt.Println(net.Call(x).Shape()) // PyNative: runs now
 
 	spore.SetContext(spore.WithMode(spore.GraphMode))
