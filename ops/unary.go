@@ -69,6 +69,7 @@ func init() {
 		},
 	})
 	SquarePrim = defUnary("Square", 1, unary{
+		vec: func(d, x []float32) { vec.Mul(d, x, x) }, // x·x, rounded once as f32 is
 		f32: func(x float32) float32 { return x * x },
 		f64: func(x float64) float64 { return x * x },
 		i32: func(x int32) int32 { return x * x },
@@ -108,6 +109,8 @@ func init() {
 			return Mul(g, Mul(y, Sub(ScalarLike(y, 1), y)))
 		},
 	})
+	// Erf is Go's math.Erf in float64 (float32 rounds it once: within 1
+	// ulp); GELU's float64 body uses the erfc of the same implementation.
 	ErfPrim = defUnary("Erf", 12, unary{
 		f32: viaF64(math.Erf),
 		f64: math.Erf,
@@ -116,9 +119,12 @@ func init() {
 			return Mul(g, Mul(ScalarLike(x, twoInvSqPi), Exp(Neg(Mul(x, x)))))
 		},
 	})
+	// GELU has one float32 body, vec.Gelu (vectorised erfc, within 6.5
+	// ulp of the exact value; see package vec), which fused loops and the
+	// GEMM epilogue (gemm.ActGELU) run too, and one float64 body, gelu
+	// below on Go's math.Erfc (within about 1 ulp).
 	GeluPrim = defUnary("GELU", 20, unary{
-		vec: vec.Gelu, // within about 6.5 ulp; see package vec
-		f32: viaF64(gelu),
+		vec: vec.Gelu,
 		f64: gelu,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			// d x·Φ(x) = Φ(x) + x·φ(x), with Φ(x) = ½(1 + erf(x/√2)) and
