@@ -1,0 +1,45 @@
+package ops_test
+
+import (
+	"testing"
+
+	"github.com/sporeml/spore/internal/core"
+	_ "github.com/sporeml/spore/ops" // defines the primitives
+	"github.com/sporeml/spore/tensor"
+)
+
+// TestEveryPrimHasKernels enumerates every primitive recorded with
+// core.Define and checks that the kernel table holds a CPU kernel for at
+// least one dtype (with the legacy per-op kernel field gone, a primitive
+// without one could run nowhere), and that floating-point primitives —
+// those with a Float32 kernel — have a Float64 one too, which gradient
+// checks rely on.
+func TestEveryPrimHasKernels(t *testing.T) {
+	dts := []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64, tensor.Bool, tensor.Uint8}
+	prims := core.Prims()
+	if len(prims) < 50 {
+		t.Fatalf("core.Prims lists %d primitives; ops defines more", len(prims))
+	}
+	for _, p := range prims {
+		has := map[tensor.DType]bool{}
+		for _, dt := range dts {
+			var err error
+			if p.InferN != nil {
+				_, err = p.KernelNFor(dt, core.CPU)
+			} else {
+				_, err = p.KernelFor(dt, core.CPU)
+			}
+			has[dt] = err == nil
+		}
+		some := false
+		for _, dt := range dts {
+			some = some || has[dt]
+		}
+		if !some {
+			t.Errorf("%s has no CPU kernel for any dtype", p.Name)
+		}
+		if has[tensor.Float32] && !has[tensor.Float64] {
+			t.Errorf("%s has a Float32 kernel but no Float64 one", p.Name)
+		}
+	}
+}
