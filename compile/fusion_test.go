@@ -226,6 +226,18 @@ func TestFuse(t *testing.T) {
 			x := g.Input(m)
 			return []*graph.Value{g.Op(exp, nil, g.Op(add, nil, x, x))}
 		}, []string{"Fused[Add,Exp]"}, 1},
+		{"dtypes change inside a group", func(g *graph.Graph) []*graph.Value {
+			x, y := g.Input(f32(6, 700)), g.Input(f32(6, 700))
+			c := g.Op(ops.GreaterPrim, nil, x, y)
+			e, n := g.Op(exp, nil, x), g.Op(ops.NegPrim, nil, y)
+			return []*graph.Value{g.Op(ops.CastPrim, tensor.Float64, g.Op(ops.SelectPrim, nil, c, e, n))}
+		}, []string{"Fused[Greater,Exp,Neg,Select,Cast]"}, 1},
+		{"registers change width", func(g *graph.Graph) []*graph.Value {
+			x := g.Input(f32(3, 5000))
+			w := g.Op(ops.CastPrim, tensor.Float64, x)
+			b := g.Op(ops.CastPrim, tensor.Bool, g.Op(ops.CastPrim, tensor.Float32, g.Op(exp, nil, w)))
+			return []*graph.Value{g.Op(ops.CastPrim, tensor.Float32, b)}
+		}, []string{"Fused[Cast,Exp,Cast,Cast,Cast]"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			build := func() *graph.Graph {
