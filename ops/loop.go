@@ -1,10 +1,10 @@
 package ops
 
 // loop carries a convolution or pooling kernel's operands to the worker
-// pool. Kernels take one from a pool (floatImpl.getLoop) and hand it to parallel.ForBody, so
-// splitting a kernel over the cores allocates nothing (a closure capturing
-// the operands would be allocated on every call, in every compiled plan
-// that runs the kernel).
+// pool. Kernels take one from their type's pool (floatImpl.getLoop) and
+// hand it to parallel.ForBody, so splitting a kernel over the cores
+// allocates nothing (a closure capturing the operands would be allocated
+// on every call, in every compiled plan that runs the kernel).
 type loop[T float32 | float64] struct {
 	kind    loopKind
 	cg      convGeom
