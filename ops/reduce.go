@@ -170,7 +170,7 @@ func sumKernel[T float32 | float64 | int32 | int64](fast func(o, x []T, xs tenso
 		if fast != nil && fast(o, x, xs, axes) {
 			return
 		}
-		reduceInto(o, x, xs, axes, sumOf[T])
+		reduceInto(o, x, xs, axes, func(a, v T) T { return a + v })
 	}
 }
 

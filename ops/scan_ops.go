@@ -107,14 +107,13 @@ func scanInto[T tensor.Number](out, x []T, outer, n, inner int, excl, rev bool, 
 	}
 }
 
-func sumOf[T tensor.Number](a, b T) T  { return a + b }
-func prodOf[T tensor.Number](a, b T) T { return a * b }
-
 // scanKernel returns the kernel of CumSum (prod false) or CumProd for T.
 func scanKernel[T tensor.Number](prod bool) core.KernelFunc {
-	f := sumOf[T]
+	// Literals: a generic function's value taken in generic code would be
+	// called through a wrapper for every element.
+	f := func(a, b T) T { return a + b }
 	if prod {
-		f = prodOf[T]
+		f = func(a, b T) T { return a * b }
 	}
 	id := identityOf[T](prod)
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
