@@ -321,5 +321,55 @@ func Cases() []Case {
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])
 	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	return append(cs, defaultCases(cs)...)
+}
+
+// defaultCases covers the elementwise primitives that no case above names:
+// applied to inputs in [-2, 2) (of one or two operands, whichever the op
+// takes), differentiable where the op has a VJP. So a new elementwise op
+// whose domain is the whole real line needs no edit here to be checked by
+// every test that ranges over the catalogue; one with a narrower domain
+// gets an explicit case above.
+func defaultCases(named []Case) []Case {
+	covered := map[*core.Prim]bool{}
+	for _, c := range named {
+		covered[c.Prim] = true
+	}
+	var cs []Case
+	for _, p := range core.Prims() {
+		if covered[p] || !p.Traits.Elementwise || p.Elementwise == nil {
+			continue
+		}
+		for arity := 1; arity <= 2; arity++ {
+			gens := make([]func(tensor.DType) *tensor.Tensor, arity)
+			diff := make([]int, arity)
+			for k := range gens {
+				gens[k] = u(-2, 2, 7*k, 2, 3)
+				diff[k] = k
+			}
+			if !accepts(p, in(gens...)(tensor.Float64)) {
+				continue
+			}
+			c := Case{Prim: p, Name: p.Name, Inputs: in(gens...), Differentiable: p.VJP != nil,
+				Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return core.Apply(p, nil, xs...) }}
+			if c.Differentiable {
+				c.Diff = diff
+			}
+			cs = append(cs, c)
+			break
+		}
+	}
 	return cs
+}
+
+// accepts reports whether p's shape and dtype inference takes xs without
+// attributes.
+func accepts(p *core.Prim, xs []*tensor.Tensor) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	p.Infer(nil, xs)
+	return true
 }
