@@ -160,20 +160,7 @@ func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor { return vjp(y, sens, tar
 // tape (for higher-order gradients). When no outer differentiation reaches
 // the recorded ops, eager reverse passes run their rules untracked.
 func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
-	// A parameter's record lives on this goroutine's tape, and finding it
-	// costs a goroutine-id lookup: find each parameter's once.
-	paramNodes := map[*Tensor]*core.Node{}
-	nodeOf := func(t *Tensor) *core.Node {
-		if !t.IsParameter() {
-			return core.NodeOf(t)
-		}
-		n, ok := paramNodes[t]
-		if !ok {
-			n = core.NodeOf(t)
-			paramNodes[t] = n
-		}
-		return n
-	}
+	nodeOf := nodeFinder()
 	isTarget := make(map[*core.Node]bool, len(targets))
 	for _, t := range targets {
 		if t != nil && nodeOf(t) != nil {
@@ -255,6 +242,24 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 		}
 	}
 	return out
+}
+
+// nodeFinder returns core.NodeOf for one pass over a tape. A parameter's
+// record lives on this goroutine's tape, and finding it costs a
+// goroutine-id lookup: the finder looks each parameter's up once.
+func nodeFinder() func(*Tensor) *core.Node {
+	paramNodes := map[*Tensor]*core.Node{}
+	return func(t *Tensor) *core.Node {
+		if !t.IsParameter() {
+			return core.NodeOf(t)
+		}
+		n, ok := paramNodes[t]
+		if !ok {
+			n = core.NodeOf(t)
+			paramNodes[t] = n
+		}
+		return n
+	}
 }
 
 // reachingOrder returns, in topological order (inputs before users), the

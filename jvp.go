@@ -91,18 +91,7 @@ func linearize(f func([]*Tensor) []*Tensor, primals, params []*Tensor, nested bo
 	}
 	l.outs = f(args)
 	l.targets = append(args, tracked...)
-	paramNodes := map[*Tensor]*core.Node{}
-	l.nodeOf = func(t *Tensor) *core.Node {
-		if !t.IsParameter() {
-			return core.NodeOf(t)
-		}
-		n, ok := paramNodes[t]
-		if !ok {
-			n = core.NodeOf(t)
-			paramNodes[t] = n
-		}
-		return n
-	}
+	l.nodeOf = nodeFinder()
 	for _, t := range l.targets {
 		if n := l.nodeOf(t); n != nil {
 			l.isTarget[n] = true
