@@ -8,24 +8,13 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/optest"
 	"github.com/sporeml/spore/tensor"
 )
 
 // doubleF32 doubles a Float32 tensor; it registers no kernel for any other
 // dtype (and is not recorded with core.Define: it belongs to this test).
-var doubleF32 = func() *core.Prim {
-	p := &core.Prim{
-		Name:  "DoubleFloat32Only",
-		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta { return in[0].Meta() },
-	}
-	p.Register(tensor.Float32, core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-		o := out.Data().([]float32)
-		for i, v := range in[0].Data().([]float32) {
-			o[i] = 2 * v
-		}
-	})
-	return p
-}()
+var doubleF32 = optest.Float32Only("DoubleFloat32Only")
 
 // panicOf returns the error f panics with, or nil.
 func panicOf(f func()) (err error) {

@@ -7,24 +7,13 @@ import (
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/optest"
 	"github.com/sporeml/spore/tensor"
 )
 
 // float32Only is a primitive with a kernel for Float32 alone (it is not
 // recorded with core.Define: it belongs to this test, not to the op set).
-var float32Only = func() *core.Prim {
-	p := &core.Prim{
-		Name:  "Float32Only",
-		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta { return in[0].Meta() },
-	}
-	p.Register(tensor.Float32, core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
-		o := out.Data().([]float32)
-		for i, v := range in[0].Data().([]float32) {
-			o[i] = 2 * v
-		}
-	})
-	return p
-}()
+var float32Only = optest.Float32Only("Float32Only")
 
 // TestCompileResolvesKernels checks that a plan finds each kernel when it
 // is compiled: a dtype with a kernel compiles and runs it, and a dtype
