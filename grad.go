@@ -172,15 +172,15 @@ func vjp(y, sens *Tensor, targets []*Tensor, record bool) []*Tensor {
 	detach := func(ts []*Tensor) []*Tensor { return ts }
 	detach1 := func(t *Tensor) *Tensor { return t }
 	if !record {
-		detach1 = core.Untracked
+		detach1 = func(t *Tensor) *Tensor { return core.Untracked(t, nodeOf) }
 		detach = func(ts []*Tensor) []*Tensor {
 			out := make([]*Tensor, len(ts))
 			for i, t := range ts {
-				out[i] = core.Untracked(t)
+				out[i] = core.Untracked(t, nodeOf)
 			}
 			return out
 		}
-		sens = core.Untracked(sens)
+		sens = core.Untracked(sens, nodeOf)
 	}
 	// Cotangents are keyed by tensor, not node, so that each result of a
 	// multi-result node keeps its own.

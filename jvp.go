@@ -123,7 +123,7 @@ func (l *linearization) push(tangents []*Tensor) []*Tensor {
 	if !l.record {
 		// Nothing will differentiate the tangent computation: run the
 		// rules on untracked tensors so that they build no tape.
-		detach = core.Untracked
+		detach = func(t *Tensor) *Tensor { return core.Untracked(t, l.nodeOf) }
 	}
 	detachAll := func(ts []*Tensor) []*Tensor {
 		out := make([]*Tensor, len(ts))

@@ -56,9 +56,11 @@ func TrackLeaf(x *Tensor) *Tensor {
 // gradient rules on untracked tensors, so that it builds no tape of its own.
 // The result of a parameter is a plain tensor sharing its buffer, so use
 // Untracked only for eager work: under a trace a parameter's identity is
-// what keeps it from being baked in as a constant.
-func Untracked(t *Tensor) *Tensor {
-	if t == nil || NodeOf(t) == nil {
+// what keeps it from being baked in as a constant. nodeOf finds records
+// (NodeOf, or a pass's cache of it: finding a parameter's costs a
+// goroutine-id lookup).
+func Untracked(t *Tensor, nodeOf func(*Tensor) *Node) *Tensor {
+	if t == nil || nodeOf(t) == nil {
 		return t
 	}
 	return &Tensor{shape: t.shape, dtype: t.dtype, buf: t.buf, sym: t.sym, needsGrad: true}
@@ -95,7 +97,7 @@ func TrackParams(ps []*Tensor) (end func()) {
 		if p.param == nil {
 			Panicf("Grad", "Weights: tensor of shape %v is not a parameter", p.shape)
 		}
-		if NodeOf(p) == nil {
+		if p.node == nil && !st.tracks(p) {
 			tp[p] = &Node{Out: p}
 		}
 	}
@@ -135,12 +137,28 @@ func tapeNode(p *Tensor) *Node {
 	if st == nil {
 		return nil
 	}
+	return st.node(p)
+}
+
+// node finds p's record on these tapes, innermost first.
+func (st *tapeStack) node(p *Tensor) *Node {
 	for i := len(st.s) - 1; i >= 0; i-- {
 		if n := st.s[i][p]; n != nil {
 			return n
 		}
 	}
 	return nil
+}
+
+// tracks reports whether a tape below the innermost one (which TrackParams
+// is filling) tracks p.
+func (st *tapeStack) tracks(p *Tensor) bool {
+	for i := len(st.s) - 2; i >= 0; i-- {
+		if st.s[i][p] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // identityPrim links a leaf to the tracked tensor it was made from.

@@ -311,14 +311,14 @@ func dispatch(p *Prim, in []*Tensor) (tr Tracer, tracked bool) {
 		tracked = tracked || x.node != nil
 		hasParam = hasParam || x.param != nil
 	}
-	if hasParam && !tracked && activeTapes.Load() > 0 {
-		for _, x := range in {
-			if x.param != nil && tapeNode(x) != nil {
-				tracked = true
-				break
-			}
-		}
-	}
+	// While any differentiation over parameters is under way, an op that
+	// reads a parameter is recorded without asking whose tape tracks it:
+	// that costs a goroutine-id lookup per op. The record is harmless
+	// where no tape of this goroutine tracks the parameter — the reverse
+	// and forward passes find parameters' leaves on their own goroutine's
+	// tape (NodeOf), so such a record leads nowhere — and in the usual case
+	// of one goroutine differentiating, it is needed anyway.
+	tracked = tracked || hasParam && activeTapes.Load() > 0
 	if (tr != nil || hasParam) && activeTraces.Load() > 0 {
 		// The innermost trace of this goroutine wins: inside a control-flow
 		// body traced within an outer function, ops on the outer function's
