@@ -434,6 +434,8 @@ func (w *whileAttrs) BindRegions(subs []*exec.SubPlan) any {
 	for _, m := range w.body.outs {
 		r.a = append(r.a, core.NewOf(m))
 		r.b = append(r.b, core.NewOf(m))
+		r.cp = append(r.cp, core.CopierFor(m.DType))
+		r.size = append(r.size, m.Shape.Size())
 	}
 	r.pred = []*Tensor{tensor.New(tensor.Bool)}
 	r.cur = make([]*Tensor, width(w.carries, r.cond, r.body))
@@ -444,7 +446,9 @@ func (w *whileAttrs) BindRegions(subs []*exec.SubPlan) any {
 type whileRun struct {
 	cond, body *runner
 	carries    int
-	a, b       []*Tensor // double-buffered carries
+	a, b       []*Tensor     // double-buffered carries
+	cp         []core.Copier // each carry's copy, resolved when planned
+	size       []int         // each carry's element count
 	pred       []*Tensor
 	cur        []*Tensor // the node inputs the bodies read: carries substituted
 	src        *whileAttrs
@@ -455,7 +459,7 @@ func (w *whileRun) String() string { return w.src.String() }
 func (w *whileRun) run(in, outs []*Tensor) {
 	copy(w.cur, in)
 	for i := range w.carries {
-		core.Copy(w.a[i], in[i])
+		w.cp[i](w.a[i], 0, in[i], 0, w.size[i])
 		w.cur[i] = w.a[i]
 	}
 	for {
@@ -470,7 +474,7 @@ func (w *whileRun) run(in, outs []*Tensor) {
 		}
 	}
 	for i, o := range outs {
-		core.Copy(o, w.a[i])
+		w.cp[i](o, 0, w.a[i], 0, w.size[i])
 	}
 }
 

@@ -144,18 +144,23 @@ func (s *scanAttrs) Regions() []*graph.Region {
 func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
 	r := &scanRun{scanAttrs: s, body: newRunner(subs[0])}
 	for i := range s.nc {
-		r.a = append(r.a, core.NewOf(s.body.outs[i]))
-		r.b = append(r.b, core.NewOf(s.body.outs[i]))
+		m := s.body.outs[i]
+		r.a = append(r.a, core.NewOf(m))
+		r.b = append(r.b, core.NewOf(m))
+		r.cpC = append(r.cpC, core.CopierFor(m.DType))
+		r.sizeC = append(r.sizeC, m.Shape.Size())
 	}
 	for k := range s.nx {
 		m := s.body.orig.Inputs[s.nc+k].Meta
 		r.xt = append(r.xt, core.NewOf(m))
 		r.sizeX = append(r.sizeX, m.Shape.Size())
+		r.cpX = append(r.cpX, core.CopierFor(m.DType))
 	}
 	for j := range s.ny {
 		m := s.body.outs[s.nc+j]
 		r.yt = append(r.yt, core.NewOf(m))
 		r.sizeY = append(r.sizeY, m.Shape.Size())
+		r.cpY = append(r.cpY, core.CopierFor(m.DType))
 	}
 	r.stepOut = make([]*Tensor, s.nc+s.ny)
 	r.cur = make([]*Tensor, width(s.nc+s.nx, r.body))
@@ -170,12 +175,16 @@ type scanRun struct {
 	a, b, xt, yt []*Tensor // carries (double-buffered), x and y slices
 	stepOut      []*Tensor
 	sizeX, sizeY []int
+	// Copies resolved when planned: of each carry (its element count in
+	// sizeC), each scanned input and each scanned output.
+	cpC, cpX, cpY []core.Copier
+	sizeC         []int
 }
 
 func (s *scanRun) run(in, outs []*Tensor) {
 	copy(s.cur, in)
 	for i := range s.nc {
-		core.Copy(s.a[i], in[i])
+		s.cpC[i](s.a[i], 0, in[i], 0, s.sizeC[i])
 		s.cur[i] = s.a[i]
 	}
 	for k := range s.nx {
@@ -188,12 +197,12 @@ func (s *scanRun) run(in, outs []*Tensor) {
 			t = s.T - 1 - k
 		}
 		for i, x := range s.xt {
-			core.CopyElems(x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+			s.cpX[i](x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
 		}
 		copy(s.stepOut, s.b)
 		s.body.run(s.cur, s.stepOut)
 		for j, y := range s.yt {
-			core.CopyElems(outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
+			s.cpY[j](outs[s.nc+j], t*s.sizeY[j], y, 0, s.sizeY[j])
 		}
 		s.a, s.b = s.b, s.a
 		for i := range s.nc {
@@ -201,7 +210,7 @@ func (s *scanRun) run(in, outs []*Tensor) {
 		}
 	}
 	for i := range s.nc {
-		core.Copy(outs[i], s.a[i])
+		s.cpC[i](outs[i], 0, s.a[i], 0, s.sizeC[i])
 	}
 }
 

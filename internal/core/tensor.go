@@ -435,6 +435,29 @@ func Rebind(t, src *Tensor) {
 	t.buf = src.buf
 }
 
+// Copier copies n elements of src, from srcOff, into dst at dstOff, for
+// tensors of one dtype. Planned code resolves it once with CopierFor, so a
+// loop kernel copying carries and slices every iteration switches on no
+// dtype.
+type Copier func(dst *Tensor, dstOff int, src *Tensor, srcOff, n int)
+
+var copiers = [numDTypes]Copier{
+	Float32: copyElems[float32], Float64: copyElems[float64], Int32: copyElems[int32],
+	Int64: copyElems[int64], Bool: copyElems[bool], Uint8: copyElems[uint8],
+}
+
+// CopierFor returns the Copier of dtype dt.
+func CopierFor(dt DType) Copier {
+	if dt >= numDTypes || copiers[dt] == nil {
+		panic(fmt.Sprintf("core: no element copy for dtype %v", dt))
+	}
+	return copiers[dt]
+}
+
+func copyElems[T Elem](dst *Tensor, dstOff int, src *Tensor, srcOff, n int) {
+	copy(dst.buf.([]T)[dstOff:dstOff+n], src.buf.([]T)[srcOff:srcOff+n])
+}
+
 // CopyElems copies n elements of src starting at flat offset srcOff into
 // dst at dstOff; both must have the same dtype. Executors use it to move
 // rows in and out of loop bodies without allocating.

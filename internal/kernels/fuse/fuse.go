@@ -86,6 +86,11 @@ func (p *Program) Check() error {
 	if p.NumInputs < 0 || p.NumRegs < p.NumInputs || len(p.InTypes) != p.NumInputs {
 		return fmt.Errorf("fuse: %d registers for %d inputs of %d types", p.NumRegs, p.NumInputs, len(p.InTypes))
 	}
+	for i, t := range p.InTypes {
+		if t == 0 || t >= numTypes {
+			return fmt.Errorf("fuse: input %d has no element type (%v)", i, t)
+		}
+	}
 	typ := make([]Type, p.NumRegs) // 0: not yet written
 	copy(typ, p.InTypes)
 	for k, in := range p.Insts {
@@ -218,8 +223,9 @@ func (p *Program) Run(outs []any, ins []Input) {
 	r.p, r.ins, r.outs = p, r.ins[:0], r.outs[:0]
 	n := -1
 	for k, o := range outs {
-		t, ptr, m, ok := slice(o)
-		if !ok || t != p.outTypes[k] {
+		t := p.outTypes[k]
+		ptr, m, ok := unpackers[t](o)
+		if !ok {
 			panic(fmt.Sprintf("fuse: output %d is %T, the program writes %v", k, o, p.outTypes[k]))
 		}
 		if n >= 0 && m != n {
@@ -230,8 +236,9 @@ func (p *Program) Run(outs []any, ins []Input) {
 	}
 	n = max(n, 0)
 	for i, in := range ins {
-		t, ptr, m, ok := slice(in.Data)
-		if !ok || t != p.InTypes[i] {
+		t := p.InTypes[i]
+		ptr, m, ok := unpackers[t](in.Data)
+		if !ok {
 			panic(fmt.Sprintf("fuse: input %d is %T, the program reads %v", i, in.Data, p.InTypes[i]))
 		}
 		o := operand{p: ptr, n: m, t: t, mode: in.Mode, period: in.Period}

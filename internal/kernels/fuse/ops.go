@@ -162,6 +162,20 @@ func bindConv[T, U elem](body any) (Fn, bool) {
 	}}, true
 }
 
+// unpackers[t] returns the first element and length of a []T for type t,
+// or ok false for a slice of another type: the per-run unpacking of
+// operands indexes this table by the type the program was checked for,
+// rather than switching on the buffer's type.
+var unpackers = [numTypes]func(any) (unsafe.Pointer, int, bool){
+	F32: unpack[float32], F64: unpack[float64], I32: unpack[int32],
+	I64: unpack[int64], U8: unpack[uint8], Bool: unpack[bool],
+}
+
+func unpack[T elem](x any) (unsafe.Pointer, int, bool) {
+	s, ok := x.([]T)
+	return unsafe.Pointer(unsafe.SliceData(s)), len(s), ok
+}
+
 // Slice returns the type, first element and length of a slice of one of
 // the element types, or ok false for anything else.
 func slice(x any) (t Type, p unsafe.Pointer, n int, ok bool) {
