@@ -49,7 +49,7 @@ func ConstFold(g *graph.Graph) {
 // kernel panics or there is none: the op then stays in the graph, where it
 // will report its error with the same message eager mode gives.
 func evalConst(v *graph.Value) (t *tensor.Tensor) {
-	k, err := v.Prim.KernelFor(kernelDType(v), core.CPU)
+	k, err := v.Prim.KernelForKey(kernelKey(v), core.CPU)
 	if err != nil {
 		return nil
 	}

@@ -23,17 +23,18 @@ func plainOp(v *graph.Value) bool {
 	if v.Kind != graph.KindOp || v.IsMulti() || v.Prim.Traits.Impure {
 		return false
 	}
-	_, err := v.Prim.KernelFor(kernelDType(v), core.CPU)
+	_, err := v.Prim.KernelForKey(kernelKey(v), core.CPU)
 	return err == nil
 }
 
-// kernelDType is the dtype that selects v's kernel (core.KernelDType): its
-// first operand's, or its own for an op without operands.
-func kernelDType(v *graph.Value) tensor.DType {
-	if len(v.Args) > 0 {
-		return v.Args[0].Meta.DType
+// kernelKey is the key that selects v's kernel (core.Prim.KeyOf): its
+// operands' dtypes, as the plan will look it up.
+func kernelKey(v *graph.Value) core.Key {
+	dts := make([]tensor.DType, len(v.Args))
+	for i, a := range v.Args {
+		dts[i] = a.Meta.DType
 	}
-	return v.Meta.DType
+	return v.Prim.KeyOf(dts, v.Meta.DType)
 }
 
 // sameMeta reports whether two metas have one shape and dtype.

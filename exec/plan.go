@@ -258,7 +258,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc})
 			continue
 		}
-		k, err := v.Prim.KernelFor(core.KernelDType(in, v.Meta.DType), core.CPU)
+		k, err := v.Prim.KernelForKey(v.Prim.KeyFor(in, v.Meta.DType), core.CPU)
 		if err != nil {
 			return nil, kernelError(v, err)
 		}

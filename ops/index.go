@@ -113,9 +113,10 @@ func init() {
 		},
 	})
 	GatherPrim = core.Define(&core.Prim{
-		Name:   "Gather",
-		Batch:  batchGather,
-		Traits: core.Traits{Cost: 0},
+		Name:       "Gather",
+		IndexInput: 2,
+		Batch:      batchGather,
+		Traits:     core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
 			x, idx := in[0], in[1]
@@ -141,9 +142,10 @@ func init() {
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
 	// respect to g is Gather itself.
 	GatherGradPrim = core.Define(&core.Prim{
-		Name:   "GatherGrad",
-		Batch:  batchGatherGrad,
-		Traits: core.Traits{Cost: 1},
+		Name:       "GatherGrad",
+		IndexInput: 2,
+		Batch:      batchGatherGrad,
+		Traits:     core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
 			g, idx := in[0], in[1]
@@ -164,8 +166,8 @@ func init() {
 		},
 	})
 	registerIndex(CheckIndicesPrim, checkIndicesKernel[int32], checkIndicesKernel[int64])
-	registerElems(GatherPrim, gatherKernel[float32], gatherKernel[float64], gatherKernel[int32], gatherKernel[int64], gatherKernel[bool], gatherKernel[uint8])
-	registerNumbers(GatherGradPrim, gatherGradKernel[float32], gatherGradKernel[float64], gatherGradKernel[int32], gatherGradKernel[int64], gatherGradKernel[uint8])
+	registerIndexed(GatherPrim, gatherKernels[int32](), gatherKernels[int64]())
+	registerIndexed(GatherGradPrim, gatherGradKernels[int32](), gatherGradKernels[int64]())
 }
 
 func numericDType(d tensor.DType) bool {
@@ -173,24 +175,56 @@ func numericDType(d tensor.DType) bool {
 }
 
 // The kernels below are keyed by the gathered (or scattered) values'
-// dtype T. The indices have a type of their own, Int32 or Int64, which
-// the table's key does not carry: each kernel picks the index loop with
-// one two-way type switch, and the loop is generic over both types.
+// dtype T and the indices' dtype I, Int32 or Int64 (IndexInput), so that
+// none of them switches on a type when it runs.
 
-func gatherKernel[T any](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+// byDType lists one kernel per value dtype, for one index dtype.
+type byDType map[tensor.DType]core.KernelFunc
+
+// registerIndexed installs an index op's kernels for Int32 and Int64
+// indices.
+func registerIndexed(p *core.Prim, i32, i64 byDType) {
+	for dt, k := range i32 {
+		p.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, k)
+	}
+	for dt, k := range i64 {
+		p.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, k)
+	}
+}
+
+func gatherKernels[I int32 | int64]() byDType {
+	return byDType{tensor.Float32: gatherKernel[float32, I], tensor.Float64: gatherKernel[float64, I],
+		tensor.Int32: gatherKernel[int32, I], tensor.Int64: gatherKernel[int64, I],
+		tensor.Bool: gatherKernel[bool, I], tensor.Uint8: gatherKernel[uint8, I]}
+}
+
+func gatherGradKernels[I int32 | int64]() byDType {
+	return byDType{tensor.Float32: gatherGradKernel[float32, I], tensor.Float64: gatherGradKernel[float64, I],
+		tensor.Int32: gatherGradKernel[int32, I], tensor.Int64: gatherGradKernel[int64, I],
+		tensor.Uint8: gatherGradKernel[uint8, I]}
+}
+
+func takeAlongAxisKernels[I int32 | int64]() byDType {
+	return byDType{tensor.Float32: takeAlongAxisKernel[float32, I], tensor.Float64: takeAlongAxisKernel[float64, I],
+		tensor.Int32: takeAlongAxisKernel[int32, I], tensor.Int64: takeAlongAxisKernel[int64, I],
+		tensor.Bool: takeAlongAxisKernel[bool, I], tensor.Uint8: takeAlongAxisKernel[uint8, I]}
+}
+
+func takeAlongAxisGradKernels[I int32 | int64]() byDType {
+	return byDType{tensor.Float32: takeAlongAxisGradKernel[float32, I], tensor.Float64: takeAlongAxisGradKernel[float64, I],
+		tensor.Int32: takeAlongAxisGradKernel[int32, I], tensor.Int64: takeAlongAxisGradKernel[int64, I],
+		tensor.Uint8: takeAlongAxisGradKernel[uint8, I]}
+}
+
+func gatherKernel[T any, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	ax := attrs.(AxisAttr).Axis
 	x, idx := in[0], in[1]
 	xs := x.Shape()
 	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
 	dst, src := out.Data().([]T), x.Data().([]T)
-	switch ix := idx.Data().(type) {
-	case []int32:
-		checkIndices("Gather", ix, ax, n)
-		gatherRows(dst, src, ix, outer, n, inner)
-	case []int64:
-		checkIndices("Gather", ix, ax, n)
-		gatherRows(dst, src, ix, outer, n, inner)
-	}
+	ix := idx.Data().([]I)
+	checkIndices("Gather", ix, ax, n)
+	gatherRows(dst, src, ix, outer, n, inner)
 }
 
 // gatherRows copies, for each outer position, the inner-sized row named by
@@ -207,20 +241,15 @@ func gatherRows[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner i
 	}
 }
 
-func gatherGradKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+func gatherGradKernel[T tensor.Number, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(ScatterAttrs)
 	g, idx := in[0], in[1]
 	os := out.Shape()
 	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
 	dst, src := out.Data().([]T), g.Data().([]T)
-	switch ix := idx.Data().(type) {
-	case []int32:
-		checkIndices("GatherGrad", ix, a.Axis, a.Extent)
-		scatterAddRows(dst, src, ix, outer, a.Extent, inner)
-	case []int64:
-		checkIndices("GatherGrad", ix, a.Axis, a.Extent)
-		scatterAddRows(dst, src, ix, outer, a.Extent, inner)
-	}
+	ix := idx.Data().([]I)
+	checkIndices("GatherGrad", ix, a.Axis, a.Extent)
+	scatterAddRows(dst, src, ix, outer, a.Extent, inner)
 }
 
 func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
@@ -251,9 +280,10 @@ func Gather(x, indices *tensor.Tensor, axis int) *tensor.Tensor {
 
 func init() {
 	TakeAlongAxisPrim = core.Define(&core.Prim{
-		Name:   "TakeAlongAxis",
-		Batch:  batchAlong(&TakeAlongAxisPrim, shiftAxisAttr),
-		Traits: core.Traits{Cost: 0},
+		Name:       "TakeAlongAxis",
+		IndexInput: 2,
+		Batch:      batchAlong(&TakeAlongAxisPrim, shiftAxisAttr),
+		Traits:     core.Traits{Cost: 0},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			ax := attrs.(AxisAttr).Axis
 			x, idx := in[0], in[1]
@@ -275,9 +305,10 @@ func init() {
 	// TakeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
 	TakeAlongAxisGradPrim = core.Define(&core.Prim{
-		Name:   "TakeAlongAxisGrad",
-		Batch:  batchAlong(&TakeAlongAxisGradPrim, shiftScatterAttrs),
-		Traits: core.Traits{Cost: 1},
+		Name:       "TakeAlongAxisGrad",
+		IndexInput: 2,
+		Batch:      batchAlong(&TakeAlongAxisGradPrim, shiftScatterAttrs),
+		Traits:     core.Traits{Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			a := attrs.(ScatterAttrs)
 			g, idx := in[0], in[1]
@@ -297,8 +328,8 @@ func init() {
 			return []*tensor.Tensor{core.Apply(TakeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
 		},
 	})
-	registerElems(TakeAlongAxisPrim, takeAlongAxisKernel[float32], takeAlongAxisKernel[float64], takeAlongAxisKernel[int32], takeAlongAxisKernel[int64], takeAlongAxisKernel[bool], takeAlongAxisKernel[uint8])
-	registerNumbers(TakeAlongAxisGradPrim, takeAlongAxisGradKernel[float32], takeAlongAxisGradKernel[float64], takeAlongAxisGradKernel[int32], takeAlongAxisGradKernel[int64], takeAlongAxisGradKernel[uint8])
+	registerIndexed(TakeAlongAxisPrim, takeAlongAxisKernels[int32](), takeAlongAxisKernels[int64]())
+	registerIndexed(TakeAlongAxisGradPrim, takeAlongAxisGradKernels[int32](), takeAlongAxisGradKernels[int64]())
 }
 
 func offAxisEqual(a, b tensor.Shape, ax int) bool {
@@ -313,20 +344,15 @@ func offAxisEqual(a, b tensor.Shape, ax int) bool {
 	return true
 }
 
-func takeAlongAxisKernel[T any](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+func takeAlongAxisKernel[T any, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	ax := attrs.(AxisAttr).Axis
 	x, idx := in[0], in[1]
 	xs := x.Shape()
 	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
 	dst, src := out.Data().([]T), x.Data().([]T)
-	switch ix := idx.Data().(type) {
-	case []int32:
-		checkIndices("TakeAlongAxis", ix, ax, n)
-		takeAlong(dst, src, ix, outer, n, inner)
-	case []int64:
-		checkIndices("TakeAlongAxis", ix, ax, n)
-		takeAlong(dst, src, ix, outer, n, inner)
-	}
+	ix := idx.Data().([]I)
+	checkIndices("TakeAlongAxis", ix, ax, n)
+	takeAlong(dst, src, ix, outer, n, inner)
 }
 
 // takeAlong reads dst[o, j, i] = src[o, idx[o, j, i], i]; the index tensor
@@ -347,20 +373,15 @@ func takeAlong[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner in
 	}
 }
 
-func takeAlongAxisGradKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+func takeAlongAxisGradKernel[T tensor.Number, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(ScatterAttrs)
 	g, idx := in[0], in[1]
 	os := out.Shape()
 	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
 	dst, src := out.Data().([]T), g.Data().([]T)
-	switch ix := idx.Data().(type) {
-	case []int32:
-		checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
-		putAlong(dst, src, ix, outer, a.Extent, inner)
-	case []int64:
-		checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
-		putAlong(dst, src, ix, outer, a.Extent, inner)
-	}
+	ix := idx.Data().([]I)
+	checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
+	putAlong(dst, src, ix, outer, a.Extent, inner)
 }
 
 // putAlong is takeAlong's adjoint: dst[o, idx[o, j, i], i] += src[o, j, i].

@@ -82,11 +82,57 @@ type Prim struct {
 	JVPN   func(attrs any, in, tangents []*Tensor, outs []*Tensor) []*Tensor
 	BatchN func(attrs any, in []*Tensor, dims []int) ([]*Tensor, []int)
 
-	// kernels is the kernel table, indexed by dtype and backend (Register):
-	// the only place a kernel is found, by eager dispatch and plans alike.
-	kernels  [numDTypes][numBackends]KernelFunc
-	kernelsN [numDTypes][numBackends]KernelNFunc
+	// IndexInput is the 1-based position of an input holding indices
+	// (Int32 or Int64) whose dtype selects the kernel together with the
+	// first input's (Key): Gather's indices. Zero when the first input's
+	// dtype alone selects it.
+	IndexInput int
+
+	// kernels is the kernel table, indexed by the key's dtypes and the
+	// backend (Register): the only place a kernel is found, by eager
+	// dispatch and plans alike.
+	kernels  [numDTypes][numDTypes][numBackends]KernelFunc
+	kernelsN [numDTypes][numDTypes][numBackends]KernelNFunc
 }
+
+// Key selects a primitive's kernel: the dtype it computes in (KernelDType)
+// and, for a primitive with an IndexInput, its indices' dtype (Invalid for
+// the others), so that no kernel switches on either per call.
+type Key struct {
+	DType, Index DType
+}
+
+func (k Key) String() string {
+	if k.Index == Invalid {
+		return k.DType.String()
+	}
+	return fmt.Sprintf("%v with %v indices", k.DType, k.Index)
+}
+
+// KeyOf returns the key of p applied to inputs of the given dtypes with a
+// result of dtype out.
+func (p *Prim) KeyOf(in []DType, out DType) Key {
+	k := Key{DType: out}
+	if len(in) > 0 {
+		k.DType = in[0]
+	}
+	if p.IndexInput > 0 && p.IndexInput <= len(in) {
+		k.Index = in[p.IndexInput-1]
+	}
+	return k
+}
+
+// keyOf is KeyOf for tensors, allocating nothing (the eager path).
+func (p *Prim) keyOf(in []*Tensor, out DType) Key {
+	k := Key{DType: KernelDType(in, out)}
+	if p.IndexInput > 0 && p.IndexInput <= len(in) {
+		k.Index = in[p.IndexInput-1].dtype
+	}
+	return k
+}
+
+// KeyFor is KeyOf for the tensors an executor binds, allocating nothing.
+func (p *Prim) KeyFor(in []*Tensor, out DType) Key { return p.keyOf(in, out) }
 
 // KernelFunc computes a primitive's output into out, whose buffer is
 // already allocated with the inferred shape and dtype. It must not keep out
@@ -129,18 +175,26 @@ func KernelDType(in []*Tensor, out DType) DType {
 // (see KernelDType). Kernel packages call it at init time; registering a
 // new dtype or backend changes nothing else in the op's definition.
 func (p *Prim) Register(dt DType, b Backend, k KernelFunc) {
-	if dt >= numDTypes || b >= numBackends {
-		panic(fmt.Sprintf("core: %s: kernel for %v on %v: no such dtype or backend", p.Name, dt, b))
-	}
-	p.kernels[dt][b] = k
+	p.RegisterKey(Key{DType: dt}, b, k)
+}
+
+// RegisterKey installs k as p's kernel for key on backend b: for a
+// primitive with an IndexInput, one kernel per data and index dtype.
+func (p *Prim) RegisterKey(key Key, b Backend, k KernelFunc) {
+	p.checkKey(key, b)
+	p.kernels[key.DType][key.Index][b] = k
 }
 
 // RegisterN is Register for multi-result primitives.
 func (p *Prim) RegisterN(dt DType, b Backend, k KernelNFunc) {
-	if dt >= numDTypes || b >= numBackends {
-		panic(fmt.Sprintf("core: %s: kernel for %v on %v: no such dtype or backend", p.Name, dt, b))
+	p.checkKey(Key{DType: dt}, b)
+	p.kernelsN[dt][Invalid][b] = k
+}
+
+func (p *Prim) checkKey(key Key, b Backend) {
+	if key.DType >= numDTypes || key.Index >= numDTypes || b >= numBackends {
+		panic(fmt.Sprintf("core: %s: kernel for %v on %v: no such dtype or backend", p.Name, key, b))
 	}
-	p.kernelsN[dt][b] = k
 }
 
 // RegisterAll installs k as p's kernel for every dtype on backend b: for
@@ -160,21 +214,28 @@ func (p *Prim) RegisterNAll(b Backend, k KernelNFunc) {
 }
 
 // KernelFor returns p's kernel for dtype dt on backend b, or an error that
-// names the op, the dtype and the backend. Plans resolve their kernels
-// with it once, at compile time; eager dispatch indexes the same table.
+// names the op, the dtype and the backend (KernelForKey for primitives
+// with an IndexInput).
 func (p *Prim) KernelFor(dt DType, b Backend) (KernelFunc, error) {
-	if dt < numDTypes && b < numBackends {
-		if k := p.kernels[dt][b]; k != nil {
+	return p.KernelForKey(Key{DType: dt}, b)
+}
+
+// KernelForKey returns p's kernel for key on backend b, or an error that
+// names the op, the dtypes and the backend. Plans resolve their kernels
+// with it once, at compile time; eager dispatch indexes the same table.
+func (p *Prim) KernelForKey(key Key, b Backend) (KernelFunc, error) {
+	if key.DType < numDTypes && key.Index < numDTypes && b < numBackends {
+		if k := p.kernels[key.DType][key.Index][b]; k != nil {
 			return k, nil
 		}
 	}
-	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, dt, b)
+	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, key, b)
 }
 
 // KernelNFor is KernelFor for multi-result primitives.
 func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 	if dt < numDTypes && b < numBackends {
-		if k := p.kernelsN[dt][b]; k != nil {
+		if k := p.kernelsN[dt][Invalid][b]; k != nil {
 			return k, nil
 		}
 	}
@@ -184,20 +245,20 @@ func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 // kernel is the eager path's lookup: an index into the table, panicking
 // with an *Error when no kernel exists.
 func (p *Prim) kernel(in []*Tensor, out DType) KernelFunc {
-	dt := KernelDType(in, out)
-	if dt < numDTypes {
-		if k := p.kernels[dt][CPU]; k != nil {
+	key := p.keyOf(in, out)
+	if key.DType < numDTypes && key.Index < numDTypes {
+		if k := p.kernels[key.DType][key.Index][CPU]; k != nil {
 			return k
 		}
 	}
-	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
+	Panicf(p.Name, "no kernel for %v on %v", key, CPU)
 	return nil
 }
 
 func (p *Prim) kernelN(in []*Tensor, out DType) KernelNFunc {
 	dt := KernelDType(in, out)
 	if dt < numDTypes {
-		if k := p.kernelsN[dt][CPU]; k != nil {
+		if k := p.kernelsN[dt][Invalid][CPU]; k != nil {
 			return k
 		}
 	}
