@@ -6,8 +6,9 @@
 // function is traced once per input signature into a typed IR, optimised as
 // a whole (CSE, constant folding, algebraic simplification, transpose
 // folding, GEMM epilogue fusion, elementwise loop fusion, liveness-based
-// buffer planning), compiled into an execution plan and replayed without
-// allocating. The same model code runs in both:
+// buffer planning), compiled into an execution plan and replayed,
+// allocating nothing but the tensors it returns. The same model code runs
+// in both:
 //
 //	spore.SetContext(spore.WithMode(spore.GraphMode)) // globally
 //	var run = spore.Jit(forward)                      // per function
@@ -18,10 +19,11 @@
 // its cache, control flow that stages into graphs (Cond, While, Scan,
 // Print), and reverse-mode automatic differentiation (Grad, ValueAndGrad,
 // ValueAndGradAux, VJP) with MindSpore's options (grad positions, weights,
-// auxiliary outputs, sensitivities). Gradients are themselves differentiable, and compose with
-// Jit both ways: Jit(Grad(f)) is one joint forward and backward graph;
-// Grad(Jit(f)) puts the compiled function on the tape as one node whose
-// gradient is compiled too.
+// auxiliary outputs, sensitivities), as well as MindSpore 2.x's functional
+// transforms (JVP, Vmap, Jacfwd, Jacrev, Hessian). Gradients are themselves
+// differentiable, and compose with Jit both ways: Jit(Grad(f)) is one joint
+// forward and backward graph; Grad(Jit(f)) puts the compiled function on the
+// tape as one node whose gradient is compiled too.
 //
 // # The front door and the layers beneath it
 //
