@@ -61,18 +61,7 @@ func (t *Tensor) symbolicString() string {
 }
 
 // commaShape formats s as [64, 10], MindSpore's spelling in a repr.
-func commaShape(s Shape) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, d := range s {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(d))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
+func commaShape(s Shape) string { return s.join(", ") }
 
 // scalarString formats a rank-0 tensor as NumPy's str of the scalar value:
 // floats in shortest round-trip form, positional when 1e-4 <= |v| < 1e16

@@ -122,17 +122,15 @@ func (p *Prim) KeyOf(in []DType, out DType) Key {
 	return k
 }
 
-// keyOf is KeyOf for tensors, allocating nothing (the eager path).
-func (p *Prim) keyOf(in []*Tensor, out DType) Key {
+// KeyFor is KeyOf for tensors, allocating nothing: for eager dispatch and
+// the tensors an executor binds.
+func (p *Prim) KeyFor(in []*Tensor, out DType) Key {
 	k := Key{DType: KernelDType(in, out)}
 	if p.IndexInput > 0 && p.IndexInput <= len(in) {
 		k.Index = in[p.IndexInput-1].dtype
 	}
 	return k
 }
-
-// KeyFor is KeyOf for the tensors an executor binds, allocating nothing.
-func (p *Prim) KeyFor(in []*Tensor, out DType) Key { return p.keyOf(in, out) }
 
 // KernelFunc computes a primitive's output into out, whose buffer is
 // already allocated with the inferred shape and dtype. It must not keep out
@@ -245,25 +243,21 @@ func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 // kernel is the eager path's lookup: an index into the table, panicking
 // with an *Error when no kernel exists.
 func (p *Prim) kernel(in []*Tensor, out DType) KernelFunc {
-	key := p.keyOf(in, out)
-	if key.DType < numDTypes && key.Index < numDTypes {
-		if k := p.kernels[key.DType][key.Index][CPU]; k != nil {
-			return k
-		}
+	key := p.KeyFor(in, out)
+	k, err := p.KernelForKey(key, CPU)
+	if err != nil {
+		Panicf(p.Name, "no kernel for %v on %v", key, CPU)
 	}
-	Panicf(p.Name, "no kernel for %v on %v", key, CPU)
-	return nil
+	return k
 }
 
 func (p *Prim) kernelN(in []*Tensor, out DType) KernelNFunc {
 	dt := KernelDType(in, out)
-	if dt < numDTypes {
-		if k := p.kernelsN[dt][Invalid][CPU]; k != nil {
-			return k
-		}
+	k, err := p.KernelNFor(dt, CPU)
+	if err != nil {
+		Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
 	}
-	Panicf(p.Name, "no kernel for %v on %v", dt, CPU)
-	return nil
+	return k
 }
 
 // prims lists every primitive made with Define, in order of definition.

@@ -79,12 +79,15 @@ func (s Shape) Strides() []int {
 }
 
 // String formats s as [64 784], the form error messages use.
-func (s Shape) String() string {
+func (s Shape) String() string { return s.join(" ") }
+
+// join formats s in brackets with sep between the extents.
+func (s Shape) join(sep string) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, d := range s {
 		if i > 0 {
-			b.WriteByte(' ')
+			b.WriteString(sep)
 		}
 		b.WriteString(strconv.Itoa(d))
 	}
