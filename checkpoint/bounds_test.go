@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -57,7 +58,7 @@ func TestParseAllocationBound(t *testing.T) {
 			}
 			var ps []Param
 			bound := allocBound(len(tc.file))
-			got := allocatedBy(func() { ps, _, err = unmarshal(tc.file) }, bound)
+			got := testkit.AllocatedBy(func() { ps, _, err = unmarshal(tc.file) }, bound)
 			switch {
 			case tc.want == nil && err != nil:
 				t.Fatal(err)

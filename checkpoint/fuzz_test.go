@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"maps"
-	"math"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -21,24 +20,6 @@ import (
 // name, a shape and a tensor header, which a minimal entry of a dozen bytes
 // can make several times its size; fixed costs stay under 1 MiB.
 func allocBound(n int) uint64 { return 64*uint64(n) + 1<<20 }
-
-// allocatedBy returns the heap bytes f allocated. A measurement over bound
-// is repeated, keeping the least, so that an allocation by another
-// goroutine of the test binary during one run does not count against f.
-func allocatedBy(f func(), bound uint64) uint64 {
-	var before, after runtime.MemStats
-	best := uint64(math.MaxUint64)
-	for range 3 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		best = min(best, after.TotalAlloc-before.TotalAlloc)
-		if best <= bound {
-			break
-		}
-	}
-	return best
-}
 
 // fuzzSeeds adds real files written by marshal (no tensors, a few, one of
 // every dtype and shape, a scalar) and broken variants of each: cut at
@@ -93,7 +74,7 @@ func checkParse(t *testing.T, data []byte, format string,
 	var md map[string]string
 	var err error
 	bound := allocBound(len(data))
-	if got := allocatedBy(func() { ps, md, err = unmarshal(data) }, bound); got > bound {
+	if got := testkit.AllocatedBy(func() { ps, md, err = unmarshal(data) }, bound); got > bound {
 		t.Fatalf("allocated %d bytes for a %d-byte file; bound %d", got, len(data), bound)
 	}
 	if err != nil {

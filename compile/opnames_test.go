@@ -4,10 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sporeml/spore/internal/testkit"
 )
 
 // The compiler matches primitives by handle (v.Prim == ops.MatMulPrim),
@@ -125,32 +125,13 @@ func TestOpNameLookupsDetects(t *testing.T) {
 // and the runtime (this package, graph and exec) and fails on any op found
 // by name.
 func TestNoOpNameLookups(t *testing.T) {
-	fset := token.NewFileSet()
-	n := 0
-	for _, dir := range []string{".", "../graph", "../exec"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := parser.ParseFile(fset, name, src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n++
-			for _, s := range opNameLookups(fset, f) {
-				t.Errorf("%s: match the primitive's handle (v.Prim == ops.XPrim) or read its Traits instead", s)
-			}
-		}
+	fset, files := testkit.Sources(t, ".", "../graph", "../exec")
+	if len(files) < 10 {
+		t.Fatalf("read only %d source files: is the test running in the compile directory?", len(files))
 	}
-	if n < 10 {
-		t.Fatalf("read only %d source files: is the test running in the compile directory?", n)
+	for _, f := range files {
+		for _, s := range opNameLookups(fset, f) {
+			t.Errorf("%s: match the primitive's handle (v.Prim == ops.XPrim) or read its Traits instead", s)
+		}
 	}
 }

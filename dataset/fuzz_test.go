@@ -8,10 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -24,24 +24,6 @@ import (
 // growth slack, the decoded tensor (four bytes per element for byte data),
 // and fixed buffers (bufio, the gzip window) under 1 MiB.
 func fuzzAllocBound(n int) uint64 { return 64*uint64(n) + 1<<20 }
-
-// allocatedBy returns the heap bytes f allocated. A measurement over bound
-// is repeated, keeping the least, so that an allocation by another
-// goroutine of the test binary during one run does not count against f.
-func allocatedBy(f func(), bound uint64) uint64 {
-	var before, after runtime.MemStats
-	best := uint64(math.MaxUint64)
-	for range 3 {
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		best = min(best, after.TotalAlloc-before.TotalAlloc)
-		if best <= bound {
-			break
-		}
-	}
-	return best
-}
 
 // idxSeeds returns real files written by WriteIDX and WriteIDXFile (plain
 // and gzipped), files of the types only other writers produce (byte,
@@ -142,7 +124,7 @@ func FuzzReadIDX(f *testing.F) {
 		var x *tensor.Tensor
 		var err error
 		bound := fuzzAllocBound(size)
-		if got := allocatedBy(func() { x, err = readIDX(bytes.NewReader(in), name) }, bound); got > bound {
+		if got := testkit.AllocatedBy(func() { x, err = readIDX(bytes.NewReader(in), name) }, bound); got > bound {
 			t.Fatalf("allocated %d bytes for %d bytes of data; bound %d", got, size, bound)
 		}
 		// A stream of unknown length gives the same answer.
@@ -194,7 +176,7 @@ func FuzzReadIDXGzip(f *testing.F) {
 		var xz *tensor.Tensor
 		var errz error
 		bound := fuzzAllocBound(max(len(in), len(z)))
-		if got := allocatedBy(func() { xz, errz = readIDX(bytes.NewReader(z), name) }, bound); got > bound {
+		if got := testkit.AllocatedBy(func() { xz, errz = readIDX(bytes.NewReader(z), name) }, bound); got > bound {
 			t.Fatalf("allocated %d bytes for %d bytes of data; bound %d", got, len(in), bound)
 		}
 		x, err := readIDX(bytes.NewReader(in), name)

@@ -2,11 +2,10 @@ package tensor_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/sporeml/spore/internal/testkit"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -22,19 +21,9 @@ func TestTensorExportsNoPlumbing(t *testing.T) {
 		"Panicf": true, "Errorf": true, "CallerLoc": true, "NewOf": true, "FromBuffer": true,
 		"CopyElems": true, "NormAxis": true, "Uint64": true, "IdentityPrim": true,
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if file.Name.Name != "tensor" {
-			continue // external tests
-		}
+	fset, files := testkit.Sources(t, ".")
+	for _, file := range files {
+		f := fset.Position(file.Pos()).Filename
 		for _, d := range file.Decls {
 			if g, ok := d.(*ast.GenDecl); ok {
 				for _, s := range g.Specs {

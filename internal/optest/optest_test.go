@@ -2,12 +2,13 @@ package optest
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sporeml/spore/internal/testkit"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -21,20 +22,9 @@ import (
 // whose name cannot be read maps to "".
 func opsPrimHandles(t *testing.T) map[string]string {
 	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join("..", "..", "ops", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("finding ops sources: %v (%d files)", err, len(files))
-	}
+	_, files := testkit.Sources(t, filepath.Join("..", "..", "ops"))
 	handles := map[string]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, af := range files {
 		for _, d := range af.Decls {
 			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
 				for _, s := range g.Specs {

@@ -1,0 +1,25 @@
+package testkit_test
+
+import (
+	"testing"
+
+	"github.com/sporeml/spore/internal/testkit"
+)
+
+var sink []byte
+
+func TestAllocatedBy(t *testing.T) {
+	if testkit.AllocatedBy(func() {}, 0) > 1<<10 {
+		t.Error("an empty function allocated more than 1 KiB")
+	}
+	if got := testkit.AllocatedBy(func() { sink = make([]byte, 1<<20) }, 0); got < 1<<20 {
+		t.Errorf("a 1 MiB allocation measured %d bytes", got)
+	}
+}
+
+func TestSources(t *testing.T) {
+	_, files := testkit.Sources(t, ".")
+	if len(files) != 1 || files[0].Name.Name != "testkit" {
+		t.Errorf("read %d files; want this package's one source file", len(files))
+	}
+}
