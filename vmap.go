@@ -256,37 +256,29 @@ type bval struct {
 // evalBatched evaluates the per-example graph g on batched inputs (one
 // bval per graph input; n examples) and returns its outputs.
 func evalBatched(g *graph.Graph, inputs []bval, n int) []bval {
-	vals := make(map[*graph.Value]bval, len(g.Values))
-	multi := map[*graph.Value][]bval{}
-	for _, v := range g.Values {
-		switch v.Kind {
-		case graph.KindInput:
-			vals[v] = inputs[v.Index]
-		case graph.KindParam, graph.KindConst:
-			vals[v] = bval{t: v.Tensor, dim: -1}
-		case graph.KindProj:
-			vals[v] = multi[v.Args[0]][v.Index]
-		case graph.KindOp:
-			args := make([]*Tensor, len(v.Args))
-			dims := make([]int, len(v.Args))
-			any := false
-			for i, a := range v.Args {
-				b := vals[a]
-				args[i], dims[i] = b.t, b.dim
-				any = any || b.dim >= 0
-			}
-			if v.Prim.InferN != nil {
-				multi[v] = applyBatchedN(v, args, dims, any, n)
-			} else {
-				vals[v] = applyBatched(v, args, dims, any, n)
-			}
+	return graph.Evaluate(g, func(v *graph.Value) bval {
+		if v.Kind == graph.KindInput {
+			return inputs[v.Index]
 		}
+		return bval{t: v.Tensor, dim: -1}
+	}, func(v *graph.Value, in []bval) bval {
+		args, dims, batched := unzip(in)
+		return applyBatched(v, args, dims, batched, n)
+	}, func(v *graph.Value, in []bval) []bval {
+		args, dims, batched := unzip(in)
+		return applyBatchedN(v, args, dims, batched, n)
+	})
+}
+
+// unzip splits batched values into tensors and batch axes, and reports
+// whether any is batched.
+func unzip(in []bval) (args []*Tensor, dims []int, batched bool) {
+	args, dims = make([]*Tensor, len(in)), make([]int, len(in))
+	for i, b := range in {
+		args[i], dims[i] = b.t, b.dim
+		batched = batched || b.dim >= 0
 	}
-	outs := make([]bval, len(g.Outputs))
-	for i, o := range g.Outputs {
-		outs[i] = vals[o]
-	}
-	return outs
+	return args, dims, batched
 }
 
 // applyBatched applies the single-result op v to batched arguments.
@@ -378,20 +370,19 @@ func exampleArgs(args []*Tensor, per [][]*Tensor, k int) []*Tensor {
 // loopBatched is the fallback for a primitive without a batching rule:
 // apply it to each example and stack the results along axis 0.
 func loopBatched(p *core.Prim, attrs any, args []*Tensor, dims []int, n int) *Tensor {
-	countLoop(p)
-	if n == 0 {
-		panic(core.Errorf(p.Name, "Vmap over an empty batch needs a batching rule, and %s has none", p.Name))
-	}
-	per := examples(args, dims, n)
-	res := make([]*Tensor, n)
-	for k := range n {
-		res[k] = core.Apply(p, attrs, exampleArgs(args, per, k)...)
-	}
-	return ops.Stack(0, res...)
+	return loopOver(p, args, dims, n, 1, func(in []*Tensor) []*Tensor {
+		return []*Tensor{core.Apply(p, attrs, in...)}
+	})[0]
 }
 
 // loopBatchedN is loopBatched for multi-result primitives.
 func loopBatchedN(p *core.Prim, attrs any, args []*Tensor, dims []int, n, nout int) []*Tensor {
+	return loopOver(p, args, dims, n, nout, func(in []*Tensor) []*Tensor { return core.ApplyN(p, attrs, in...) })
+}
+
+// loopOver applies apply to each of the n examples of args and stacks each
+// of its nout results along axis 0.
+func loopOver(p *core.Prim, args []*Tensor, dims []int, n, nout int, apply func([]*Tensor) []*Tensor) []*Tensor {
 	countLoop(p)
 	if n == 0 {
 		panic(core.Errorf(p.Name, "Vmap over an empty batch needs a batching rule, and %s has none", p.Name))
@@ -399,7 +390,7 @@ func loopBatchedN(p *core.Prim, attrs any, args []*Tensor, dims []int, n, nout i
 	per := examples(args, dims, n)
 	res := make([][]*Tensor, nout)
 	for k := range n {
-		for i, t := range core.ApplyN(p, attrs, exampleArgs(args, per, k)...) {
+		for i, t := range apply(exampleArgs(args, per, k)) {
 			res[i] = append(res[i], t)
 		}
 	}

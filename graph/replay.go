@@ -19,38 +19,56 @@ func Replay(g *Graph, inputs []*tensor.Tensor) []*tensor.Tensor {
 // given tensors instead (gradients with respect to a parameter's value
 // substitute a tracked stand-in for it).
 func ReplayWith(g *Graph, inputs []*tensor.Tensor, params map[*tensor.Tensor]*tensor.Tensor) []*tensor.Tensor {
-	vals := make(map[*Value]*tensor.Tensor, len(g.Values))
-	multi := map[*Value][]*tensor.Tensor{}
-	for _, v := range g.Values {
+	return Evaluate(g, func(v *Value) *tensor.Tensor {
 		switch v.Kind {
 		case KindInput:
-			vals[v] = inputs[v.Index]
+			return inputs[v.Index]
 		case KindParam:
-			vals[v] = v.Tensor
 			if sub, ok := params[v.Tensor]; ok {
-				vals[v] = sub
+				return sub
 			}
-		case KindConst:
-			vals[v] = v.Tensor
+		}
+		return v.Tensor
+	}, func(v *Value, args []*tensor.Tensor) *tensor.Tensor {
+		t := core.Apply(v.Prim, v.Attrs, args...)
+		keepLoc(t, v.Loc, false)
+		return t
+	}, func(v *Value, args []*tensor.Tensor) []*tensor.Tensor {
+		ts := core.ApplyN(v.Prim, v.Attrs, args...)
+		if len(ts) > 0 {
+			keepLoc(ts[0], v.Loc, true)
+		}
+		return ts
+	})
+}
+
+// Evaluate walks g's values in order and returns its outputs, computing
+// each value as a T: leaf gives the inputs, parameters and constants, apply
+// an op of one result from its arguments' values and applyN one of several
+// (whose projections Evaluate picks out). Replay evaluates to tensors;
+// Vmap evaluates to batched tensors with their batch axes.
+func Evaluate[T any](g *Graph, leaf func(*Value) T, apply func(*Value, []T) T, applyN func(*Value, []T) []T) []T {
+	vals := make(map[*Value]T, len(g.Values))
+	multi := map[*Value][]T{}
+	for _, v := range g.Values {
+		switch v.Kind {
+		case KindInput, KindParam, KindConst:
+			vals[v] = leaf(v)
 		case KindProj:
 			vals[v] = multi[v.Args[0]][v.Index]
 		case KindOp:
-			args := make([]*tensor.Tensor, len(v.Args))
+			args := make([]T, len(v.Args))
 			for i, a := range v.Args {
 				args[i] = vals[a]
 			}
 			if v.IsMulti() {
-				multi[v] = core.ApplyN(v.Prim, v.Attrs, args...)
-				if len(multi[v]) > 0 {
-					keepLoc(multi[v][0], v.Loc, true)
-				}
+				multi[v] = applyN(v, args)
 			} else {
-				vals[v] = core.Apply(v.Prim, v.Attrs, args...)
-				keepLoc(vals[v], v.Loc, false)
+				vals[v] = apply(v, args)
 			}
 		}
 	}
-	outs := make([]*tensor.Tensor, len(g.Outputs))
+	outs := make([]T, len(g.Outputs))
 	for i, o := range g.Outputs {
 		outs[i] = vals[o]
 	}
