@@ -268,8 +268,8 @@ type entry struct {
 	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
 	nout    int
 	call    *core.Prim // the tape node for differentiation (single result)
-	bwdMu   sync.Mutex
-	bwds    map[string]func(...*Tensor) []*Tensor // by trainable-parameter set
+	derivMu sync.Mutex
+	derivs  map[string]func(...*Tensor) []*Tensor // backward by trainable-parameter set, "jvp:" forward by tangent set
 }
 
 func (st *jitState) statsCopy() JitStats {
@@ -564,19 +564,20 @@ func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Ten
 	return []*Tensor{core.Apply(st.callPrim(e, eager), nil, in...)}
 }
 
-// backward returns the compiled backward function for one set of trainable
-// parameters, building it on first use.
-func (e *entry) backward(key string, build func() func(...*Tensor) []*Tensor) func(...*Tensor) []*Tensor {
-	e.bwdMu.Lock()
-	defer e.bwdMu.Unlock()
-	if f, ok := e.bwds[key]; ok {
+// derived returns a compiled function derived from the entry — the
+// backward function for one set of trainable parameters, or a forward-mode
+// one for one set of inputs with tangents — building it on first use.
+func (e *entry) derived(key string, build func() func(...*Tensor) []*Tensor) func(...*Tensor) []*Tensor {
+	e.derivMu.Lock()
+	defer e.derivMu.Unlock()
+	if f, ok := e.derivs[key]; ok {
 		return f
 	}
-	if e.bwds == nil {
-		e.bwds = map[string]func(...*Tensor) []*Tensor{}
+	if e.derivs == nil {
+		e.derivs = map[string]func(...*Tensor) []*Tensor{}
 	}
 	f := build()
-	e.bwds[key] = f
+	e.derivs[key] = f
 	return f
 }
 
@@ -608,7 +609,7 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 					key += fmt.Sprintf("%d,", i)
 				}
 			}
-			fwd := e.backward(key, func() func(...*Tensor) []*Tensor {
+			fwd := e.derived(key, func() func(...*Tensor) []*Tensor {
 				return Jit(func(xs ...*Tensor) []*Tensor {
 					args := xs[:n]
 					argT := make([]*Tensor, n)
@@ -649,7 +650,7 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 					pos = append(pos, i)
 				}
 			}
-			bwd := e.backward(key.String(), func() func(...*Tensor) []*Tensor {
+			bwd := e.derived(key.String(), func() func(...*Tensor) []*Tensor {
 				grad := ValueAndGrad(func(xs ...*Tensor) *Tensor { return eager(xs)[0] },
 					GradPosition(pos...), Weights(train...), WithSens())
 				return Jit(func(xs ...*Tensor) []*Tensor {
