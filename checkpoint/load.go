@@ -6,33 +6,46 @@ import (
 	"strings"
 )
 
+// FormatOf returns the format path's extension names, ".safetensors" or
+// ".ckpt" (in lower case), or an error saying which extensions Save and
+// Load understand. Callers that save after long work use it to refuse a
+// bad path up front.
+func FormatOf(path string) (string, error) {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".safetensors", ".ckpt":
+		return ext, nil
+	default:
+		return "", fmt.Errorf("checkpoint: cannot tell the format of %s from its extension %q; use .safetensors or .ckpt", path, ext)
+	}
+}
+
 // Save writes params (and metadata, which may be nil) to path, choosing
-// the format by extension: ".safetensors" for safetensors, ".ckpt" for
-// MindSpore's format (with its CRC trailer). Optimiser state is saved the
-// same way, as extra entries with prefixed names (see the package
+// the format by extension (FormatOf): ".safetensors" for safetensors,
+// ".ckpt" for MindSpore's format (with its CRC trailer). Optimiser state is
+// saved the same way, as extra entries with prefixed names (see the package
 // documentation).
 func Save(path string, params []Param, metadata map[string]string) error {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".safetensors":
-		return SaveSafetensors(path, params, metadata)
-	case ".ckpt":
-		return SaveCkpt(path, params, metadata, nil)
-	default:
-		return fmt.Errorf("checkpoint: cannot tell the format of %s from its extension %q; use .safetensors or .ckpt", path, ext)
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
 	}
+	if format == ".ckpt" {
+		return SaveCkpt(path, params, metadata, nil)
+	}
+	return SaveSafetensors(path, params, metadata)
 }
 
 // Load reads a checkpoint written by Save (or by MindSpore, or by any
 // safetensors writer), choosing the format by extension as Save does.
 func Load(path string) ([]Param, map[string]string, error) {
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".safetensors":
-		return LoadSafetensors(path)
-	case ".ckpt":
-		return LoadCkpt(path)
-	default:
-		return nil, nil, fmt.Errorf("checkpoint: cannot tell the format of %s from its extension %q; use .safetensors or .ckpt", path, ext)
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, nil, err
 	}
+	if format == ".ckpt" {
+		return LoadCkpt(path)
+	}
+	return LoadSafetensors(path)
 }
 
 // LoadError is returned by a strict LoadInto that found problems. It lists

@@ -6,9 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/dataset"
 	"github.com/sporeml/spore/dataset/mnist"
 	"github.com/sporeml/spore/models"
@@ -161,9 +161,7 @@ func checkEnv() error {
 // after the whole run: an extension that is not a checkpoint format's, a
 // directory that does not exist or cannot be written.
 func checkSavePath(path string) error {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".safetensors", ".ckpt":
-	default:
+	if _, err := checkpoint.FormatOf(path); err != nil {
 		return usagef("--save %s: want a .safetensors or .ckpt file", path)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
