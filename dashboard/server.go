@@ -311,7 +311,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 // scalarSeries is one run's points of one tag: [step, wall time, value]
 // triples, in step order.
 type scalarSeries struct {
-	Run    string       `json:"run"`
+	Run    string   `json:"run"`
 	Points [][3]num `json:"points"`
 }
 
