@@ -75,7 +75,9 @@ func watchCases() []watchCase {
 					}, []*spore.Tensor{tensor.Zeros(spore.Float64, 1, 3)}, []*spore.Tensor{xs})
 					s := ops.Sum(c[0])
 					return spore.Cond(ops.Greater(s, ops.ScalarLike(s, 0)),
-						func(v ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Mul(v[0], ops.ScalarLike(v[0], 2))} },
+						func(v ...*spore.Tensor) []*spore.Tensor {
+							return []*spore.Tensor{ops.Mul(v[0], ops.ScalarLike(v[0], 2))}
+						},
 						func(v ...*spore.Tensor) []*spore.Tensor { return []*spore.Tensor{ops.Neg(v[0])} },
 						s)[0]
 				}
