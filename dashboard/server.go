@@ -210,6 +210,7 @@ func (s *Server) load() logView {
 // (nothing is cached then).
 func fingerprint(dir string) string {
 	var b strings.Builder
+	b.WriteString("log dir\n") // an empty dir has a fingerprint too
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
