@@ -437,3 +437,129 @@ func checkJSON(t *testing.T, rec spore.CompileRecord) {
 		}
 	}
 }
+
+// compileSmall compiles a fresh jitted function once: the unit of
+// compilation cost below.
+func compileSmall(x *spore.Tensor) {
+	f := spore.Jit(func(x *spore.Tensor) *spore.Tensor {
+		return ops.Sum(ops.Tanh(ops.Add(ops.Mul(x, x), ops.ScalarLike(x, 1))))
+	}, spore.JitConfig{Name: "watch_cost"})
+	f(x)
+}
+
+// With no watcher registered a compilation captures nothing: it
+// allocates what it did before any watcher existed, and a watcher's
+// capture is visible in the same measurement (so the comparison can
+// fail).
+func TestWatchCompilesCostsNothingUnwatched(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts mean nothing under the race detector")
+	}
+	x := tensor.FromSlice([]float32{1, 2, 3, 4}, 4)
+	compileSmall(x) // warm up one-time initialisation
+	never := testing.AllocsPerRun(20, func() { compileSmall(x) })
+	stop := spore.WatchCompiles(func(spore.CompileRecord) {})
+	watched := testing.AllocsPerRun(20, func() { compileSmall(x) })
+	stop()
+	after := testing.AllocsPerRun(20, func() { compileSmall(x) })
+	t.Logf("allocations per compilation: %.0f unwatched, %.0f watched, %.0f after stop", never, watched, after)
+	if watched < never+20 {
+		t.Errorf("a watched compilation allocates %.0f times, an unwatched one %.0f: the capture is not measured", watched, never)
+	}
+	if diff := after - never; diff > never/100 || -diff > never/100 {
+		t.Errorf("after stop a compilation allocates %.0f times, before any watcher %.0f", after, never)
+	}
+}
+
+// Compilations on several goroutines each reach every watcher once, a
+// watcher may compile (even the function being compiled) from its
+// callback, and stop ends delivery.
+func TestWatchCompilesConcurrentAndReentrant(t *testing.T) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	inner := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Neg(x) }, spore.JitConfig{Name: "watch_inner"})
+	stop := spore.WatchCompiles(func(r spore.CompileRecord) {
+		mu.Lock()
+		counts[r.Name]++
+		mu.Unlock()
+		if r.Name == "watch_inner" && r.Signature == "(float32[1])" {
+			// Compiles watch_inner again, from inside its own
+			// compilation's delivery: the cache's lock is released.
+			inner.Fn(tensor.FromSlice([]float32{1, 2}, 2))
+		}
+	})
+	stop2 := spore.WatchCompiles(func(r spore.CompileRecord) {
+		mu.Lock()
+		counts["second:"+r.Name]++
+		mu.Unlock()
+	})
+	const workers, shapes = 4, 3
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Exp(ops.Mul(x, x)) },
+				spore.JitConfig{Name: fmt.Sprintf("watch_worker%d", w)})
+			for n := 1; n <= shapes; n++ {
+				f.Fn(tensor.Ones(spore.Float32, n))
+				f.Fn(tensor.Ones(spore.Float32, n)) // cached: no record
+			}
+		}()
+	}
+	inner.Fn(tensor.FromSlice([]float32{1}, 1))
+	wg.Wait()
+	stop2()
+	stop2() // harmless
+	mu.Lock()
+	for w := range workers {
+		name := fmt.Sprintf("watch_worker%d", w)
+		if counts[name] != shapes || counts["second:"+name] != shapes {
+			t.Errorf("%s: %d and %d records, want %d each", name, counts[name], counts["second:"+name], shapes)
+		}
+	}
+	if counts["watch_inner"] != 2 || counts["second:watch_inner"] != 2 {
+		t.Errorf("watch_inner: %d and %d records, want 2 each (one compiled from a callback)", counts["watch_inner"], counts["second:watch_inner"])
+	}
+	mu.Unlock()
+	stop()
+	compileSmall(tensor.FromSlice([]float32{1}, 1))
+	mu.Lock()
+	defer mu.Unlock()
+	if counts["watch_cost"] != 0 {
+		t.Errorf("a stopped watcher got %d records", counts["watch_cost"])
+	}
+}
+
+func TestWatchCompilesNilCallback(t *testing.T) {
+	defer func() {
+		r := recover()
+		if err, ok := r.(error); !ok || !strings.Contains(err.Error(), "WatchCompiles") {
+			t.Errorf("WatchCompiles(nil) panicked with %v, want an error naming WatchCompiles", r)
+		}
+	}()
+	spore.WatchCompiles(nil)
+}
+
+// BenchmarkCompileWatch compiles the seed network's forward function,
+// with and without a watcher: "off" is the cost every compilation pays,
+// "on" the cost of recording every stage as text and data.
+func BenchmarkCompileWatch(b *testing.B) {
+	m := newSeedMLP()
+	x := tensor.RandNormal(spore.Float32, 0, 1, 64, 1, 28, 28)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			if on {
+				defer spore.WatchCompiles(func(spore.CompileRecord) {})()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				spore.Jit(m.forward)(x)
+			}
+		})
+	}
+}
