@@ -2,4 +2,7 @@ module github.com/sporeml/spore
 
 go 1.26.0
 
-require golang.org/x/sys v0.50.0
+require (
+	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.12
+)
