@@ -1,10 +1,15 @@
 package dashboard
 
-import "errors"
+import (
+	"errors"
+	"strings"
+
+	"github.com/sporeml/spore/summary"
+)
 
 // logRun is one run of a log dir as the server uses it: the summary
-// reader's Run, decoupled so that the server's answers keep their shape
-// whatever the reader adds.
+// reader's Run by value, so that a test can hand the server runs of its
+// own making.
 type logRun struct {
 	Name       string
 	Dir        string
@@ -14,18 +19,26 @@ type logRun struct {
 	Warnings   []string
 }
 
-type scalarPoint struct {
-	Step            int64
-	WallTime, Value float64
-}
+type (
+	scalarPoint = summary.Scalar
+	histogram   = summary.Histogram
+)
 
-type histogram struct {
-	Step                                     int64
-	WallTime, Min, Max, Num, Sum, SumSquares float64
-	BucketLimit, Bucket                      []float64
-}
-
-// readSummaries reads the runs of a log dir.
+// readSummaries reads the runs of a log dir with the summary reader.
 func readSummaries(logdir string) ([]logRun, error) {
-	return nil, errors.New("dashboard: reading event files is not available in this build yet")
+	runs, err := summary.ReadLogdir(logdir)
+	if err != nil {
+		return nil, unprefix(err)
+	}
+	out := make([]logRun, len(runs))
+	for i, r := range runs {
+		out[i] = logRun{Name: r.Name, Dir: r.Dir, Scalars: r.Scalars, Histograms: r.Histograms, Graphs: r.Graphs, Warnings: r.Warnings}
+	}
+	return out, nil
+}
+
+// unprefix drops the reader's package prefix: the page and the console
+// say where a message comes from.
+func unprefix(err error) error {
+	return errors.New(strings.TrimPrefix(err.Error(), "summary: "))
 }

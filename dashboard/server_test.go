@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/summary"
 )
 
 // graphFixture is a compiled function's record as the summary writer
@@ -54,8 +57,8 @@ func fixture(t *testing.T) (logdir string, read func(string) ([]logRun, error)) 
 	run := logRun{
 		Name: "mlp", Dir: runDir,
 		Scalars: map[string][]scalarPoint{
-			"loss": {{1, 100, 2.3}, {2, 101, 1.9}, {3, 102, math.NaN()}, {4, 103, 1.2}},
-			"lr":   {{1, 100, 0.01}, {2, 101, 0.01}, {3, 102, 0.01}, {4, 103, 0.01}},
+			"loss": points(2.3, 1.9, math.NaN(), 1.2),
+			"lr":   points(0.01, 0.01, 0.01, 0.01),
 		},
 		Histograms: map[string][]histogram{
 			"param/w": {{Step: 2, WallTime: 101, Min: -1, Max: 1, Num: 6, Sum: 0, SumSquares: 2,
@@ -65,6 +68,15 @@ func fixture(t *testing.T) (logdir string, read func(string) ([]logRun, error)) 
 		Warnings: []string{"events.out.tfevents.1.host.1.spore: torn record at offset 120 skipped"},
 	}
 	return logdir, func(string) ([]logRun, error) { return []logRun{run}, nil }
+}
+
+// points are scalars at steps 1, 2, ... recorded at wall times 100, 101, ...
+func points(values ...float64) []scalarPoint {
+	out := make([]scalarPoint, len(values))
+	for i, v := range values {
+		out[i] = scalarPoint{Step: int64(i + 1), WallTime: float64(100 + i), Value: v}
+	}
+	return out
 }
 
 func TestNewRejects(t *testing.T) {
@@ -285,5 +297,84 @@ func TestDefaultAddrIsLoopback(t *testing.T) {
 	host, _, err := net.SplitHostPort(DefaultAddr)
 	if err != nil || !net.ParseIP(host).IsLoopback() {
 		t.Errorf("DefaultAddr %q does not bind the loopback interface", DefaultAddr)
+	}
+}
+
+// TestReadsEventFiles serves a log dir that the summary writer filled:
+// two runs, one with a graph record, and a file named as an event file
+// that is not one.
+func TestReadsEventFiles(t *testing.T) {
+	logdir := t.TempDir()
+	for run, losses := range map[string][]float64{"a": {2, 1.5, 1}, "b": {3, 2}} {
+		w, err := summary.NewWriter(filepath.Join(logdir, run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range losses {
+			w.AddScalar("loss", int64(i+1), l)
+		}
+		w.AddHistogram("param/w", 1, []float32{-1, 0, 0.5, 2})
+		if run == "a" {
+			var rec spore.CompileRecord
+			if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddGraph(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(logdir, "b", "events.out.tfevents.0.fake"), []byte("not TFRecord"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			body, _ := io.ReadAll(resp.Body)
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs logView
+	get("/api/runs", &runs)
+	if runs.Status != statusOK || len(runs.Runs) != 2 || runs.Runs[0].Name != "a" || runs.Runs[1].Name != "b" {
+		t.Fatalf("/api/runs = %+v, want runs a and b", runs)
+	}
+	if a := runs.Runs[0]; len(a.Graphs) != 1 || a.LastStep != 3 || len(a.HistogramTags) != 1 {
+		t.Errorf("run a = %+v, want one graph, last step 3 and one histogram tag", a)
+	}
+	if w := runs.Runs[1].Warnings; len(w) == 0 || !strings.Contains(strings.Join(w, "\n"), "events.out.tfevents.0.fake") {
+		t.Errorf("run b's warnings %q do not name the file that is not an event file", w)
+	}
+	var sc struct {
+		Series []struct {
+			Run    string
+			Points [][3]float64
+		}
+	}
+	get("/api/scalars?tag=loss", &sc)
+	if len(sc.Series) != 2 || len(sc.Series[0].Points) != 3 || len(sc.Series[1].Points) != 2 || sc.Series[1].Points[1][2] != 2 {
+		t.Errorf("/api/scalars?tag=loss = %+v, want 3 points of run a and 2 of run b", sc)
+	}
+	var g spore.CompileRecord
+	get("/api/graph?run=a&file="+runs.Runs[0].Graphs[0], &g)
+	if g.Name != "dense" || len(g.Passes) != 2 || len(g.Passes[1].Graph.Nodes) != 3 {
+		t.Errorf("graph record = %+v, want the fixture back", g)
 	}
 }
