@@ -34,6 +34,9 @@ type watchCase struct {
 	hoisted string
 	// dead is the least number of nodes dead-code elimination removes.
 	dead int
+	// source, when set, is where the traced ops' source lines are: every
+	// op the tracer recorded names one there.
+	source string
 }
 
 func watchCases() []watchCase {
@@ -88,6 +91,7 @@ func watchCases() []watchCase {
 			},
 			regions: true,
 			hoisted: "MatMul",
+			source:  "compilewatch_test.go:",
 		},
 		{
 			name:  "watch_fastmath",
@@ -145,6 +149,9 @@ func TestWatchCompilesRecords(t *testing.T) {
 			checkFused(t, rec, c.fused)
 			if c.regions {
 				checkRegions(t, rec, c.hoisted)
+			}
+			if c.source != "" {
+				checkSource(t, rec, c.source)
 			}
 			checkJSON(t, rec)
 		})
@@ -561,5 +568,30 @@ func BenchmarkCompileWatch(b *testing.B) {
 				spore.Jit(m.forward)(x)
 			}
 		})
+	}
+}
+
+// checkSource: every op node in the traced graph and its bodies carries
+// the user's source line, as run-time errors name it.
+func checkSource(t *testing.T, rec spore.CompileRecord, where string) {
+	t.Helper()
+	var walk func(d spore.GraphDoc, stage string)
+	n := 0
+	walk = func(d spore.GraphDoc, stage string) {
+		for _, node := range d.Nodes {
+			if stage == "trace" && (node.Kind == "op" || node.Kind == "fused") {
+				n++
+				if !strings.Contains(node.Source, where) {
+					t.Errorf("traced %%%d = %s has source %q, want one in %s", node.ID, node.Op, node.Source, where)
+				}
+			}
+			for _, r := range node.Regions {
+				walk(r.Graph, stage)
+			}
+		}
+	}
+	walk(rec.Passes[0].Graph, "trace")
+	if n == 0 {
+		t.Error("no traced op")
 	}
 }
