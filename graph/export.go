@@ -59,7 +59,10 @@ type DocNode struct {
 	// has "index", a parameter "name", a constant "value", a proj "index".
 	Attrs map[string]string `json:"attrs,omitempty"`
 	// Pass names the stage that made the value, or last rewrote it in
-	// place: "trace" for what tracing recorded, else a compiler pass.
+	// place (gave it another primitive or other attributes, as the
+	// fusions do to the op they keep): "trace" for what tracing recorded,
+	// else a compiler pass. Redirecting a value's operands (CSE) does not
+	// count: the value itself is unchanged.
 	Pass string `json:"pass"`
 	// Fused lists the primitives a fused op absorbed, in program order;
 	// empty for every other node.
