@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/summary"
+	"github.com/sporeml/spore/train"
+)
+
+// chromiumPath is the headless browser the dashboard test drives:
+// Debian's chromium, or whatever $SPORE_CHROMIUM names.
+func chromiumPath() string {
+	if p := os.Getenv("SPORE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestDashboardInBrowser trains the seed network for a few dozen steps
+// with --summary-dir, serves the log dir as spore dashboard does, and
+// checks the page in headless Chromium: the loss curve has a vertex per
+// logged step, the graph view draws every node of the training step's
+// compiled graph, clicking a node shows its details, the pass view
+// highlights what passes changed, and nothing is fetched from outside the
+// server. It saves screenshots of the views in $SPORE_SCREENSHOT_DIR
+// (the README's come from there), else in the test's temporary dir.
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	browser := chromiumPath()
+	if browser == "" {
+		t.Skip("no chromium binary on PATH (apt-get install -y chromium, or set SPORE_CHROMIUM): the dashboard's browser test cannot run")
+	}
+	logdir := t.TempDir()
+	runDir := filepath.Join(logdir, "mlp")
+	const steps = 40
+	makeTrainingRun(t, runDir, steps)
+
+	// What the page must show, from the summary reader.
+	runs, err := summary.ReadLogdir(logdir)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("ReadLogdir: %d runs, %v", len(runs), err)
+	}
+	lossPoints := len(runs[0].Scalars["loss"])
+	if lossPoints != steps {
+		t.Fatalf("the run logged %d loss points, want %d", lossPoints, steps)
+	}
+	stepFile, rec := trainingStepRecord(t, runs[0])
+	final := rec.Passes[len(rec.Passes)-1].Graph
+	clickNode := final.Nodes[0]
+	for _, n := range final.Nodes {
+		if n.Kind == "fused" || (n.Kind == "op" && clickNode.Kind != "fused") {
+			clickNode = n
+		}
+	}
+
+	s, ln, err := startDashboard(logdir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer ln.Close()
+	origin := "http://" + ln.Addr().String()
+
+	ctx, cancel := browserContext(t, browser)
+	defer cancel()
+	check(t, "starting chromium", chromedp.Do(ctx)) // opens the tab, so no event is missed
+	var mu sync.Mutex
+	var foreign, exceptions []string
+	check(t, "listening", chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			u := ev.Request.URL
+			if !strings.HasPrefix(u, origin+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+				foreign = append(foreign, u)
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			exceptions = append(exceptions, msg)
+		}
+	}))
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	shots := os.Getenv("SPORE_SCREENSHOT_DIR")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+
+	// The scalar view: one vertex per logged step in the loss curve.
+	loss := chromedp.CSS(`.scalar-card[data-tag="loss"] path.curve`)
+	check(t, "scalar view", chromedp.Do(ctx,
+		chromedp.EmulateViewport(1400, 900),
+		chromedp.Navigate(origin+"/"),
+		chromedp.WaitVisible(loss),
+	))
+	vertices := eval[int](t, ctx, `(document.querySelector('.scalar-card[data-tag="loss"] path.curve').getAttribute("d").match(/[ML]/g) || []).length`)
+	dataPoints := eval[int](t, ctx, `Number(document.querySelector('.scalar-card[data-tag="loss"] path.curve').dataset.points)`)
+	if vertices != lossPoints || dataPoints != lossPoints {
+		t.Errorf("the loss curve has %d vertices (data-points %d), want one per logged step: %d", vertices, dataPoints, lossPoints)
+	}
+	saveShot(t, shots, "dashboard-scalars.png", shot(t, ctx))
+
+	// The histogram view draws a ridge per recorded step.
+	check(t, "histogram view", chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tabs button[data-view="histograms"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.hist-card path.ridge`)),
+	))
+	if ridges := eval[int](t, ctx, `document.querySelectorAll(".hist-card path.ridge").length`); ridges == 0 {
+		t.Error("the histogram view drew no ridges")
+	}
+
+	// The graph view: the training step's graph, every node drawn.
+	check(t, "graph view", chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tabs button[data-view="graphs"]`)),
+		chromedp.WaitReady(chromedp.CSS(`#graph-file option`)),
+	))
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById("graph-file"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, stepFile))
+	check(t, "graph layout", chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#graph-svg[data-nodes="%d"] g.node`, len(final.Nodes)))),
+	))
+	if svgNodes := eval[int](t, ctx, `document.querySelectorAll("#graph-svg g.node").length`); svgNodes != len(final.Nodes) {
+		t.Errorf("the graph view drew %d nodes, want the %d of %s's final graph", svgNodes, len(final.Nodes), rec.Name)
+	}
+	check(t, "clicking a node", chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph-svg g.node#node-%d`, clickNode.ID))),
+		chromedp.WaitVisible(chromedp.CSS(`#node-details tr[data-field="op"]`)),
+	))
+	saveShot(t, shots, "dashboard-graph.png", shot(t, ctx))
+	fields := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll("#node-details tr")].map(r => [r.dataset.field, r.cells[1].textContent]))`)
+	wantPass := "made by " + clickNode.Pass
+	if len(clickNode.Fused) > 0 {
+		wantPass = "fused by " + clickNode.Pass
+	}
+	shape, _ := json.Marshal(clickNode.Shape)
+	for field, want := range map[string]string{
+		"op": clickNode.Op, "kind": clickNode.Kind, "dtype": clickNode.DType, "pass": wantPass,
+		"shape": strings.ReplaceAll(string(shape), ",", ", "),
+	} {
+		if fields[field] != want {
+			t.Errorf("clicking node %%%d: details say %s %q, want %q (all: %v)", clickNode.ID, field, fields[field], want, fields)
+		}
+	}
+	viewBox := eval[string](t, ctx, `document.getElementById("graph-svg").getAttribute("viewBox")`)
+	check(t, "zooming", chromedp.Do(ctx, chromedp.Click(chromedp.ID("zoom-in"))))
+	if zoomed := eval[string](t, ctx, `document.getElementById("graph-svg").getAttribute("viewBox")`); zoomed == viewBox {
+		t.Errorf("zooming in left the graph's viewBox at %q", viewBox)
+	}
+
+	// The pass view: some pass of the training step changes its IR, and
+	// the changed lines are highlighted.
+	check(t, "pass view", chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#tabs button[data-view="passes"]`)),
+		chromedp.WaitReady(chromedp.CSS(`#pass-file option`)),
+	))
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById("pass-file"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, stepFile))
+	check(t, "pass diff", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#pass-list button`))))
+	eval[bool](t, ctx, `(() => { const b = [...document.querySelectorAll("#pass-list button")].find(b => b.dataset.pass !== "0" && /[−+]\d/.test(b.textContent)); if (b) b.click(); return !!b; })()`)
+	check(t, "pass diff", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#pass-diff td.add, #pass-diff td.del`))))
+	if changed := eval[int](t, ctx, `document.querySelectorAll("#pass-diff td.add, #pass-diff td.del").length`); changed == 0 {
+		t.Error("the pass view highlights no changed line in any pass of the training step")
+	}
+	saveShot(t, shots, "dashboard-passes.png", shot(t, ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(foreign) > 0 {
+		t.Errorf("the page fetched from outside the server: %q", foreign)
+	}
+	if len(exceptions) > 0 {
+		t.Errorf("the page threw: %q", exceptions)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return v
+}
+
+// shot is a PNG of the viewport.
+func shot(t *testing.T, ctx context.Context) []byte {
+	t.Helper()
+	data, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	return data
+}
+
+// makeTrainingRun trains the seed network in Graph mode for steps steps,
+// writing the loss and learning rate of every step, parameter histograms
+// every 10 steps and the record of every compiled function to runDir.
+func makeTrainingRun(t *testing.T, runDir string, steps int) {
+	t.Helper()
+	w, err := summary.NewWriter(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var graphErr error
+	var graphMu sync.Mutex
+	stop := spore.WatchCompiles(func(rec spore.CompileRecord) {
+		graphMu.Lock()
+		defer graphMu.Unlock()
+		if err := w.AddGraph(rec); err != nil && graphErr == nil {
+			graphErr = err
+		}
+	})
+	defer stop()
+	if err := setMode("graph"); err != nil {
+		t.Fatal(err)
+	}
+	spore.SetSeed(1)
+	net, err := newModel("mlp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := net.Base().TrainableParameters()
+	opt, err := newOptimizer("momentum", params, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
+	data, err := loadSplit("", trainSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := &summaryCallback{w: w, params: params}
+	if err := m.Train(1, data.Batch(64, true).Take(steps), cb); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if graphErr != nil {
+		t.Fatal(graphErr)
+	}
+}
+
+// summaryCallback logs a training step's scalars and, every 10 steps,
+// the parameters' histograms.
+type summaryCallback struct {
+	train.BaseCallback
+	w      *summary.Writer
+	params []*spore.Tensor
+}
+
+func (c *summaryCallback) OnStepEnd(ctx *train.RunContext) {
+	step := int64(ctx.GlobalStep)
+	c.w.AddScalar("loss", step, ctx.Loss)
+	c.w.AddScalar("lr", step, 0.01)
+	if step%10 == 1 {
+		for _, p := range c.params {
+			c.w.AddHistogram("param/"+p.Name(), step, p.Data().([]float32))
+		}
+	}
+}
+
+// trainingStepRecord returns the run's record of the compiled training
+// step (the largest graph it holds) and its file as the page lists it.
+func trainingStepRecord(t *testing.T, run *summary.Run) (string, spore.CompileRecord) {
+	t.Helper()
+	var best spore.CompileRecord
+	var bestFile string
+	for _, f := range run.Graphs {
+		data, err := os.ReadFile(filepath.Join(run.Dir, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec spore.CompileRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(rec.Passes) == 0 {
+			continue
+		}
+		if bestFile == "" || len(rec.Passes[len(rec.Passes)-1].Graph.Nodes) > len(best.Passes[len(best.Passes)-1].Graph.Nodes) {
+			best, bestFile = rec, f
+		}
+	}
+	if bestFile == "" {
+		t.Fatalf("the run recorded no compiled graph (files %q)", run.Graphs)
+	}
+	return bestFile, best
+}
+
+// browserContext starts headless Chromium with flags that work in a
+// container as root, a fresh profile, and a deadline.
+func browserContext(t *testing.T, path string) (context.Context, context.CancelFunc) {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1400, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	return ctx, func() { cancelTimeout(); cancelCtx(); cancelAlloc() }
+}
+
+func check(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// saveShot checks that data is a PNG of the page and writes it to
+// dir/name.
+func saveShot(t *testing.T, dir, name string, data []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 600 {
+		t.Errorf("screenshot %s is %v, want the 1400×900 page", name, b)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path+".tmp", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("saved %s", path)
+}
+
