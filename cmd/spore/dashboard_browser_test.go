@@ -372,4 +372,3 @@ func saveShot(t *testing.T, dir, name string, data []byte) {
 	}
 	t.Logf("saved %s", path)
 }
-
