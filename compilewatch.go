@@ -74,7 +74,8 @@ type watcher struct {
 // fn runs on the goroutine that compiled, outside the compiler's locks,
 // so it may call jitted functions itself; compilations on several
 // goroutines call fn concurrently, so fn must be safe for concurrent use.
-// All watchers receive the same record: they must not modify it.
+// All watchers receive the same record: they must not modify it. A panic
+// in fn reaches the call that compiled, whose plan is cached by then.
 //
 // While no watcher is registered a compilation captures nothing and
 // costs one atomic load more than it would without this hook.
