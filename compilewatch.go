@@ -72,7 +72,9 @@ type watcher struct {
 // record already being delivered when stop is called may still arrive.
 //
 // fn runs on the goroutine that compiled, outside the compiler's locks,
-// so it may call jitted functions itself; compilations on several
+// so it may call jitted functions itself; a cell that compiles under a
+// lock of its own (TrainOneStepCell's step) still holds it, so fn should
+// not call back into the cell it hears about. Compilations on several
 // goroutines call fn concurrently, so fn must be safe for concurrent use.
 // All watchers receive the same record: they must not modify it. A panic
 // in fn reaches the call that compiled, whose plan is cached by then.
