@@ -148,8 +148,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	check(t, "graph layout", chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#graph-svg[data-nodes="%d"] g.node`, len(final.Nodes)))),
 	))
-	if svgNodes := eval[int](t, ctx, `document.querySelectorAll("#graph-svg g.node").length`); svgNodes != len(final.Nodes) {
-		t.Errorf("the graph view drew %d nodes, want the %d of %s's final graph", svgNodes, len(final.Nodes), rec.Name)
+	// Every node of the record is drawn, with its id, and nothing else.
+	drawn := eval[[]string](t, ctx, `[...document.querySelectorAll("#graph-svg g.node")].map(g => g.id)`)
+	want := map[string]bool{}
+	for _, n := range final.Nodes {
+		want[fmt.Sprintf("node-%d", n.ID)] = true
+	}
+	missing := len(want)
+	for _, id := range drawn {
+		if want[id] {
+			missing--
+			want[id] = false
+		}
+	}
+	if len(drawn) != len(final.Nodes) || missing != 0 {
+		t.Errorf("the graph view drew %d nodes, %d of the record's missing; want the %d nodes of %s's final graph", len(drawn), missing, len(final.Nodes), rec.Name)
 	}
 	check(t, "clicking a node", chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph-svg g.node#node-%d`, clickNode.ID))),
@@ -190,6 +203,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Error("the pass view highlights no changed line in any pass of the training step")
 	}
 	saveShot(t, shots, "dashboard-passes.png", shot(t, ctx))
+
+	// Live: a run that appears while the page is open is drawn at the
+	// next poll, without a reload.
+	check(t, "scalar view again", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#tabs button[data-view="scalars"]`))))
+	w, err := summary.NewWriter(filepath.Join(logdir, "live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := int64(1); step <= 5; step++ {
+		w.AddScalar("loss", step, 2/float64(step))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "a run written while the page is open", chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(`.scalar-card[data-tag="loss"] path.curve[data-run="live"][data-points="5"]`)),
+	))
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -677,6 +677,11 @@ function nodeDelta(prev, cur) {
   const after = new Map(cur.graph.nodes.map((n) => [n.id, n]));
   const removed = [...before.values()].filter((n) => !after.has(n.id));
   const added = [...after.values()].filter((n) => !before.has(n.id));
+  // A node a pass rewrote in place keeps its id and names the pass.
+  const rewritten = [...after.values()].filter((n) => {
+    const b = before.get(n.id);
+    return b && (b.op !== n.op || (n.pass === cur.pass && b.pass !== n.pass));
+  });
   const count = (ns) => {
     const c = new Map();
     for (const n of ns) c.set(n.op, (c.get(n.op) || 0) + 1);
@@ -685,7 +690,8 @@ function nodeDelta(prev, cur) {
   const parts = [`${cur.pass}: ${before.size} → ${after.size} nodes`];
   if (removed.length) parts.push(`removed ${removed.length} (${count(removed)})`);
   if (added.length) parts.push(`added ${added.length} (${count(added)})`);
-  if (!removed.length && !added.length) parts.push("same nodes");
+  if (rewritten.length) parts.push(`rewrote ${rewritten.length} (${rewritten.map((n) => `%${n.id} ${before.get(n.id).op} → ${n.op}`).join(", ")})`);
+  if (!removed.length && !added.length && !rewritten.length) parts.push("same nodes");
   return el("span", { text: parts.join("; ") });
 }
 
