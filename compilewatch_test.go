@@ -624,3 +624,37 @@ func checkSource(t *testing.T, rec spore.CompileRecord, where string) {
 		t.Error("no traced op")
 	}
 }
+
+// An optimiser called eagerly runs its update as a compiled function, and
+// a watcher hears of that compilation too: its parameter assignments
+// included.
+func TestWatchCompilesOptimizerUpdate(t *testing.T) {
+	w := tensor.NewParameter("w", tensor.FromSlice([]float32{1, 2, 3}, 3))
+	opt := optim.NewSGD([]*tensor.Tensor{w}, optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.5)}, Momentum: 0.9})
+	var recs []spore.CompileRecord
+	var mu sync.Mutex
+	stop := spore.WatchCompiles(func(r spore.CompileRecord) {
+		mu.Lock()
+		defer mu.Unlock()
+		recs = append(recs, r)
+	})
+	defer stop()
+	opt.Step([]*tensor.Tensor{tensor.FromSlice([]float32{1, 1, 1}, 3)})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) != 1 || !strings.HasSuffix(recs[0].Name, ".update") {
+		t.Fatalf("records %v, want one of the optimiser's update", recs)
+	}
+	final := recs[0].Passes[len(recs[0].Passes)-1].Graph
+	if len(final.Assigns) < 2 { // the weight and its momentum slot
+		t.Errorf("the update's graph assigns %d parameters, want the weight and its momentum", len(final.Assigns))
+	}
+	for _, a := range final.Assigns {
+		if n := byID(final)[a.Param]; n.Kind != "param" {
+			t.Errorf("assignment to %%%d, a %s node", a.Param, n.Kind)
+		}
+	}
+	if got := w.Float32s(); got[0] != 0.5 {
+		t.Errorf("watched update gave w = %v", got)
+	}
+}
