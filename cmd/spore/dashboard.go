@@ -33,9 +33,9 @@ func cmdDashboard(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C to stop)\n", s.Logdir(), ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C to stop)\n", s.Logdir(), ln.Addr())
 	go func() {
 		<-ctx.Done()
 		ln.Close()
