@@ -76,7 +76,9 @@ func TestDashboardServes(t *testing.T) {
 	logdir := filepath.Join(t.TempDir(), "runs")
 	var stdout, stderr syncBuffer
 	done := make(chan int)
-	go func() { done <- run([]string{"dashboard", "--logdir", logdir, "--addr", "127.0.0.1:0"}, &stdout, &stderr) }()
+	go func() {
+		done <- run([]string{"dashboard", "--logdir", logdir, "--addr", "127.0.0.1:0"}, &stdout, &stderr)
+	}()
 	serving := regexp.MustCompile(`serving .* at (http://127\.0\.0\.1:\d+/)`)
 	var url string
 	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
