@@ -138,6 +138,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if ridges := eval[int](t, ctx, `document.querySelectorAll(".hist-card path.ridge").length`); ridges == 0 {
 		t.Error("the histogram view drew no ridges")
 	}
+	saveShot(t, shots, "dashboard-histograms.png", shot(t, ctx))
 
 	// The graph view: the training step's graph, every node drawn.
 	check(t, "graph view", chromedp.Do(ctx,
