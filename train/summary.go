@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/summary"
 	"github.com/sporeml/spore/tensor"
 )
@@ -63,7 +64,8 @@ type SummaryConfig struct {
 // Gradients: in Graph mode the step's gradients live inside one compiled
 // graph and never reach Go. So at a histogram step the collector computes
 // them itself, before the step, with spore.ValueAndGrad of the network
-// with loss on the same batch and the same parameters: the gradient the
+// with loss on the same batch and the same parameters (compiled once, as
+// "GradientsForSummary", when the step is compiled): the gradient the
 // step then applies, up to the rounding of the compiler's rewrites. This
 // extra pass runs the network in training mode, so a network with
 // Dropout draws extra random masks (its trajectory differs from a run
@@ -79,7 +81,7 @@ type SummaryCollector struct {
 	cfg SummaryConfig
 	w   *summary.Writer
 
-	grad       func(...*tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor)
+	grad       func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor)
 	gradModel  *Model
 	stopWatch  func()
 	graphMu    sync.Mutex
@@ -198,9 +200,7 @@ func (c *SummaryCollector) OnStepBegin(ctx *RunContext) {
 		return
 	}
 	if c.grad == nil || c.gradModel != m {
-		withLoss := m.TrainCell().Network
-		loss := func(x, y *tensor.Tensor) *tensor.Tensor { return withLoss.Base().Call(x, y) }
-		c.grad = spore.ValueAndGrad(loss, spore.GradPosition(), spore.Weights(params...))
+		c.grad = gradFunc(m, params)
 		c.gradModel = m
 	}
 	_, grads := c.grad(ctx.Batch[0], ctx.Batch[1])
@@ -209,6 +209,25 @@ func (c *SummaryCollector) OnStepBegin(ctx *RunContext) {
 			c.w.AddHistogram("grad/"+paramName(params[i]), step, g.Float32s())
 		}
 	}
+}
+
+// gradFunc returns the function that computes the gradients of the
+// model's loss for params, run as the training step runs: compiled (one
+// graph for the forward and backward pass, named GradientsForSummary)
+// when the step is compiled, eagerly otherwise.
+func gradFunc(m *Model, params []*tensor.Tensor) func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) {
+	withLoss := m.TrainCell().Network
+	vg := spore.ValueAndGrad(func(x, y *tensor.Tensor) *tensor.Tensor { return withLoss.Base().Call(x, y) },
+		spore.GradPosition(), spore.Weights(params...))
+	f := func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) { return vg(x, y) }
+	compiled := m.StepConfig.Mode == nn.StepCompiled ||
+		m.StepConfig.Mode == nn.StepFollowContext && spore.GetContext().Mode == spore.GraphMode
+	if !compiled {
+		return f
+	}
+	cfg := m.StepConfig.Jit
+	cfg.Name = "GradientsForSummary"
+	return spore.Jit(f, cfg)
 }
 
 // paramName is a parameter's name, or a stand-in for an unnamed one.

@@ -17,6 +17,7 @@ import (
 // model.
 type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
+	summaryDir, plot                           string
 	epochs, batch, steps                       int
 	lr                                         float64
 	seed                                       int64
@@ -37,6 +38,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
 	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
+	fs.StringVar(&f.summaryDir, "summary-dir", "", "write TensorBoard summaries (loss, lr, throughput, accuracy, histograms) and the compiled graphs here")
+	fs.StringVar(&f.plot, "plot", "", "draw the per-step loss curve to this .svg file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -57,6 +60,16 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.save != "" {
 		if err := checkSavePath(f.save); err != nil {
+			return err
+		}
+	}
+	if f.summaryDir != "" {
+		if err := checkSummaryDir(f.summaryDir); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if err := checkPlotPath(f.plot); err != nil {
 			return err
 		}
 	}
@@ -97,8 +110,22 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
 
 	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
+	callbacks := []train.Callback{bar}
+	var collector *train.SummaryCollector
+	if f.summaryDir != "" {
+		if collector, err = train.NewSummaryCollector(f.summaryDir); err != nil {
+			return err
+		}
+		defer collector.Close()
+		callbacks = append(callbacks, collector)
+	}
+	var curve *lossCurve
+	if f.plot != "" {
+		curve = &lossCurve{}
+		callbacks = append(callbacks, curve)
+	}
 	start := time.Now()
-	if err := m.Train(f.epochs, batches, bar); err != nil {
+	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
 		return err
 	}
 	wall := time.Since(start)
@@ -109,6 +136,18 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, testSet.Len())
+	if collector != nil {
+		collector.Writer().AddScalar("eval/accuracy", int64(m.GlobalStep()), acc)
+		if err := collector.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "summaries in %s\n", f.summaryDir)
+	}
+	if curve != nil {
+		if err := curve.writePlot(f.plot, f.model, mode, stdout); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "training: %s in %v, %.0f samples/s (%s)\n", plural(bar.total, "step"), wall.Round(time.Millisecond), float64(samples)/wall.Seconds(), mode)
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
