@@ -87,3 +87,65 @@ func reportStatus(ctx context.Context, s *dashboard.Server, stdout, stderr io.Wr
 		}
 	}
 }
+
+// trainDashboard is the dashboard spore train --dashboard serves over
+// the run's summary directory while it trains.
+type trainDashboard struct {
+	s    *dashboard.Server
+	ln   net.Listener
+	keep bool
+	out  io.Writer
+}
+
+// serveTraining starts the dashboard of spore train --dashboard ADDR over
+// *summaryDir, first making a temporary summary directory when there is
+// none (and setting *summaryDir to it). It returns nil when addr is "".
+// A port in use is refused here, before any training.
+func serveTraining(addr string, summaryDir *string, keep bool, stdout io.Writer) (*trainDashboard, error) {
+	if addr == "" {
+		if keep {
+			return nil, usagef("--dashboard-keep needs --dashboard ADDR")
+		}
+		return nil, nil
+	}
+	if *summaryDir == "" {
+		dir, err := os.MkdirTemp("", "spore-summary-")
+		if err != nil {
+			return nil, fmt.Errorf("making a summary directory for --dashboard: %w", err)
+		}
+		*summaryDir = dir
+		fmt.Fprintf(stdout, "summaries in %s (no --summary-dir given)\n", dir)
+	}
+	s, ln, err := startDashboard(*summaryDir, addr)
+	if err != nil {
+		return nil, fmt.Errorf("--dashboard: %w", err)
+	}
+	go s.Serve(ln)
+	fmt.Fprintf(stdout, "dashboard at http://%s/ while training\n", ln.Addr())
+	return &trainDashboard{s: s, ln: ln, keep: keep, out: stdout}, nil
+}
+
+// finish ends the dashboard once training is over: at once, or, with
+// --dashboard-keep, after an interrupt. The summaries stay on disk either
+// way, for spore dashboard --logdir.
+func (d *trainDashboard) finish() {
+	if d == nil {
+		return
+	}
+	if d.keep {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		fmt.Fprintf(d.out, "training is over; the dashboard stays at http://%s/ until Ctrl-C\n", d.ln.Addr())
+		<-ctx.Done()
+		stop()
+	} else {
+		fmt.Fprintf(d.out, "dashboard stopped; spore dashboard --logdir %s serves the run again\n", d.s.Logdir())
+	}
+	d.ln.Close()
+}
+
+// close stops the dashboard without waiting (training failed).
+func (d *trainDashboard) close() {
+	if d != nil {
+		d.ln.Close()
+	}
+}

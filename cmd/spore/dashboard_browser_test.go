@@ -19,9 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/summary"
-	"github.com/sporeml/spore/train"
 )
 
 // chromiumPath is the headless browser the dashboard test drives:
@@ -252,72 +250,13 @@ func shot(t *testing.T, ctx context.Context) []byte {
 	return data
 }
 
-// makeTrainingRun trains the seed network in Graph mode for steps steps,
-// writing the loss and learning rate of every step, parameter histograms
-// every 10 steps and the record of every compiled function to runDir.
+// makeTrainingRun trains the seed network in Graph mode for steps steps
+// with spore train --summary-dir runDir.
 func makeTrainingRun(t *testing.T, runDir string, steps int) {
 	t.Helper()
-	w, err := summary.NewWriter(runDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var graphErr error
-	var graphMu sync.Mutex
-	stop := spore.WatchCompiles(func(rec spore.CompileRecord) {
-		graphMu.Lock()
-		defer graphMu.Unlock()
-		if err := w.AddGraph(rec); err != nil && graphErr == nil {
-			graphErr = err
-		}
-	})
-	defer stop()
-	if err := setMode("graph"); err != nil {
-		t.Fatal(err)
-	}
-	spore.SetSeed(1)
-	net, err := newModel("mlp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := net.Base().TrainableParameters()
-	opt, err := newOptimizer("momentum", params, 0.01)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
-	data, err := loadSplit("", trainSplit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb := &summaryCallback{w: w, params: params}
-	if err := m.Train(1, data.Batch(64, true).Take(steps), cb); err != nil {
-		t.Fatal(err)
-	}
-	stop()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if graphErr != nil {
-		t.Fatal(graphErr)
-	}
-}
-
-// summaryCallback logs a training step's scalars and, every 10 steps,
-// the parameters' histograms.
-type summaryCallback struct {
-	train.BaseCallback
-	w      *summary.Writer
-	params []*spore.Tensor
-}
-
-func (c *summaryCallback) OnStepEnd(ctx *train.RunContext) {
-	step := int64(ctx.GlobalStep)
-	c.w.AddScalar("loss", step, ctx.Loss)
-	c.w.AddScalar("lr", step, 0.01)
-	if step%10 == 1 {
-		for _, p := range c.params {
-			c.w.AddHistogram("param/"+p.Name(), step, p.Data().([]float32))
-		}
+	out, errOut, code := runCLI(t, "train", "--epochs", "1", "--steps", fmt.Sprint(steps), "--summary-dir", runDir)
+	if code != 0 {
+		t.Fatalf("spore train --summary-dir: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

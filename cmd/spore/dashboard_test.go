@@ -36,15 +36,21 @@ func TestDashboardBadInput(t *testing.T) {
 		{[]string{"dashboard", "--logdir", file}, 1, "is a file, not a directory"},
 		{[]string{"dashboard", "--logdir", dir, "--addr", "6006"}, 1, `address "6006" is not host:port`},
 		{[]string{"dashboard", "--logdir", dir, "--addr", taken.Addr().String()}, 1, "is already in use"},
+		// spore train refuses a taken port before it trains.
+		{[]string{"train", "--steps", "1", "--dashboard", taken.Addr().String()}, 1, "--dashboard: address " + taken.Addr().String() + " is already in use"},
+		{[]string{"train", "--dashboard-keep"}, 2, "--dashboard-keep needs --dashboard ADDR"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, code := runCLI(t, tc.args...)
 			lines := strings.Split(strings.TrimSpace(errOut), "\n")
-			if code != tc.code || len(lines) != 1 || !strings.HasPrefix(errOut, "spore dashboard: ") || !strings.Contains(errOut, tc.want) {
+			if code != tc.code || len(lines) != 1 || !strings.HasPrefix(errOut, "spore "+tc.args[0]+": ") || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d, stderr %q, stdout %q; want exit %d and one line containing %q", code, errOut, out, tc.code, tc.want)
 			}
 			if strings.Contains(errOut, "dashboard: dashboard:") {
 				t.Errorf("stderr %q repeats its prefix", errOut)
+			}
+			if strings.Contains(out, "training ") {
+				t.Errorf("training started before the refusal: %q", out)
 			}
 		})
 	}
@@ -114,5 +120,30 @@ func TestDashboardServes(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("spore dashboard did not stop on an interrupt")
+	}
+}
+
+// TestTrainDashboard runs spore train --dashboard over a --summary-dir:
+// it serves while training, on the run's summaries, and stops after.
+func TestTrainDashboard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, errOut, code := runCLI(t, "train", "--epochs", "1", "--steps", "5", "--summary-dir", dir, "--dashboard", "127.0.0.1:0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	m := regexp.MustCompile(`dashboard at (http://127\.0\.0\.1:\d+/) while training`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "dashboard stopped; spore dashboard --logdir "+dir+" serves the run again") {
+		t.Fatalf("stdout does not say where the dashboard was and that it stopped:\n%s", out)
+	}
+	if _, err := http.Get(m[1] + "api/runs"); err == nil {
+		t.Errorf("the dashboard still answers at %s after training", m[1])
+	}
+	s, ln, err := startDashboard(dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if msg, ok := s.Status(); !ok || !strings.Contains(msg, "1 run(s)") {
+		t.Errorf("the summary dir the dashboard served holds %q, want one run", msg)
 	}
 }

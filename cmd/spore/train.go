@@ -17,7 +17,8 @@ import (
 // model.
 type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
-	summaryDir, plot                           string
+	summaryDir, plot, dashboard                string
+	dashboardKeep                              bool
 	epochs, batch, steps                       int
 	lr                                         float64
 	seed                                       int64
@@ -40,6 +41,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
 	fs.StringVar(&f.summaryDir, "summary-dir", "", "write TensorBoard summaries (loss, lr, throughput, accuracy, histograms) and the compiled graphs here")
 	fs.StringVar(&f.plot, "plot", "", "draw the per-step loss curve to this .svg file")
+	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
+	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -73,6 +76,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	dash, err := serveTraining(f.dashboard, &f.summaryDir, f.dashboardKeep, stdout)
+	if err != nil {
+		return err
+	}
+	defer dash.close()
 	spore.SetSeed(f.seed)
 	net, err := newModel(f.model)
 	if err != nil {
@@ -158,6 +166,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
+	dash.finish()
 	return nil
 }
 

@@ -251,6 +251,13 @@ function scalarChart(answer, weight, showRaw, selected) {
       class: "curve", stroke: color, "data-run": s.run, "data-points": String(s.points.filter((p) => p[2] != null).length),
       d: pathOf(s.points.map((p, i) => [sx(p[0]), ys[i] == null || !Number.isFinite(ys[i]) ? null : sy(ys[i])])),
     }));
+    // A short series (per-epoch accuracy) is marked point by point: a
+    // path through one point draws nothing.
+    if (s.points.length <= 30) {
+      s.points.forEach((p, i) => {
+        if (p[2] != null) svg.append(el("svg:circle", { class: "dot", cx: sx(p[0]), cy: sy(ys[i]), r: 3, fill: color }));
+      });
+    }
   }
   const cursor = el("svg:line", { class: "axis", y1: T, y2: H - B, visibility: "hidden" });
   svg.append(cursor);
