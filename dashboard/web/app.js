@@ -449,6 +449,11 @@ export function toDot(name, graph) {
   for (const n of graph.nodes) {
     for (const i of n.inputs || []) if (ids.has(i)) lines.push(`  n${i} -> n${n.id};`);
   }
+  // Parameter updates run when the graph does: a dashed edge from the
+  // new value to its parameter, left out of the ranking (it closes a loop).
+  for (const a of graph.assigns || []) {
+    if (ids.has(a.param) && ids.has(a.value)) lines.push(`  n${a.value} -> n${a.param} [style=dashed, color="#e8710a", constraint=false];`);
+  }
   lines.push("}");
   return lines.join("\n");
 }
@@ -532,8 +537,14 @@ function showNode(n, nodes, graph) {
   if (n.fused && n.fused.length) rows.push(["fused ops", n.fused.join(", ")]);
   rows.push(["inputs", (n.inputs || []).map((i) => `%${i}${nodes.has(i) ? " " + nodes.get(i).op : ""}`).join(", ") || "none"]);
   const users = graph.nodes.filter((m) => (m.inputs || []).includes(n.id)).map((m) => `%${m.id} ${m.op}`);
-  rows.push(["used by", users.join(", ") || ((graph.outputs || []).includes(n.id) ? "a result" : "none")]);
-  if ((graph.outputs || []).includes(n.id)) rows.push(["result", "yes"]);
+  rows.push(["used by", users.join(", ") || "none"]);
+  if ((graph.outputs || []).includes(n.id)) rows.push(["result", `output ${(graph.outputs || []).indexOf(n.id)}`]);
+  for (const a of graph.assigns || []) {
+    const p = nodes.get(a.param);
+    const name = p && p.attrs && p.attrs.name ? ` ${p.attrs.name}` : "";
+    if (a.value === n.id) rows.push(["assigns", `new value of %${a.param}${name}`]);
+    if (a.param === n.id) rows.push(["assigned", `from %${a.value} ${nodes.has(a.value) ? nodes.get(a.value).op : ""} each run`]);
+  }
   for (const [k, v] of Object.entries(n.attrs || {})) rows.push([`attr ${k}`, String(v)]);
   rows.push(["source", n.source || "unknown"]);
   box.replaceChildren(
