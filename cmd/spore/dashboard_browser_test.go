@@ -88,13 +88,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	check(t, "starting chromium", chromedp.Do(ctx)) // opens the tab, so no event is missed
 	var mu sync.Mutex
 	var foreign, exceptions []string
+	servers := map[string]bool{origin: true} // the dashboards the page may fetch from
 	check(t, "listening", chromedp.Listen(ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			u := ev.Request.URL
-			if !strings.HasPrefix(u, origin+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			ok := strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "blob:")
+			for o := range servers {
+				ok = ok || strings.HasPrefix(u, o+"/")
+			}
+			if !ok {
 				foreign = append(foreign, u)
 			}
 		case *runtime.EventExceptionThrown:
@@ -219,6 +224,34 @@ func TestDashboardInBrowser(t *testing.T) {
 	check(t, "a run written while the page is open", chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`.scalar-card[data-tag="loss"] path.curve[data-run="live"][data-points="5"]`)),
 	))
+
+	// A log dir with nothing to show says so on the page.
+	foreignDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreignDir, "notes.txt"), []byte("not a summary"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ logdir, want string }{
+		{filepath.Join(logdir, "no-such-dir"), "does not exist (yet)"},
+		{foreignDir, "holds no event files"},
+	} {
+		s2, ln2, err := startDashboard(tc.logdir, "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s2.Serve(ln2)
+		origin2 := "http://" + ln2.Addr().String()
+		mu.Lock()
+		servers[origin2] = true
+		mu.Unlock()
+		check(t, "the page over "+tc.logdir, chromedp.Do(ctx,
+			chromedp.Navigate(origin2+"/"),
+			chromedp.WaitVisible(chromedp.ID("banner")),
+		))
+		if banner := eval[string](t, ctx, `document.getElementById("banner").textContent`); !strings.Contains(banner, tc.want) || !strings.Contains(banner, tc.logdir) {
+			t.Errorf("over %s the page says %q, want a message naming the dir and containing %q", tc.logdir, banner, tc.want)
+		}
+		ln2.Close()
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
