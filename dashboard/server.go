@@ -26,7 +26,7 @@ import (
 // asked for with an explicit address.
 const DefaultAddr = "127.0.0.1:6006"
 
-//go:embed web/index.html web/app.js web/style.css web/vendor/graphviz.js web/vendor/LICENSE
+//go:embed web/index.html web/app.js web/lib.js web/style.css web/vendor/graphviz.js web/vendor/LICENSE
 var webFiles embed.FS
 
 // Server serves the dashboard page and its JSON endpoints over one log

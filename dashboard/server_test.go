@@ -112,7 +112,8 @@ func TestEndpoints(t *testing.T) {
 		want               []string // substrings of the body
 	}{
 		{"page", "GET", "/", 200, []string{"<title>spore dashboard</title>", `src="app.js"`}},
-		{"script", "GET", "/app.js", 200, []string{"export function diffLines"}},
+		{"script", "GET", "/app.js", 200, []string{`from "./lib.js"`}},
+		{"library", "GET", "/lib.js", 200, []string{"export function diffLines"}},
 		{"layout engine", "GET", "/vendor/graphviz.js", 200, []string{"Graphviz"}},
 		{"licence", "GET", "/vendor/LICENSE", 200, []string{"Apache License"}},
 		{"runs", "GET", "/api/runs", 200, []string{`"status":"ok"`, `"name":"mlp"`, `"scalarTags":["loss","lr"]`, `"histogramTags":["param/w"]`, `"lastStep":4`, "torn record at offset 120"}},
@@ -172,7 +173,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"web/index.html", "web/app.js", "web/style.css"} {
+	for _, name := range []string{"web/index.html", "web/app.js", "web/lib.js", "web/style.css"} {
 		data, err := webFiles.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

@@ -375,3 +375,59 @@ func saveShot(t *testing.T, dir, name string, data []byte) {
 	}
 	t.Logf("saved %s", path)
 }
+
+// TestDashboardScripts runs the page's pure functions (web/lib.js) in
+// headless Chromium: TensorBoard's debiased smoothing, the IR line diff,
+// histogram rebinning, axis ticks and the graph's DOT text.
+func TestDashboardScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	browser := chromiumPath()
+	if browser == "" {
+		t.Skip("no chromium binary on PATH (apt-get install -y chromium, or set SPORE_CHROMIUM): the dashboard's script test cannot run")
+	}
+	s, ln, err := startDashboard(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	defer ln.Close()
+	ctx, cancel := browserContext(t, browser)
+	defer cancel()
+	check(t, "loading the page", chromedp.Do(ctx, chromedp.Navigate("http://"+ln.Addr().String()+"/")))
+	const round = `(v) => v.map(x => x == null ? null : Number(x.toFixed(4)))`
+	for _, tc := range []struct{ name, expr, want string }{
+		{"smoothing keeps a constant constant", `round(m.smooth([1, 1, 1], 0.6))`, `[1,1,1]`},
+		{"no smoothing at weight 0", `m.smooth([0, 10, 5], 0)`, `[0,10,5]`},
+		{"smoothing skips a gap, debiased", `round(m.smooth([2, null, 4], 0.5))`, `[2,null,3.3333]`},
+		{"a line removed and one added", `m.diffLines(["a", "b", "c"], ["a", "c", "d"])`, `[["=",0,0],["-",1,null],["=",2,1],["+",null,2]]`},
+		{"a line replaced", `m.diffLines(["a", "b", "c"], ["a", "x", "c"])`, `[["=",0,0],["+",null,1],["-",1,null],["=",2,2]]`},
+		{"value numbers ignored", `m.diffLines(["%1 = Add(%0)", "%2 = Neg(%1)"], ["%3 = Add(%0)", "%4 = Neg(%3)"], (s) => s.replace(/%\d+/g, "%_"))`, `[["=",0,0],["=",1,1]]`},
+		{"value numbers compared", `m.diffLines(["%1 = Add(%0)"], ["%3 = Add(%0)"]).map(o => o[0])`, `["+","-"]`},
+		{"from nothing", `m.diffLines([], ["x", "y"])`, `[["+",null,0],["+",null,1]]`},
+		{"to nothing", `m.diffLines(["x"], [])`, `[["-",0,null]]`},
+		{"the longest common part kept", `m.diffLines(["a","b","c","d","e"], ["b","c","x","d"]).filter(o => o[0] === "=").length`, `3`},
+		{"rebinning onto the same edges", `m.rebin({min: 0, max: 2, bucketLimit: [1, 2], bucket: [2, 4]}, 0, 2, 2)`, `[2,4]`},
+		{"rebinning spreads a bucket", `m.rebin({min: 0, max: 1, bucketLimit: [1], bucket: [3]}, 0, 2, 4)`, `[1.5,1.5,0,0]`},
+		{"rebinning a point mass", `m.rebin({min: 1, max: 1, bucketLimit: [1], bucket: [5]}, 0, 2, 2)`, `[0,5]`},
+		{"rebinning an open end", `m.rebin({min: -1, max: 1, bucketLimit: [0, 1.7976931348623157e308], bucket: [1, 1]}, -1, 1, 2)`, `[1,1]`},
+		{"ticks", `m.niceTicks(0, 1)`, `[0,0.2,0.4,0.6,0.8,1]`},
+		{"DOT: nodes, edges and updates", `(() => { const d = m.toDot("f", {nodes: [
+			{id: 0, op: "param", kind: "param", inputs: [], shape: [2], dtype: "float32", attrs: {name: "w"}},
+			{id: 1, op: "Neg", kind: "op", inputs: [0], shape: [2], dtype: "float32"}], outputs: [1], assigns: [{param: 0, value: 1}]});
+			return [d.includes('n0 [id="node-0", label="param w\\nfloat32[2]"'), d.includes("n0 -> n1;"), d.includes("n1 -> n0 [style=dashed"), d.includes("peripheries=2")]; })()`, `[true,true,true,true]`},
+		{"DOT: quotes escaped", `m.toDot("a\"b", {nodes: [], outputs: []}).split("\n")[0]`, `"digraph \"a\\\"b\" {"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			expr := fmt.Sprintf(`import("/lib.js").then((m) => { const round = %s; return JSON.stringify(%s); })`, round, tc.expr)
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.expr, err)
+			}
+			if got != tc.want {
+				t.Errorf("%s\n = %s\nwant %s", tc.expr, got, tc.want)
+			}
+		})
+	}
+}
