@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -200,13 +201,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`#pass-file option`)),
 	))
 	eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById("pass-file"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, stepFile))
-	check(t, "pass diff", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#pass-list button`))))
-	eval[bool](t, ctx, `(() => { const b = [...document.querySelectorAll("#pass-list button")].find(b => b.dataset.pass !== "0" && /[−+]\d/.test(b.textContent)); if (b) b.click(); return !!b; })()`)
+	// Shown first: the first pass that changed the IR, its changes
+	// highlighted.
+	highlighted := `document.querySelectorAll("#pass-diff td.add, #pass-diff td.del").length`
 	check(t, "pass diff", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#pass-diff td.add, #pass-diff td.del`))))
-	if changed := eval[int](t, ctx, `document.querySelectorAll("#pass-diff td.add, #pass-diff td.del").length`); changed == 0 {
-		t.Error("the pass view highlights no changed line in any pass of the training step")
+	if first := eval[string](t, ctx, `document.querySelector("#pass-list button.active").textContent`); !regexp.MustCompile(`[−+][1-9]`).MatchString(first) {
+		t.Errorf("the pass view opens on %q, want the first pass that changed the IR", first)
+	}
+	if eval[int](t, ctx, highlighted) == 0 {
+		t.Error("the pass view highlights no changed line")
 	}
 	saveShot(t, shots, "dashboard-passes.png", shot(t, ctx))
+	// Clicking the last pass that changed the IR shows that one.
+	last := eval[string](t, ctx, `(() => { const bs = [...document.querySelectorAll("#pass-list button")].filter(b => b.dataset.pass !== "0" && /[−+][1-9]/.test(b.textContent)); const b = bs[bs.length - 1]; b.click(); return b.dataset.pass; })()`)
+	check(t, "clicking a pass", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#pass-list button.active[data-pass="%s"]`, last)))))
+	if eval[int](t, ctx, highlighted) == 0 {
+		t.Errorf("pass %s changed the IR, but the pass view highlights no line of it", last)
+	}
 
 	// Live: a run that appears while the page is open is drawn at the
 	// next poll, without a reload.

@@ -516,8 +516,9 @@ async function drawPasses() {
   fillSelect($("pass-file"), run ? run.graphs : [], run ? fileLabels(run.graphs) : []);
   const file = $("pass-file").value;
   const ignore = $("ignore-numbers").checked;
-  const pi = Number($("pass-list").dataset.active || 1);
-  const key = JSON.stringify([runName, file, ignore, pi]);
+  // The pass shown: the one clicked, else the first that changed the IR.
+  const chosen = $("pass-list").dataset.active;
+  const key = JSON.stringify([runName, file, ignore, chosen ?? "first change"]);
   if (key === state.passKey) return;
   if (!run || !file) {
     state.passKey = key;
@@ -537,6 +538,9 @@ async function drawPasses() {
   const passes = rec.passes || [];
   const keyFn = ignore ? normalise : (s) => s;
   const diffs = passes.map((p, i) => (i === 0 ? null : diffLines(lines(passes[i - 1].text), lines(p.text), keyFn)));
+  let pi = chosen === undefined ? diffs.findIndex((d) => d && d.some((o) => o[0] !== "=")) : Number(chosen);
+  if (pi < 0) pi = 1;
+  pi = Math.max(0, Math.min(pi, passes.length - 1));
   const list = $("pass-list");
   list.replaceChildren(...passes.map((p, i) => {
     const d = diffs[i];
@@ -545,7 +549,7 @@ async function drawPasses() {
     b.addEventListener("click", () => { list.dataset.active = String(i); drawPasses(); });
     return b;
   }));
-  const cur = passes[Math.min(pi, passes.length - 1)];
+  const cur = passes[pi];
   const prev = pi > 0 ? passes[pi - 1] : null;
   if (!cur) {
     $("pass-diff").replaceChildren(el("p", { class: "muted", text: "this record holds no passes" }));
@@ -632,7 +636,7 @@ function init() {
   $("graph-file").addEventListener("change", drawGraph);
   $("graph-pass").addEventListener("change", drawGraph);
   $("pass-run").addEventListener("change", drawPasses);
-  $("pass-file").addEventListener("change", () => { $("pass-list").dataset.active = "1"; drawPasses(); });
+  $("pass-file").addEventListener("change", () => { delete $("pass-list").dataset.active; drawPasses(); });
   $("ignore-numbers").addEventListener("change", drawPasses);
   const initial = location.hash.replace("#", "");
   if (["scalars", "histograms", "graphs", "passes"].includes(initial)) showView(initial);
