@@ -11,7 +11,9 @@
 //   - the compiled graph of every recorded function, laid out in the
 //     browser by Graphviz compiled to WebAssembly, zoomable, with each
 //     node's op, shape, dtype, attributes, source line and the compiler
-//     pass that made or fused it a click away;
+//     pass that made or fused it a click away (parameter updates are
+//     dashed edges; the bodies of control-flow nodes are named in their
+//     node's details but not drawn);
 //   - the compiler at work, pass by pass: the IR before and after each
 //     pass side by side, the changed lines highlighted, and the nodes the
 //     pass removed and added.

@@ -36,6 +36,9 @@ func cmdDashboard(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C to stop)\n", s.Logdir(), ln.Addr())
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		fmt.Fprintf(stderr, "spore dashboard: note: %s is reachable from other machines, and the page shows the log dir's contents\n", ln.Addr())
+	}
 	go func() {
 		<-ctx.Done()
 		ln.Close()

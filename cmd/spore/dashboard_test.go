@@ -147,3 +147,14 @@ func TestTrainDashboard(t *testing.T) {
 		t.Errorf("the summary dir the dashboard served holds %q, want one run", msg)
 	}
 }
+
+func TestDashboardHelp(t *testing.T) {
+	out, errOut, code := runCLI(t, "help", "dashboard")
+	if code != 0 || errOut != "" || !strings.Contains(out, "usage: spore dashboard") || !strings.Contains(out, "-logdir") || !strings.Contains(out, `default "127.0.0.1:6006"`) {
+		t.Errorf("spore help dashboard: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, _, _ = runCLI(t, "help")
+	if !strings.Contains(out, "dashboard") {
+		t.Errorf("spore help does not list the dashboard command:\n%s", out)
+	}
+}

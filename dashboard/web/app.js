@@ -350,6 +350,18 @@ function graphviz() {
   return graphvizPromise;
 }
 
+// fillFunctions offers a run's compiled functions, opening on the
+// training step's when nothing was chosen yet.
+function fillFunctions(sel, run) {
+  const files = run ? run.graphs : [];
+  const before = sel.value;
+  fillSelect(sel, files, fileLabels(files));
+  if (!before || !files.includes(before)) {
+    const step = files.find((f) => /^graphs\/TrainOneStepCell-/.test(f));
+    if (step) sel.value = step;
+  }
+}
+
 async function record(run, file) {
   const k = `${run}\0${file}`;
   if (!state.records.has(k)) state.records.set(k, await getJSON(`api/graph?${q({ run, file })}`));
@@ -363,7 +375,7 @@ function fileLabels(files) {
 async function drawGraph() {
   const runName = $("graph-run").value;
   const run = state.runs.find((r) => r.name === runName);
-  fillSelect($("graph-file"), run ? run.graphs : [], run ? fileLabels(run.graphs) : []);
+  fillFunctions($("graph-file"), run);
   const file = $("graph-file").value;
   const vp = $("graph-viewport");
   if (!run || !file) {
@@ -447,6 +459,7 @@ function showNode(n, nodes, graph) {
     if (a.value === n.id) rows.push(["assigns", `new value of %${a.param}${name}`]);
     if (a.param === n.id) rows.push(["assigned", `from %${a.value} ${nodes.has(a.value) ? nodes.get(a.value).op : ""} each run`]);
   }
+  for (const r of n.regions || []) rows.push([`region ${r.name}`, `${(r.graph && r.graph.nodes || []).length} nodes (not drawn), inputs from ${(r.binds || []).map((b) => `%${b}`).join(", ") || "none"}`]);
   for (const [k, v] of Object.entries(n.attrs || {})) rows.push([`attr ${k}`, String(v)]);
   rows.push(["source", n.source || "unknown"]);
   box.replaceChildren(
@@ -513,7 +526,7 @@ function lines(text) {
 async function drawPasses() {
   const runName = $("pass-run").value;
   const run = state.runs.find((r) => r.name === runName);
-  fillSelect($("pass-file"), run ? run.graphs : [], run ? fileLabels(run.graphs) : []);
+  fillFunctions($("pass-file"), run);
   const file = $("pass-file").value;
   const ignore = $("ignore-numbers").checked;
   // The pass shown: the one clicked, else the first that changed the IR.
