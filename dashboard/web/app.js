@@ -229,7 +229,7 @@ function scalarChart(answer, weight, showRaw, selected) {
     }));
     // A short series (per-epoch accuracy) is marked point by point: a
     // path through one point draws nothing.
-    if (s.points.length <= 30) {
+    if (s.points.length <= 12) {
       s.points.forEach((p, i) => {
         if (p[2] != null) svg.append(el("svg:circle", { class: "dot", cx: sx(p[0]), cy: sy(ys[i]), r: 3, fill: color }));
       });
