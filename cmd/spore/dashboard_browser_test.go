@@ -193,6 +193,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	if zoomed := eval[string](t, ctx, `document.getElementById("graph-svg").getAttribute("viewBox")`); zoomed == viewBox {
 		t.Errorf("zooming in left the graph's viewBox at %q", viewBox)
 	}
+	// The wheel zooms and a drag pans (moving the viewBox's corner, not
+	// its size).
+	moves := eval[[]string](t, ctx, `(() => {
+		const svg = document.getElementById("graph-svg");
+		const r = svg.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+		const vb = () => svg.getAttribute("viewBox");
+		const out = [vb()];
+		svg.dispatchEvent(new WheelEvent("wheel", {clientX: x, clientY: y, deltaY: -200, bubbles: true, cancelable: true}));
+		out.push(vb());
+		const p = (type, dx) => svg.dispatchEvent(new PointerEvent(type, {clientX: x + dx, clientY: y + dx, pointerId: 1, bubbles: true}));
+		p("pointerdown", 0); p("pointermove", 40); p("pointermove", 80); p("pointerup", 80);
+		out.push(vb());
+		return out;
+	})()`)
+	size := func(vb string) string { f := strings.Fields(vb); return strings.Join(f[2:], " ") }
+	corner := func(vb string) string { f := strings.Fields(vb); return strings.Join(f[:2], " ") }
+	if len(moves) != 3 || size(moves[1]) == size(moves[0]) || corner(moves[2]) == corner(moves[1]) || size(moves[2]) != size(moves[1]) {
+		t.Errorf("viewBox before, after the wheel and after a drag: %q; want the wheel to resize it and the drag to move it", moves)
+	}
 
 	// The pass view: some pass of the training step changes its IR, and
 	// the changed lines are highlighted.

@@ -495,7 +495,11 @@ function enablePanZoom(vp, svg) {
     if (!drag) return;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
     if (!drag.moved && Math.hypot(dx, dy) < 4) return;
-    if (!drag.moved) { drag.moved = true; svg.setPointerCapture(e.pointerId); vp.classList.add("dragging"); }
+    if (!drag.moved) {
+      drag.moved = true;
+      try { svg.setPointerCapture(e.pointerId); } catch { /* a pointer already gone: the drag goes on without capture */ }
+      vp.classList.add("dragging");
+    }
     const scale = svg.getScreenCTM().a;
     vb = { ...drag.vb, x: drag.vb.x - dx / scale, y: drag.vb.y - dy / scale };
     apply();
