@@ -379,3 +379,70 @@ func TestReadsEventFiles(t *testing.T) {
 		t.Errorf("graph record = %+v, want the fixture back", g)
 	}
 }
+
+// TestServesWhileWriting reads a run through the server while a writer
+// appends to it: every answer is whole, and the curve only grows.
+func TestServesWhileWriting(t *testing.T) {
+	logdir := t.TempDir()
+	w, err := summary.NewWriter(filepath.Join(logdir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const steps = 400
+	done := make(chan error, 1)
+	go func() {
+		for step := int64(1); step <= steps; step++ {
+			w.AddScalar("loss", step, 1/float64(step))
+			if step%20 == 0 {
+				if err := w.Flush(); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- w.Close()
+	}()
+	last, finished := 0, false
+	for !finished {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		resp, err := http.Get(srv.URL + "/api/scalars?tag=loss")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound && last == 0 {
+			continue // nothing written yet
+		}
+		var sc struct{ Series []scalarSeries }
+		if resp.StatusCode != 200 || json.Unmarshal(body, &sc) != nil || len(sc.Series) != 1 {
+			t.Fatalf("mid-write answer %d: %.300s", resp.StatusCode, body)
+		}
+		n := len(sc.Series[0].Points)
+		if n < last {
+			t.Fatalf("the curve shrank from %d to %d points", last, n)
+		}
+		for i, p := range sc.Series[0].Points {
+			if int(p[0]) != i+1 {
+				t.Fatalf("point %d is at step %v, want %d: a record was lost or reordered", i, p[0], i+1)
+			}
+		}
+		last = n
+	}
+	if last != steps {
+		t.Errorf("after the writer closed the server shows %d points, want %d", last, steps)
+	}
+}
