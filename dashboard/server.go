@@ -72,8 +72,9 @@ func New(logdir string) (*Server, error) {
 func (s *Server) Logdir() string { return s.logdir }
 
 // Status is a one-line account of what the log dir holds, for the
-// console: "2 runs", or why there is nothing to show (missing, empty,
-// foreign files only). ok is false in the latter cases.
+// console: "2 run(s) in DIR", or why there is nothing to show (missing,
+// empty, foreign files only), in which case ok is false. The page shows
+// the same line.
 func (s *Server) Status() (msg string, ok bool) {
 	v := s.load()
 	if v.Status != statusOK {
