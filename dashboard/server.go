@@ -83,8 +83,20 @@ func (s *Server) Status() (msg string, ok bool) {
 	return v.Message, true
 }
 
-// ServeHTTP serves the page, its assets and the JSON endpoints.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the page, its assets and the JSON endpoints. A bug
+// that panics in a handler answers 500 with its message rather than
+// printing a goroutine dump on the console of whoever runs the server.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			httpError(w, http.StatusInternalServerError, "internal error serving %s: %v (a bug in spore)", r.URL.Path, v)
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
 
 // Listen opens addr (host:port; DefaultAddr when empty) for the
 // dashboard, with a one-line error when the port is taken or the address

@@ -446,3 +446,18 @@ func TestServesWhileWriting(t *testing.T) {
 		t.Errorf("after the writer closed the server shows %d points, want %d", last, steps)
 	}
 }
+
+// TestPanicIsAnError checks that a failing reader's panic reaches the
+// browser as a 500 with its message, not the console as a stack.
+func TestPanicIsAnError(t *testing.T) {
+	s, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = func(string) ([]logRun, error) { panic("reader broke") }
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "reader broke") {
+		t.Errorf("a panicking handler answered %d %s, want 500 naming the panic", rec.Code, rec.Body)
+	}
+}
