@@ -89,6 +89,8 @@ type SummaryCollector struct {
 	stopWatch  func()
 	graphMu    sync.Mutex
 	graphErr   error
+	graphTime  time.Duration // writing graphs, under graphMu
+	spent      time.Duration // in the callbacks
 	last       time.Time     // when the last throughput record was taken
 	samples    int           // samples since then
 	own        time.Duration // the collector's own time since then
@@ -133,18 +135,36 @@ func (c *SummaryCollector) Close() error {
 	return errors.Join(c.w.Close(), c.takeGraphErr())
 }
 
+// Overhead returns the time the collector has spent on its own work
+// since it was made: its callbacks (scalars, the gradient passes and
+// histograms, flushing) and writing the compiled graphs. It is what
+// logging cost the run, measured inside the run, so it holds up on a
+// machine too busy for two runs to be compared. Not included: what the
+// compiler spends keeping the per-pass IR for WatchCompiles while it
+// compiles.
+func (c *SummaryCollector) Overhead() time.Duration {
+	c.graphMu.Lock()
+	defer c.graphMu.Unlock()
+	return c.spent + c.graphTime
+}
+
+// timeSpent adds the time since start to the collector's overhead.
+func (c *SummaryCollector) timeSpent(start time.Time) { c.spent += time.Since(start) }
+
 // OnTrainBegin starts watching compilations.
 func (c *SummaryCollector) OnTrainBegin(ctx *RunContext) {
+	defer c.timeSpent(time.Now())
 	c.last, c.samples, c.own, c.stepsSince = time.Now(), 0, 0, 0
 	if !c.cfg.NoGraphs && c.stopWatch == nil {
 		c.stopWatch = spore.WatchCompiles(func(rec spore.CompileRecord) {
-			if err := c.w.AddGraph(rec); err != nil {
-				c.graphMu.Lock()
-				if c.graphErr == nil {
-					c.graphErr = err
-				}
-				c.graphMu.Unlock()
+			start := time.Now()
+			err := c.w.AddGraph(rec)
+			c.graphMu.Lock()
+			c.graphTime += time.Since(start)
+			if err != nil && c.graphErr == nil {
+				c.graphErr = err
 			}
+			c.graphMu.Unlock()
 		})
 	}
 }
@@ -166,6 +186,7 @@ func (c *SummaryCollector) takeGraphErr() error {
 
 // OnTrainEnd stops watching compilations and flushes the event file.
 func (c *SummaryCollector) OnTrainEnd(ctx *RunContext) {
+	defer c.timeSpent(time.Now())
 	c.unwatch()
 	c.check(ctx, c.w.Flush())
 }
@@ -190,7 +211,11 @@ func (c *SummaryCollector) scalarStep(ctx *RunContext) bool {
 // parameters and gradients the step is about to use.
 func (c *SummaryCollector) OnStepBegin(ctx *RunContext) {
 	start := time.Now()
-	defer func() { c.own += time.Since(start) }()
+	defer func() {
+		d := time.Since(start)
+		c.own += d
+		c.spent += d
+	}()
 	step := int64(ctx.GlobalStep)
 	m := ctx.Model
 	c.lr, c.hasLR = 0, false
@@ -260,6 +285,7 @@ func paramName(p *tensor.Tensor) string {
 // OnStepEnd records the loss and the throughput.
 func (c *SummaryCollector) OnStepEnd(ctx *RunContext) {
 	now := time.Now()
+	defer c.timeSpent(now)
 	if len(ctx.Batch) > 0 && ctx.Batch[0].Rank() > 0 {
 		c.samples += ctx.Batch[0].Dim(0)
 	}
@@ -289,6 +315,7 @@ func (c *SummaryCollector) OnEpochBegin(*RunContext) {
 // OnEpochEnd records the validation metrics of Fit as "eval/<metric>"
 // and reports a writer's error.
 func (c *SummaryCollector) OnEpochEnd(ctx *RunContext) {
+	defer c.timeSpent(time.Now())
 	for k, v := range ctx.Metrics {
 		if name, ok := strings.CutPrefix(k, "eval_"); ok {
 			c.w.AddScalar("eval/"+name, int64(ctx.GlobalStep), v)

@@ -149,7 +149,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		if err := collector.Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "summaries in %s\n", f.summaryDir)
+		over := collector.Overhead()
+		fmt.Fprintf(stdout, "summaries in %s (logging took %v, %.1f%% of the training time)\n", f.summaryDir, over.Round(time.Millisecond), 100*over.Seconds()/wall.Seconds())
 	}
 	if curve != nil {
 		if err := curve.writePlot(f.plot, f.model, mode, stdout); err != nil {
