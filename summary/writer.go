@@ -69,7 +69,9 @@ type Writer struct {
 
 // NewWriter creates runDir (and its parents) if needed and a new event
 // file in it, events.out.tfevents.<unix seconds>.<hostname>.<pid>.spore,
-// whose first record names the format version.
+// whose first record names the format version. Close the writer when
+// done: it flushes the last records and stops the goroutine that flushes
+// once a second.
 func NewWriter(runDir string) (*Writer, error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("summary: run directory %s: %w", runDir, unwrapPath(err))
@@ -184,12 +186,12 @@ func (w *Writer) AddHistogram(tag string, step int64, values []float32) {
 	if h.Num == 0 {
 		return
 	}
-	w.AddHistogramProto(tag, step, h)
+	w.AddHistogramSummary(tag, step, h)
 }
 
-// AddHistogramProto records a histogram already summarised; its Step and
+// AddHistogramSummary records a histogram already summarised; its Step and
 // WallTime fields are ignored in favour of step and the current time.
-func (w *Writer) AddHistogramProto(tag string, step int64, h Histogram) {
+func (w *Writer) AddHistogramSummary(tag string, step int64, h Histogram) {
 	w.add(&eventpb.Event{
 		WallTime: wallTime(time.Now()),
 		Step:     step,
