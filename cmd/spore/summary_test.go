@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/xml"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +23,7 @@ func TestTrainSummaryAndPlot(t *testing.T) {
 			dir := t.TempDir()
 			logdir, plot := filepath.Join(dir, "logs", "run1"), filepath.Join(dir, "loss.svg")
 			out, errOut, code := runChild(t, nil, "train", "--data", data, "--batch", "5", "--epochs", "2", "--mode", mode,
-				"--summary-dir", logdir, "--plot", plot)
+				"--summary-dir", logdir, "--plot", plot, "--histogram-freq", "3")
 			if code != 0 {
 				t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 			}
@@ -39,8 +41,11 @@ func TestTrainSummaryAndPlot(t *testing.T) {
 			if len(r.Scalars["loss"]) != 8 || len(r.Scalars["eval/accuracy"]) != 1 || r.Scalars["eval/accuracy"][0].Step != 8 {
 				t.Errorf("%d loss points and eval/accuracy %v; want 8 and one at step 8", len(r.Scalars["loss"]), r.Scalars["eval/accuracy"])
 			}
-			if len(r.Histograms) == 0 {
-				t.Errorf("no histograms")
+			// At the first step and every third: 1, 3 and 6.
+			for _, tag := range []string{"param/dense_relu_sequential.0.weight", "grad/dense_relu_sequential.0.weight"} {
+				if h := r.Histograms[tag]; len(h) != 3 || h[0].Step != 1 || h[1].Step != 3 || h[2].Step != 6 {
+					t.Errorf("%s: %d histograms; want them at steps 1, 3 and 6 (tags: %v)", tag, len(h), keys(r.Histograms))
+				}
 			}
 			if mode == "graph" && !strings.Contains(strings.Join(r.Graphs, " "), "graphs/TrainOneStepCell-1.json") {
 				t.Errorf("graphs %q lack the training step", r.Graphs)
@@ -72,3 +77,5 @@ func TestTrainSummaryAndPlot(t *testing.T) {
 		}
 	}
 }
+
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

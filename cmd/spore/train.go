@@ -19,7 +19,7 @@ type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
 	summaryDir, plot, dashboard                string
 	dashboardKeep                              bool
-	epochs, batch, steps                       int
+	epochs, batch, steps, histogramFreq        int
 	lr                                         float64
 	seed                                       int64
 }
@@ -40,6 +40,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
 	fs.StringVar(&f.summaryDir, "summary-dir", "", "write TensorBoard summaries (loss, lr, throughput, accuracy, histograms) and the compiled graphs here")
+	fs.IntVar(&f.histogramFreq, "histogram-freq", train.DefaultHistogramFreq, "with --summary-dir: parameter and gradient histograms at the first step and every this many steps (0 or negative: none)")
 	fs.StringVar(&f.plot, "plot", "", "draw the per-step loss curve to this .svg file")
 	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
 	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
@@ -121,7 +122,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	callbacks := []train.Callback{bar}
 	var collector *train.SummaryCollector
 	if f.summaryDir != "" {
-		if collector, err = train.NewSummaryCollector(f.summaryDir); err != nil {
+		freq := f.histogramFreq
+		if freq == 0 {
+			freq = -1 // no histograms, as "every 0 steps" reads
+		}
+		if collector, err = train.NewSummaryCollector(f.summaryDir, train.SummaryConfig{HistogramFreq: freq}); err != nil {
 			return err
 		}
 		defer collector.Close()
