@@ -18,10 +18,12 @@ import (
 // histograms costs several training steps of the seed network: the
 // gradients need a forward and backward pass of their own, and each
 // histogram is two passes over a parameter or gradient (400k values for
-// the seed network's first layer). Measured side by side
-// (BenchmarkSummaryCost), a round every 500 steps made all logging cost
-// close to the 3% budget; every 1000 steps (about once per MNIST epoch
-// at batch 64, plus the first step) keeps it near 1.5%.
+// the seed network's first layer). Measured inside the run
+// (BenchmarkSummaryCost's %logging, the seed network in Graph mode on a
+// busy 2-core machine), a round every 500 steps put all logging at about
+// 3% of the run, the whole budget; every 1000 steps (about once per
+// MNIST epoch at batch 64, plus the first step) put it at 1.4% over 3000
+// steps.
 const DefaultHistogramFreq = 1000
 
 // SummaryConfig configures a SummaryCollector; the zero value takes the
@@ -56,7 +58,7 @@ type SummaryConfig struct {
 //     (the CLI adds its test accuracy);
 //   - every HistogramFreq steps, histograms "param/<name>" of each
 //     trainable parameter before the step and "grad/<name>" of the
-//     gradient the step applies;
+//     gradient the step applies (before any ClipGlobalNorm);
 //   - the record of every function compiled during training (the
 //     training step, the validation forward pass, ...) with its IR after
 //     each compiler pass, as graphs/<name>-<n>.json (spore.WatchCompiles).
