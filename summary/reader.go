@@ -148,7 +148,7 @@ func (r *Run) readEventFile(path string) {
 		return
 	}
 	events, skipped, _ := ReadEvents(data)
-	if len(events) == 0 && (len(skipped) != 1 || !strings.Contains(skipped[0].Msg, "torn")) {
+	if len(events) == 0 && (len(skipped) != 1 || !errors.Is(skipped[0], ErrTornRecord)) {
 		// Not one whole record: a foreign file with "tfevents" in its
 		// name, or one damaged throughout.
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: not an event file (no valid record; first problem at %v); skipped", path, skipped[0]))

@@ -57,13 +57,23 @@ type RecordError struct {
 	Offset int64
 	// Msg says what is wrong.
 	Msg string
+
+	torn bool
 }
 
 func (e *RecordError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
-// ErrTornRecord is wrapped by the error for a record cut short by the end
-// of the data: the last record of a file whose writer is still appending
-// or was killed mid-write.
+// Unwrap returns ErrTornRecord for a torn record, nil for other damage.
+func (e *RecordError) Unwrap() error {
+	if e.torn {
+		return ErrTornRecord
+	}
+	return nil
+}
+
+// ErrTornRecord is what a RecordError for a record cut short by the end
+// of the data unwraps to (errors.Is): the last record of a file whose
+// writer is still appending or was killed mid-write.
 var ErrTornRecord = errors.New("record cut short by the end of the file (torn tail)")
 
 // RecordReader reads the TFRecord records of one file held in memory,
@@ -145,7 +155,7 @@ func (r *RecordReader) skip(off int, msg string) {
 func (r *RecordReader) torn(off int) {
 	r.Torn = true
 	r.off = off
-	r.Skipped = append(r.Skipped, &RecordError{Offset: int64(off), Msg: fmt.Sprintf("%v (%d bytes)", ErrTornRecord, len(r.data)-off)})
+	r.Skipped = append(r.Skipped, &RecordError{Offset: int64(off), Msg: fmt.Sprintf("%v (%d bytes)", ErrTornRecord, len(r.data)-off), torn: true})
 	// Stay at the torn record: End reports where it starts, and a later
 	// Next on the same data reports nothing more.
 	r.data = r.data[:off]
