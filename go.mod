@@ -2,4 +2,11 @@ module github.com/sporeml/spore
 
 go 1.26.0
 
-require golang.org/x/sys v0.50.0
+require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
+	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect

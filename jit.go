@@ -443,6 +443,15 @@ func (st *jitState) cached(xs []*Tensor) *entry {
 
 // lookup finds the plan for the arguments' signature, compiling on a miss.
 func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) *entry {
+	// A compilation's record goes to the watchers once st.mu is released
+	// (deferred calls run last in, first out), so that a watcher may call
+	// this very function.
+	var rec *CompileRecord
+	defer func() {
+		if rec != nil {
+			notifyCompile(rec)
+		}
+	}()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for i := len(st.entries) - 1; i >= 0; i-- {
@@ -463,7 +472,8 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 			fmt.Fprintf(os.Stderr, "spore: retracing %s: %s\n", st.name, why)
 		}
 	}
-	e := st.compile(xs, consts, trace)
+	e, r := st.compile(xs, consts, trace)
+	rec = r
 	if len(st.entries) >= st.cfg.CacheSize {
 		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s) cache is full (%d signatures); evicting the least recently used plan. "+
 			"Every new input signature recompiles: pad or bucket input shapes, or raise JitConfig.CacheSize.\n", st.name, st.cfg.CacheSize)
@@ -506,8 +516,9 @@ func explain(old *entry, xs []*Tensor, consts string) string {
 	return strings.Join(diffs, "; ")
 }
 
-// compile traces fn on symbolic stand-ins of xs and compiles the graph.
-func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) *entry {
+// compile traces fn on symbolic stand-ins of xs and compiles the graph,
+// recording each stage when a watcher is registered (see WatchCompiles).
+func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) (*entry, *CompileRecord) {
 	start := time.Now()
 	metas := make([]tensor.Meta, len(xs))
 	for i, x := range xs {
@@ -530,7 +541,13 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 		panic(core.Errorf("Jit", "%v", err))
 	}
 	params := g.Params()
-	res, err := compile.Run(g, compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs})
+	opts := compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs}
+	var rec *compileRecorder
+	if watching() {
+		rec = newCompileRecorder(st.name, metas, consts, level)
+		opts.Observe = rec.observe
+	}
+	res, err := compile.Run(g, opts)
 	if err != nil {
 		panic(core.Errorf("Jit", "compiling %s: %v", st.name, err))
 	}
@@ -539,7 +556,10 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 	st.stats.Compiles++
 	st.stats.CompileTime += d
 	st.stats.LastCompileTime = d
-	return e
+	if rec == nil {
+		return e, nil
+	}
+	return e, &rec.rec
 }
 
 // execute runs a cached plan. When an argument or a captured parameter is

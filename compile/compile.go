@@ -99,6 +99,11 @@ type Options struct {
 	DumpDir string
 	// Verify runs the IR verifier after every pass (tests turn it on).
 	Verify bool
+	// Observe, when set, is called with the graph as traced (stage
+	// "trace", the dumps' "input") and after every pass that ran (the
+	// pass's name), in order, on the goroutine compiling. The graph is
+	// the one being rewritten: Observe reads it and keeps nothing of it.
+	Observe func(stage string, g *graph.Graph)
 }
 
 // Result is a compiled graph with the statistics of its compilation.
@@ -134,12 +139,18 @@ func Run(g *graph.Graph, opt Options) (*Result, error) {
 	}
 	dump := newDumper(opt.DumpDir, g.Name)
 	dump.write("input", g)
+	if opt.Observe != nil {
+		opt.Observe("trace", g)
+	}
 	for _, p := range Passes {
 		if !p.Required && (opt.Level < p.MinLevel || contains(opt.Disable, p.Name)) {
 			continue
 		}
 		apply(g, p.Fn)
 		dump.write(p.Name, g)
+		if opt.Observe != nil {
+			opt.Observe(p.Name, g)
+		}
 		if opt.Verify {
 			if err := graph.Verify(g); err != nil {
 				return nil, fmt.Errorf("compile: after pass %s: %v", p.Name, err)

@@ -62,5 +62,7 @@
 // it runs. Fused groups have no VJP: the passes run after autodiff has
 // built the backward graph. Loop fusion knows no op by name: any primitive
 // whose definition carries a block body (core.Elementwise) joins a group,
-// in any dtype, and the program runs those same bodies.
+// in any dtype, and the program runs those same bodies. Absorbed lists
+// what a fused value took in, for tools that show the compiler at work
+// (Options.Observe hands them the graph after every pass).
 package compile

@@ -8,6 +8,7 @@
 // style of Go's own SSA compiler. Graphs are built by a Tracer (which
 // core.Apply feeds while a function runs on symbolic tensors) or by hand
 // with the builder methods; Verify checks the invariants between passes;
-// String and WriteDOT print them; Replay re-evaluates one through the op
-// dispatcher (to differentiate a traced body).
+// String and WriteDOT print them, and Doc turns one into data (for JSON);
+// Replay re-evaluates one through the op dispatcher (to differentiate a
+// traced body).
 package graph

@@ -1,7 +1,8 @@
 // Package train is spore's high-level training API, as MindSpore's
 // mindspore.train: Model (Train, Fit, Eval, Predict, checkpoints),
 // metrics (Accuracy, Loss, TopKCategoricalAccuracy) and callbacks
-// (LossMonitor, TimeMonitor, ModelCheckpoint, EarlyStopping, and your own
+// (LossMonitor, TimeMonitor, ModelCheckpoint, EarlyStopping,
+// SummaryCollector for TensorBoard and spore's dashboard, and your own
 // through the Callback interface).
 //
 //	model := train.NewModel(net, nn.NewCrossEntropyLoss("", 0), opt, train.NewAccuracy())

@@ -160,6 +160,9 @@ func TestBadInputNeverPanics(t *testing.T) {
 	if err := os.Mkdir(dirCkpt, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(dirCkpt+".svg", 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name string
@@ -186,6 +189,12 @@ func TestBadInputNeverPanics(t *testing.T) {
 		{"--save under a file", nil, []string{"train", "--save", filepath.Join(file, "m.safetensors")}, "is not a directory"},
 		{"--save onto a directory", nil, []string{"train", "--save", dirCkpt}, "is a directory"},
 		{"--save unknown extension", nil, []string{"train", "--save", filepath.Join(dir, "m.bin")}, "want a .safetensors or .ckpt file"},
+		{"--summary-dir under a file", nil, []string{"train", "--summary-dir", filepath.Join(file, "run")}, "--summary-dir " + filepath.Join(file, "run") + ": not a directory"},
+		{"--summary-dir is a file", nil, []string{"train", "--summary-dir", file}, "--summary-dir " + file + ": is not a directory"},
+		{"--plot unknown extension", nil, []string{"train", "--plot", filepath.Join(dir, "loss.png")}, "want a .svg file"},
+		{"--plot into a missing directory", nil, []string{"train", "--plot", filepath.Join(dir, "no", "loss.svg")}, "does not exist"},
+		{"--plot under a file", nil, []string{"train", "--plot", filepath.Join(file, "loss.svg")}, "is not a directory"},
+		{"--plot onto a directory", nil, []string{"train", "--plot", dirCkpt + ".svg"}, "is a directory"},
 		{"--lr inf", nil, []string{"train", "--lr", "inf"}, "--lr must be a positive finite number, got +Inf"},
 		{"--lr NaN", nil, []string{"train", "--lr", "NaN"}, "got NaN"},
 		{"--lr negative", nil, []string{"train", "--lr", "-0.1"}, "got -0.1"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/models"
@@ -20,11 +22,13 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("graph", "Compiles the seed network's training step (forward, cross-entropy, backward,\n"+
 		"SGD update) and dumps its IR before and after every optimisation pass: text files\n"+
 		"and DOT files, numbered in pass order, plus an SVG of the final graph when Graphviz's\n"+
-		"dot is installed. The final IR is also printed.", stdout)
+		"dot is installed. The final IR is also printed. With --json, the same stages go to\n"+
+		"train_step.json as data: each node with the pass that made or fused it.", stdout)
 	out := fs.String("out", "spore-graphs", "directory for the dumps")
 	model := fs.String("model", "mlp", "model: mlp or lenet")
 	batch := fs.Int("batch", 64, "batch size")
 	level := fs.String("level", "O1", "optimisation level: O0, O1 or O2")
+	asJSON := fs.Bool("json", false, "also write the compile record (every stage's IR as text and as a graph) to DIR/train_step.json")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,11 +59,38 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	step := sgdStep(net, nn.TrainOneStepConfig{Mode: nn.StepCompiled, Jit: spore.JitConfig{Level: lv, Name: "train_step"}})
+	var (
+		recMu sync.Mutex
+		rec   *spore.CompileRecord
+	)
+	if *asJSON {
+		stop := spore.WatchCompiles(func(r spore.CompileRecord) {
+			recMu.Lock()
+			defer recMu.Unlock()
+			if r.Name == "train_step" && rec == nil {
+				rec = &r
+			}
+		})
+		defer stop()
+	}
 	spore.SetContext(spore.WithSaveGraphs(dir))
 	labels := make([]int32, *batch)
 	y := tensor.FromSlice(labels, *batch)
 	step.Step(models.Ones(*batch), y)
 	spore.SetContext(spore.WithSaveGraphs(""))
+	if *asJSON {
+		recMu.Lock()
+		r := rec
+		recMu.Unlock()
+		if r == nil {
+			return errors.New("the training step's compilation was not recorded")
+		}
+		path := filepath.Join(dir, "train_step.json")
+		if err := writeJSONAtomic(path, r); err != nil {
+			return err
+		}
+		defer fmt.Fprintf(stdout, "JSON: %s (%d stages)\n", path, len(r.Passes))
+	}
 
 	files, _ := filepath.Glob(filepath.Join(dir, "train_step", "*.ir"))
 	if len(files) == 0 {
@@ -89,4 +120,34 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "(install Graphviz's dot for an SVG)")
 	}
 	return nil
+}
+
+// writeJSONAtomic writes v as indented JSON through a temporary file in
+// path's directory and a rename, so that path is never seen half written.
+func writeJSONAtomic(path string, v any) (err error) {
+	data, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("writing %s: %w", path, err)
+		}
+	}()
+	if _, err = f.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

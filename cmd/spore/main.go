@@ -5,6 +5,7 @@
 //	spore eval --ckpt F   test accuracy of a saved checkpoint
 //	spore bench [--json]  the seed network in both modes, side by side
 //	spore graph [--out D] the training step's IR before and after every pass
+//	spore dashboard --logdir D  the training dashboard in the browser
 //
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
 // flags.
@@ -46,12 +47,13 @@ var commands = []command{
 	{"eval", "report the test accuracy of a saved checkpoint", cmdEval},
 	{"bench", "time the seed network in PyNative and Graph mode", cmdBench},
 	{"graph", "dump the training step's IR before and after every pass", cmdGraph},
+	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: spore COMMAND [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nenvironment:\n"+
 		"  SPORE_JIT=0|1          0 runs Graph mode eagerly (also false/true, off/on, no/yes)\n"+
@@ -96,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph)\n", args[0])
+	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph, dashboard)\n", args[0])
 	return 2
 }
 

@@ -17,7 +17,9 @@ import (
 // model.
 type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
-	epochs, batch, steps                       int
+	summaryDir, plot, dashboard                string
+	dashboardKeep                              bool
+	epochs, batch, steps, histogramFreq        int
 	lr                                         float64
 	seed                                       int64
 }
@@ -37,6 +39,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
 	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
+	fs.StringVar(&f.summaryDir, "summary-dir", "", "write TensorBoard summaries (loss, lr, throughput, accuracy, histograms) and the compiled graphs here")
+	fs.IntVar(&f.histogramFreq, "histogram-freq", train.DefaultHistogramFreq, "with --summary-dir: parameter and gradient histograms at the first step and every this many steps (0 or negative: none)")
+	fs.StringVar(&f.plot, "plot", "", "draw the per-step loss curve to this .svg file")
+	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
+	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,6 +67,21 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if f.summaryDir != "" {
+		if err := checkSummaryDir(f.summaryDir); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if err := checkPlotPath(f.plot); err != nil {
+			return err
+		}
+	}
+	dash, err := serveTraining(f.dashboard, &f.summaryDir, f.dashboardKeep, stdout)
+	if err != nil {
+		return err
+	}
+	defer dash.close()
 	spore.SetSeed(f.seed)
 	net, err := newModel(f.model)
 	if err != nil {
@@ -97,8 +119,26 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
 
 	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
+	callbacks := []train.Callback{bar}
+	var collector *train.SummaryCollector
+	if f.summaryDir != "" {
+		freq := f.histogramFreq
+		if freq == 0 {
+			freq = -1 // no histograms, as "every 0 steps" reads
+		}
+		if collector, err = train.NewSummaryCollector(f.summaryDir, train.SummaryConfig{HistogramFreq: freq}); err != nil {
+			return err
+		}
+		defer collector.Close()
+		callbacks = append(callbacks, collector)
+	}
+	var curve *lossCurve
+	if f.plot != "" {
+		curve = &lossCurve{}
+		callbacks = append(callbacks, curve)
+	}
 	start := time.Now()
-	if err := m.Train(f.epochs, batches, bar); err != nil {
+	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
 		return err
 	}
 	wall := time.Since(start)
@@ -109,6 +149,19 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, testSet.Len())
+	if collector != nil {
+		collector.Writer().AddScalar("eval/accuracy", int64(m.GlobalStep()), acc)
+		if err := collector.Close(); err != nil {
+			return err
+		}
+		over := collector.Overhead()
+		fmt.Fprintf(stdout, "summaries in %s (logging took %v, %.1f%% of the training time)\n", f.summaryDir, over.Round(time.Millisecond), 100*over.Seconds()/wall.Seconds())
+	}
+	if curve != nil {
+		if err := curve.writePlot(f.plot, f.model, mode, stdout); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "training: %s in %v, %.0f samples/s (%s)\n", plural(bar.total, "step"), wall.Round(time.Millisecond), float64(samples)/wall.Seconds(), mode)
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
@@ -119,6 +172,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
+	dash.finish()
 	return nil
 }
 

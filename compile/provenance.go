@@ -1,0 +1,40 @@
+package compile
+
+import (
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+)
+
+// Absorbed lists the primitives that a fusion pass folded into v, in the
+// order they compute, or nil when v is no fused op: the members of an
+// elementwise loop (Fuse), the MatMul, bias Add and activation of a GEMM
+// epilogue (Epilogue), the MatMul, Mul and Sub of a weight update
+// (GemmUpdate). Tools that show what the compiler did (a compile record's
+// nodes) read it; it is derived from the op itself, so it holds in any
+// graph, however the value was made.
+func Absorbed(v *graph.Value) []string {
+	if v.Kind != graph.KindOp {
+		return nil
+	}
+	if a, ok := v.Attrs.(*FusedAttrs); ok {
+		return append([]string(nil), a.Members...)
+	}
+	switch v.Prim {
+	case MatMulBiasAct:
+		a, ok := v.Attrs.(EpilogueAttrs)
+		if !ok {
+			return nil
+		}
+		names := []string{ops.MatMulPrim.Name}
+		if a.Bias {
+			names = append(names, ops.AddPrim.Name)
+		}
+		if p := actPrim(a.Act); p != nil {
+			names = append(names, p.Name)
+		}
+		return names
+	case MatMulUpdate:
+		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.SubPrim.Name}
+	}
+	return nil
+}

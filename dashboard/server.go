@@ -1,0 +1,513 @@
+package dashboard
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultAddr is where the dashboard listens unless told otherwise:
+// the loopback interface only, on TensorBoard's port. Training logs can
+// name files and hosts, so they are not offered to the network unless
+// asked for with an explicit address.
+const DefaultAddr = "127.0.0.1:6006"
+
+//go:embed web/index.html web/app.js web/lib.js web/style.css web/vendor/graphviz.js web/vendor/LICENSE
+var webFiles embed.FS
+
+// Server serves the dashboard page and its JSON endpoints over one log
+// directory. It reads the directory afresh (when anything in it changed)
+// on every request, so a run being written shows up live.
+type Server struct {
+	logdir string
+	read   func(logdir string) ([]logRun, error)
+	mux    *http.ServeMux
+
+	mu    sync.Mutex
+	cache snapshot
+}
+
+// snapshot is the parsed log dir and the file-system fingerprint it was
+// read at.
+type snapshot struct {
+	key  string
+	view logView
+}
+
+// New returns a server over logdir. A log dir that does not exist yet,
+// is empty or holds no event files is not an error: the page and Status
+// say so, and the runs appear once a writer creates them. A path that
+// exists but is not a directory is an error.
+func New(logdir string) (*Server, error) {
+	if logdir == "" {
+		return nil, errors.New("dashboard: no log directory given")
+	}
+	abs, err := filepath.Abs(logdir)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: log dir %s: %w", logdir, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("dashboard: log dir %s is a file, not a directory", logdir)
+	}
+	s := &Server{logdir: abs, read: readSummaries}
+	s.routes()
+	return s, nil
+}
+
+// Logdir is the absolute path of the directory the server reads.
+func (s *Server) Logdir() string { return s.logdir }
+
+// Status is a one-line account of what the log dir holds, for the
+// console: "2 run(s) in DIR", or why there is nothing to show (missing,
+// empty, foreign files only), in which case ok is false. The page shows
+// the same line.
+func (s *Server) Status() (msg string, ok bool) {
+	v := s.load()
+	if v.Status != statusOK {
+		return v.Message, false
+	}
+	return v.Message, true
+}
+
+// ServeHTTP serves the page, its assets and the JSON endpoints. A bug
+// that panics in a handler answers 500 with its message rather than
+// printing a goroutine dump on the console of whoever runs the server.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			httpError(w, http.StatusInternalServerError, "internal error serving %s: %v (a bug in spore)", r.URL.Path, v)
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// Listen opens addr (host:port; DefaultAddr when empty) for the
+// dashboard, with a one-line error when the port is taken or the address
+// is malformed.
+func Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("dashboard: address %q is not host:port (for example %s)", addr, DefaultAddr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("dashboard: address %s is already in use (another dashboard or TensorBoard?); choose another port with --addr", addr)
+		}
+		return nil, fmt.Errorf("dashboard: cannot listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// ListenAndServe listens on addr (DefaultAddr when empty) and serves
+// until the listener fails. A port in use is a one-line error.
+func (s *Server) ListenAndServe(addr string) error {
+	ln, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve serves the dashboard on ln until ln is closed; closing it ends
+// Serve with a nil error.
+func (s *Server) Serve(ln net.Listener) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	err := srv.Serve(ln)
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) routes() {
+	web, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	s.mux = http.NewServeMux()
+	files := s.secure(http.FileServerFS(web))
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard is read-only (GET)", r.Method, r.URL.Path)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+	s.mux.HandleFunc("GET /api/runs", s.handleRuns)
+	s.mux.HandleFunc("GET /api/scalars", s.handleScalars)
+	s.mux.HandleFunc("GET /api/histograms", s.handleHistograms)
+	s.mux.HandleFunc("GET /api/graph", s.handleGraph)
+	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard's endpoints are read-only (GET)", r.Method, r.URL.Path)
+			return
+		}
+		httpError(w, http.StatusNotFound, "no endpoint %s (endpoints: /api/runs, /api/scalars, /api/histograms, /api/graph)", r.URL.Path)
+	})
+}
+
+// secure sets the page's content security policy: everything comes
+// from this server (the page works offline), and the layout engine may
+// compile its WebAssembly.
+func (s *Server) secure(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' data:")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Status values of /api/runs.
+const (
+	statusOK      = "ok"
+	statusMissing = "missing"
+	statusEmpty   = "empty"
+	statusForeign = "foreign"
+	statusError   = "error"
+)
+
+// logView is the answer of /api/runs.
+type logView struct {
+	Logdir  string    `json:"logdir"`
+	Status  string    `json:"status"`
+	Message string    `json:"message"`
+	Runs    []runInfo `json:"runs"`
+	runs    []logRun
+}
+
+// runInfo is one run as /api/runs lists it.
+type runInfo struct {
+	Name          string   `json:"name"`
+	ScalarTags    []string `json:"scalarTags"`
+	HistogramTags []string `json:"histogramTags"`
+	Graphs        []string `json:"graphs"`
+	Warnings      []string `json:"warnings"`
+	LastStep      int64    `json:"lastStep"`
+}
+
+// load returns the log dir's view, re-reading it only when a file in it
+// changed (name, size or modification time).
+func (s *Server) load() logView {
+	key := fingerprint(s.logdir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key != "" && key == s.cache.key {
+		return s.cache.view
+	}
+	v := s.readView()
+	s.cache = snapshot{key: key, view: v}
+	return v
+}
+
+// fingerprint summarises the log dir's files; "" when it cannot be read
+// (nothing is cached then).
+func fingerprint(dir string) string {
+	var b strings.Builder
+	b.WriteString("log dir\n") // an empty dir has a fingerprint too
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s\x00%d\x00%d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return ""
+	}
+	return b.String()
+}
+
+func (s *Server) readView() logView {
+	v := logView{Logdir: s.logdir, Runs: []runInfo{}}
+	fi, err := os.Stat(s.logdir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		v.Status, v.Message = statusMissing, fmt.Sprintf("log dir %s does not exist (yet): runs appear here once a writer creates it (spore train --summary-dir %s)", s.logdir, s.logdir)
+		return v
+	case err != nil:
+		v.Status, v.Message = statusError, fmt.Sprintf("log dir %s: %v", s.logdir, err)
+		return v
+	case !fi.IsDir():
+		v.Status, v.Message = statusError, fmt.Sprintf("log dir %s is a file, not a directory", s.logdir)
+		return v
+	}
+	runs, err := s.read(s.logdir)
+	if err != nil {
+		v.Status, v.Message = statusError, err.Error()
+		return v
+	}
+	if len(runs) == 0 {
+		n, example := countFiles(s.logdir)
+		if n == 0 {
+			v.Status, v.Message = statusEmpty, fmt.Sprintf("log dir %s is empty: no runs yet (write one with spore train --summary-dir %s)", s.logdir, s.logdir)
+		} else {
+			v.Status, v.Message = statusForeign, fmt.Sprintf("log dir %s holds no event files (events.out.tfevents.*), only %d other file(s) such as %s: is it the right directory?", s.logdir, n, example)
+		}
+		return v
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+	v.runs = runs
+	for _, r := range runs {
+		info := runInfo{Name: r.Name, ScalarTags: sortedKeys(r.Scalars), HistogramTags: sortedKeys(r.Histograms),
+			Graphs: nonNil(r.Graphs), Warnings: nonNil(r.Warnings)}
+		for _, pts := range r.Scalars {
+			if len(pts) > 0 {
+				info.LastStep = max(info.LastStep, pts[len(pts)-1].Step)
+			}
+		}
+		v.Runs = append(v.Runs, info)
+	}
+	v.Status, v.Message = statusOK, fmt.Sprintf("%d run(s) in %s", len(runs), s.logdir)
+	return v
+}
+
+// countFiles counts the regular files under dir and names one of them.
+func countFiles(dir string) (n int, example string) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if n == 0 {
+				example, _ = filepath.Rel(dir, path)
+			}
+			n++
+		}
+		return nil
+	})
+	return n, example
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, s.load())
+}
+
+// scalarSeries is one run's points of one tag: [step, wall time, value]
+// triples, in step order.
+type scalarSeries struct {
+	Run    string   `json:"run"`
+	Points [][3]num `json:"points"`
+}
+
+// handleScalars answers /api/scalars?tag=T[&run=R]: the tag's points in
+// every run that has it (or in run R only).
+func (s *Server) handleScalars(w http.ResponseWriter, r *http.Request) {
+	tag := r.URL.Query().Get("tag")
+	if tag == "" {
+		httpError(w, http.StatusBadRequest, "/api/scalars needs a tag parameter (for example ?tag=loss)")
+		return
+	}
+	runs, ok := s.selectRuns(w, r)
+	if !ok {
+		return
+	}
+	out := struct {
+		Tag    string         `json:"tag"`
+		Series []scalarSeries `json:"series"`
+	}{Tag: tag, Series: []scalarSeries{}}
+	for _, run := range runs {
+		pts, ok := run.Scalars[tag]
+		if !ok {
+			continue
+		}
+		ser := scalarSeries{Run: run.Name, Points: make([][3]num, 0, len(pts))}
+		for _, p := range pts {
+			ser.Points = append(ser.Points, [3]num{num(p.Step), num(p.WallTime), num(p.Value)})
+		}
+		out.Series = append(out.Series, ser)
+	}
+	if len(out.Series) == 0 {
+		httpError(w, http.StatusNotFound, "no scalar tag %q in %s", tag, runsNamed(r))
+		return
+	}
+	writeJSON(w, out)
+}
+
+// handleHistograms answers /api/histograms?run=R&tag=T.
+func (s *Server) handleHistograms(w http.ResponseWriter, r *http.Request) {
+	tag := r.URL.Query().Get("tag")
+	if tag == "" || !r.URL.Query().Has("run") {
+		httpError(w, http.StatusBadRequest, "/api/histograms needs run and tag parameters (for example ?run=.&tag=param/dense.weight)")
+		return
+	}
+	runs, ok := s.selectRuns(w, r)
+	if !ok {
+		return
+	}
+	hs, ok := runs[0].Histograms[tag]
+	if !ok {
+		httpError(w, http.StatusNotFound, "no histogram tag %q in run %q", tag, runs[0].Name)
+		return
+	}
+	type hist struct {
+		Step        int64     `json:"step"`
+		WallTime    float64   `json:"wallTime"`
+		Min         num       `json:"min"`
+		Max         num       `json:"max"`
+		Num         num       `json:"num"`
+		Sum         num       `json:"sum"`
+		SumSquares  num       `json:"sumSquares"`
+		BucketLimit []float64 `json:"bucketLimit"`
+		Bucket      []float64 `json:"bucket"`
+	}
+	out := struct {
+		Run        string `json:"run"`
+		Tag        string `json:"tag"`
+		Histograms []hist `json:"histograms"`
+	}{Run: runs[0].Name, Tag: tag, Histograms: make([]hist, 0, len(hs))}
+	for _, h := range hs {
+		lim := make([]float64, len(h.BucketLimit))
+		for i, l := range h.BucketLimit {
+			lim[i] = edge(l)
+		}
+		out.Histograms = append(out.Histograms, hist{Step: h.Step, WallTime: h.WallTime,
+			Min: num(h.Min), Max: num(h.Max), Num: num(h.Num), Sum: num(h.Sum),
+			SumSquares: num(h.SumSquares), BucketLimit: lim, Bucket: h.Bucket})
+	}
+	writeJSON(w, out)
+}
+
+// handleGraph answers /api/graph?run=R&file=F with a compiled
+// function's record, F being one of the run's graph files as
+// /api/runs lists them (nothing else under the log dir is served).
+func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
+	file := r.URL.Query().Get("file")
+	if file == "" || !r.URL.Query().Has("run") {
+		httpError(w, http.StatusBadRequest, "/api/graph needs run and file parameters (files as /api/runs lists them)")
+		return
+	}
+	runs, ok := s.selectRuns(w, r)
+	if !ok {
+		return
+	}
+	run := runs[0]
+	if !slices.Contains(run.Graphs, file) {
+		httpError(w, http.StatusNotFound, "run %q has no graph file %q", run.Name, file)
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(run.Dir, filepath.FromSlash(file)))
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "reading graph %s of run %q: %v", file, run.Name, err)
+		return
+	}
+	if !json.Valid(data) {
+		httpError(w, http.StatusUnprocessableEntity, "graph file %s of run %q is not valid JSON", file, run.Name)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(data)
+}
+
+// selectRuns returns the run named by the run parameter, or every run
+// when there is none; it answers the request itself with an error when
+// the log dir has no runs or the named run does not exist.
+func (s *Server) selectRuns(w http.ResponseWriter, r *http.Request) ([]logRun, bool) {
+	v := s.load()
+	if v.Status != statusOK {
+		httpError(w, http.StatusNotFound, "%s", v.Message)
+		return nil, false
+	}
+	if !r.URL.Query().Has("run") {
+		return v.runs, true
+	}
+	name := r.URL.Query().Get("run")
+	for _, run := range v.runs {
+		if run.Name == name {
+			return []logRun{run}, true
+		}
+	}
+	names := make([]string, len(v.runs))
+	for i, run := range v.runs {
+		names[i] = fmt.Sprintf("%q", run.Name)
+	}
+	httpError(w, http.StatusNotFound, "no run %q in %s (runs: %s)", name, s.logdir, strings.Join(names, ", "))
+	return nil, false
+}
+
+func runsNamed(r *http.Request) string {
+	if r.URL.Query().Has("run") {
+		return fmt.Sprintf("run %q", r.URL.Query().Get("run"))
+	}
+	return "any run"
+}
+
+// num is a float64 that JSON can always hold: NaN and ±Inf (a diverged
+// loss) are sent as null, which the page draws as a gap, rather than
+// failing the whole answer.
+type num float64
+
+// MarshalJSON writes n, or null when n is not finite.
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// edge clamps a histogram bucket edge to a finite value: the open end
+// buckets of some writers reach ±Inf.
+func edge(v float64) float64 {
+	return math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, v))
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "encoding the answer: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(data)
+}
+
+// httpError answers with status and a JSON body {"error": message}.
+func httpError(w http.ResponseWriter, status int, format string, args ...any) {
+	data, _ := json.Marshal(map[string]string{"error": fmt.Sprintf(format, args...)})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(data)
+}

@@ -1,0 +1,463 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/summary"
+)
+
+// graphFixture is a compiled function's record as the summary writer
+// stores it: two passes of a small dense layer, the second fusing
+// MatMul, Add and ReLU into one node that keeps no old id.
+const graphFixture = `{"name":"dense","signature":"(float32[4,3])","level":"O1","passes":[
+ {"pass":"trace","text":"func dense(%0: f32[4,3]) -> (f32[4,2])\n  %1 = param \"w\" : f32[2,3]\n  %2 = MatMul(%0, %1) : f32[4,2]\n  %3 = ReLU(%2) : f32[4,2]\n",
+  "graph":{"nodes":[
+   {"id":0,"op":"input","kind":"input","inputs":[],"shape":[4,3],"dtype":"float32","attrs":{"index":"0"},"pass":"trace","fused":[]},
+   {"id":1,"op":"param","kind":"param","inputs":[],"shape":[2,3],"dtype":"float32","attrs":{"name":"w"},"pass":"trace","fused":[]},
+   {"id":2,"op":"MatMul","kind":"op","inputs":[0,1],"shape":[4,2],"dtype":"float32","attrs":{"transB":"true"},"pass":"trace","fused":[],"source":"model.go:12"},
+   {"id":3,"op":"ReLU","kind":"op","inputs":[2],"shape":[4,2],"dtype":"float32","pass":"trace","fused":[],"source":"model.go:13"}],
+   "outputs":[3]}},
+ {"pass":"epilogue","text":"func dense(%0: f32[4,3]) -> (f32[4,2])\n  %1 = param \"w\" : f32[2,3]\n  %2 = MatMulBiasAct(%0, %1) {act=relu} : f32[4,2]\n",
+  "graph":{"nodes":[
+   {"id":0,"op":"input","kind":"input","inputs":[],"shape":[4,3],"dtype":"float32","attrs":{"index":"0"},"pass":"trace","fused":[]},
+   {"id":1,"op":"param","kind":"param","inputs":[],"shape":[2,3],"dtype":"float32","attrs":{"name":"w"},"pass":"trace","fused":[]},
+   {"id":4,"op":"MatMulBiasAct","kind":"fused","inputs":[0,1],"shape":[4,2],"dtype":"float32","attrs":{"act":"relu"},"pass":"epilogue","fused":["MatMul","ReLU"]}],
+   "outputs":[4]}}]}`
+
+// fixture makes a log dir with one run, "mlp", holding a graph record,
+// and a reader that returns that run with a few scalars (one of them
+// NaN) and a histogram.
+func fixture(t *testing.T) (logdir string, read func(string) ([]logRun, error)) {
+	t.Helper()
+	logdir = t.TempDir()
+	runDir := filepath.Join(logdir, "mlp")
+	if err := os.MkdirAll(filepath.Join(runDir, "graphs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"events.out.tfevents.1.host.1.spore": "stands for an event file",
+		"graphs/dense-1.json":                graphFixture,
+		"graphs/broken-1.json":               `{"name": "br`,
+		"secret.txt":                         "not a graph",
+	} {
+		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(name)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := logRun{
+		Name: "mlp", Dir: runDir,
+		Scalars: map[string][]scalarPoint{
+			"loss": points(2.3, 1.9, math.NaN(), 1.2),
+			"lr":   points(0.01, 0.01, 0.01, 0.01),
+		},
+		Histograms: map[string][]histogram{
+			"param/w": {{Step: 2, WallTime: 101, Min: -1, Max: 1, Num: 6, Sum: 0, SumSquares: 2,
+				BucketLimit: []float64{0, math.Inf(1)}, Bucket: []float64{3, 3}}},
+		},
+		Graphs:   []string{"graphs/broken-1.json", "graphs/dense-1.json"},
+		Warnings: []string{"events.out.tfevents.1.host.1.spore: torn record at offset 120 skipped"},
+	}
+	return logdir, func(string) ([]logRun, error) { return []logRun{run}, nil }
+}
+
+// points are scalars at steps 1, 2, ... recorded at wall times 100, 101, ...
+func points(values ...float64) []scalarPoint {
+	out := make([]scalarPoint, len(values))
+	for i, v := range values {
+		out[i] = scalarPoint{Step: int64(i + 1), WallTime: float64(100 + i), Value: v}
+	}
+	return out
+}
+
+func TestNewRejects(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, logdir, want string }{
+		{"no path", "", "no log directory"},
+		{"a file", file, "is a file, not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.logdir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New(%q) = %v, want an error containing %q", tc.logdir, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEndpoints(t *testing.T) {
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = read
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		want               []string // substrings of the body
+	}{
+		{"page", "GET", "/", 200, []string{"<title>spore dashboard</title>", `src="app.js"`}},
+		{"script", "GET", "/app.js", 200, []string{`from "./lib.js"`}},
+		{"library", "GET", "/lib.js", 200, []string{"export function diffLines"}},
+		{"layout engine", "GET", "/vendor/graphviz.js", 200, []string{"Graphviz"}},
+		{"licence", "GET", "/vendor/LICENSE", 200, []string{"Apache License"}},
+		{"runs", "GET", "/api/runs", 200, []string{`"status":"ok"`, `"name":"mlp"`, `"scalarTags":["loss","lr"]`, `"histogramTags":["param/w"]`, `"lastStep":4`, "torn record at offset 120"}},
+		{"scalars of every run", "GET", "/api/scalars?tag=loss", 200, []string{`{"tag":"loss","series":[{"run":"mlp","points":[[1,100,2.3],[2,101,1.9],[3,102,null],[4,103,1.2]]}]}`}},
+		{"scalars of one run", "GET", "/api/scalars?tag=lr&run=mlp", 200, []string{`"run":"mlp"`, `[4,103,0.01]`}},
+		{"scalars without a tag", "GET", "/api/scalars", 400, []string{"needs a tag parameter"}},
+		{"an unknown tag", "GET", "/api/scalars?tag=nope", 404, []string{`no scalar tag \"nope\" in any run`}},
+		{"an unknown run", "GET", "/api/scalars?tag=loss&run=other", 404, []string{`no run \"other\"`, `runs: \"mlp\"`}},
+		{"histograms", "GET", "/api/histograms?run=mlp&tag=param/w", 200, []string{`"step":2`, `"bucketLimit":[0,1.7976931348623157e+308]`, `"bucket":[3,3]`}},
+		{"histograms without a run", "GET", "/api/histograms?tag=param/w", 400, []string{"needs run and tag"}},
+		{"an unknown histogram", "GET", "/api/histograms?run=mlp&tag=loss", 404, []string{`no histogram tag \"loss\" in run \"mlp\"`}},
+		{"a graph", "GET", "/api/graph?run=mlp&file=graphs/dense-1.json", 200, []string{`"name":"dense"`, `"fused":["MatMul","ReLU"]`}},
+		{"a torn graph", "GET", "/api/graph?run=mlp&file=graphs/broken-1.json", 422, []string{"is not valid JSON"}},
+		{"a file the run does not list", "GET", "/api/graph?run=mlp&file=secret.txt", 404, []string{`has no graph file \"secret.txt\"`}},
+		{"a path out of the run", "GET", "/api/graph?run=mlp&file=../../etc/passwd", 404, []string{"has no graph file"}},
+		{"a graph without a file", "GET", "/api/graph?run=mlp", 400, []string{"needs run and file"}},
+		{"an unknown endpoint", "GET", "/api/nothing", 404, []string{"no endpoint /api/nothing"}},
+		{"a write", "POST", "/api/runs", 405, []string{"read-only"}},
+		{"a write to the page", "DELETE", "/", 405, []string{"read-only"}},
+		{"an asset that is not there", "GET", "/nothing.js", 404, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%s %s: status %d, want %d; body %s", tc.method, tc.path, resp.StatusCode, tc.status, body)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(body), w) {
+					t.Errorf("%s %s: body lacks %s:\n%.600s", tc.method, tc.path, w, body)
+				}
+			}
+			if strings.HasPrefix(tc.path, "/api/") {
+				if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type %q, want application/json", ct)
+				}
+				if !json.Valid(body) {
+					t.Errorf("body is not JSON: %s", body)
+				}
+			}
+		})
+	}
+}
+
+// TestPageIsSelfContained checks that the page names no resource outside
+// the server, and that the server forbids the browser to fetch any.
+func TestPageIsSelfContained(t *testing.T) {
+	s, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"web/index.html", "web/app.js", "web/lib.js", "web/style.css"} {
+		data, err := webFiles.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []string{"http://", "https://", "//cdn", "@import"} {
+			text := strings.ReplaceAll(string(data), "http://www.w3.org/2000/svg", "")
+			if strings.Contains(text, ref) {
+				t.Errorf("%s refers to %q: the page must work offline", name, ref)
+			}
+		}
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("Content-Security-Policy %q does not confine the page to the server", csp)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	none := func(string) ([]logRun, error) { return nil, nil }
+	_, some := fixture(t)
+	for _, tc := range []struct {
+		name   string
+		setup  func(dir string) string // returns the log dir
+		read   func(string) ([]logRun, error)
+		status string
+		ok     bool
+		want   string
+	}{
+		{"missing", func(dir string) string { return filepath.Join(dir, "not-yet") }, none, statusMissing, false, "does not exist (yet)"},
+		{"empty", func(dir string) string { return dir }, none, statusEmpty, false, "is empty: no runs yet"},
+		{"foreign files", func(dir string) string {
+			os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644)
+			os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+			os.WriteFile(filepath.Join(dir, "sub", "model.ckpt"), []byte("x"), 0o644)
+			return dir
+		}, none, statusForeign, false, "holds no event files (events.out.tfevents.*), only 2 other file(s) such as notes.txt"},
+		{"runs", func(dir string) string { return dir }, some, statusOK, true, "1 run(s) in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.setup(t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.read = tc.read
+			msg, ok := s.Status()
+			if ok != tc.ok || !strings.Contains(msg, tc.want) || !strings.Contains(msg, s.Logdir()) {
+				t.Errorf("Status() = %q, %v; want %v and a message naming the log dir and containing %q", msg, ok, tc.ok, tc.want)
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
+			var v struct{ Status, Message string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != tc.status || v.Message != msg {
+				t.Errorf("/api/runs says %q %q, want %q %q", v.Status, v.Message, tc.status, msg)
+			}
+			if !tc.ok {
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/scalars?tag=loss", nil))
+				if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), tc.want) {
+					t.Errorf("/api/scalars = %d %s, want 404 with the log dir's status", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestReload checks that the server sees files a writer adds and keeps
+// its parsed copy while nothing changes.
+func TestReload(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	s.read = func(string) ([]logRun, error) {
+		reads++
+		return nil, nil
+	}
+	s.Status()
+	s.Status()
+	if reads != 1 {
+		t.Errorf("an unchanged log dir was read %d times, want once", reads)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "events.out.tfevents.1.h.1.spore"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Status()
+	if reads != 2 {
+		t.Errorf("after a file was added the log dir was read %d times in all, want 2", reads)
+	}
+}
+
+func TestListen(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct{ name, addr, want string }{
+		{"a port in use", taken.Addr().String(), "is already in use"},
+		{"no port", "127.0.0.1", "is not host:port"},
+		{"a bad port", "127.0.0.1:http-ish", "cannot listen on 127.0.0.1:http-ish"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := Listen(tc.addr)
+			if err == nil {
+				ln.Close()
+				t.Fatalf("Listen(%q) succeeded", tc.addr)
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Listen(%q) = %q, want one line containing %q", tc.addr, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultAddrIsLoopback(t *testing.T) {
+	host, _, err := net.SplitHostPort(DefaultAddr)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		t.Errorf("DefaultAddr %q does not bind the loopback interface", DefaultAddr)
+	}
+}
+
+// TestReadsEventFiles serves a log dir that the summary writer filled:
+// two runs, one with a graph record, and a file named as an event file
+// that is not one.
+func TestReadsEventFiles(t *testing.T) {
+	logdir := t.TempDir()
+	for run, losses := range map[string][]float64{"a": {2, 1.5, 1}, "b": {3, 2}} {
+		w, err := summary.NewWriter(filepath.Join(logdir, run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range losses {
+			w.AddScalar("loss", int64(i+1), l)
+		}
+		w.AddHistogram("param/w", 1, []float32{-1, 0, 0.5, 2})
+		if run == "a" {
+			var rec spore.CompileRecord
+			if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddGraph(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(logdir, "b", "events.out.tfevents.0.fake"), []byte("not TFRecord"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	get := func(path string, v any) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			body, _ := io.ReadAll(resp.Body)
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var runs logView
+	get("/api/runs", &runs)
+	if runs.Status != statusOK || len(runs.Runs) != 2 || runs.Runs[0].Name != "a" || runs.Runs[1].Name != "b" {
+		t.Fatalf("/api/runs = %+v, want runs a and b", runs)
+	}
+	if a := runs.Runs[0]; len(a.Graphs) != 1 || a.LastStep != 3 || len(a.HistogramTags) != 1 {
+		t.Errorf("run a = %+v, want one graph, last step 3 and one histogram tag", a)
+	}
+	if w := runs.Runs[1].Warnings; len(w) == 0 || !strings.Contains(strings.Join(w, "\n"), "events.out.tfevents.0.fake") {
+		t.Errorf("run b's warnings %q do not name the file that is not an event file", w)
+	}
+	var sc struct {
+		Series []struct {
+			Run    string
+			Points [][3]float64
+		}
+	}
+	get("/api/scalars?tag=loss", &sc)
+	if len(sc.Series) != 2 || len(sc.Series[0].Points) != 3 || len(sc.Series[1].Points) != 2 || sc.Series[1].Points[1][2] != 2 {
+		t.Errorf("/api/scalars?tag=loss = %+v, want 3 points of run a and 2 of run b", sc)
+	}
+	var g spore.CompileRecord
+	get("/api/graph?run=a&file="+runs.Runs[0].Graphs[0], &g)
+	if g.Name != "dense" || len(g.Passes) != 2 || len(g.Passes[1].Graph.Nodes) != 3 {
+		t.Errorf("graph record = %+v, want the fixture back", g)
+	}
+}
+
+// TestServesWhileWriting reads a run through the server while a writer
+// appends to it: every answer is whole, and the curve only grows.
+func TestServesWhileWriting(t *testing.T) {
+	logdir := t.TempDir()
+	w, err := summary.NewWriter(filepath.Join(logdir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const steps = 400
+	done := make(chan error, 1)
+	go func() {
+		for step := int64(1); step <= steps; step++ {
+			w.AddScalar("loss", step, 1/float64(step))
+			if step%20 == 0 {
+				if err := w.Flush(); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- w.Close()
+	}()
+	last, finished := 0, false
+	for !finished {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		resp, err := http.Get(srv.URL + "/api/scalars?tag=loss")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound && last == 0 {
+			continue // nothing written yet
+		}
+		var sc struct{ Series []scalarSeries }
+		if resp.StatusCode != 200 || json.Unmarshal(body, &sc) != nil || len(sc.Series) != 1 {
+			t.Fatalf("mid-write answer %d: %.300s", resp.StatusCode, body)
+		}
+		n := len(sc.Series[0].Points)
+		if n < last {
+			t.Fatalf("the curve shrank from %d to %d points", last, n)
+		}
+		for i, p := range sc.Series[0].Points {
+			if int(p[0]) != i+1 {
+				t.Fatalf("point %d is at step %v, want %d: a record was lost or reordered", i, p[0], i+1)
+			}
+		}
+		last = n
+	}
+	if last != steps {
+		t.Errorf("after the writer closed the server shows %d points, want %d", last, steps)
+	}
+}
+
+// TestPanicIsAnError checks that a failing reader's panic reaches the
+// browser as a 500 with its message, not the console as a stack.
+func TestPanicIsAnError(t *testing.T) {
+	s, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = func(string) ([]logRun, error) { panic("reader broke") }
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "reader broke") {
+		t.Errorf("a panicking handler answered %d %s, want 500 naming the panic", rec.Code, rec.Body)
+	}
+}
