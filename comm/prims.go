@@ -1,0 +1,287 @@
+package comm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/tensor"
+)
+
+// ReduceAttrs are the attributes of the all-reduce primitives.
+type ReduceAttrs struct{ Op ReduceOp }
+
+// String prints the reduction, for IR dumps and CSE keys.
+func (a ReduceAttrs) String() string { return "op=" + a.Op.String() }
+
+// RootAttrs are the attributes of Broadcast: the rank whose value wins.
+type RootAttrs struct{ Root int }
+
+// String prints the root, for IR dumps and CSE keys.
+func (a RootAttrs) String() string { return fmt.Sprintf("root=%d", a.Root) }
+
+// The collective primitives. All are Impure: a collective must run on
+// every rank, in the same order, whether or not its result is used, so no
+// pass may fold, merge or remove one.
+var (
+	// AllReducePrim is the blocking all-reduce (AllReduce).
+	AllReducePrim *core.Prim
+	// AllReduceStartPrim begins a non-blocking all-reduce: its result is
+	// the buffer being reduced, readable only through AllReduceWaitPrim.
+	AllReduceStartPrim *core.Prim
+	// AllReduceWaitPrim completes the all-reduce its input started.
+	AllReduceWaitPrim *core.Prim
+	// BroadcastPrim copies the root rank's value to every rank.
+	BroadcastPrim *core.Prim
+	// AllGatherPrim concatenates every rank's value along axis 0.
+	AllGatherPrim *core.Prim
+)
+
+func init() {
+	reduceInfer := func(name string) func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			op := attrs.(ReduceAttrs).Op
+			x := in[0]
+			if !op.valid() {
+				core.Panicf(name, "unknown reduction %v", op)
+			}
+			switch x.DType() {
+			case tensor.Float32, tensor.Float64:
+			case tensor.Int32, tensor.Int64:
+				if op == Mean {
+					core.Panicf(name, "reduction mean needs a float tensor, got %v %v", x.Shape(), x.DType())
+				}
+			default:
+				core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+			}
+			return tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
+		}
+	}
+	AllReducePrim = core.Define(&core.Prim{
+		Name:   "AllReduce",
+		Traits: core.Traits{Impure: true},
+		Infer:  reduceInfer("AllReduce"),
+		// The gradient of a sum (mean) over ranks with respect to one
+		// rank's input is the sum (mean) of every rank's cotangent — the
+		// same all-reduce, as in MindSpore. Max has no such rule.
+		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			op := attrs.(ReduceAttrs).Op
+			if op == Max {
+				core.Panicf("AllReduce", "reduction max is not differentiable")
+			}
+			return []*tensor.Tensor{AllReduce(g, op)}
+		},
+		JVP: func(attrs any, _, tangents []*tensor.Tensor, _ *tensor.Tensor) *tensor.Tensor {
+			op := attrs.(ReduceAttrs).Op
+			if op == Max {
+				core.Panicf("AllReduce", "reduction max is not differentiable")
+			}
+			return AllReduce(tangents[0], op)
+		},
+	})
+	AllReducePrim.RegisterAll(core.CPU, allReduceKernel)
+
+	AllReduceStartPrim = core.Define(&core.Prim{
+		Name:   "AllReduceStart",
+		Traits: core.Traits{Impure: true},
+		Infer:  reduceInfer("AllReduceStart"),
+	})
+	AllReduceStartPrim.RegisterAll(core.CPU, startKernel)
+	AllReduceWaitPrim = core.Define(&core.Prim{
+		Name:   "AllReduceWait",
+		Traits: core.Traits{Impure: true},
+		Infer:  reduceInfer("AllReduceWait"),
+	})
+	AllReduceWaitPrim.RegisterAll(core.CPU, waitKernel)
+
+	BroadcastPrim = core.Define(&core.Prim{
+		Name:   "Broadcast",
+		Traits: core.Traits{Impure: true},
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			root := attrs.(RootAttrs).Root
+			if n := Size(); root < 0 || root >= n {
+				core.Panicf("Broadcast", "root rank %d is out of range for %d ranks", root, n)
+			}
+			return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
+		},
+	})
+	BroadcastPrim.RegisterAll(core.CPU, broadcastKernel)
+
+	AllGatherPrim = core.Define(&core.Prim{
+		Name:   "AllGather",
+		Traits: core.Traits{Impure: true},
+		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
+			x := in[0]
+			if x.Rank() == 0 {
+				core.Panicf("AllGather", "needs a tensor with an axis 0 to concatenate along, got a scalar %v", x.DType())
+			}
+			s := x.Shape().Clone()
+			s[0] *= Size()
+			return tensor.Meta{Shape: s, DType: x.DType()}
+		},
+	})
+	AllGatherPrim.RegisterAll(core.CPU, allGatherKernel)
+}
+
+// AllReduce returns x combined across all ranks with op: every rank gets
+// the same result. It is a primitive, so it runs eagerly in PyNative mode
+// and becomes a node of the graph under Jit. For Sum and Mean its gradient
+// is the same all-reduce of the cotangent; Max is not differentiable.
+// Mean needs a float tensor. A failure of the transport panics with a
+// *tensor.Error naming the call and the rank.
+func AllReduce(x *tensor.Tensor, op ReduceOp) *tensor.Tensor {
+	return core.Apply(AllReducePrim, ReduceAttrs{Op: op}, x)
+}
+
+// AllReduceStart begins a non-blocking AllReduce of x (MPI_Iallreduce) and
+// returns a handle tensor, which AllReduceWait turns into the result. Work
+// placed between the two overlaps the communication. Every started
+// all-reduce must be waited for, once; the handle's values are undefined
+// until then. Not differentiable: it exists for the training step's
+// gradients, after differentiation.
+func AllReduceStart(x *tensor.Tensor, op ReduceOp) *tensor.Tensor {
+	return core.Apply(AllReduceStartPrim, ReduceAttrs{Op: op}, x)
+}
+
+// AllReduceWait completes the all-reduce that AllReduceStart(x, op)
+// began, h being its handle, and returns the result.
+func AllReduceWait(h *tensor.Tensor, op ReduceOp) *tensor.Tensor {
+	return core.Apply(AllReduceWaitPrim, ReduceAttrs{Op: op}, h)
+}
+
+// Broadcast returns root's x on every rank. x must have the same shape and
+// dtype on every rank. Not differentiable.
+func Broadcast(x *tensor.Tensor, root int) *tensor.Tensor {
+	return core.Apply(BroadcastPrim, RootAttrs{Root: root}, x)
+}
+
+// AllGather returns every rank's x concatenated along axis 0, in rank
+// order. x must have the same shape and dtype on every rank. Not
+// differentiable.
+func AllGather(x *tensor.Tensor) *tensor.Tensor {
+	return core.Apply(AllGatherPrim, nil, x)
+}
+
+// fail panics with an *Error naming the collective, for a kernel whose
+// transport failed mid-step.
+func fail(call string, err error) {
+	core.Panicf(call, "%v", err)
+}
+
+// reduceOp is the backend's reduction for op: Mean is a Sum.
+func reduceOp(op ReduceOp) ReduceOp {
+	if op == Mean {
+		return Sum
+	}
+	return op
+}
+
+// divide divides buf (a float slice) by n, completing a Mean.
+func divide(buf any, n int) {
+	switch b := buf.(type) {
+	case []float32:
+		f := float32(n)
+		for i := range b {
+			b[i] /= f
+		}
+	case []float64:
+		f := float64(n)
+		for i := range b {
+			b[i] /= f
+		}
+	}
+}
+
+func allReduceKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	op := attrs.(ReduceAttrs).Op
+	core.Copy(out, in[0])
+	b := active()
+	if err := b.allReduce(out.Data(), reduceOp(op)); err != nil {
+		fail("AllReduce", wrap("MPI_Allreduce", err))
+	}
+	if op == Mean && b.size() > 1 {
+		divide(out.Data(), b.size())
+	}
+}
+
+// pending holds the all-reduces started and not yet waited for, keyed by
+// the address of the buffer being reduced (the start's result), which is
+// unique while the reduction is under way: the buffer stays live, and
+// untouched, until the wait reads it. The pinner keeps the buffer where
+// the transport was told it is.
+var pending = struct {
+	sync.Mutex
+	m map[unsafe.Pointer]started
+}{m: map[unsafe.Pointer]started{}}
+
+type started struct {
+	req request
+	pin *runtime.Pinner
+}
+
+func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	op := attrs.(ReduceAttrs).Op
+	core.Copy(out, in[0])
+	buf := out.Data()
+	p, _, _ := sliceInfo(buf)
+	if p == nil {
+		return // nothing to reduce; the wait finds nothing pending
+	}
+	pin := new(runtime.Pinner)
+	pin.Pin(p)
+	req, err := active().startAllReduce(buf, reduceOp(op))
+	if err != nil {
+		pin.Unpin()
+		fail("AllReduceStart", wrap("MPI_Iallreduce", err))
+	}
+	pending.Lock()
+	defer pending.Unlock()
+	if _, dup := pending.m[p]; dup {
+		// Cannot happen while every start is waited for before its
+		// buffer is reused; a plan that broke that rule would corrupt
+		// the reduction, so it is an error rather than a silent overwrite.
+		core.Panicf("AllReduceStart", "a buffer already being reduced was reused before its AllReduceWait")
+	}
+	pending.m[p] = started{req: req, pin: pin}
+}
+
+func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	op := attrs.(ReduceAttrs).Op
+	buf := in[0].Data()
+	p, n, _ := sliceInfo(buf)
+	if n > 0 {
+		pending.Lock()
+		s, ok := pending.m[p]
+		delete(pending.m, p)
+		pending.Unlock()
+		if !ok {
+			core.Panicf("AllReduceWait", "its input is not the handle of an all-reduce under way (each AllReduceStart is waited for once)")
+		}
+		err := s.req.wait()
+		s.pin.Unpin()
+		if err != nil {
+			fail("AllReduceWait", wrap("MPI_Wait", err))
+		}
+	}
+	core.Copy(out, in[0])
+	if op == Mean {
+		if k := active().size(); k > 1 {
+			divide(out.Data(), k)
+		}
+	}
+}
+
+func broadcastKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	core.Copy(out, in[0])
+	if err := active().broadcast(out.Data(), attrs.(RootAttrs).Root); err != nil {
+		fail("Broadcast", wrap("MPI_Bcast", err))
+	}
+}
+
+func allGatherKernel(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+	if err := active().allGather(in[0].Data(), out.Data()); err != nil {
+		fail("AllGather", wrap("MPI_Allgather", err))
+	}
+}
