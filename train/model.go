@@ -87,6 +87,11 @@ func (m *Model) Train(epochs int, ds Dataset, callbacks ...Callback) error {
 // is not nil), MindSpore's Model.fit: the results are in
 // RunContext.Metrics as "eval_<metric name>" for the epoch-end callbacks
 // (EarlyStopping monitors them).
+//
+// Under data parallelism (DataParallel), Fit first makes the ranks'
+// replicas agree (SyncReplicas) and fails on every rank if their models
+// differ; each rank should iterate its own part of every global batch
+// (dataset's ShardedBatch), the same number of steps on every rank.
 func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) (err error) {
 	if epochs < 0 {
 		core.Panicf("train.Model.Train", "epochs %d is negative", epochs)
@@ -95,6 +100,9 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 		core.Panicf("train.Model.Train", "no dataset")
 	}
 	cell := m.TrainCell()
+	if err := m.SyncReplicas(); err != nil {
+		return err
+	}
 	ctx := &RunContext{Model: m, Epochs: epochs, GlobalStep: m.GlobalStep(), Metrics: map[string]float64{}}
 	each := func(f func(Callback)) {
 		for _, cb := range callbacks {
@@ -154,6 +162,10 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 // Eval runs the network in inference mode over ds and returns every
 // metric by name, MindSpore's Model.eval. With no metrics it reports the
 // mean loss as "loss".
+//
+// Under data parallelism (DataParallel) each rank evaluates its shard of
+// the set (dataset.Shard) and Eval adds the ranks' sums (Summable), so
+// that every rank returns the metrics of the whole set.
 func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 	metrics := m.Metrics
 	if len(metrics) == 0 {
@@ -180,6 +192,13 @@ func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 			mt.Update(logits, batch[1], loss)
 		}
 		n++
+	}
+	if m.DataParallel() {
+		// Every rank reaches this point, even one whose shard of the
+		// set is empty: the check below runs on the combined count.
+		if err := reduceMetrics(metrics, &n); err != nil {
+			return nil, err
+		}
 	}
 	if n == 0 {
 		return nil, errors.New("train: eval: the dataset has no batches")
@@ -213,8 +232,13 @@ func (m *Model) CheckpointParams() []checkpoint.Param {
 }
 
 // SaveCheckpoint writes the network's parameters and the optimiser's
-// state to path (.safetensors or .ckpt, by extension), atomically.
+// state to path (.safetensors or .ckpt, by extension), atomically. In a
+// data-parallel run only rank 0 writes (see WritesCheckpoints); the other
+// ranks, whose replicas are the same, return nil without writing.
 func (m *Model) SaveCheckpoint(path string) error {
+	if !m.WritesCheckpoints() {
+		return nil
+	}
 	return checkpoint.Save(path, m.CheckpointParams(), nil)
 }
 

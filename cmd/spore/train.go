@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/dataset"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/train"
@@ -17,14 +18,18 @@ import (
 // model.
 type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
+	lossLog                                    string
 	epochs, batch, steps                       int
 	lr                                         float64
 	seed                                       int64
 }
 
-func cmdTrain(args []string, stdout, stderr io.Writer) error {
+func cmdTrain(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("train", "Trains a model on MNIST (embedded in spore; --data for other IDX files),\n"+
-		"shows progress, and reports test accuracy, wall time and throughput.", stdout)
+		"shows progress, and reports test accuracy, wall time and throughput.\n\n"+
+		"Launched by mpirun (a binary built with -tags mpi), it trains data-parallel:\n"+
+		"--batch is the global batch, split evenly over the processes, and rank 0\n"+
+		"alone prints and writes files.", stdout)
 	var f trainFlags
 	fs.StringVar(&f.mode, "mode", "graph", "execution mode: graph or pynative")
 	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network) or lenet")
@@ -37,11 +42,29 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
 	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
+	fs.StringVar(&f.lossLog, "loss-log", "", "write every step's loss to this file when training ends: one line per step, the global step and the loss (the global batch's, under mpirun)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if f.epochs < 0 || f.batch <= 0 || f.steps < 0 {
 		return usagef("--batch must be positive and --epochs and --steps not negative")
+	}
+	// Under mpirun every process runs this command; comm tells them
+	// apart. Started before anything else so that the checks below can
+	// look at the rank, and finished only on success: a process that
+	// fails exits without it, and mpirun then stops the others, which may
+	// be waiting for it in a collective.
+	dp, err := startParallel(f.batch)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			err = finishParallel()
+		}
+	}()
+	if dp.rank != 0 {
+		stdout = io.Discard // rank 0 reports for all
 	}
 	if f.epochs == 0 {
 		// Enough for the MLP to pass 97% and LeNet-5 98.5% on MNIST.
@@ -55,8 +78,17 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if err := checkEnv(); err != nil {
 		return err
 	}
-	if f.save != "" {
-		if err := checkSavePath(f.save); err != nil {
+	// Rank 0 writes the files; the others may run where the paths do
+	// not exist.
+	for _, out := range []struct{ flag, path string }{{"--save", f.save}, {"--loss-log", f.lossLog}} {
+		if out.path == "" || dp.rank != 0 {
+			continue
+		}
+		check := checkSavePath
+		if out.flag == "--loss-log" {
+			check = func(p string) error { return checkOutPath("--loss-log", p) }
+		}
+		if err := check(out.path); err != nil {
 			return err
 		}
 	}
@@ -88,27 +120,51 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		// Batches drop the remainder: no step would run.
 		return usagef("--batch %d is larger than the %s (%d images); use a smaller --batch", f.batch, dataName(f.data, "training set"), trainSet.Len())
 	}
-	batches := trainSet.Shuffle(trainSet.Len()).Batch(f.batch, true)
+	// Every rank shuffles alike (the same seed) and takes its part of
+	// each global batch: together the ranks' batches are the batches of a
+	// single process.
+	batches, err := trainSet.Shuffle(trainSet.Len()).ShardedBatch(f.batch, true, dp.size, dp.rank)
+	if err != nil {
+		return err
+	}
 	if f.steps > 0 {
 		batches = batches.Take(f.steps)
 	}
 	mode := modeLabel(f.mode)
 	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s, %s\n",
 		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
+	if dp.size > 1 {
+		fmt.Fprintf(stdout, "data parallel: %d processes (%s), %d samples per process per step\n", dp.size, comm.Backend(), f.batch/dp.size)
+	}
 
 	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
+	callbacks := []train.Callback{bar}
+	var losses *lossRecorder
+	if f.lossLog != "" {
+		losses = &lossRecorder{}
+		callbacks = append(callbacks, losses)
+	}
 	start := time.Now()
-	if err := m.Train(f.epochs, batches, bar); err != nil {
+	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
 		return err
 	}
 	wall := time.Since(start)
 	samples := bar.total * f.batch
 
-	acc, err := accuracy(m, testSet)
+	if dp.size > 1 {
+		// Data parallelism promises identical replicas; check it, so that
+		// the report below speaks for every rank's weights.
+		if err := m.CheckReplicas(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "replicas: the parameters of all %d processes are bitwise identical\n", dp.size)
+	}
+	// Each rank evaluates its shard of the test set; Eval adds the counts.
+	acc, evaluated, err := accuracy(m, testSet.Shard(dp.size, dp.rank))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, testSet.Len())
+	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, evaluated)
 	fmt.Fprintf(stdout, "training: %s in %v, %.0f samples/s (%s)\n", plural(bar.total, "step"), wall.Round(time.Millisecond), float64(samples)/wall.Seconds(), mode)
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
@@ -119,16 +175,30 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
+	if losses != nil && dp.rank == 0 {
+		if err := losses.write(f.lossLog); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d losses to %s\n", len(losses.lines), f.lossLog)
+	}
 	return nil
 }
 
-// accuracy evaluates m on the test set in batches of 1000.
-func accuracy(m *train.Model, test *dataset.Dataset) (float64, error) {
+// accuracy evaluates m on the test set in batches of 1000 and returns the
+// accuracy and the number of images it counts (over all ranks, under
+// data parallelism). m's metrics must include a *train.Accuracy.
+func accuracy(m *train.Model, test *dataset.Dataset) (float64, int, error) {
 	res, err := m.Eval(test.Batch(1000, false))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return res["accuracy"], nil
+	n := 0
+	for _, mt := range m.Metrics {
+		if a, ok := mt.(*train.Accuracy); ok {
+			n = int(a.Sums()[1])
+		}
+	}
+	return res["accuracy"], n, nil
 }
 
 // dataName names a split for messages: "--data DIR's training set", or
