@@ -23,11 +23,19 @@ import (
 // (SPORE_JIT, SPORE_SAVE_GRAPHS) take effect.
 const runMainEnv = "SPORE_CLI_TEST_RUN_MAIN"
 
+// atExit holds what the tests leave for after the last of them, such as
+// removing a binary several tests share.
+var atExit []func()
+
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range atExit {
+		f()
+	}
+	os.Exit(code)
 }
 
 // runChild runs "spore args..." in a child process with env added to the
