@@ -6,11 +6,9 @@
 //
 // The default build is pure Go and has one backend, a single process:
 // Size is 1 and every collective is the identity (AllGather a copy). A
-// binary built with the build tag mpi uses Open MPI through cgo
-// (Debian: apt-get install -y libopenmpi-dev openmpi-bin):
-//
-//	go build -tags mpi ./cmd/spore
-//	mpirun -np 4 ./spore train
+// binary built with the build tag mpi (go build -tags mpi) uses Open MPI
+// through cgo (Debian: apt-get install -y libopenmpi-dev openmpi-bin) and
+// runs as many ranks as mpirun starts (mpirun -np 4 ./spore train).
 //
 // Init starts MPI only when the process was launched by mpirun (it reads
 // OMPI_COMM_WORLD_SIZE); a plain run of the same binary is a single

@@ -85,13 +85,13 @@ func init() {
 
 	AllReduceStartPrim = core.Define(&core.Prim{
 		Name:   "AllReduceStart",
-		Traits: core.Traits{Impure: true},
+		Traits: core.Traits{Impure: true, Placement: core.PlaceEarly},
 		Infer:  reduceInfer("AllReduceStart"),
 	})
 	AllReduceStartPrim.RegisterAll(core.CPU, startKernel)
 	AllReduceWaitPrim = core.Define(&core.Prim{
 		Name:   "AllReduceWait",
-		Traits: core.Traits{Impure: true},
+		Traits: core.Traits{Impure: true, Placement: core.PlaceLate},
 		Infer:  reduceInfer("AllReduceWait"),
 	})
 	AllReduceWaitPrim.RegisterAll(core.CPU, waitKernel)

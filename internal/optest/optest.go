@@ -9,6 +9,7 @@ package optest
 import (
 	"math"
 
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -317,6 +318,19 @@ func Cases() []Case {
 			return core.Apply(ops.AvgPoolGradPrim, a, xs[0])
 		}, Inputs: in(u(-2, 2, 5, 1, 2, 3, 3)), Differentiable: true, Diff: []int{0}},
 	)
+	// Collectives: in one process (the default build) an all-reduce is the
+	// identity, and its gradient the same all-reduce of the cotangent.
+	for _, op := range []comm.ReduceOp{comm.Sum, comm.Mean} {
+		add(Case{Prim: comm.AllReducePrim, Name: "AllReduce/" + op.String(), Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return comm.AllReduce(xs[0], op)
+		}, Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}})
+	}
+	add(Case{Prim: comm.BroadcastPrim, Name: "Broadcast", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return comm.Broadcast(xs[0], 0)
+	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	add(Case{Prim: comm.AllGatherPrim, Name: "AllGather", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return comm.AllGather(xs[0])
+	}, Inputs: in(u(-2, 2, 0, 2, 3))})
 	// Randomness: the mask does not depend on its input's values.
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])

@@ -1,0 +1,101 @@
+package nn
+
+import (
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Data parallelism in the training step (MindSpore's DATA_PARALLEL, PyTorch's
+// DDP): every rank holds the whole model and computes the loss and the
+// gradients of its share of the global batch; the step then all-reduces
+// the gradients, so that every rank applies the same update, and averages
+// the loss, so that the step reports the loss of the global batch.
+//
+// Gradients are reduced in buckets rather than one by one: each bucket is
+// one message, the gradients of consecutive parameters flattened and
+// concatenated, filled in the order backward produces them (last layer
+// first). Each bucket is an AllReduceStart (MPI_Iallreduce) and an
+// AllReduceWait. In Graph mode the compiler's schedule (compile.Schedule)
+// issues each start as soon as the bucket's last gradient is computed and
+// each wait just before the first use of its result, so communication
+// overlaps the rest of the backward pass; in PyNative mode the backward
+// pass has finished when the buckets are issued, and the waits follow. The
+// same ops run in both modes, so they compute the same values.
+
+// bucket is a run of gradients reduced as one message.
+type bucket struct {
+	idx []int // positions in the gradient list, in backward order
+}
+
+// planBuckets groups the gradients into buckets of about limit bytes,
+// last parameter first (the order backward produces them), never mixing
+// dtypes in one bucket. Nil gradients are left out.
+func planBuckets(grads []*spore.Tensor, limit int) []bucket {
+	var bs []bucket
+	var cur bucket
+	var bytes int
+	var dt tensor.DType
+	for i := len(grads) - 1; i >= 0; i-- {
+		g := grads[i]
+		if g == nil {
+			continue
+		}
+		size := g.Size() * g.DType().Size()
+		if len(cur.idx) > 0 && (g.DType() != dt || bytes+size > limit) {
+			bs = append(bs, cur)
+			cur, bytes = bucket{}, 0
+		}
+		cur.idx = append(cur.idx, i)
+		bytes += size
+		dt = g.DType()
+	}
+	if len(cur.idx) > 0 {
+		bs = append(bs, cur)
+	}
+	return bs
+}
+
+// allReduceStep reduces a step's loss (mean over ranks) and gradients
+// (mean or sum, as pc.GradientsMean says) across ranks, returning new
+// tensors; grads is not modified.
+func allReduceStep(loss *spore.Tensor, grads []*spore.Tensor, pc spore.AutoParallelContext) (*spore.Tensor, []*spore.Tensor) {
+	op := comm.Sum
+	if pc.GradientsMean {
+		op = comm.Mean
+	}
+	// The loss is issued first: it is ready before any gradient.
+	lossH := comm.AllReduceStart(loss, comm.Mean)
+	bs := planBuckets(grads, pc.Buckets())
+	handles := make([]*spore.Tensor, len(bs))
+	for k, b := range bs {
+		flat := make([]*spore.Tensor, len(b.idx))
+		for j, i := range b.idx {
+			flat[j] = ops.Reshape(grads[i], grads[i].Size())
+		}
+		buf := flat[0]
+		if len(flat) > 1 {
+			buf = ops.Concat(0, flat...)
+		}
+		handles[k] = comm.AllReduceStart(buf, op)
+	}
+	out := append([]*spore.Tensor(nil), grads...)
+	for k, b := range bs {
+		r := comm.AllReduceWait(handles[k], op)
+		if len(b.idx) == 1 {
+			i := b.idx[0]
+			out[i] = ops.Reshape(r, grads[i].Shape()...)
+			continue
+		}
+		sizes := make([]int, len(b.idx))
+		for j, i := range b.idx {
+			sizes[j] = grads[i].Size()
+		}
+		parts := ops.Split(r, 0, sizes...)
+		for j, i := range b.idx {
+			out[i] = ops.Reshape(parts[j], grads[i].Shape()...)
+		}
+	}
+	return comm.AllReduceWait(lossH, comm.Mean), out
+}

@@ -1,0 +1,218 @@
+package nn_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/optim"
+	"github.com/sporeml/spore/tensor"
+)
+
+// dpMLP is a three-layer MLP with a loss, from the framework seed.
+func dpMLP() *nn.WithLossCell {
+	spore.SetSeed(7)
+	net := nn.NewSequentialCell(nn.NewDense(8, 32), nn.NewReLU(), nn.NewDense(32, 16), nn.NewReLU(), nn.NewDense(16, 3))
+	return nn.NewWithLossCell(net, nn.NewCrossEntropyLoss("", 0))
+}
+
+// dpCell is a training step over dpMLP with momentum SGD, data-parallel
+// with buckets of bucketBytes when pc is not nil.
+func dpCell(pc *spore.AutoParallelContext, mode nn.StepMode, level spore.Level) (*nn.TrainOneStepCell, *nn.WithLossCell) {
+	wl := dpMLP()
+	opt := optim.NewSGD(wl.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.05)}, Momentum: 0.9})
+	cfg := nn.TrainOneStepConfig{Mode: mode, Jit: spore.JitConfig{Level: level}, ClipGlobalNorm: 5}
+	if pc != nil {
+		cfg.Parallel = pc
+	}
+	return nn.NewTrainOneStepCell(wl, opt, cfg), wl
+}
+
+// In one process the all-reduce is the identity, so a data-parallel step
+// trains exactly as a stand-alone one: bitwise at O0 in both modes (the
+// modes agree bitwise there), and within rounding at O1, where the
+// stand-alone step fuses its weight gradients into the updates.
+func TestDataParallelSingleProcessMatches(t *testing.T) {
+	x, y := blobs(5, 48, 8, 3)
+	dp := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: 1 << 10}
+	type run struct {
+		name  string
+		pc    *spore.AutoParallelContext
+		mode  nn.StepMode
+		level spore.Level
+	}
+	train := func(r run) ([]float64, []*tensor.Tensor) {
+		cell, wl := dpCell(r.pc, r.mode, r.level)
+		var losses []float64
+		for range 12 {
+			losses = append(losses, cell.Step(x, y))
+		}
+		return losses, wl.TrainableParameters()
+	}
+	for _, c := range []struct {
+		level spore.Level
+		tol   float64
+	}{{spore.O0, 0}, {spore.O1, 1e-5}} {
+		ref, refW := train(run{"stand-alone eager", nil, nn.StepEager, c.level})
+		for _, r := range []run{
+			{"data-parallel eager", dp, nn.StepEager, c.level},
+			{"data-parallel compiled", dp, nn.StepCompiled, c.level},
+			{"stand-alone compiled", nil, nn.StepCompiled, c.level},
+		} {
+			losses, w := train(r)
+			for k := range ref {
+				if d := math.Abs(losses[k] - ref[k]); d > c.tol*math.Abs(ref[k]) {
+					t.Fatalf("%v %s: step %d loss %.9g, stand-alone eager %.9g", c.level, r.name, k, losses[k], ref[k])
+				}
+			}
+			for i := range w {
+				sameValues(t, c.level.String()+" "+r.name+" "+w[i].Name(), w[i], refW[i], c.tol)
+			}
+		}
+		if ref[len(ref)-1] > 0.7*ref[0] {
+			t.Errorf("%v: loss did not fall: %v", c.level, ref)
+		}
+	}
+}
+
+// The all-reduce is a node of the compiled training step and shows in its
+// IR: one start and one wait for the loss and for each bucket.
+func TestDataParallelInIR(t *testing.T) {
+	x, y := blobs(5, 16, 8, 3)
+	for _, c := range []struct {
+		bucket, starts int
+	}{
+		{0, 2},       // the default 25 MB: one bucket for the whole net
+		{1 << 10, 5}, // 1 KiB: the loss and four buckets (see the overlap test)
+	} {
+		pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: c.bucket}
+		cell, _ := dpCell(pc, nn.StepCompiled, spore.O1)
+		ir, err := cell.StepIR(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(ir, "AllReduceStart("); n != c.starts {
+			t.Errorf("bucket %d: %d AllReduceStart nodes, want %d:\n%s", c.bucket, n, c.starts, ir)
+		}
+		if n := strings.Count(ir, "AllReduceWait("); n != c.starts {
+			t.Errorf("bucket %d: %d AllReduceWait nodes, want %d", c.bucket, n, c.starts)
+		}
+		if !strings.Contains(ir, "op=mean") {
+			t.Errorf("IR lacks the gradients' mean:\n%s", ir)
+		}
+	}
+	// Stand-alone: no collectives.
+	cell, _ := dpCell(&spore.AutoParallelContext{}, nn.StepCompiled, spore.O1)
+	if ir, _ := cell.StepIR(x, y); strings.Contains(ir, "AllReduce") {
+		t.Errorf("stand-alone step has an all-reduce:\n%s", ir)
+	}
+}
+
+// The process-wide setting reaches cells made after it.
+func TestDataParallelContext(t *testing.T) {
+	defer spore.ResetAutoParallelContext()
+	spore.SetAutoParallelContext(spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true})
+	if got := spore.GetAutoParallelContext(); got.ParallelMode != spore.DataParallel || !got.GradientsMean || got.Buckets() != spore.DefaultBucketBytes {
+		t.Fatalf("GetAutoParallelContext = %+v", got)
+	}
+	x, y := blobs(5, 16, 8, 3)
+	cell, _ := dpCell(nil, nn.StepCompiled, spore.O1)
+	if ir, _ := cell.StepIR(x, y); !strings.Contains(ir, "AllReduceStart(") {
+		t.Errorf("a cell made under DataParallel has no all-reduce:\n%s", ir)
+	}
+	mustPanic(t, func() { spore.SetAutoParallelContext(spore.AutoParallelContext{ParallelMode: 5}) }, "unknown parallel mode")
+	mustPanic(t, func() {
+		dpCell(&spore.AutoParallelContext{ParallelMode: spore.DataParallel, BucketBytes: -1}, nn.StepEager, spore.O1)
+	}, "negative bucket size")
+}
+
+// TestDataParallelOverlapSchedule compiles the data-parallel step of a
+// three-layer network with small buckets and checks the plan's order
+// (the plan runs the optimised graph's values in order): the first
+// gradient bucket is issued before the last gradient is computed, and
+// every wait comes after all the gradients, just before its first use.
+func TestDataParallelOverlapSchedule(t *testing.T) {
+	x, y := blobs(5, 16, 8, 3)
+	for _, level := range []spore.Level{spore.O0, spore.O1} {
+		pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: 1 << 10}
+		cell, _ := dpCell(pc, nn.StepCompiled, level)
+		g, err := graph.Trace("step", []tensor.Meta{x.Meta(), y.Meta()}, func(a []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{cell.Construct(a[0], a[1])}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compile.Run(g, compile.Options{Level: level, Verify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := res.Plan.Graph().Values
+		pos := map[*graph.Value]int{}
+		for i, v := range order {
+			pos[v] = i
+		}
+		// A gradient is what a bucket packs: follow a start's argument
+		// back through the packing (Concat, Reshape) to the ops that
+		// computed the gradients.
+		var starts, waits []*graph.Value
+		lastGrad := -1
+		for _, v := range order {
+			switch {
+			case v.Kind != graph.KindOp:
+			case v.Prim == comm.AllReduceStartPrim:
+				starts = append(starts, v)
+			case v.Prim == comm.AllReduceWaitPrim:
+				waits = append(waits, v)
+			}
+		}
+		var gradsOf func(v *graph.Value) []*graph.Value
+		gradsOf = func(v *graph.Value) []*graph.Value {
+			if v.Kind == graph.KindOp && (v.Prim == ops.ConcatPrim || v.Prim == ops.ReshapePrim) {
+				var gs []*graph.Value
+				for _, a := range v.Args {
+					gs = append(gs, gradsOf(a)...)
+				}
+				return gs
+			}
+			return []*graph.Value{v}
+		}
+		var gradStarts []*graph.Value // starts of gradient buckets (not the loss)
+		for _, s := range starts {
+			gs := gradsOf(s.Args[0])
+			if len(gs) == 1 && gs[0].Meta.Shape.Size() == 1 && len(s.Args[0].Meta.Shape) == 0 {
+				continue // the loss
+			}
+			gradStarts = append(gradStarts, s)
+			for _, g := range gs {
+				lastGrad = max(lastGrad, pos[g])
+			}
+		}
+		if len(gradStarts) < 3 {
+			t.Fatalf("%v: %d gradient buckets, want several", level, len(gradStarts))
+		}
+		if first := pos[gradStarts[0]]; first >= lastGrad {
+			t.Errorf("%v: first bucket issued at step %d, after the last gradient (step %d)", level, first, lastGrad)
+		} else {
+			t.Logf("%v: %d steps; bucket starts at %v, last gradient at %d", level, len(order), positions(gradStarts, pos), lastGrad)
+		}
+		for _, w := range waits {
+			if pos[w] < lastGrad {
+				t.Errorf("%v: a wait at step %d comes before the last gradient (step %d)", level, pos[w], lastGrad)
+			}
+		}
+	}
+}
+
+func positions(vs []*graph.Value, pos map[*graph.Value]int) []int {
+	var ps []int
+	for _, v := range vs {
+		ps = append(ps, pos[v])
+	}
+	return ps
+}
