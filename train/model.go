@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/nn"
@@ -43,6 +44,7 @@ type Model struct {
 
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
+	parallel spore.AutoParallelContext // the cell's data-parallel setting
 }
 
 // NewModel returns a model, MindSpore's Model(network, loss_fn, optimizer,
@@ -61,6 +63,7 @@ func (m *Model) TrainCell() *nn.TrainOneStepCell {
 			core.Panicf("train.Model", "no optimizer: the model cannot be trained")
 		}
 		m.withLoss = nn.NewWithLossCell(m.Network, m.LossFn)
+		m.parallel = stepParallel(m.StepConfig)
 		m.cell = nn.NewTrainOneStepCell(m.withLoss, m.Optimizer, m.StepConfig)
 	}
 	return m.cell

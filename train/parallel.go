@@ -11,21 +11,35 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/tensor"
 )
 
 // DataParallel reports whether the model trains data-parallel over more
-// than one rank: the global AutoParallelContext (or StepConfig's own
-// setting, when it has one) asks for DataParallel and comm runs more than
-// one rank. Then Train starts by making the ranks' replicas agree (see
-// SyncReplicas), Eval adds the ranks' metric sums, and only rank 0 writes
-// checkpoints.
+// than one rank: its training cell's setting (StepConfig.Parallel, or else
+// the process-wide spore.AutoParallelContext, read when the cell is made)
+// is DataParallel and comm runs more than one rank. Then Train starts by
+// making the ranks' replicas agree (see SyncReplicas), Eval adds the
+// ranks' metric sums, and only rank 0 writes checkpoints.
 func (m *Model) DataParallel() bool {
 	return m.parallelContext().ParallelMode == spore.DataParallel && comm.Size() > 1
 }
 
-// parallelContext is the setting the training cell follows.
+// parallelContext is the setting the training cell follows: the one it
+// was made with, or the one it would be made with now.
 func (m *Model) parallelContext() spore.AutoParallelContext {
+	if m.cell != nil {
+		return m.parallel
+	}
+	return stepParallel(m.StepConfig)
+}
+
+// stepParallel is the data-parallel setting a training cell made with cfg
+// follows, as nn.NewTrainOneStepCell reads it.
+func stepParallel(cfg nn.TrainOneStepConfig) spore.AutoParallelContext {
+	if cfg.Parallel != nil {
+		return *cfg.Parallel
+	}
 	return spore.GetAutoParallelContext()
 }
 
