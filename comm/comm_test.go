@@ -49,21 +49,6 @@ func TestLifecycleSingle(t *testing.T) {
 	}
 }
 
-func TestLaunchedWithoutMPI(t *testing.T) {
-	if comm.Backend() != "single-process" {
-		t.Skip("built with MPI")
-	}
-	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
-	err := comm.Init()
-	if err == nil {
-		comm.Finalize()
-		t.Fatal("Init under a 2-rank launch without MPI succeeded")
-	}
-	if !strings.Contains(err.Error(), "-tags mpi") {
-		t.Errorf("error %q does not say how to build with MPI", err)
-	}
-}
-
 // In one process every collective returns its input, eagerly and under
 // Jit alike.
 func TestCollectivesSingle(t *testing.T) {
