@@ -58,6 +58,18 @@ func TestMPIRanks(t *testing.T) {
 		t.Fatalf("size %d, backend %q; want 2 ranks of Open MPI", comm.Size(), comm.Backend())
 	}
 	r := float32(comm.Rank())
+	t.Run("GoPanics", func(t *testing.T) {
+		// MPI's signal handlers must not replace Go's: a nil dereference
+		// stays a panic that recover sees.
+		var p *[4]float32
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			return p[1]
+		}()
+		if got == nil {
+			t.Fatal("a nil dereference was not a panic")
+		}
+	})
 	t.Run("Collectives", func(t *testing.T) { collectives(t, r) })
 	t.Run("Helpers", helpers)
 	t.Run("SyncBatchNorm", syncBatchNorm)
