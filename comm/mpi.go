@@ -26,8 +26,8 @@ static MPI_Datatype sp_type(int code) {
 // Codes follow ReduceOp: 0 Sum, 2 Max (Mean is a Sum).
 static MPI_Op sp_op(int code) { return code == 2 ? MPI_MAX : MPI_SUM; }
 
-static int sp_init(int *provided) {
-	int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+static int sp_init(int funneled, int *provided) {
+	int rc = MPI_Init_thread(NULL, NULL, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, provided);
 	if (rc != MPI_SUCCESS) return rc;
 	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
@@ -61,6 +61,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"unsafe"
 )
@@ -79,7 +80,9 @@ func newBackend() (backend, error) {
 // initialised it unless the library grants MPI_THREAD_MULTIPLE, and Go
 // moves goroutines between threads; so MPI starts on a goroutine locked to
 // its OS thread, which then serves every call when the library grants
-// less (calls), and MPI_Finalize in any case.
+// less (calls), and MPI_Finalize in any case. SPORE_MPI_FUNNELED=1 asks
+// for MPI_THREAD_FUNNELED only, for libraries whose MPI_THREAD_MULTIPLE is
+// slow or broken.
 type mpi struct {
 	r, n     int
 	multiple bool
@@ -104,7 +107,11 @@ func startMPI() (*mpi, error) {
 func (b *mpi) serve(started chan<- error) {
 	runtime.LockOSThread()
 	var provided, r, n C.int
-	if rc := C.sp_init(&provided); rc != 0 {
+	funnel := C.int(0)
+	if os.Getenv("SPORE_MPI_FUNNELED") == "1" {
+		funnel = 1
+	}
+	if rc := C.sp_init(funnel, &provided); rc != 0 {
 		started <- mpiError("MPI_Init_thread", rc)
 		return
 	}

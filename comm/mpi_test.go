@@ -32,16 +32,23 @@ func TestMPI(t *testing.T) {
 	if err != nil {
 		t.Skip("mpirun not found (apt-get install -y openmpi-bin)")
 	}
-	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-		"-x", childEnv+"=1", os.Args[0], "-test.run", "^TestMPIRanks$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("mpirun output:\n%s", out)
-	if err != nil {
-		t.Fatalf("mpirun: %v", err)
-	}
-	if n := strings.Count(string(out), "--- PASS: TestMPIRanks ("); n != 2 {
-		t.Fatalf("%d ranks passed, want 2", n)
+	// Once with MPI_THREAD_MULTIPLE (calls from any thread), once with
+	// every call made from the thread that started MPI.
+	for _, funneled := range []string{"0", "1"} {
+		t.Run("funneled="+funneled, func(t *testing.T) {
+			cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+				"-x", childEnv+"=1", "-x", "SPORE_MPI_FUNNELED="+funneled,
+				os.Args[0], "-test.run", "^TestMPIRanks$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), childEnv+"=1", "SPORE_MPI_FUNNELED="+funneled)
+			out, err := cmd.CombinedOutput()
+			t.Logf("mpirun output:\n%s", out)
+			if err != nil {
+				t.Fatalf("mpirun: %v", err)
+			}
+			if n := strings.Count(string(out), "--- PASS: TestMPIRanks ("); n != 2 {
+				t.Fatalf("%d ranks passed, want 2", n)
+			}
+		})
 	}
 }
 
