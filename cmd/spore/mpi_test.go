@@ -188,26 +188,72 @@ func readLosses(t *testing.T, path string) (steps []int, losses []float64) {
 
 // TestDataParallelMatchesSingleProcess trains the seed network with two
 // ranks under mpirun and in one process, with the same seed and global
-// batch: the per-step losses and the final weights must agree to 1e-5,
-// the two ranks must end bitwise identical (the run checks that itself
-// and says so), and rank 0 alone must report and write.
+// batch (3 epochs of 200 steps at batch 64), and compares the per-step
+// losses (--loss-log) and the final weights (--save). The two ranks must
+// end bitwise identical (the run checks that itself and says so), and rank
+// 0 alone must report and write.
+//
+// How close the two runs can be is set by float32 rounding: the ranks sum
+// their halves of a batch's gradient separately, a different order of
+// additions than one process's, and training amplifies such last-bit
+// differences at a rate that grows with the learning rate. Measured in one
+// process, merely reordering the rows within each batch (the same maths,
+// another order) moves the losses at the default --lr 0.01 with momentum
+// by 2e-7 relative after 50 steps, 2e-4 after 100 and 3e-3 after 200;
+// at --lr 0.001 by less than 1e-6 over all 600 steps. So the run at
+// --lr 0.001 must agree to 1e-5 at every step and in every weight; the
+// default run must agree to 1e-5 for its first steps, and after that as
+// closely as that noise allows.
 func TestDataParallelMatchesSingleProcess(t *testing.T) {
 	sporeBin := mpiSpore(t)
-	dir := t.TempDir()
-	common := []string{"train", "--steps", "200", "--batch", "64"}
-	single := launch(t, 5*time.Minute, dir, []string{"GOMAXPROCS=1"}, sporeBin,
-		append(common, "--save", "G.safetensors", "--loss-log", "G.loss")...)
-	if single.code != 0 {
-		t.Fatalf("one process: exit %d\n%s\n%s", single.code, single.stdout, single.stderr)
-	}
-	par := launch(t, 5*time.Minute, dir, nil, "mpirun",
-		append(append(mpirunArgs(2), sporeBin), append(common, "--save", "F.safetensors", "--loss-log", "F.loss")...)...)
-	if par.code != 0 {
-		t.Fatalf("mpirun -np 2: exit %d\n%s\n%s", par.code, par.stdout, par.stderr)
-	}
-	t.Logf("one process:\n%s\nmpirun -np 2:\n%s", single.stdout, par.stdout)
+	for _, tc := range []struct {
+		name string
+		args []string
+		// strict is how many steps must agree to 1e-5 relative.
+		strict int
+		// epochTol bounds the relative difference of each epoch's mean
+		// loss, weightTol that of the final weights (absolute).
+		epochTol, weightTol float64
+	}{
+		{"lr 0.001", []string{"--lr", "0.001"}, 600, 1e-5, 1e-5},
+		{"default lr", nil, 25, 0.02, 0.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			common := append([]string{"train", "--steps", "200", "--batch", "64"}, tc.args...)
+			single := launch(t, 5*time.Minute, dir, []string{"GOMAXPROCS=1"}, sporeBin,
+				append(common, "--save", "G.safetensors", "--loss-log", "G.loss")...)
+			if single.code != 0 {
+				t.Fatalf("one process: exit %d\n%s\n%s", single.code, single.stdout, single.stderr)
+			}
+			par := launch(t, 5*time.Minute, dir, nil, "mpirun",
+				append(append(mpirunArgs(2), sporeBin), append(common, "--save", "F.safetensors", "--loss-log", "F.loss")...)...)
+			if par.code != 0 {
+				t.Fatalf("mpirun -np 2: exit %d\n%s\n%s", par.code, par.stdout, par.stderr)
+			}
+			t.Logf("one process:\n%s\nmpirun -np 2:\n%s", single.stdout, par.stdout)
+			checkReport(t, dir, par)
+			compareLosses(t, dir, tc.strict, tc.epochTol)
+			compareWeights(t, dir, tc.weightTol)
 
-	// Rank 0 alone reports, once, for both.
+			accRe := regexp.MustCompile(`test accuracy ([\d.]+)%`)
+			ms, mp := accRe.FindStringSubmatch(single.stdout), accRe.FindStringSubmatch(par.stdout)
+			if ms == nil || mp == nil {
+				t.Fatalf("no test accuracy in the outputs")
+			}
+			as, _ := strconv.ParseFloat(ms[1], 64)
+			ap, _ := strconv.ParseFloat(mp[1], 64)
+			if math.Abs(as-ap) > 0.5 {
+				t.Errorf("test accuracy %.2f%% with 2 ranks, %.2f%% in one process", ap, as)
+			}
+		})
+	}
+}
+
+// checkReport checks what a two-rank run printed and wrote: rank 0
+// alone reports, once, for both ranks, and writes the only files.
+func checkReport(t *testing.T, dir string, par launched) {
+	t.Helper()
 	for _, want := range []string{
 		"data parallel: 2 processes",
 		"32 samples per process per step",
@@ -219,10 +265,12 @@ func TestDataParallelMatchesSingleProcess(t *testing.T) {
 			t.Errorf("mpirun output has %q %d times, want once", want, n)
 		}
 	}
+	if strings.Contains(par.stdout, "\r") {
+		t.Errorf("mpirun output holds a progress bar redrawn in place")
+	}
 	if strings.TrimSpace(par.stderr) != "" {
 		t.Errorf("mpirun wrote to stderr:\n%s", par.stderr)
 	}
-	// Rank 0 alone writes: no file but the two runs' four.
 	entries, _ := os.ReadDir(dir)
 	var names []string
 	for _, e := range entries {
@@ -231,22 +279,45 @@ func TestDataParallelMatchesSingleProcess(t *testing.T) {
 	if want := []string{"F.loss", "F.safetensors", "G.loss", "G.safetensors"}; !slices.Equal(names, want) {
 		t.Errorf("files written: %v, want %v", names, want)
 	}
+}
 
+// compareLosses compares the two runs' loss logs: the first strict steps
+// to 1e-5 relative, and every epoch's mean to epochTol.
+func compareLosses(t *testing.T, dir string, strict int, epochTol float64) {
+	t.Helper()
 	gSteps, gLoss := readLosses(t, filepath.Join(dir, "G.loss"))
 	fSteps, fLoss := readLosses(t, filepath.Join(dir, "F.loss"))
 	if len(gLoss) != 600 || !slices.Equal(gSteps, fSteps) {
 		t.Fatalf("one process logged %d steps, mpirun %d (want 3 epochs of 200 each, the same steps)", len(gLoss), len(fLoss))
 	}
-	worst := 0.0
+	worst, worstAll := 0.0, 0.0
 	for i := range gLoss {
 		rel := math.Abs(fLoss[i]-gLoss[i]) / math.Abs(gLoss[i])
+		worstAll = max(worstAll, rel)
+		if i >= strict {
+			continue
+		}
 		worst = max(worst, rel)
 		if !(rel <= 1e-5) {
 			t.Errorf("step %d: loss %v with 2 ranks, %v in one process (relative difference %.2g > 1e-5)", gSteps[i], fLoss[i], gLoss[i], rel)
 		}
 	}
-	t.Logf("losses: largest relative difference over %d steps %.3g", len(gLoss), worst)
+	t.Logf("losses: largest relative difference %.3g over the first %d steps, %.3g over all %d", worst, strict, worstAll, len(gLoss))
+	for e := range 3 {
+		var fs, gs float64
+		for i := e * 200; i < (e+1)*200; i++ {
+			fs, gs = fs+fLoss[i], gs+gLoss[i]
+		}
+		if rel := math.Abs(fs-gs) / gs; !(rel <= epochTol) {
+			t.Errorf("epoch %d: mean loss %v with 2 ranks, %v in one process (relative difference %.2g > %g)", e+1, fs/200, gs/200, rel, epochTol)
+		}
+	}
+}
 
+// compareWeights compares the two runs' checkpoints, parameters and
+// optimiser state, element by element.
+func compareWeights(t *testing.T, dir string, tol float64) {
+	t.Helper()
 	g, _, err := checkpoint.Load(filepath.Join(dir, "G.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +329,7 @@ func TestDataParallelMatchesSingleProcess(t *testing.T) {
 	if len(f) != len(g) {
 		t.Fatalf("checkpoints hold %d and %d tensors", len(f), len(g))
 	}
-	worst = 0
+	worst := 0.0
 	for i := range g {
 		if f[i].Name != g[i].Name || !f[i].Tensor.Shape().Equal(g[i].Tensor.Shape()) {
 			t.Fatalf("tensor %d: %s %v with 2 ranks, %s %v in one process", i, f[i].Name, f[i].Tensor.Shape(), g[i].Name, g[i].Tensor.Shape())
@@ -267,23 +338,12 @@ func TestDataParallelMatchesSingleProcess(t *testing.T) {
 		for k := range gv {
 			d := math.Abs(fv[k] - gv[k])
 			worst = max(worst, d)
-			if !(d <= 1e-5) {
-				t.Fatalf("%s[%d]: %v with 2 ranks, %v in one process (difference %.2g > 1e-5)", g[i].Name, k, fv[k], gv[k], d)
+			if !(d <= tol) {
+				t.Fatalf("%s[%d]: %v with 2 ranks, %v in one process (difference %.2g > %g)", g[i].Name, k, fv[k], gv[k], d, tol)
 			}
 		}
 	}
 	t.Logf("weights: largest difference over %d tensors %.3g", len(g), worst)
-
-	accRe := regexp.MustCompile(`test accuracy ([\d.]+)%`)
-	ms, mp := accRe.FindStringSubmatch(single.stdout), accRe.FindStringSubmatch(par.stdout)
-	if ms == nil || mp == nil {
-		t.Fatalf("no test accuracy in the outputs")
-	}
-	as, _ := strconv.ParseFloat(ms[1], 64)
-	ap, _ := strconv.ParseFloat(mp[1], 64)
-	if math.Abs(as-ap) > 0.05 {
-		t.Errorf("test accuracy %.2f%% with 2 ranks, %.2f%% in one process", ap, as)
-	}
 }
 
 // TestDataParallelRefusals launches runs that every rank must refuse, and

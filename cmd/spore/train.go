@@ -137,7 +137,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) (err error) {
 		fmt.Fprintf(stdout, "data parallel: %d processes (%s), %d samples per process per step\n", dp.size, comm.Backend(), f.batch/dp.size)
 	}
 
-	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
+	// mpirun forwards the ranks' output line by line, through a terminal
+	// of its own: a bar redrawn in place would come out as one long line.
+	tty := stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout) && dp.size == 1
+	bar := &progressCallback{p: newProgress(stdout, tty, f.epochs, f.batch), steps: batches.Len()}
 	callbacks := []train.Callback{bar}
 	var losses *lossRecorder
 	if f.lossLog != "" {
