@@ -23,6 +23,12 @@ type backend interface {
 	// allGather writes each rank's send, in rank order, into recv, whose
 	// length is size() times send's.
 	allGather(send, recv any) error
+	// reduce writes the sum of every rank's send into root's recv, and
+	// zeros into the others'.
+	reduce(send, recv any, root int) error
+	// reduceScatter writes block rank() of the sum of every rank's send
+	// into recv, whose length is send's divided by size().
+	reduceScatter(send, recv any) error
 	barrier() error
 	finalize() error
 }
@@ -45,6 +51,8 @@ func (single) barrier() error                                { return nil }
 func (single) finalize() error                               { return nil }
 func (single) allGather(send, recv any) error                { copySlice(recv, send); return nil }
 func (single) startAllReduce(any, ReduceOp) (request, error) { return done{}, nil }
+func (single) reduce(send, recv any, _ int) error            { copySlice(recv, send); return nil }
+func (single) reduceScatter(send, recv any) error            { copySlice(recv, send); return nil }
 
 // done is a request that has already completed.
 type done struct{}
@@ -68,6 +76,20 @@ func copySlice(dst, src any) {
 		copy(d, src.([]bool))
 	default:
 		panic(fmt.Sprintf("comm: unsupported buffer %T", dst))
+	}
+}
+
+// clearSlice zeroes a numeric slice.
+func clearSlice(buf any) {
+	switch b := buf.(type) {
+	case []float32:
+		clear(b)
+	case []float64:
+		clear(b)
+	case []int32:
+		clear(b)
+	case []int64:
+		clear(b)
 	}
 }
 

@@ -66,6 +66,8 @@ func TestCollectivesSingle(t *testing.T) {
 		}, []float32{1, 4, 9, 20.25}},
 		{"Broadcast", func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 0) }, []float32{1, -2, 3, 4.5}},
 		{"AllGather", comm.AllGather, []float32{1, -2, 3, 4.5}},
+		{"Reduce", func(x *tensor.Tensor) *tensor.Tensor { return comm.Reduce(x, 0) }, []float32{1, -2, 3, 4.5}},
+		{"ReduceScatter", comm.ReduceScatter, []float32{1, -2, 3, 4.5}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,6 +97,9 @@ func TestCollectiveErrors(t *testing.T) {
 		{"BoolSum", "unsupported dtype", func() { comm.AllReduce(tensor.FromSlice([]bool{true}), comm.Sum) }},
 		{"BroadcastRoot", "root rank 1 is out of range for 1 ranks", func() { comm.Broadcast(tensor.FromSlice([]float32{1}), 1) }},
 		{"GatherScalar", "needs a tensor with an axis 0", func() { comm.AllGather(tensor.Scalar[float32](1)) }},
+		{"ReduceRoot", "root rank -1 is out of range", func() { comm.Reduce(tensor.FromSlice([]float32{1}), -1) }},
+		{"ReduceBool", "unsupported dtype", func() { comm.Reduce(tensor.FromSlice([]bool{true}), 0) }},
+		{"ScatterScalar", "needs an axis 0 divisible", func() { comm.ReduceScatter(tensor.Scalar[float32](1)) }},
 		{"WaitWithoutStart", "not the handle of an all-reduce", func() {
 			comm.AllReduceWait(tensor.FromSlice([]float32{1, 2}), comm.Sum)
 		}},
@@ -112,17 +117,24 @@ func TestCollectiveErrors(t *testing.T) {
 	}
 }
 
-// The gradient of an all-reduced sum or mean is the same all-reduce of the
+// The gradient of a collective is its adjoint collective of the
 // cotangent: in one process, the cotangent itself.
-func TestAllReduceGrad(t *testing.T) {
+func TestCollectiveGrads(t *testing.T) {
 	x := tensor.FromSlice([]float64{1, 2, 3})
-	for _, op := range []comm.ReduceOp{comm.Sum, comm.Mean} {
-		f := func(x *tensor.Tensor) *tensor.Tensor { return ops.Sum(ops.Mul(comm.AllReduce(x, op), x)) }
-		for name, g := range map[string][]*tensor.Tensor{"eager": spore.Grad(f)(x), "graph": spore.Jit(spore.Grad(f))(x)} {
+	for name, c := range map[string]func(*tensor.Tensor) *tensor.Tensor{
+		"AllReduceSum":  func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Sum) },
+		"AllReduceMean": func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Mean) },
+		"Broadcast":     func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 0) },
+		"Reduce":        func(x *tensor.Tensor) *tensor.Tensor { return comm.Reduce(x, 0) },
+		"AllGather":     comm.AllGather,
+		"ReduceScatter": comm.ReduceScatter,
+	} {
+		f := func(x *tensor.Tensor) *tensor.Tensor { return ops.Sum(ops.Mul(c(x), x)) }
+		for mode, g := range map[string][]*tensor.Tensor{"eager": spore.Grad(f)(x), "graph": spore.Jit(spore.Grad(f))(x)} {
 			got := g[0].Float64s()
 			for i, v := range []float64{2, 4, 6} {
 				if got[i] != v {
-					t.Errorf("%v %s: grad %v, want [2 4 6]", op, name, got)
+					t.Errorf("%s %s: grad %v, want [2 4 6]", name, mode, got)
 					break
 				}
 			}

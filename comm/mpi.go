@@ -47,6 +47,12 @@ static int sp_bcast(void *buf, int n, int type, int root) {
 static int sp_allgather(void *send, void *recv, int n, int type) {
 	return MPI_Allgather(send, n, sp_type(type), recv, n, sp_type(type), MPI_COMM_WORLD);
 }
+static int sp_reduce(void *send, void *recv, int n, int type, int root) {
+	return MPI_Reduce(send, recv, n, sp_type(type), MPI_SUM, root, MPI_COMM_WORLD);
+}
+static int sp_reduce_scatter(void *send, void *recv, int n, int type) {
+	return MPI_Reduce_scatter_block(send, recv, n, sp_type(type), MPI_SUM, MPI_COMM_WORLD);
+}
 static int sp_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int sp_finalize(void) { return MPI_Finalize(); }
 static void sp_error_string(int code, char *buf) {
@@ -263,6 +269,46 @@ func (b *mpi) allGather(send, recv any) error {
 		return err
 	}
 	return b.call("MPI_Allgather", func() C.int { return C.sp_allgather(sp, rp, C.int(sn), C.SP_BYTE) })
+}
+
+func (b *mpi) reduce(send, recv any, root int) error {
+	if root < 0 || root >= b.n {
+		return fmt.Errorf("root rank %d is out of range for %d ranks", root, b.n)
+	}
+	sp, n, code, ok := typed(send)
+	rp, _, _, _ := typed(recv)
+	if !ok {
+		return fmt.Errorf("cannot reduce a %T", send)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := checkCount(n); err != nil {
+		return err
+	}
+	err := b.call("MPI_Reduce", func() C.int { return C.sp_reduce(sp, rp, C.int(n), code, C.int(root)) })
+	if err == nil && b.r != root {
+		clearSlice(recv)
+	}
+	return err
+}
+
+func (b *mpi) reduceScatter(send, recv any) error {
+	sp, sn, code, ok := typed(send)
+	rp, rn, _, _ := typed(recv)
+	if !ok {
+		return fmt.Errorf("cannot reduce a %T", send)
+	}
+	if sn != rn*b.n {
+		return fmt.Errorf("scattering %d elements over %d ranks into %d", sn, b.n, rn)
+	}
+	if rn == 0 {
+		return nil
+	}
+	if err := checkCount(sn); err != nil {
+		return err
+	}
+	return b.call("MPI_Reduce_scatter_block", func() C.int { return C.sp_reduce_scatter(sp, rp, C.int(rn), code) })
 }
 
 func (b *mpi) barrier() error {

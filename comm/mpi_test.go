@@ -129,6 +129,25 @@ func collectives(t *testing.T, r float32) {
 			g = spore.Grad(f)(x)
 		}
 		want(t, mode+" grad", g[0], []float32{3, 2, 2})
+		want(t, mode+" reduce", run(func(x *tensor.Tensor) *tensor.Tensor { return comm.Reduce(x, 1) }),
+			[]float32{3 * r, 30 * r, -r})
+		want(t, mode+" reduce-scatter", run(func(x *tensor.Tensor) *tensor.Tensor {
+			return comm.ReduceScatter(ops.Concat(0, x, x))
+		}), [][]float32{{3, 30, -1}, {3, 30, -1}}[comm.Rank()])
+		// Broadcast from 1: rank 1's input gets every rank's cotangent,
+		// rank 0's none; AllGather: each rank gets its block of the sum.
+		grad := func(f func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			if mode == "graph" {
+				return spore.Jit(spore.Grad(f))(x)[0]
+			}
+			return spore.Grad(f)(x)[0]
+		}
+		want(t, mode+" broadcast grad", grad(func(x *tensor.Tensor) *tensor.Tensor { return ops.Sum(ops.Mul(comm.Broadcast(x, 1), c)) }),
+			[][]float32{{0, 0, 0}, {3, 2, 2}}[comm.Rank()])
+		c2 := tensor.FromSlice([]float32{r + 1, 1, 2 * r, 5, r, 1})
+		want(t, mode+" gather grad", grad(func(x *tensor.Tensor) *tensor.Tensor {
+			return ops.Sum(ops.Mul(comm.AllGather(x), c2))
+		}), [][]float32{{3, 2, 2}, {10, 1, 2}}[comm.Rank()])
 	}
 	if err := comm.Barrier(); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,11 @@ var (
 	BroadcastPrim *core.Prim
 	// AllGatherPrim concatenates every rank's value along axis 0.
 	AllGatherPrim *core.Prim
+	// ReducePrim sums every rank's value into the root rank's result.
+	ReducePrim *core.Prim
+	// ReduceScatterPrim sums every rank's value and gives each rank its
+	// block of axis 0.
+	ReduceScatterPrim *core.Prim
 )
 
 func init() {
@@ -99,15 +104,30 @@ func init() {
 	BroadcastPrim = core.Define(&core.Prim{
 		Name:   "Broadcast",
 		Traits: core.Traits{Impure: true},
-		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
-			root := attrs.(RootAttrs).Root
-			if n := Size(); root < 0 || root >= n {
-				core.Panicf("Broadcast", "root rank %d is out of range for %d ranks", root, n)
-			}
-			return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
+		Infer:  rootInfer("Broadcast", false),
+		// Every rank's output is root's input, so root's input receives
+		// the sum of all ranks' cotangents and the others none: Reduce.
+		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{Reduce(g, attrs.(RootAttrs).Root)}
+		},
+		JVP: func(attrs any, _, tangents []*tensor.Tensor, _ *tensor.Tensor) *tensor.Tensor {
+			return Broadcast(tangents[0], attrs.(RootAttrs).Root)
 		},
 	})
 	BroadcastPrim.RegisterAll(core.CPU, broadcastKernel)
+
+	ReducePrim = core.Define(&core.Prim{
+		Name:   "Reduce",
+		Traits: core.Traits{Impure: true},
+		Infer:  rootInfer("Reduce", true),
+		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{Broadcast(g, attrs.(RootAttrs).Root)}
+		},
+		JVP: func(attrs any, _, tangents []*tensor.Tensor, _ *tensor.Tensor) *tensor.Tensor {
+			return Reduce(tangents[0], attrs.(RootAttrs).Root)
+		},
+	})
+	ReducePrim.RegisterAll(core.CPU, reduceKernel)
 
 	AllGatherPrim = core.Define(&core.Prim{
 		Name:   "AllGather",
@@ -121,8 +141,63 @@ func init() {
 			s[0] *= Size()
 			return tensor.Meta{Shape: s, DType: x.DType()}
 		},
+		// Rank r's input is block r of every rank's output: its gradient
+		// is block r of the sum of the cotangents.
+		VJP: func(_ any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ReduceScatter(g)}
+		},
+		JVP: func(_ any, _, tangents []*tensor.Tensor, _ *tensor.Tensor) *tensor.Tensor {
+			return AllGather(tangents[0])
+		},
 	})
 	AllGatherPrim.RegisterAll(core.CPU, allGatherKernel)
+
+	ReduceScatterPrim = core.Define(&core.Prim{
+		Name:   "ReduceScatter",
+		Traits: core.Traits{Impure: true},
+		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
+			x := in[0]
+			checkReducible("ReduceScatter", x)
+			n := Size()
+			if x.Rank() == 0 || x.Shape()[0]%n != 0 {
+				core.Panicf("ReduceScatter", "needs an axis 0 divisible by the %d ranks, got %v", n, x.Shape())
+			}
+			s := x.Shape().Clone()
+			s[0] /= n
+			return tensor.Meta{Shape: s, DType: x.DType()}
+		},
+		VJP: func(_ any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{AllGather(g)}
+		},
+		JVP: func(_ any, _, tangents []*tensor.Tensor, _ *tensor.Tensor) *tensor.Tensor {
+			return ReduceScatter(tangents[0])
+		},
+	})
+	ReduceScatterPrim.RegisterAll(core.CPU, reduceScatterKernel)
+}
+
+// rootInfer is the inference of a collective with a root rank; sum says
+// it adds (so needs a number type).
+func rootInfer(name string, sum bool) func(attrs any, in []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		root := attrs.(RootAttrs).Root
+		if n := Size(); root < 0 || root >= n {
+			core.Panicf(name, "root rank %d is out of range for %d ranks", root, n)
+		}
+		if sum {
+			checkReducible(name, in[0])
+		}
+		return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
+	}
+}
+
+// checkReducible refuses element types the transports cannot add.
+func checkReducible(name string, x *tensor.Tensor) {
+	switch x.DType() {
+	case tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64:
+	default:
+		core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+	}
 }
 
 // AllReduce returns x combined across all ranks with op: every rank gets
@@ -152,22 +227,36 @@ func AllReduceWait(h *tensor.Tensor, op ReduceOp) *tensor.Tensor {
 }
 
 // Broadcast returns root's x on every rank. x must have the same shape and
-// dtype on every rank. Not differentiable.
+// dtype on every rank. Its gradient is Reduce of the cotangent to root.
 func Broadcast(x *tensor.Tensor, root int) *tensor.Tensor {
 	return core.Apply(BroadcastPrim, RootAttrs{Root: root}, x)
 }
 
+// Reduce returns, on the root rank, the sum of every rank's x, and zeros on
+// the others (MPI_Reduce). Its gradient is Broadcast of root's cotangent.
+func Reduce(x *tensor.Tensor, root int) *tensor.Tensor {
+	return core.Apply(ReducePrim, RootAttrs{Root: root}, x)
+}
+
 // AllGather returns every rank's x concatenated along axis 0, in rank
-// order. x must have the same shape and dtype on every rank. Not
-// differentiable.
+// order. x must have the same shape and dtype on every rank. Its gradient
+// is ReduceScatter of the cotangent.
 func AllGather(x *tensor.Tensor) *tensor.Tensor {
 	return core.Apply(AllGatherPrim, nil, x)
 }
 
-// fail panics with an *Error naming the collective, for a kernel whose
-// transport failed mid-step.
+// ReduceScatter sums every rank's x and returns this rank's block of the
+// sum: axis 0 split into Size equal blocks, in rank order
+// (MPI_Reduce_scatter_block). Its gradient is AllGather of the cotangent.
+func ReduceScatter(x *tensor.Tensor) *tensor.Tensor {
+	return core.Apply(ReduceScatterPrim, nil, x)
+}
+
+// fail panics with an *Error naming the collective and the rank, for a
+// kernel whose transport failed mid-step.
 func fail(call string, err error) {
-	core.Panicf(call, "%v", err)
+	b := active()
+	core.Panicf(call, "on rank %d of %d: %v", b.rank(), b.size(), err)
 }
 
 // reduceOp is the backend's reduction for op: Mean is a Sum.
@@ -199,7 +288,7 @@ func allReduceKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	core.Copy(out, in[0])
 	b := active()
 	if err := b.allReduce(out.Data(), reduceOp(op)); err != nil {
-		fail("AllReduce", wrap("MPI_Allreduce", err))
+		fail("AllReduce", err)
 	}
 	if op == Mean && b.size() > 1 {
 		divide(out.Data(), b.size())
@@ -234,7 +323,7 @@ func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	req, err := active().startAllReduce(buf, reduceOp(op))
 	if err != nil {
 		pin.Unpin()
-		fail("AllReduceStart", wrap("MPI_Iallreduce", err))
+		fail("AllReduceStart", err)
 	}
 	pending.Lock()
 	defer pending.Unlock()
@@ -262,7 +351,7 @@ func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		err := s.req.wait()
 		s.pin.Unpin()
 		if err != nil {
-			fail("AllReduceWait", wrap("MPI_Wait", err))
+			fail("AllReduceWait", err)
 		}
 	}
 	core.Copy(out, in[0])
@@ -276,12 +365,24 @@ func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 func broadcastKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	core.Copy(out, in[0])
 	if err := active().broadcast(out.Data(), attrs.(RootAttrs).Root); err != nil {
-		fail("Broadcast", wrap("MPI_Bcast", err))
+		fail("Broadcast", err)
+	}
+}
+
+func reduceKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	if err := active().reduce(in[0].Data(), out.Data(), attrs.(RootAttrs).Root); err != nil {
+		fail("Reduce", err)
+	}
+}
+
+func reduceScatterKernel(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+	if err := active().reduceScatter(in[0].Data(), out.Data()); err != nil {
+		fail("ReduceScatter", err)
 	}
 }
 
 func allGatherKernel(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
 	if err := active().allGather(in[0].Data(), out.Data()); err != nil {
-		fail("AllGather", wrap("MPI_Allgather", err))
+		fail("AllGather", err)
 	}
 }

@@ -325,12 +325,18 @@ func Cases() []Case {
 			return comm.AllReduce(xs[0], op)
 		}, Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}})
 	}
-	add(Case{Prim: comm.BroadcastPrim, Name: "Broadcast", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
-		return comm.Broadcast(xs[0], 0)
-	}, Inputs: in(u(-2, 2, 0, 2, 3))})
-	add(Case{Prim: comm.AllGatherPrim, Name: "AllGather", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
-		return comm.AllGather(xs[0])
-	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	for _, c := range []struct {
+		p  *core.Prim
+		fn func(*tensor.Tensor) *tensor.Tensor
+	}{
+		{comm.BroadcastPrim, func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 0) }},
+		{comm.ReducePrim, func(x *tensor.Tensor) *tensor.Tensor { return comm.Reduce(x, 0) }},
+		{comm.AllGatherPrim, comm.AllGather},
+		{comm.ReduceScatterPrim, comm.ReduceScatter},
+	} {
+		add(Case{Prim: c.p, Name: c.p.Name, Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return c.fn(xs[0]) },
+			Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}})
+	}
 	// Randomness: the mask does not depend on its input's values.
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])
