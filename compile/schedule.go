@@ -21,8 +21,10 @@ import (
 // infinity for early ops, plus infinity for late ones, else the position
 // in the program. Ties (between early or between late ops) keep program
 // order, so every process that traced the same program issues its
-// collectives in the same order, as MPI requires. A graph without placed
-// ops is left as it is.
+// collectives in the same order, as MPI requires; other impure ops (random
+// draws, prints, blocking collectives) keep their order among themselves,
+// so random draws are made in the order PyNative mode makes them. A graph
+// without placed ops is left as it is.
 func Schedule(g *graph.Graph) {
 	placed := false
 	for _, v := range g.Values {
@@ -37,9 +39,20 @@ func Schedule(g *graph.Graph) {
 	n := g.NumIDs()
 	users := make([][]*graph.Value, n)
 	pending := make([]int, n) // arguments not yet scheduled
+	// Impure ops other than the placed ones (random draws, prints,
+	// blocking collectives) keep their order among themselves: each waits
+	// for the one before it, as if it were an argument.
+	var prevImpure *graph.Value
 	for _, v := range g.Values {
 		seen := map[*graph.Value]bool{}
-		for _, a := range v.Args {
+		deps := v.Args
+		if v.Kind == graph.KindOp && v.Prim.Traits.Impure && v.Prim.Traits.Placement == core.PlaceInOrder {
+			if prevImpure != nil {
+				deps = append(deps[:len(deps):len(deps)], prevImpure)
+			}
+			prevImpure = v
+		}
+		for _, a := range deps {
 			if !seen[a] {
 				seen[a] = true
 				users[a.ID] = append(users[a.ID], v)
