@@ -1,6 +1,6 @@
 // Package comm is spore's communication between processes, after
 // mindspore.communication: Init, Rank, Size, the collectives AllReduce,
-// Broadcast, AllGather and Barrier, and Finalize.
+// Broadcast, AllGather, Reduce, ReduceScatter and Barrier, and Finalize.
 //
 // # Backends
 //
@@ -11,14 +11,20 @@
 // runs as many ranks as mpirun starts (mpirun -np 4 ./spore train).
 //
 // Init starts MPI only when the process was launched by mpirun (it reads
-// OMPI_COMM_WORLD_SIZE); a plain run of the same binary is a single
-// process. A binary built without the tag refuses to start under mpirun
-// with more than one rank, rather than train N times alone.
+// OMPI_COMM_WORLD_SIZE, or PMIX_SIZE / PMI_SIZE); a plain run of the same
+// binary is a single process. A binary built without the tag refuses to
+// start under mpirun with more than one rank, rather than train N times
+// alone.
 //
-// Calls to MPI are made from one locked OS thread when the library does not
-// grant MPI_THREAD_MULTIPLE, since Go moves goroutines between threads.
-// The world communicator returns errors instead of aborting
-// (MPI_ERRORS_RETURN), and every error names the MPI call and the rank.
+// MPI starts on a goroutine locked to its OS thread, since Go moves
+// goroutines between threads. When the library grants
+// MPI_THREAD_MULTIPLE (Open MPI 4 does), calls are made from any thread;
+// otherwise, or with SPORE_MPI_FUNNELED=1 in the environment, every call is
+// made from that one thread. The world communicator returns errors instead
+// of aborting (MPI_ERRORS_RETURN): the helpers return them as errors, and a
+// collective inside a step panics with a *tensor.Error naming the
+// collective, the rank and the failed MPI call, which the usual error path
+// turns into a message.
 //
 // # Collectives in the IR
 //
@@ -26,12 +32,20 @@
 // run eagerly in PyNative mode and become nodes of the graph under Jit,
 // where they show in IR dumps. They are impure, so no compiler pass folds,
 // merges or removes one: every rank must issue the same collectives in the
-// same order. AllReduce with Sum or Mean is differentiable (its gradient is
-// the same all-reduce of the cotangent). AllReduceStart and AllReduceWait
+// same order. Gradients are the adjoint collectives: AllReduce with Sum or
+// Mean differentiates to the same all-reduce of the cotangent (Max is not
+// differentiable), Broadcast to Reduce and back, AllGather to ReduceScatter
+// and back. AllReduceStart and AllReduceWait
 // split an all-reduce into a non-blocking start (MPI_Iallreduce) and its
 // completion, so that a compiled plan can overlap communication with
 // computation; the data-parallel training step (nn.TrainOneStepCell) uses
-// them for its gradient buckets.
+// them for its gradient buckets, and the compiler (compile.Schedule) issues
+// each start as soon as its inputs are computed and each wait just before
+// its result is needed. With the single-process backend the nodes are
+// still there, as identities, so a program's graph is the same at any
+// Size. Without a progress thread Open MPI advances a non-blocking
+// reduction only inside MPI calls (the next start, the wait), so how much
+// of it overlaps computation depends on the library and the message size.
 //
 // # Around the step
 //
