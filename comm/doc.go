@@ -42,8 +42,8 @@
 // them for its gradient buckets, and the compiler (compile.Schedule) issues
 // each start as soon as its inputs are computed and each wait just before
 // its result is needed. With the single-process backend the nodes are
-// still there, as identities, so a program's graph is the same at any
-// Size. Without a progress thread Open MPI advances a non-blocking
+// still there, as identities, so the training step has the same nodes at
+// any Size. Without a progress thread Open MPI advances a non-blocking
 // reduction only inside MPI calls (the next start, the wait), so how much
 // of it overlaps computation depends on the library and the message size.
 //
