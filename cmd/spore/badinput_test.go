@@ -194,6 +194,8 @@ func TestBadInputNeverPanics(t *testing.T) {
 		{"--save under a file", nil, []string{"train", "--save", filepath.Join(file, "m.safetensors")}, "is not a directory"},
 		{"--save onto a directory", nil, []string{"train", "--save", dirCkpt}, "is a directory"},
 		{"--save unknown extension", nil, []string{"train", "--save", filepath.Join(dir, "m.bin")}, "want a .safetensors or .ckpt file"},
+		{"--loss-log into a missing directory", nil, []string{"train", "--loss-log", filepath.Join(dir, "no", "such", "loss.tsv")}, "--loss-log " + filepath.Join(dir, "no", "such", "loss.tsv") + ": directory"},
+		{"--loss-log onto a directory", nil, []string{"train", "--loss-log", dir}, "--loss-log " + dir + ": is a directory"},
 		{"--lr inf", nil, []string{"train", "--lr", "inf"}, "--lr must be a positive finite number, got +Inf"},
 		{"--lr NaN", nil, []string{"train", "--lr", "NaN"}, "got NaN"},
 		{"--lr negative", nil, []string{"train", "--lr", "-0.1"}, "got -0.1"},
