@@ -16,7 +16,8 @@ type backend interface {
 	// allReduce combines buf across ranks with op (Sum or Max), in place.
 	allReduce(buf any, op ReduceOp) error
 	// startAllReduce begins a non-blocking allReduce of buf; buf must stay
-	// untouched until the returned request's wait returns.
+	// untouched, and alive, until the returned request's wait returns (the
+	// backend pins it if the transport keeps its address).
 	startAllReduce(buf any, op ReduceOp) (request, error)
 	// broadcast overwrites buf on every rank with root's buf.
 	broadcast(buf any, root int) error

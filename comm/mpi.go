@@ -69,6 +69,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -211,11 +212,21 @@ func (b *mpi) allReduce(buf any, op ReduceOp) error {
 }
 
 // mpiRequest is a non-blocking collective under way. The request handle
-// lives in C memory, so that MPI keeps no pointer into Go's heap.
+// lives in C memory, so that MPI keeps no pointer into Go's heap; the
+// buffer, which MPI does keep, is pinned until the wait. Requests are
+// pooled, so a training step's starts allocate nothing once warm.
 type mpiRequest struct {
 	b   *mpi
 	req *C.MPI_Request
+	pin runtime.Pinner
 }
+
+var requests = sync.Pool{New: func() any {
+	r := &mpiRequest{req: (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))}
+	// The pool may drop an idle request; its handle's C memory goes too.
+	runtime.SetFinalizer(r, func(r *mpiRequest) { C.free(unsafe.Pointer(r.req)) })
+	return r
+}}
 
 func (b *mpi) startAllReduce(buf any, op ReduceOp) (request, error) {
 	p, n, code, ok := typed(buf)
@@ -228,18 +239,24 @@ func (b *mpi) startAllReduce(buf any, op ReduceOp) (request, error) {
 	if err := checkCount(n); err != nil {
 		return nil, err
 	}
-	r := &mpiRequest{b: b, req: (*C.MPI_Request)(C.malloc(C.size_t(unsafe.Sizeof(C.MPI_Request(nil)))))}
+	r := requests.Get().(*mpiRequest)
+	r.b = b
+	r.pin.Pin(p)
 	err := b.call("MPI_Iallreduce", func() C.int { return C.sp_iallreduce(p, C.int(n), code, C.int(op), r.req) })
 	if err != nil {
-		C.free(unsafe.Pointer(r.req))
+		r.pin.Unpin()
+		requests.Put(r)
 		return nil, err
 	}
 	return r, nil
 }
 
 func (r *mpiRequest) wait() error {
-	defer C.free(unsafe.Pointer(r.req))
-	return r.b.call("MPI_Wait", func() C.int { return C.sp_wait(r.req) })
+	err := r.b.call("MPI_Wait", func() C.int { return C.sp_wait(r.req) })
+	r.pin.Unpin()
+	r.b = nil
+	requests.Put(r)
+	return err
 }
 
 func (b *mpi) broadcast(buf any, root int) error {

@@ -2,7 +2,6 @@ package comm
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -298,17 +297,13 @@ func allReduceKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 // pending holds the all-reduces started and not yet waited for, keyed by
 // the address of the buffer being reduced (the start's result), which is
 // unique while the reduction is under way: the buffer stays live, and
-// untouched, until the wait reads it. The pinner keeps the buffer where
-// the transport was told it is.
+// untouched, until the wait reads it. A compiled plan reuses its buffers,
+// so after the first run the map holds its keys' slots and the kernels
+// allocate nothing.
 var pending = struct {
 	sync.Mutex
-	m map[unsafe.Pointer]started
-}{m: map[unsafe.Pointer]started{}}
-
-type started struct {
-	req request
-	pin *runtime.Pinner
-}
+	m map[unsafe.Pointer]request
+}{m: map[unsafe.Pointer]request{}}
 
 func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	op := attrs.(ReduceAttrs).Op
@@ -318,22 +313,22 @@ func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	if p == nil {
 		return // nothing to reduce; the wait finds nothing pending
 	}
-	pin := new(runtime.Pinner)
-	pin.Pin(p)
-	req, err := active().startAllReduce(buf, reduceOp(op))
-	if err != nil {
-		pin.Unpin()
-		fail("AllReduceStart", err)
-	}
 	pending.Lock()
-	defer pending.Unlock()
-	if _, dup := pending.m[p]; dup {
+	_, dup := pending.m[p]
+	pending.Unlock()
+	if dup {
 		// Cannot happen while every start is waited for before its
 		// buffer is reused; a plan that broke that rule would corrupt
 		// the reduction, so it is an error rather than a silent overwrite.
 		core.Panicf("AllReduceStart", "a buffer already being reduced was reused before its AllReduceWait")
 	}
-	pending.m[p] = started{req: req, pin: pin}
+	req, err := active().startAllReduce(buf, reduceOp(op))
+	if err != nil {
+		fail("AllReduceStart", err)
+	}
+	pending.Lock()
+	pending.m[p] = req
+	pending.Unlock()
 }
 
 func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
@@ -342,15 +337,13 @@ func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	p, n, _ := sliceInfo(buf)
 	if n > 0 {
 		pending.Lock()
-		s, ok := pending.m[p]
+		req, ok := pending.m[p]
 		delete(pending.m, p)
 		pending.Unlock()
 		if !ok {
 			core.Panicf("AllReduceWait", "its input is not the handle of an all-reduce under way (each AllReduceStart is waited for once)")
 		}
-		err := s.req.wait()
-		s.pin.Unpin()
-		if err != nil {
+		if err := req.wait(); err != nil {
 			fail("AllReduceWait", err)
 		}
 	}

@@ -216,3 +216,18 @@ func positions(vs []*graph.Value, pos map[*graph.Value]int) []int {
 	}
 	return ps
 }
+
+// A compiled data-parallel step allocates nothing per call either (in one
+// process; the MPI transport allocates its requests).
+func TestDataParallelCompiledAllocs(t *testing.T) {
+	if tsRace {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	x, y := blobs(5, 32, 8, 3)
+	pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: 1 << 10}
+	cell, _ := dpCell(pc, nn.StepCompiled, spore.O1)
+	cell.Step(x, y)
+	if n := testing.AllocsPerRun(50, func() { cell.Step(x, y) }); n != 0 {
+		t.Errorf("compiled data-parallel Step allocates %v times per call", n)
+	}
+}
