@@ -2,6 +2,8 @@ package nn_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,8 +109,24 @@ func TestDataParallelInIR(t *testing.T) {
 			t.Errorf("IR lacks the gradients' mean:\n%s", ir)
 		}
 	}
+	// The numbered dumps of SPORE_SAVE_GRAPHS (the context's SaveGraphs)
+	// show them too, in the final graph.
+	dir := t.TempDir()
+	old := spore.GetContext().SaveGraphs
+	spore.SetContext(spore.WithSaveGraphs(dir))
+	pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true}
+	cell, _ := dpCell(pc, nn.StepCompiled, spore.O1)
+	cell.Step(x, y)
+	spore.SetContext(spore.WithSaveGraphs(old))
+	finals, _ := filepath.Glob(filepath.Join(dir, "*", "*_final.ir"))
+	if len(finals) != 1 {
+		t.Fatalf("dumps %v, want one final IR", finals)
+	}
+	if b, err := os.ReadFile(finals[0]); err != nil || !strings.Contains(string(b), "AllReduceStart(") || !strings.Contains(string(b), "AllReduceWait(") {
+		t.Errorf("the final IR dump lacks the all-reduce (%v):\n%s", err, b)
+	}
 	// Stand-alone: no collectives.
-	cell, _ := dpCell(&spore.AutoParallelContext{}, nn.StepCompiled, spore.O1)
+	cell, _ = dpCell(&spore.AutoParallelContext{}, nn.StepCompiled, spore.O1)
 	if ir, _ := cell.StepIR(x, y); strings.Contains(ir, "AllReduce") {
 		t.Errorf("stand-alone step has an all-reduce:\n%s", ir)
 	}
