@@ -346,6 +346,25 @@ func compareWeights(t *testing.T, dir string, tol float64) {
 	t.Logf("weights: largest difference over %d tensors %.3g", len(g), worst)
 }
 
+// TestDataParallelBroadcastAtStart starts the two ranks with different
+// seeds, so that each initialises its weights differently: rank 0's
+// parameters, broadcast at the start, must win, and the ranks must end
+// bitwise identical (the run checks it and fails if not).
+func TestDataParallelBroadcastAtStart(t *testing.T) {
+	sporeBin := mpiSpore(t)
+	run := []string{sporeBin, "train", "--epochs", "1", "--steps", "20"}
+	args := append(slices.Clone(mpirunBase), "-np", "1")
+	args = append(append(args, run...), "--seed", "1", ":", "-np", "1")
+	args = append(append(args, run...), "--seed", "2")
+	r := launch(t, 2*time.Minute, t.TempDir(), nil, "mpirun", args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "replicas: the parameters of all 2 processes are bitwise identical") {
+		t.Errorf("no replica check in the output:\n%s", r.stdout)
+	}
+}
+
 // TestDataParallelRefusals launches runs that every rank must refuse, and
 // checks that they all stop, with a message naming the cause, and that
 // nothing is left running.
