@@ -59,4 +59,9 @@
 //   - only rank 0 writes checkpoints (SaveCheckpoint, ModelCheckpoint);
 //   - CheckReplicas verifies, whenever asked, that the ranks' parameters
 //     are still bitwise identical.
+//
+// A callback that stops training must decide alike on every rank, or the
+// ranks that go on wait for the others at their next gradient exchange.
+// The callbacks here do: they read the global loss and the combined
+// metrics.
 package train
