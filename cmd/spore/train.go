@@ -24,7 +24,7 @@ type trainFlags struct {
 	seed                                       int64
 }
 
-func cmdTrain(args []string, stdout, stderr io.Writer) (err error) {
+func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", "Trains a model on MNIST (embedded in spore; --data for other IDX files),\n"+
 		"shows progress, and reports test accuracy, wall time and throughput.\n\n"+
 		"Launched by mpirun (a binary built with -tags mpi), it trains data-parallel:\n"+
@@ -51,18 +51,14 @@ func cmdTrain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	// Under mpirun every process runs this command; comm tells them
 	// apart. Started before anything else so that the checks below can
-	// look at the rank, and finished only on success: a process that
-	// fails exits without it, and mpirun then stops the others, which may
-	// be waiting for it in a collective.
+	// look at the rank, and finished only at the end of a successful run
+	// (not in a defer, which a panic would run too): a process that fails
+	// exits without finishing, and mpirun then stops the others, which
+	// may be waiting for it in a collective that would never complete.
 	dp, err := startParallel(f.batch)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err == nil {
-			err = finishParallel()
-		}
-	}()
 	if dp.rank != 0 {
 		stdout = io.Discard // rank 0 reports for all
 	}
@@ -184,7 +180,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintf(stdout, "wrote %d losses to %s\n", len(losses.lines), f.lossLog)
 	}
-	return nil
+	return finishParallel()
 }
 
 // accuracy evaluates m on the test set in batches of 1000 and returns the
