@@ -62,7 +62,7 @@ func TestCollectivesSingle(t *testing.T) {
 		{"AllReduceMean", func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Mean) }, []float32{1, -2, 3, 4.5}},
 		{"AllReduceMax", func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Max) }, []float32{1, -2, 3, 4.5}},
 		{"StartWait", func(x *tensor.Tensor) *tensor.Tensor {
-			return comm.AllReduceWait(comm.AllReduceStart(ops.Mul(x, x), comm.Mean), comm.Mean)
+			return comm.AllReduceWait(comm.AllReduceStart(comm.Mean, ops.Mul(x, x)), comm.Mean, x.Shape())[0]
 		}, []float32{1, 4, 9, 20.25}},
 		{"Broadcast", func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 0) }, []float32{1, -2, 3, 4.5}},
 		{"AllGather", comm.AllGather, []float32{1, -2, 3, 4.5}},
@@ -101,8 +101,15 @@ func TestCollectiveErrors(t *testing.T) {
 		{"ReduceBool", "unsupported dtype", func() { comm.Reduce(tensor.FromSlice([]bool{true}), 0) }},
 		{"ScatterScalar", "needs an axis 0 divisible", func() { comm.ReduceScatter(tensor.Scalar[float32](1)) }},
 		{"WaitWithoutStart", "not the handle of an all-reduce", func() {
-			comm.AllReduceWait(tensor.FromSlice([]float32{1, 2}), comm.Sum)
+			comm.AllReduceWait(tensor.FromSlice([]float32{1, 2}), comm.Sum, tensor.Shape{2})
 		}},
+		{"WaitShapes", "shapes [[3]] hold 3 elements, the handle [2]", func() {
+			comm.AllReduceWait(comm.AllReduceStart(comm.Sum, tensor.FromSlice([]float32{1, 2})), comm.Sum, tensor.Shape{3})
+		}},
+		{"StartMixed", "a bucket holds one dtype", func() {
+			comm.AllReduceStart(comm.Sum, tensor.FromSlice([]float32{1}), tensor.FromSlice([]float64{1}))
+		}},
+		{"StartNothing", "no tensors to reduce", func() { comm.AllReduceStart(comm.Sum) }},
 		{"MaxGrad", "max is not differentiable", func() {
 			spore.Grad(func(x *tensor.Tensor) *tensor.Tensor { return ops.Sum(comm.AllReduce(x, comm.Max)) })(tensor.FromSlice([]float64{1, 2}))
 		}},
@@ -144,8 +151,9 @@ func TestCollectiveGrads(t *testing.T) {
 
 func TestCollectivesInIR(t *testing.T) {
 	f := func(x *tensor.Tensor) *tensor.Tensor {
-		h := comm.AllReduceStart(x, comm.Mean)
-		return ops.Add(comm.AllReduce(x, comm.Sum), comm.AllReduceWait(h, comm.Mean))
+		h := comm.AllReduceStart(comm.Mean, x, x)
+		r := comm.AllReduceWait(h, comm.Mean, x.Shape(), x.Shape())
+		return ops.Add(comm.AllReduce(x, comm.Sum), ops.Mul(r[0], r[1]))
 	}
 	ir, err := spore.IR(f, []any{tensor.FromSlice([]float32{1, 2})})
 	if err != nil {

@@ -112,10 +112,11 @@ func collectives(t *testing.T, r float32) {
 		want(t, mode+" mean", run(func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Mean) }), []float32{1.5, 15, -0.5})
 		want(t, mode+" max", run(func(x *tensor.Tensor) *tensor.Tensor { return comm.AllReduce(x, comm.Max) }), []float32{2, 20, 0})
 		want(t, mode+" start/wait", run(func(x *tensor.Tensor) *tensor.Tensor {
-			a := comm.AllReduceStart(x, comm.Sum)
-			b := comm.AllReduceStart(ops.Mul(x, x), comm.Mean)
-			return ops.Add(comm.AllReduceWait(a, comm.Sum), comm.AllReduceWait(b, comm.Mean))
-		}), []float32{3 + 2.5, 30 + 250, -1 + 0.5})
+			a := comm.AllReduceStart(comm.Sum, x)
+			b := comm.AllReduceStart(comm.Mean, ops.Mul(x, x), ops.Reshape(x, 3, 1))
+			bs := comm.AllReduceWait(b, comm.Mean, tensor.Shape{3}, tensor.Shape{3, 1})
+			return ops.Add(ops.Add(comm.AllReduceWait(a, comm.Sum, tensor.Shape{3})[0], bs[0]), ops.Reshape(bs[1], 3))
+		}), []float32{3 + 2.5 + 1.5, 30 + 250 + 15, -1 + 0.5 - 0.5})
 		want(t, mode+" broadcast", run(func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 1) }), []float32{2, 20, -1})
 		want(t, mode+" gather", run(func(x *tensor.Tensor) *tensor.Tensor { return comm.AllGather(ops.Reshape(x, 1, 3)) }),
 			[]float32{1, 10, 0, 2, 20, -1}, 2, 3)

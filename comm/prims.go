@@ -44,29 +44,13 @@ var (
 )
 
 func init() {
-	reduceInfer := func(name string) func(attrs any, in []*tensor.Tensor) tensor.Meta {
-		return func(attrs any, in []*tensor.Tensor) tensor.Meta {
-			op := attrs.(ReduceAttrs).Op
-			x := in[0]
-			if !op.valid() {
-				core.Panicf(name, "unknown reduction %v", op)
-			}
-			switch x.DType() {
-			case tensor.Float32, tensor.Float64:
-			case tensor.Int32, tensor.Int64:
-				if op == Mean {
-					core.Panicf(name, "reduction mean needs a float tensor, got %v %v", x.Shape(), x.DType())
-				}
-			default:
-				core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
-			}
-			return tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
-		}
-	}
 	AllReducePrim = core.Define(&core.Prim{
 		Name:   "AllReduce",
 		Traits: core.Traits{Impure: true},
-		Infer:  reduceInfer("AllReduce"),
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			checkReduce("AllReduce", attrs.(ReduceAttrs).Op, in[0])
+			return tensor.Meta{Shape: in[0].Shape().Clone(), DType: in[0].DType()}
+		},
 		// The gradient of a sum (mean) over ranks with respect to one
 		// rank's input is the sum (mean) of every rank's cotangent — the
 		// same all-reduce, as in MindSpore. Max has no such rule.
@@ -90,15 +74,45 @@ func init() {
 	AllReduceStartPrim = core.Define(&core.Prim{
 		Name:   "AllReduceStart",
 		Traits: core.Traits{Impure: true, Placement: core.PlaceEarly},
-		Infer:  reduceInfer("AllReduceStart"),
+		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+			if len(in) == 0 {
+				core.Panicf("AllReduceStart", "no tensors to reduce")
+			}
+			n := 0
+			for i, x := range in {
+				checkReduce("AllReduceStart", attrs.(ReduceAttrs).Op, x)
+				if x.DType() != in[0].DType() {
+					core.Panicf("AllReduceStart", "a bucket holds one dtype: tensor %d is %v %v, tensor 0 %v", i, x.Shape(), x.DType(), in[0].DType())
+				}
+				n += x.Size()
+			}
+			return tensor.Meta{Shape: tensor.Shape{n}, DType: in[0].DType()}
+		},
 	})
 	AllReduceStartPrim.RegisterAll(core.CPU, startKernel)
 	AllReduceWaitPrim = core.Define(&core.Prim{
 		Name:   "AllReduceWait",
-		Traits: core.Traits{Impure: true, Placement: core.PlaceLate},
-		Infer:  reduceInfer("AllReduceWait"),
+		// A compiled plan leaves the results in the bucket (ResultsInArg):
+		// the gradients the optimiser reads are the reduced buffer itself,
+		// not a copy of it.
+		Traits: core.Traits{Impure: true, Placement: core.PlaceLate, ResultsInArg: true},
+		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
+			a := attrs.(WaitAttrs)
+			h := in[0]
+			checkReduce("AllReduceWait", a.Op, h)
+			ms := make([]tensor.Meta, len(a.Shapes))
+			n := 0
+			for i, s := range a.Shapes {
+				ms[i] = tensor.Meta{Shape: s.Clone(), DType: h.DType()}
+				n += s.Size()
+			}
+			if h.Rank() != 1 || n != h.Size() {
+				core.Panicf("AllReduceWait", "shapes %v hold %d elements, the handle %v", a.Shapes, n, h.Shape())
+			}
+			return ms
+		},
 	})
-	AllReduceWaitPrim.RegisterAll(core.CPU, waitKernel)
+	AllReduceWaitPrim.RegisterNAll(core.CPU, waitKernel)
 
 	BroadcastPrim = core.Define(&core.Prim{
 		Name:   "Broadcast",
@@ -175,6 +189,22 @@ func init() {
 	ReduceScatterPrim.RegisterAll(core.CPU, reduceScatterKernel)
 }
 
+// checkReduce refuses a reduction op cannot do on x.
+func checkReduce(name string, op ReduceOp, x *tensor.Tensor) {
+	if !op.valid() {
+		core.Panicf(name, "unknown reduction %v", op)
+	}
+	switch x.DType() {
+	case tensor.Float32, tensor.Float64:
+	case tensor.Int32, tensor.Int64:
+		if op == Mean {
+			core.Panicf(name, "reduction mean needs a float tensor, got %v %v", x.Shape(), x.DType())
+		}
+	default:
+		core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
+	}
+}
+
 // rootInfer is the inference of a collective with a root rank; sum says
 // it adds (so needs a number type).
 func rootInfer(name string, sum bool) func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -209,20 +239,34 @@ func AllReduce(x *tensor.Tensor, op ReduceOp) *tensor.Tensor {
 	return core.Apply(AllReducePrim, ReduceAttrs{Op: op}, x)
 }
 
-// AllReduceStart begins a non-blocking AllReduce of x (MPI_Iallreduce) and
-// returns a handle tensor, which AllReduceWait turns into the result. Work
-// placed between the two overlaps the communication. Every started
-// all-reduce must be waited for, once; the handle's values are undefined
-// until then. Not differentiable: it exists for the training step's
-// gradients, after differentiation.
-func AllReduceStart(x *tensor.Tensor, op ReduceOp) *tensor.Tensor {
-	return core.Apply(AllReduceStartPrim, ReduceAttrs{Op: op}, x)
+// AllReduceStart begins a non-blocking all-reduce (MPI_Iallreduce) of xs,
+// packed one after another into one flat buffer — a bucket, one message
+// however many tensors — and returns its handle, which AllReduceWait turns
+// into the results. Work placed between the two overlaps the
+// communication; in a compiled plan the start runs as soon as xs are
+// computed. The tensors must share a dtype. Every start must be waited
+// for, once; the handle's values are undefined until then. Not
+// differentiable: it exists for the training step's gradients, after
+// differentiation (use AllReduce inside differentiated code).
+func AllReduceStart(op ReduceOp, xs ...*tensor.Tensor) *tensor.Tensor {
+	return core.Apply(AllReduceStartPrim, ReduceAttrs{Op: op}, xs...)
 }
 
-// AllReduceWait completes the all-reduce that AllReduceStart(x, op)
-// began, h being its handle, and returns the result.
-func AllReduceWait(h *tensor.Tensor, op ReduceOp) *tensor.Tensor {
-	return core.Apply(AllReduceWaitPrim, ReduceAttrs{Op: op}, h)
+// WaitAttrs are the attributes of AllReduceWait: the reduction and the
+// shapes of the tensors the bucket holds.
+type WaitAttrs struct {
+	Op     ReduceOp
+	Shapes []tensor.Shape
+}
+
+// String prints every attribute, for IR dumps.
+func (a WaitAttrs) String() string { return fmt.Sprintf("op=%v shapes=%v", a.Op, a.Shapes) }
+
+// AllReduceWait completes the all-reduce whose handle h AllReduceStart(op,
+// xs...) returned and returns the reduced tensors, shaped as xs (shapes).
+// In a compiled plan it runs just before its first result is needed.
+func AllReduceWait(h *tensor.Tensor, op ReduceOp, shapes ...tensor.Shape) []*tensor.Tensor {
+	return core.ApplyN(AllReduceWaitPrim, WaitAttrs{Op: op, Shapes: shapes}, h)
 }
 
 // Broadcast returns root's x on every rank. x must have the same shape and
@@ -307,7 +351,12 @@ var pending = struct {
 
 func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	op := attrs.(ReduceAttrs).Op
-	core.Copy(out, in[0])
+	off := 0
+	for _, x := range in {
+		n := x.Size()
+		core.CopyElems(out, off, x, 0, n)
+		off += n
+	}
 	buf := out.Data()
 	p, _, _ := sliceInfo(buf)
 	if p == nil {
@@ -331,10 +380,10 @@ func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	pending.Unlock()
 }
 
-func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	op := attrs.(ReduceAttrs).Op
-	buf := in[0].Data()
-	p, n, _ := sliceInfo(buf)
+func waitKernel(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
+	op := attrs.(WaitAttrs).Op
+	h := in[0]
+	p, n, _ := sliceInfo(h.Data())
 	if n > 0 {
 		pending.Lock()
 		req, ok := pending.m[p]
@@ -347,11 +396,44 @@ func waitKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 			fail("AllReduceWait", err)
 		}
 	}
-	core.Copy(out, in[0])
+	// Unpacking divides for a mean in the same pass.
+	k := 1
 	if op == Mean {
-		if k := active().size(); k > 1 {
-			divide(out.Data(), k)
+		k = active().size()
+	}
+	off := 0
+	for _, o := range outs {
+		m := o.Size()
+		switch d := o.Data().(type) {
+		case []float32:
+			unpack(d, h.Data().([]float32)[off:off+m], k)
+		case []float64:
+			unpack(d, h.Data().([]float64)[off:off+m], k)
+		case []int32:
+			unpack(d, h.Data().([]int32)[off:off+m], 1)
+		case []int64:
+			unpack(d, h.Data().([]int64)[off:off+m], 1)
 		}
+		off += m
+	}
+}
+
+// unpack copies src into dst divided by k (copied alone when k is 1). In
+// a compiled plan dst is src itself (ResultsInArg): the copy is skipped and
+// the division made in place.
+func unpack[T float32 | float64 | int32 | int64](dst, src []T, k int) {
+	if len(dst) == 0 {
+		return
+	}
+	if &dst[0] != &src[0] {
+		copy(dst, src)
+	}
+	if k == 1 {
+		return
+	}
+	f := T(k)
+	for i, v := range dst {
+		dst[i] = v / f
 	}
 }
 

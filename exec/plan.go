@@ -122,6 +122,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		assigned[a.Val] = true
 	}
 	st := make([]*storage, n)
+	// off is each value's element offset within its storage: non-zero
+	// only for the results of an op that unpacks its argument in place
+	// (Traits.ResultsInArg) and views of them.
+	off := make([]int, n)
 	members := map[*storage][]*graph.Value{}
 	live := func(s *storage) int {
 		l := 0
@@ -136,12 +140,20 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		case v.IsMulti():
 			// No buffer of its own: its results (KindProj) have theirs.
 			s = &storage{kind: graph.KindProj}
+		case v.Kind == graph.KindProj && v.Args[0].Prim.Traits.ResultsInArg && st[v.Args[0].Args[0].ID].kind == graph.KindOp:
+			op := v.Args[0]
+			s = st[op.Args[0].ID]
+			off[v.ID] = off[op.Args[0].ID]
+			for _, m := range op.Metas[:v.Index] {
+				off[v.ID] += m.Shape.Size()
+			}
 		case v.Kind == graph.KindProj:
 			s = &storage{kind: graph.KindOp, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: pos[v.Args[0].ID]}
 		case v.Kind != graph.KindOp:
 			s = &storage{kind: v.Kind, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
 		case v.Prim.Traits.View && len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType:
 			s = st[v.Args[0].ID]
+			off[v.ID] = off[v.Args[0].ID]
 		case v.Prim.Traits.Elementwise && !assigned[v]:
 			// In place: an argument whose buffer dies here, of the same
 			// size and type, takes the result. (A value assigned to a
@@ -149,7 +161,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			// into the parameter's, which saves more.)
 			for _, a := range v.Args {
 				as := st[a.ID]
-				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && live(as) == i {
+				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && off[a.ID] == 0 && live(as) == i {
 					s = as
 					s.reused = true
 					break
@@ -202,7 +214,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		case v.IsMulti():
 			// Results are headed by their projections.
 		case s.kind == graph.KindOp:
-			hdr[v.ID] = core.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
+			hdr[v.ID] = core.FromBuffer(sub(slabs.slice(s), off[v.ID], v.Meta.Shape.Size()), v.Meta.Shape.Clone())
 		default:
 			// A view of an argument, parameter or constant.
 			src := hdr[members[s][0].ID]
@@ -359,6 +371,25 @@ func (s *slabs) slice(st *storage) any {
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	}
 	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
+}
+
+// sub returns elements [off, off+n) of buf, a slice of one dtype.
+func sub(buf any, off, n int) any {
+	switch b := buf.(type) {
+	case []float32:
+		return b[off : off+n : off+n]
+	case []float64:
+		return b[off : off+n : off+n]
+	case []int32:
+		return b[off : off+n : off+n]
+	case []int64:
+		return b[off : off+n : off+n]
+	case []bool:
+		return b[off : off+n : off+n]
+	case []uint8:
+		return b[off : off+n : off+n]
+	}
+	panic(fmt.Sprintf("exec: no slice of %T", buf))
 }
 
 // layout assigns arena offsets by a linear scan over the steps: a buffer

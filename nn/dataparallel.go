@@ -3,7 +3,6 @@ package nn
 import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/comm"
-	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -14,10 +13,11 @@ import (
 // the loss, so that the step reports the loss of the global batch.
 //
 // Gradients are reduced in buckets rather than one by one: each bucket is
-// one message, the gradients of consecutive parameters flattened and
-// concatenated, filled in the order backward produces them (last layer
-// first). Each bucket is an AllReduceStart (MPI_Iallreduce) and an
-// AllReduceWait. In Graph mode the compiler's schedule (compile.Schedule)
+// one message, the gradients of consecutive parameters packed one after
+// another, filled in the order backward produces them (last layer first).
+// Each bucket is an AllReduceStart (MPI_Iallreduce), which packs, and an
+// AllReduceWait, which unpacks (dividing by the number of ranks for a
+// mean in the same pass). In Graph mode the compiler's schedule (compile.Schedule)
 // issues each start as soon as the bucket's last gradient is computed and
 // each wait just before the first use of its result, so communication
 // overlaps the rest of the backward pass; in PyNative mode the backward
@@ -66,36 +66,25 @@ func allReduceStep(loss *spore.Tensor, grads []*spore.Tensor, pc spore.AutoParal
 		op = comm.Mean
 	}
 	// The loss is issued first: it is ready before any gradient.
-	lossH := comm.AllReduceStart(loss, comm.Mean)
+	lossH := comm.AllReduceStart(comm.Mean, loss)
 	bs := planBuckets(grads, pc.Buckets())
 	handles := make([]*spore.Tensor, len(bs))
 	for k, b := range bs {
-		flat := make([]*spore.Tensor, len(b.idx))
+		xs := make([]*spore.Tensor, len(b.idx))
 		for j, i := range b.idx {
-			flat[j] = ops.Reshape(grads[i], grads[i].Size())
+			xs[j] = grads[i]
 		}
-		buf := flat[0]
-		if len(flat) > 1 {
-			buf = ops.Concat(0, flat...)
-		}
-		handles[k] = comm.AllReduceStart(buf, op)
+		handles[k] = comm.AllReduceStart(op, xs...)
 	}
 	out := append([]*spore.Tensor(nil), grads...)
 	for k, b := range bs {
-		r := comm.AllReduceWait(handles[k], op)
-		if len(b.idx) == 1 {
-			i := b.idx[0]
-			out[i] = ops.Reshape(r, grads[i].Shape()...)
-			continue
-		}
-		sizes := make([]int, len(b.idx))
+		shapes := make([]tensor.Shape, len(b.idx))
 		for j, i := range b.idx {
-			sizes[j] = grads[i].Size()
+			shapes[j] = grads[i].Shape()
 		}
-		parts := ops.Split(r, 0, sizes...)
-		for j, i := range b.idx {
-			out[i] = ops.Reshape(parts[j], grads[i].Shape()...)
+		for j, r := range comm.AllReduceWait(handles[k], op, shapes...) {
+			out[b.idx[j]] = r
 		}
 	}
-	return comm.AllReduceWait(lossH, comm.Mean), out
+	return comm.AllReduceWait(lossH, comm.Mean, loss.Shape())[0], out
 }

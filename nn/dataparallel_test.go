@@ -249,3 +249,19 @@ func TestDataParallelCompiledAllocs(t *testing.T) {
 		t.Errorf("compiled data-parallel Step allocates %v times per call", n)
 	}
 }
+
+// The seed network's compiled training step with data parallelism in one
+// process, where the all-reduce is the identity: what packing the
+// gradients into buckets and out again costs. Compare side by side:
+//
+//	go test -run XXX -bench 'TrainOneStepSeedGraph' ./nn
+func BenchmarkTrainOneStepSeedGraphDataParallel(b *testing.B) {
+	cell, x, y := seedTrainCell(nn.StepCompiled)
+	pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true}
+	dp := nn.NewTrainOneStepCell(cell.Network, cell.Optimizer, nn.TrainOneStepConfig{Mode: nn.StepCompiled, Parallel: pc})
+	dp.Step(x, y)
+	b.ReportAllocs()
+	for b.Loop() {
+		dp.Step(x, y)
+	}
+}

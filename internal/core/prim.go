@@ -37,6 +37,12 @@ type Traits struct {
 	// Cost is a rough count of arithmetic per output element, used to avoid
 	// duplicating expensive producers when fusing.
 	Cost int
+	// ResultsInArg: the results of a multi-result op are consecutive
+	// pieces, in order, of its first argument's elements (an unpacked
+	// bucket). The executor may then place each result in that argument's
+	// buffer instead of a buffer of its own; the kernel finds a result
+	// already there and must leave it (or update it in place).
+	ResultsInArg bool
 	// Placement asks the scheduler to move the op within a compiled plan:
 	// the start of asynchronous work (a non-blocking all-reduce) runs as
 	// early as its inputs allow, the wait for it as late as its users
