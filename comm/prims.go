@@ -91,7 +91,7 @@ func init() {
 	})
 	AllReduceStartPrim.RegisterAll(core.CPU, startKernel)
 	AllReduceWaitPrim = core.Define(&core.Prim{
-		Name:   "AllReduceWait",
+		Name: "AllReduceWait",
 		// A compiled plan leaves the results in the bucket (ResultsInArg):
 		// the gradients the optimiser reads are the reduced buffer itself,
 		// not a copy of it.
