@@ -72,8 +72,10 @@ func init() {
 	AllReducePrim.RegisterAll(core.CPU, allReduceKernel)
 
 	AllReduceStartPrim = core.Define(&core.Prim{
-		Name:   "AllReduceStart",
-		Traits: core.Traits{Impure: true, Placement: core.PlaceEarly},
+		Name: "AllReduceStart",
+		// A compiled plan has the gradients computed straight into the
+		// bucket (ArgsInResult), so packing copies nothing.
+		Traits: core.Traits{Impure: true, Placement: core.PlaceEarly, ArgsInResult: true},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			if len(in) == 0 {
 				core.Panicf("AllReduceStart", "no tensors to reduce")
@@ -354,7 +356,9 @@ func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	off := 0
 	for _, x := range in {
 		n := x.Size()
-		core.CopyElems(out, off, x, 0, n)
+		if !placed(out, off, x) {
+			core.CopyElems(out, off, x, 0, n)
+		}
 		off += n
 	}
 	buf := out.Data()
@@ -378,6 +382,15 @@ func startKernel(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	pending.Lock()
 	pending.m[p] = req
 	pending.Unlock()
+}
+
+// placed reports whether x's elements are those of out from off on, the
+// same memory: in a compiled plan, an argument computed in place
+// (ArgsInResult).
+func placed(out *tensor.Tensor, off int, x *tensor.Tensor) bool {
+	p, n, elem := sliceInfo(out.Data())
+	q, m, _ := sliceInfo(x.Data())
+	return m > 0 && off+m <= n && unsafe.Add(p, off*elem) == q
 }
 
 func waitKernel(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {

@@ -173,6 +173,9 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		}
 		st[v.ID] = s
 		members[s] = append(members[s], v)
+		if v.Kind == graph.KindOp && v.Prim.Traits.ArgsInResult && s.kind == graph.KindOp && off[v.ID] == 0 {
+			packInPlace(v, s, st, off, members, func(as *storage) bool { return live(as) == i })
+		}
 	}
 	inPlace := assignInPlace(g, st, members, lastUse, pos)
 	var arena []*storage
@@ -371,6 +374,32 @@ func (s *slabs) slice(st *storage) any {
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	}
 	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
+}
+
+// packInPlace moves the buffers of v's arguments into v's own storage s,
+// each at its offset, for an op whose result is its arguments packed one
+// after another (Traits.ArgsInResult): the ops that compute the arguments
+// then write them where the result wants them, and the kernel finds them
+// there. An argument moves with every value sharing its buffer (views),
+// as long as that buffer is the arena's, holds that argument alone, and
+// is last read by v (lastHere): the op may overwrite its result (an
+// all-reduce does), which must then change no value read later. Other
+// arguments stay where they are and are copied.
+func packInPlace(v *graph.Value, s *storage, st []*storage, off []int, members map[*storage][]*graph.Value, lastHere func(*storage) bool) {
+	at := 0
+	for _, a := range v.Args {
+		as, n := st[a.ID], a.Meta.Shape.Size()
+		if as != s && as.kind == graph.KindOp && as.dtype == s.dtype && as.size == n && off[a.ID] == 0 && !as.reused && lastHere(as) {
+			for _, m := range members[as] {
+				st[m.ID] = s
+				off[m.ID] += at
+			}
+			members[s] = append(members[s], members[as]...)
+			delete(members, as)
+			s.first = min(s.first, as.first)
+		}
+		at += n
+	}
 }
 
 // sub returns elements [off, off+n) of buf, a slice of one dtype.

@@ -84,3 +84,76 @@ func TestResultsInArg(t *testing.T) {
 		t.Errorf("view of the second piece = %v, want [[12 16] [20 24]]", want[1])
 	}
 }
+
+// TestArgsInResult plans an op that packs its arguments (Traits.
+// ArgsInResult) and then overwrites its result, as an all-reduce does: an
+// argument computed by an op and read by nothing else is computed straight
+// into its place; one read again later, and an argument of the function,
+// are copied, so the later reader still sees its value.
+func TestArgsInResult(t *testing.T) {
+	var placed int
+	packPrim := func(inResult bool) *core.Prim {
+		p := &core.Prim{
+			Name:   "TestPack",
+			Traits: core.Traits{Impure: true, ArgsInResult: inResult},
+			Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
+				n := 0
+				for _, x := range in {
+					n += x.Size()
+				}
+				return tensor.Meta{Shape: tensor.Shape{n}, DType: tensor.Float32}
+			},
+		}
+		p.RegisterAll(core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+			d := out.Data().([]float32)
+			off := 0
+			for _, x := range in {
+				xs := x.Data().([]float32)
+				if unsafe.Pointer(&xs[0]) == unsafe.Pointer(&d[off]) {
+					placed++
+				} else {
+					copy(d[off:], xs)
+				}
+				off += len(xs)
+			}
+			for i := range d {
+				d[i] *= 10
+			}
+		})
+		return p
+	}
+	build := func(p *core.Prim) *graph.Graph {
+		g := graph.New("pack")
+		x := g.Input(tensor.Meta{Shape: tensor.Shape{2, 2}, DType: tensor.Float32})
+		a := g.Op(ops.AddPrim, nil, x, x)                                                            // read only by the pack
+		v := g.Op(ops.ReshapePrim, ops.ShapeAttr{Shape: tensor.Shape{4}}, g.Op(ops.ExpPrim, nil, x)) // a view, read only by the pack
+		b := g.Op(ops.NegPrim, nil, x)                                                               // read again below
+		packed := g.Op(p, nil, a, v, b, x)
+		g.Outputs = []*graph.Value{packed, g.Op(ops.MulPrim, nil, b, b)}
+		g.CountUses()
+		return g
+	}
+	x := tensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	run := func(inResult bool) []*tensor.Tensor {
+		p, err := exec.Compile(build(packPrim(inResult)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Run([]*tensor.Tensor{x})
+	}
+	want := run(false)
+	if placed != 0 {
+		t.Fatalf("arguments placed in the result without ArgsInResult")
+	}
+	got := run(true)
+	if placed != 2 {
+		t.Errorf("%d of 4 arguments computed in place, want 2 (the sum and the view)", placed)
+	}
+	for i := range want {
+		for j, v := range want[i].Float32s() {
+			if got[i].Float32s()[j] != v {
+				t.Fatalf("result %d: %v, want %v", i, got[i], want[i])
+			}
+		}
+	}
+}

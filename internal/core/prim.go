@@ -37,6 +37,11 @@ type Traits struct {
 	// Cost is a rough count of arithmetic per output element, used to avoid
 	// duplicating expensive producers when fusing.
 	Cost int
+	// ArgsInResult: the result is the op's arguments' elements packed
+	// one after another (a bucket). The executor may then have each
+	// argument computed straight into its place in the result's buffer;
+	// the kernel finds it already there and must leave it.
+	ArgsInResult bool
 	// ResultsInArg: the results of a multi-result op are consecutive
 	// pieces, in order, of its first argument's elements (an unpacked
 	// bucket). The executor may then place each result in that argument's
