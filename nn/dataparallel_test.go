@@ -24,10 +24,22 @@ func dpMLP() *nn.WithLossCell {
 	return nn.NewWithLossCell(net, nn.NewCrossEntropyLoss("", 0))
 }
 
+// dpRegularised is dpMLP with dropout and batch normalisation: random
+// draws and running statistics inside the step.
+func dpRegularised() *nn.WithLossCell {
+	spore.SetSeed(7)
+	net := nn.NewSequentialCell(nn.NewDense(8, 32), nn.NewBatchNorm1d(32), nn.NewReLU(), nn.NewDropout(0.2),
+		nn.NewDense(32, 16), nn.NewReLU(), nn.NewDropout(0.1), nn.NewDense(16, 3))
+	return nn.NewWithLossCell(net, nn.NewCrossEntropyLoss("", 0))
+}
+
 // dpCell is a training step over dpMLP with momentum SGD, data-parallel
-// with buckets of bucketBytes when pc is not nil.
+// as pc says (nil: the process-wide setting).
 func dpCell(pc *spore.AutoParallelContext, mode nn.StepMode, level spore.Level) (*nn.TrainOneStepCell, *nn.WithLossCell) {
-	wl := dpMLP()
+	return dpCellFor(dpMLP(), pc, mode, level)
+}
+
+func dpCellFor(wl *nn.WithLossCell, pc *spore.AutoParallelContext, mode nn.StepMode, level spore.Level) (*nn.TrainOneStepCell, *nn.WithLossCell) {
 	opt := optim.NewSGD(wl.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.05)}, Momentum: 0.9})
 	cfg := nn.TrainOneStepConfig{Mode: mode, Jit: spore.JitConfig{Level: level}, ClipGlobalNorm: 5}
 	if pc != nil {
@@ -49,13 +61,32 @@ func TestDataParallelSingleProcessMatches(t *testing.T) {
 		mode  nn.StepMode
 		level spore.Level
 	}
+	for _, net := range []struct {
+		name string
+		make func() *nn.WithLossCell
+	}{{"mlp", dpMLP}, {"dropout and batchnorm", dpRegularised}} {
+		t.Run(net.name, func(t *testing.T) { dpMatches(t, x, y, dp, net.make) })
+	}
+}
+
+func dpMatches(t *testing.T, x, y *tensor.Tensor, dp *spore.AutoParallelContext, makeNet func() *nn.WithLossCell) {
+	type run struct {
+		name  string
+		pc    *spore.AutoParallelContext
+		mode  nn.StepMode
+		level spore.Level
+	}
 	train := func(r run) ([]float64, []*tensor.Tensor) {
-		cell, wl := dpCell(r.pc, r.mode, r.level)
+		pc := r.pc
+		if pc == nil {
+			pc = &spore.AutoParallelContext{}
+		}
+		cell, wl := dpCellFor(makeNet(), pc, r.mode, r.level)
 		var losses []float64
 		for range 12 {
 			losses = append(losses, cell.Step(x, y))
 		}
-		return losses, wl.TrainableParameters()
+		return losses, wl.Parameters()
 	}
 	for _, c := range []struct {
 		level spore.Level
