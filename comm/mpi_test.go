@@ -261,6 +261,27 @@ func dataParallelStep(t *testing.T) {
 		}
 		return losses, wl.TrainableParameters()
 	}
+	// Scaling the loss by 1/2 before differentiating, then summing, gives
+	// bitwise the mean of the unscaled gradients (the data-parallel step
+	// relies on it to skip a pass over the gradients).
+	{
+		spore.SetSeed(3)
+		net := nn.NewSequentialCell(nn.NewDense(6, 16), nn.NewReLU(), nn.NewDense(16, 3))
+		wl := nn.NewWithLossCell(net, nn.NewCrossEntropyLoss("", 0))
+		ps := wl.TrainableParameters()
+		plain := spore.Grad(func(x, y *tensor.Tensor) *tensor.Tensor { return wl.Base().Call(x, y) }, spore.GradPosition(), spore.Weights(ps...))(hx, hy)
+		half := spore.Grad(func(x, y *tensor.Tensor) *tensor.Tensor {
+			return ops.Mul(wl.Base().Call(x, y), tensor.Scalar[float32](0.5))
+		}, spore.GradPosition(), spore.Weights(ps...))(hx, hy)
+		for i := range plain {
+			a, b := comm.AllReduce(plain[i], comm.Mean).Float32s(), comm.AllReduce(half[i], comm.Sum).Float32s()
+			for j := range a {
+				if a[j] != b[j] {
+					t.Fatalf("%s[%d]: mean of gradients %.9g, sum of halved gradients %.9g", ps[i].Name(), j, a[j], b[j])
+				}
+			}
+		}
+	}
 	ref, refW := train(&spore.AutoParallelContext{}, nn.StepEager, x, y)
 	dp := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: 256}
 	eager, eagerW := train(dp, nn.StepEager, hx, hy)

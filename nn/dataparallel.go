@@ -3,6 +3,7 @@ package nn
 import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -16,13 +17,39 @@ import (
 // one message, the gradients of consecutive parameters packed one after
 // another, filled in the order backward produces them (last layer first).
 // Each bucket is an AllReduceStart (MPI_Iallreduce), which packs, and an
-// AllReduceWait, which unpacks (dividing by the number of ranks for a
-// mean in the same pass). In Graph mode the compiler's schedule (compile.Schedule)
+// AllReduceWait, which unpacks; in a compiled plan the gradients are
+// computed straight into the bucket and read from it by the update, so
+// neither copies. For GradientsMean the loss is scaled by 1/N before
+// differentiation and the buckets are summed: no pass divides them. In Graph mode the compiler's schedule (compile.Schedule)
 // issues each start as soon as the bucket's last gradient is computed and
 // each wait just before the first use of its result, so communication
 // overlaps the rest of the backward pass; in PyNative mode the backward
 // pass has finished when the buckets are issued, and the waits follow. The
 // same ops run in both modes, so they compute the same values.
+
+// meanScaledGrad returns the loss and the gradients of loss/N, N being the
+// number of ranks, so that summing them across ranks gives their mean
+// (GradientsMean) without a pass over the gradients to divide them: the
+// 1/N rides on the backward pass's seed. For N a power of two the scaling
+// is exact, and the gradients are bitwise those of dividing afterwards.
+// The loss returned is the unscaled one.
+func meanScaledGrad(loss func(x, y *spore.Tensor) *spore.Tensor, weights []*spore.Tensor) func(...*spore.Tensor) (*spore.Tensor, []*spore.Tensor) {
+	g := spore.ValueAndGradAux(func(xs ...*spore.Tensor) (*spore.Tensor, []*spore.Tensor) {
+		l := loss(xs[0], xs[1])
+		n := comm.Size()
+		if n == 1 {
+			return l, nil
+		}
+		return ops.Mul(l, ops.ScalarLike(l, 1/float64(n))), []*spore.Tensor{l}
+	}, spore.GradPosition(), spore.Weights(weights...))
+	return func(xs ...*spore.Tensor) (*spore.Tensor, []*spore.Tensor) {
+		v, aux, grads := g(xs...)
+		if len(aux) > 0 {
+			v = aux[0]
+		}
+		return v, grads
+	}
+}
 
 // bucket is a run of gradients reduced as one message.
 type bucket struct {
@@ -58,13 +85,12 @@ func planBuckets(grads []*spore.Tensor, limit int) []bucket {
 }
 
 // allReduceStep reduces a step's loss (mean over ranks) and gradients
-// (mean or sum, as pc.GradientsMean says) across ranks, returning new
-// tensors; grads is not modified.
+// (summed: for GradientsMean they were scaled by 1/N, meanScaledGrad)
+// across ranks, returning new tensors; grads is not modified. With every
+// rank's loss the mean over an equal share of the global batch, the mean
+// loss is the global batch's.
 func allReduceStep(loss *spore.Tensor, grads []*spore.Tensor, pc spore.AutoParallelContext) (*spore.Tensor, []*spore.Tensor) {
-	op := comm.Sum
-	if pc.GradientsMean {
-		op = comm.Mean
-	}
+	const op = comm.Sum
 	// The loss is issued first: it is ready before any gradient.
 	lossH := comm.AllReduceStart(comm.Mean, loss)
 	bs := planBuckets(grads, pc.Buckets())

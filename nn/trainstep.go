@@ -119,7 +119,11 @@ func NewTrainOneStepCell(netWithLoss Module, opt Optimizer, cfg ...TrainOneStepC
 		pc := *t.cfg.Parallel // the caller's value may change later
 		t.cfg.Parallel = &pc
 	}
-	t.grad = spore.ValueAndGrad(loss, spore.GradPosition(), spore.Weights(weights...))
+	if pc := t.cfg.Parallel; pc.ParallelMode == spore.DataParallel && pc.GradientsMean {
+		t.grad = meanScaledGrad(loss, weights)
+	} else {
+		t.grad = spore.ValueAndGrad(loss, spore.GradPosition(), spore.Weights(weights...))
+	}
 	t.args = make([]*spore.Tensor, 2)
 	t.outs = make([]*spore.Tensor, 1)
 	Init(t)
