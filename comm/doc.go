@@ -43,9 +43,11 @@
 // each start as soon as its inputs are computed and each wait just before
 // its result is needed. With the single-process backend the nodes are
 // still there, as identities, so the training step has the same nodes at
-// any Size. Without a progress thread Open MPI advances a non-blocking
-// reduction only inside MPI calls (the next start, the wait), so how much
-// of it overlaps computation depends on the library and the message size.
+// any Size. Open MPI 4.1 advances a non-blocking reduction only inside MPI
+// calls, and its MPI_Iallreduce is slower than MPI_Allreduce, so by default
+// a start performs a blocking MPI_Allreduce where the schedule puts it;
+// SPORE_MPI_NONBLOCKING=1 makes it an MPI_Iallreduce completed at the
+// wait, for libraries and networks that progress it in the background.
 //
 // # Around the step
 //

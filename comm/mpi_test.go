@@ -32,14 +32,15 @@ func TestMPI(t *testing.T) {
 	if err != nil {
 		t.Skip("mpirun not found (apt-get install -y openmpi-bin)")
 	}
-	// Once with MPI_THREAD_MULTIPLE (calls from any thread), once with
-	// every call made from the thread that started MPI.
-	for _, funneled := range []string{"0", "1"} {
-		t.Run("funneled="+funneled, func(t *testing.T) {
+	// Once with MPI_THREAD_MULTIPLE (calls from any thread) and blocking
+	// bucket reductions, once with every call made from the thread that
+	// started MPI and non-blocking ones (MPI_Iallreduce).
+	for _, mode := range []string{"0", "1"} {
+		t.Run("funneled,nonblocking="+mode, func(t *testing.T) {
 			cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-				"-x", childEnv+"=1", "-x", "SPORE_MPI_FUNNELED="+funneled,
+				"-x", childEnv+"=1", "-x", "SPORE_MPI_FUNNELED="+mode, "-x", "SPORE_MPI_NONBLOCKING="+mode,
 				os.Args[0], "-test.run", "^TestMPIRanks$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), childEnv+"=1", "SPORE_MPI_FUNNELED="+funneled)
+			cmd.Env = append(os.Environ(), childEnv+"=1", "SPORE_MPI_FUNNELED="+mode, "SPORE_MPI_NONBLOCKING="+mode)
 			out, err := cmd.CombinedOutput()
 			t.Logf("mpirun output:\n%s", out)
 			if err != nil {

@@ -241,12 +241,14 @@ func AllReduce(x *tensor.Tensor, op ReduceOp) *tensor.Tensor {
 	return core.Apply(AllReducePrim, ReduceAttrs{Op: op}, x)
 }
 
-// AllReduceStart begins a non-blocking all-reduce (MPI_Iallreduce) of xs,
-// packed one after another into one flat buffer — a bucket, one message
-// however many tensors — and returns its handle, which AllReduceWait turns
-// into the results. Work placed between the two overlaps the
-// communication; in a compiled plan the start runs as soon as xs are
-// computed. The tensors must share a dtype. Every start must be waited
+// AllReduceStart begins an all-reduce of xs, packed one after another
+// into one flat buffer — a bucket, one message however many tensors — and
+// returns its handle, which AllReduceWait turns into the results. In a
+// compiled plan the start runs as soon as xs are computed and the wait
+// just before a result is needed, so that a non-blocking transport
+// (MPI_Iallreduce) overlaps the work between them; the Open MPI backend
+// reduces at the start unless SPORE_MPI_NONBLOCKING=1 (see the package
+// documentation for why). The tensors must share a dtype. Every start must be waited
 // for, once; the handle's values are undefined until then. Not
 // differentiable: it exists for the training step's gradients, after
 // differentiation (use AllReduce inside differentiated code).

@@ -16,8 +16,9 @@ import (
 // Gradients are reduced in buckets rather than one by one: each bucket is
 // one message, the gradients of consecutive parameters packed one after
 // another, filled in the order backward produces them (last layer first).
-// Each bucket is an AllReduceStart (MPI_Iallreduce), which packs, and an
-// AllReduceWait, which unpacks; in a compiled plan the gradients are
+// Each bucket is an AllReduceStart, which packs and starts the reduction
+// (MPI_Iallreduce, or a blocking MPI_Allreduce: see package comm), and an
+// AllReduceWait, which completes it and unpacks; in a compiled plan the gradients are
 // computed straight into the bucket and read from it by the update, so
 // neither copies. For GradientsMean the loss is scaled by 1/N before
 // differentiation and the buckets are summed: no pass divides them. In Graph mode the compiler's schedule (compile.Schedule)
