@@ -89,29 +89,47 @@ func planBuckets(grads []*spore.Tensor, limit int) []bucket {
 // (summed: for GradientsMean they were scaled by 1/N, meanScaledGrad)
 // across ranks, returning new tensors; grads is not modified. With every
 // rank's loss the mean over an equal share of the global batch, the mean
-// loss is the global batch's.
+// loss is the global batch's. The loss, scaled by 1/N and summed, rides at
+// the front of the first bucket (one message fewer per step) when it has
+// the gradients' dtype.
 func allReduceStep(loss *spore.Tensor, grads []*spore.Tensor, pc spore.AutoParallelContext) (*spore.Tensor, []*spore.Tensor) {
 	const op = comm.Sum
-	// The loss is issued first: it is ready before any gradient.
-	lossH := comm.AllReduceStart(comm.Mean, loss)
+	scaled := loss
+	if n := comm.Size(); n > 1 {
+		scaled = ops.Mul(loss, ops.ScalarLike(loss, 1/float64(n)))
+	}
 	bs := planBuckets(grads, pc.Buckets())
+	if len(bs) == 0 || grads[bs[0].idx[0]].DType() != loss.DType() {
+		bs = append([]bucket{{}}, bs...) // the loss alone
+	}
 	handles := make([]*spore.Tensor, len(bs))
 	for k, b := range bs {
-		xs := make([]*spore.Tensor, len(b.idx))
-		for j, i := range b.idx {
-			xs[j] = grads[i]
+		var xs []*spore.Tensor
+		if k == 0 {
+			xs = append(xs, scaled)
+		}
+		for _, i := range b.idx {
+			xs = append(xs, grads[i])
 		}
 		handles[k] = comm.AllReduceStart(op, xs...)
 	}
 	out := append([]*spore.Tensor(nil), grads...)
+	var mean *spore.Tensor
 	for k, b := range bs {
-		shapes := make([]tensor.Shape, len(b.idx))
-		for j, i := range b.idx {
-			shapes[j] = grads[i].Shape()
+		var shapes []tensor.Shape
+		if k == 0 {
+			shapes = append(shapes, loss.Shape())
 		}
-		for j, r := range comm.AllReduceWait(handles[k], op, shapes...) {
+		for _, i := range b.idx {
+			shapes = append(shapes, grads[i].Shape())
+		}
+		rs := comm.AllReduceWait(handles[k], op, shapes...)
+		if k == 0 {
+			mean, rs = rs[0], rs[1:]
+		}
+		for j, r := range rs {
 			out[b.idx[j]] = r
 		}
 	}
-	return comm.AllReduceWait(lossH, comm.Mean, loss.Shape())[0], out
+	return mean, out
 }

@@ -115,14 +115,14 @@ func dpMatches(t *testing.T, x, y *tensor.Tensor, dp *spore.AutoParallelContext,
 }
 
 // The all-reduce is a node of the compiled training step and shows in its
-// IR: one start and one wait for the loss and for each bucket.
+// IR: one start and one wait for each bucket (the first carries the loss).
 func TestDataParallelInIR(t *testing.T) {
 	x, y := blobs(5, 16, 8, 3)
 	for _, c := range []struct {
 		bucket, starts int
 	}{
-		{0, 2},       // the default 25 MB: one bucket for the whole net
-		{1 << 10, 5}, // 1 KiB: the loss and four buckets (see the overlap test)
+		{0, 1},       // the default 25 MB: one bucket for the whole net
+		{1 << 10, 4}, // 1 KiB: four buckets (see the overlap test)
 	} {
 		pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: c.bucket}
 		cell, _ := dpCell(pc, nn.StepCompiled, spore.O1)
@@ -136,8 +136,8 @@ func TestDataParallelInIR(t *testing.T) {
 		if n := strings.Count(ir, "AllReduceWait("); n != c.starts {
 			t.Errorf("bucket %d: %d AllReduceWait nodes, want %d", c.bucket, n, c.starts)
 		}
-		if !strings.Contains(ir, "op=mean") {
-			t.Errorf("IR lacks the gradients' mean:\n%s", ir)
+		if !strings.Contains(ir, "op=sum") {
+			t.Errorf("IR lacks the gradients' sum:\n%s", ir)
 		}
 	}
 	// The numbered dumps of SPORE_SAVE_GRAPHS (the context's SaveGraphs)
@@ -220,27 +220,21 @@ func TestDataParallelOverlapSchedule(t *testing.T) {
 				waits = append(waits, v)
 			}
 		}
-		var gradsOf func(v *graph.Value) []*graph.Value
-		gradsOf = func(v *graph.Value) []*graph.Value {
-			if v.Kind == graph.KindOp && (v.Prim == ops.ConcatPrim || v.Prim == ops.ReshapePrim) {
-				var gs []*graph.Value
-				for _, a := range v.Args {
-					gs = append(gs, gradsOf(a)...)
-				}
-				return gs
-			}
-			return []*graph.Value{v}
-		}
-		var gradStarts []*graph.Value // starts of gradient buckets (not the loss)
+		// A start's arguments are the bucket's gradients (a scalar one is
+		// the loss, which rides in the first bucket); a gradient is
+		// computed by the op its argument is, or views.
+		var gradStarts []*graph.Value
 		for _, s := range starts {
-			gs := gradsOf(s.Args[0])
-			if len(gs) == 1 && gs[0].Meta.Shape.Size() == 1 && len(s.Args[0].Meta.Shape) == 0 {
-				continue // the loss
+			for _, a := range s.Args {
+				if len(a.Meta.Shape) == 0 {
+					continue // the loss
+				}
+				for a.Kind == graph.KindOp && a.Prim == ops.ReshapePrim {
+					a = a.Args[0]
+				}
+				lastGrad = max(lastGrad, pos[a])
 			}
 			gradStarts = append(gradStarts, s)
-			for _, g := range gs {
-				lastGrad = max(lastGrad, pos[g])
-			}
 		}
 		if len(gradStarts) < 3 {
 			t.Fatalf("%v: %d gradient buckets, want several", level, len(gradStarts))
