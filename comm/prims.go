@@ -15,7 +15,7 @@ type ReduceAttrs struct{ Op ReduceOp }
 // String prints the reduction, for IR dumps and CSE keys.
 func (a ReduceAttrs) String() string { return "op=" + a.Op.String() }
 
-// RootAttrs are the attributes of Broadcast: the rank whose value wins.
+// RootAttrs are the attributes of Broadcast and Reduce: the root rank.
 type RootAttrs struct{ Root int }
 
 // String prints the root, for IR dumps and CSE keys.
@@ -27,10 +27,12 @@ func (a RootAttrs) String() string { return fmt.Sprintf("root=%d", a.Root) }
 var (
 	// AllReducePrim is the blocking all-reduce (AllReduce).
 	AllReducePrim *core.Prim
-	// AllReduceStartPrim begins a non-blocking all-reduce: its result is
-	// the buffer being reduced, readable only through AllReduceWaitPrim.
+	// AllReduceStartPrim packs its inputs into a bucket and starts
+	// reducing it: its result is the bucket, readable only through
+	// AllReduceWaitPrim.
 	AllReduceStartPrim *core.Prim
-	// AllReduceWaitPrim completes the all-reduce its input started.
+	// AllReduceWaitPrim completes the all-reduce its input started and
+	// unpacks the bucket (a multi-result primitive).
 	AllReduceWaitPrim *core.Prim
 	// BroadcastPrim copies the root rank's value to every rank.
 	BroadcastPrim *core.Prim
