@@ -111,9 +111,10 @@ func Size() int { return active().size() }
 func Backend() string { return active().name() }
 
 // launchedRanks returns the number of ranks the launcher started, from
-// the environment mpirun (Open MPI) or a PMI launcher sets; 0 when none.
+// the environment mpirun (Open MPI) or a PMI launcher (srun) sets; 0 when
+// none.
 func launchedRanks() int {
-	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"} {
+	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
 		if v := os.Getenv(k); v != "" {
 			if n, err := strconv.Atoi(v); err == nil {
 				return n

@@ -11,9 +11,9 @@
 // runs as many ranks as mpirun starts (mpirun -np 4 ./spore train).
 //
 // Init starts MPI only when the process was launched by mpirun (it reads
-// OMPI_COMM_WORLD_SIZE, or PMIX_SIZE / PMI_SIZE); a plain run of the same
-// binary is a single process. A binary built without the tag refuses to
-// start under mpirun with more than one rank, rather than train N times
+// OMPI_COMM_WORLD_SIZE, or a PMI launcher's PMI_SIZE); a plain run of the
+// same binary is a single process. A binary built without the tag refuses
+// to start under mpirun with more than one rank, rather than train N times
 // alone.
 //
 // MPI starts on a goroutine locked to its OS thread, since Go moves
