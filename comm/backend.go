@@ -1,6 +1,7 @@
 package comm
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -54,6 +55,24 @@ func (single) allGather(send, recv any) error                { copySlice(recv, s
 func (single) startAllReduce(any, ReduceOp) (request, error) { return done{}, nil }
 func (single) reduce(send, recv any, _ int) error            { copySlice(recv, send); return nil }
 func (single) reduceScatter(send, recv any) error            { copySlice(recv, send); return nil }
+
+// closed is the backend after MPI_Finalize: it remembers the rank and
+// size, and refuses every collective.
+type closed struct{ r, n int }
+
+var errFinalized = errors.New("communication was finalized (comm.Finalize)")
+
+func (c closed) name() string                                { return "finalized" }
+func (c closed) rank() int                                   { return c.r }
+func (c closed) size() int                                   { return c.n }
+func (closed) allReduce(any, ReduceOp) error                 { return errFinalized }
+func (closed) startAllReduce(any, ReduceOp) (request, error) { return nil, errFinalized }
+func (closed) broadcast(any, int) error                      { return errFinalized }
+func (closed) allGather(any, any) error                      { return errFinalized }
+func (closed) reduce(any, any, int) error                    { return errFinalized }
+func (closed) reduceScatter(any, any) error                  { return errFinalized }
+func (closed) barrier() error                                { return errFinalized }
+func (closed) finalize() error                               { return nil }
 
 // done is a request that has already completed.
 type done struct{}

@@ -39,12 +39,16 @@ func (op ReduceOp) valid() bool { return op >= Sum && op <= Max }
 // written only by Init and Finalize; an atomic pointer keeps the read free
 // of locks.
 var (
-	mu        sync.Mutex // serialises Init and Finalize
-	cur       atomic.Pointer[state]
-	finalized bool // true after an MPI Finalize: MPI cannot start again
+	mu  sync.Mutex // serialises Init and Finalize
+	cur atomic.Pointer[state]
 )
 
-type state struct{ b backend }
+// state is the backend in use; after an MPI Finalize it is a closed
+// backend (finalized), which MPI cannot leave.
+type state struct {
+	b         backend
+	finalized bool
+}
 
 var singleState = &state{b: single{}}
 
@@ -65,11 +69,11 @@ func active() backend {
 func Init() error {
 	mu.Lock()
 	defer mu.Unlock()
-	if cur.Load() != nil {
+	if s := cur.Load(); s != nil {
+		if s.finalized {
+			return errors.New("comm: Init after Finalize: MPI cannot be initialised twice in one process")
+		}
 		return nil
-	}
-	if finalized {
-		return errors.New("comm: Init after Finalize: MPI cannot be initialised twice in one process")
 	}
 	b, err := newBackend()
 	if err != nil {
@@ -80,25 +84,31 @@ func Init() error {
 }
 
 // Finalize ends communication. Under MPI it calls MPI_Finalize, after
-// which the process cannot Init again; with the single-process backend it
-// returns to the state before Init. Finalize without Init does nothing.
+// which the process cannot Init again, Rank and Size keep their values and
+// every collective returns (or, inside a step, panics with) an error
+// saying so; with the single-process backend it returns to the state
+// before Init. Finalize without Init, or a second time, does nothing.
 func Finalize() error {
 	mu.Lock()
 	defer mu.Unlock()
 	s := cur.Load()
-	if s == nil {
+	if s == nil || s.finalized {
 		return nil
 	}
-	if _, ok := s.b.(single); !ok {
-		finalized = true
+	if _, ok := s.b.(single); ok {
+		cur.Store(nil)
+		return nil
 	}
-	cur.Store(nil)
+	cur.Store(&state{b: closed{r: s.b.rank(), n: s.b.size()}, finalized: true})
 	return s.b.finalize()
 }
 
 // Initialized reports whether Init has succeeded and Finalize has not been
 // called since.
-func Initialized() bool { return cur.Load() != nil }
+func Initialized() bool {
+	s := cur.Load()
+	return s != nil && !s.finalized
+}
 
 // Rank is this process's rank, from 0 to Size()-1: 0 before Init and in a
 // single process.

@@ -85,6 +85,23 @@ func TestMPIRanks(t *testing.T) {
 	if err := comm.Barrier(); err != nil {
 		t.Fatal(err)
 	}
+	// After Finalize: the rank stays, collectives and a new Init fail.
+	rank := comm.Rank()
+	if err := comm.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if comm.Initialized() || comm.Rank() != rank || comm.Size() != 2 {
+		t.Errorf("after Finalize: initialized %v, rank %d, size %d", comm.Initialized(), comm.Rank(), comm.Size())
+	}
+	if err := comm.Barrier(); err == nil || !strings.Contains(err.Error(), "finalized") {
+		t.Errorf("Barrier after Finalize: %v", err)
+	}
+	if err := comm.Init(); err == nil || !strings.Contains(err.Error(), "Init after Finalize") {
+		t.Errorf("Init after Finalize: %v", err)
+	}
+	if err := comm.AllReduceFloat64s([]float64{1}, comm.Sum); err == nil {
+		t.Error("AllReduceFloat64s after Finalize succeeded")
+	}
 }
 
 func want(t *testing.T, what string, got *tensor.Tensor, w []float32, shape ...int) {
