@@ -58,10 +58,19 @@ func TestMPIRanks(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
 		t.Skip("run by TestMPI under mpirun")
 	}
+	// A data-parallel step compiled before Init (one rank) is compiled
+	// again for two: its 1/N scaling is a constant of the graph.
+	early := earlyStep()
 	if err := comm.Init(); err != nil {
 		t.Fatal(err)
 	}
 	defer comm.Finalize()
+	t.Run("RetraceAfterInit", func(t *testing.T) {
+		early()
+		if n := early(); n != 2 {
+			t.Errorf("%d compiles of a step used before and after Init, want 2", n)
+		}
+	})
 	if comm.Size() != 2 || comm.Backend() != "Open MPI" {
 		t.Fatalf("size %d, backend %q; want 2 ranks of Open MPI", comm.Size(), comm.Backend())
 	}
@@ -194,6 +203,32 @@ func helpers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `parameter 1 differs between ranks: rank 1 has "q" [3] Float32, rank 0 has "q" [2] Float32`) {
 		t.Fatalf("mismatched shapes: %v", err)
 	}
+}
+
+// earlyStep runs one compiled data-parallel step now and returns a
+// function that runs another and reports the compile count.
+func earlyStep() func() int {
+	spore.SetSeed(3)
+	net := nn.NewSequentialCell(nn.NewDense(4, 3))
+	wl := nn.NewWithLossCell(net, nn.NewCrossEntropyLoss("", 0))
+	opt := optim.NewSGD(wl.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.1)}})
+	pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true}
+	cell := nn.NewTrainOneStepCell(wl, opt, nn.TrainOneStepConfig{Mode: nn.StepCompiled, Parallel: pc})
+	x, y := tensor.FromSlice(seq32(8, 0.3), 2, 4), tensor.FromSlice([]int32{0, 2}, 2)
+	step := func() int {
+		cell.Step(x, y)
+		return cell.StepStats().Compiles
+	}
+	step()
+	return step
+}
+
+func seq32(n int, step float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(math.Sin(float64(i) * step))
+	}
+	return v
 }
 
 // syncBatchNorm checks that SyncBatchNorm over two half batches is

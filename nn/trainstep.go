@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
@@ -91,6 +92,9 @@ type TrainOneStepCell struct {
 type stepKey struct {
 	level spore.Level
 	train string
+	// ranks is the number of ranks a data-parallel step was traced for
+	// (its 1/N scaling is a constant of the graph); 0 stand-alone.
+	ranks int
 }
 
 // NewTrainOneStepCell returns the training cell for a network with loss
@@ -218,6 +222,9 @@ func (t *TrainOneStepCell) compiled() (stepKey, *spore.JitFunc[func(x, y *spore.
 		t.sigEpoch = e
 	}
 	k := stepKey{level: cfg.Level, train: t.sig}
+	if t.cfg.Parallel.ParallelMode == spore.DataParallel {
+		k.ranks = comm.Size()
+	}
 	j := t.jits[k]
 	if j == nil {
 		j = spore.NewJit(func(x, y *spore.Tensor) *spore.Tensor { return t.Construct(x, y) }, cfg)
