@@ -7,26 +7,30 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Data parallelism in the training step (MindSpore's DATA_PARALLEL, PyTorch's
-// DDP): every rank holds the whole model and computes the loss and the
-// gradients of its share of the global batch; the step then all-reduces
-// the gradients, so that every rank applies the same update, and averages
-// the loss, so that the step reports the loss of the global batch.
+// Data parallelism in the training step (MindSpore's DATA_PARALLEL,
+// PyTorch's DDP): every rank holds the whole model and computes the loss
+// and the gradients of its share of the global batch; the step then
+// all-reduces the gradients, so that every rank applies the same update,
+// and averages the loss, so that the step reports the loss of the global
+// batch.
 //
 // Gradients are reduced in buckets rather than one by one: each bucket is
 // one message, the gradients of consecutive parameters packed one after
 // another, filled in the order backward produces them (last layer first).
 // Each bucket is an AllReduceStart, which packs and starts the reduction
 // (MPI_Iallreduce, or a blocking MPI_Allreduce: see package comm), and an
-// AllReduceWait, which completes it and unpacks; in a compiled plan the gradients are
-// computed straight into the bucket and read from it by the update, so
-// neither copies. For GradientsMean the loss is scaled by 1/N before
-// differentiation and the buckets are summed: no pass divides them. In Graph mode the compiler's schedule (compile.Schedule)
-// issues each start as soon as the bucket's last gradient is computed and
-// each wait just before the first use of its result, so communication
-// overlaps the rest of the backward pass; in PyNative mode the backward
-// pass has finished when the buckets are issued, and the waits follow. The
-// same ops run in both modes, so they compute the same values.
+// AllReduceWait, which completes it and unpacks. In a compiled plan the
+// gradients are computed straight into the bucket and the update reads
+// them from it, so neither step copies. For GradientsMean the loss is
+// scaled by 1/N before differentiation and the buckets are summed, so no
+// pass divides them.
+//
+// In Graph mode the compiler's schedule (compile.Schedule) issues each
+// start as soon as the bucket's last gradient is computed and each wait
+// just before the first use of its result, so that a non-blocking
+// reduction overlaps the rest of the backward pass; in PyNative mode the
+// backward pass has finished when the buckets are issued, and the waits
+// follow. The same ops run in both modes, so they compute the same values.
 
 // meanScaledGrad returns the loss and the gradients of loss/N, N being the
 // number of ranks, so that summing them across ranks gives their mean
