@@ -14,7 +14,8 @@ import (
 // placed late (core.PlaceLate: the wait for it) runs only when nothing else
 // can run before its first user. Every other op keeps its relative order.
 // The plan runs values in graph order, so in a data-parallel training step
-// each gradient bucket is sent while the backward pass computes the next.
+// each gradient bucket is issued while the backward pass still has the
+// next to compute.
 //
 // It is a list schedule: a topological sort that always takes, among the
 // values whose arguments are done, the one of lowest priority — minus
