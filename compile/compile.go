@@ -73,8 +73,11 @@ type Pass struct {
 //   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
 //     already absorbed a bias is no weight gradient) and before loop
 //     fusion, which would take the update's Mul and Sub;
-//   - dead-code elimination runs last to drop what the rewrites orphaned
-//     (buffer assignment happens in exec.Compile, after all passes).
+//   - dead-code elimination runs after the rewrites to drop what they
+//     orphaned;
+//   - scheduling runs last, on the final set of ops, since the plan runs
+//     them in graph order (buffer assignment happens in exec.Compile,
+//     after all passes, from the scheduled order).
 var Passes = []Pass{
 	{Name: "fastmath", Fn: FastMath, MinLevel: O2},
 	{Name: "constfold", Fn: ConstFold, MinLevel: O1},
@@ -86,6 +89,7 @@ var Passes = []Pass{
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1},
 	{Name: "dce", Fn: DCE, Required: true},
+	{Name: "schedule", Fn: Schedule, Required: true},
 }
 
 // Options tune one compilation.

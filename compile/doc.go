@@ -18,6 +18,9 @@
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
+//	schedule       start asynchronous collectives as early, and wait for
+//	               them as late, as their data allows (required; a no-op
+//	               without them)
 //
 // O2 adds, first, fastmath: floating-point reassociations that are exact
 // in real numbers only (x/c → x·(1/c), (x·c1)·c2 → x·(c1·c2)).
@@ -25,13 +28,14 @@
 // Options.Disable skips passes by name, Options.DumpDir writes the IR
 // before and after each pass (text and DOT, numbered), and Options.Verify
 // runs graph.Verify after every pass, as the tests do. Buffer assignment
-// (liveness-planned arena, in-place elementwise updates) happens after the
-// passes, in exec.Compile.
+// (liveness-planned arena, in-place elementwise updates, gradients
+// computed straight into a collective's bucket) happens after the passes,
+// in exec.Compile.
 //
 // # Results and tolerance
 //
-// At O0 only dce runs, so a compiled function computes bit for bit what
-// PyNative mode computes. At O1 results match PyNative mode within float32
+// At O0 only dce and schedule run (schedule only reorders), so a compiled
+// function computes bit for bit what PyNative mode computes. At O1 results match PyNative mode within float32
 // rounding: an elementwise difference of at most about 1e-5 relative
 // (|got−want| ≤ 1e-5·(1+|want|) is what the tests check, on the seed MLP's
 // inference, its whole SGD training step, and every pass in isolation).

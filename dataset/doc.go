@@ -21,6 +21,10 @@
 //   - Batch stacks rows into batch tensors, keeping or dropping a short last
 //     batch;
 //   - Repeat chains epochs, Take truncates them;
+//   - Shard keeps one shard of the rows (MindSpore's num_shards and
+//     shard_id), and ShardedBatch one process's part of each global batch,
+//     for data-parallel training: the processes' batches together are the
+//     single-process batch;
 //   - Prefetch computes rows ahead in a goroutine, with a bounded buffer,
 //     and stops it cleanly when the consumer stops early.
 //

@@ -4,7 +4,10 @@
 // values in one arena per dtype, from value lifetimes: a linear scan over
 // the steps places each buffer (best fit) in memory freed by values whose
 // last use has passed, elementwise ops write in place over an operand that
-// dies with them, and reshapes alias their input. Tensor headers for every
+// dies with them, and reshapes alias their input. A collective's bucket
+// (core.Traits ArgsInResult, ResultsInArg) has the tensors it packs
+// computed straight into it and its unpacked results read from it, at
+// their offsets, instead of copies. Tensor headers for every
 // value are built at compile time, so a run rebinds the argument slots and
 // calls the kernels in order — no allocation per call (RunInto allocates
 // nothing at all; Run allocates only the copies of the results it returns).

@@ -122,6 +122,10 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		assigned[a.Val] = true
 	}
 	st := make([]*storage, n)
+	// off is each value's element offset within its storage: non-zero
+	// only for the results of an op that unpacks its argument in place
+	// (Traits.ResultsInArg) and views of them.
+	off := make([]int, n)
 	members := map[*storage][]*graph.Value{}
 	live := func(s *storage) int {
 		l := 0
@@ -136,12 +140,20 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		case v.IsMulti():
 			// No buffer of its own: its results (KindProj) have theirs.
 			s = &storage{kind: graph.KindProj}
+		case v.Kind == graph.KindProj && v.Args[0].Prim.Traits.ResultsInArg && st[v.Args[0].Args[0].ID].kind == graph.KindOp:
+			op := v.Args[0]
+			s = st[op.Args[0].ID]
+			off[v.ID] = off[op.Args[0].ID]
+			for _, m := range op.Metas[:v.Index] {
+				off[v.ID] += m.Shape.Size()
+			}
 		case v.Kind == graph.KindProj:
 			s = &storage{kind: graph.KindOp, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: pos[v.Args[0].ID]}
 		case v.Kind != graph.KindOp:
 			s = &storage{kind: v.Kind, dtype: v.Meta.DType, size: v.Meta.Shape.Size(), first: i}
 		case v.Prim.Traits.View && len(v.Args) == 1 && v.Args[0].Meta.DType == v.Meta.DType:
 			s = st[v.Args[0].ID]
+			off[v.ID] = off[v.Args[0].ID]
 		case v.Prim.Traits.Elementwise && !assigned[v]:
 			// In place: an argument whose buffer dies here, of the same
 			// size and type, takes the result. (A value assigned to a
@@ -149,7 +161,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			// into the parameter's, which saves more.)
 			for _, a := range v.Args {
 				as := st[a.ID]
-				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && live(as) == i {
+				if as.kind == graph.KindOp && as.dtype == v.Meta.DType && as.size == v.Meta.Shape.Size() && off[a.ID] == 0 && live(as) == i {
 					s = as
 					s.reused = true
 					break
@@ -161,6 +173,9 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		}
 		st[v.ID] = s
 		members[s] = append(members[s], v)
+		if v.Kind == graph.KindOp && v.Prim.Traits.ArgsInResult && s.kind == graph.KindOp && off[v.ID] == 0 {
+			packInPlace(v, s, st, off, members, func(as *storage) bool { return live(as) == i })
+		}
 	}
 	inPlace := assignInPlace(g, st, members, lastUse, pos)
 	var arena []*storage
@@ -202,7 +217,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		case v.IsMulti():
 			// Results are headed by their projections.
 		case s.kind == graph.KindOp:
-			hdr[v.ID] = core.FromBuffer(slabs.slice(s), v.Meta.Shape.Clone())
+			hdr[v.ID] = core.FromBuffer(sub(slabs.slice(s), off[v.ID], v.Meta.Shape.Size()), v.Meta.Shape.Clone())
 		default:
 			// A view of an argument, parameter or constant.
 			src := hdr[members[s][0].ID]
@@ -359,6 +374,51 @@ func (s *slabs) slice(st *storage) any {
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	}
 	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
+}
+
+// packInPlace moves the buffers of v's arguments into v's own storage s,
+// each at its offset, for an op whose result is its arguments packed one
+// after another (Traits.ArgsInResult): the ops that compute the arguments
+// then write them where the result wants them, and the kernel finds them
+// there. An argument moves with every value sharing its buffer (views),
+// as long as that buffer is the arena's, holds that argument alone, and
+// is last read by v (lastHere): the op may overwrite its result (an
+// all-reduce does), which must then change no value read later. Other
+// arguments stay where they are and are copied.
+func packInPlace(v *graph.Value, s *storage, st []*storage, off []int, members map[*storage][]*graph.Value, lastHere func(*storage) bool) {
+	at := 0
+	for _, a := range v.Args {
+		as, n := st[a.ID], a.Meta.Shape.Size()
+		if as != s && as.kind == graph.KindOp && as.dtype == s.dtype && as.size == n && off[a.ID] == 0 && !as.reused && lastHere(as) {
+			for _, m := range members[as] {
+				st[m.ID] = s
+				off[m.ID] += at
+			}
+			members[s] = append(members[s], members[as]...)
+			delete(members, as)
+			s.first = min(s.first, as.first)
+		}
+		at += n
+	}
+}
+
+// sub returns elements [off, off+n) of buf, a slice of one dtype.
+func sub(buf any, off, n int) any {
+	switch b := buf.(type) {
+	case []float32:
+		return b[off : off+n : off+n]
+	case []float64:
+		return b[off : off+n : off+n]
+	case []int32:
+		return b[off : off+n : off+n]
+	case []int64:
+		return b[off : off+n : off+n]
+	case []bool:
+		return b[off : off+n : off+n]
+	case []uint8:
+		return b[off : off+n : off+n]
+	}
+	panic(fmt.Sprintf("exec: no slice of %T", buf))
 }
 
 // layout assigns arena offsets by a linear scan over the steps: a buffer

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
@@ -42,12 +43,24 @@ type TrainOneStepConfig struct {
 	// Jit configures the compiled step; a zero Level follows the context's
 	// JitLevel.
 	Jit spore.JitConfig
+	// Parallel, when set, overrides the process-wide
+	// spore.GetAutoParallelContext for this cell. With DataParallel the
+	// step all-reduces the gradients across ranks before clipping and the
+	// update, and returns the loss averaged across ranks (see package comm
+	// and dataparallel.go).
+	Parallel *spore.AutoParallelContext
 }
 
 // TrainOneStepCell is MindSpore's nn.TrainOneStepCell: one call runs the
 // forward pass of a network with loss, the backward pass for the
 // optimiser's parameters, optional gradient clipping, and the optimiser's
 // in-place update, and returns the loss.
+//
+// With data parallelism (spore.SetAutoParallelContext, or
+// TrainOneStepConfig.Parallel, read when the cell is made) the gradients
+// are all-reduced across ranks in buckets before clipping and the update,
+// overlapping the backward pass in Graph mode, and the loss returned is the
+// mean over ranks.
 //
 // In PyNative mode the step runs eagerly. In Graph mode (or with
 // StepCompiled) the whole step — forward, backward and update — is traced
@@ -79,6 +92,9 @@ type TrainOneStepCell struct {
 type stepKey struct {
 	level spore.Level
 	train string
+	// ranks is the number of ranks a data-parallel step was traced for
+	// (its 1/N scaling is a constant of the graph); 0 stand-alone.
+	ranks int
 }
 
 // NewTrainOneStepCell returns the training cell for a network with loss
@@ -98,7 +114,20 @@ func NewTrainOneStepCell(netWithLoss Module, opt Optimizer, cfg ...TrainOneStepC
 	}
 	weights := opt.Parameters()
 	loss := func(x, y *spore.Tensor) *spore.Tensor { return netWithLoss.Base().Call(x, y) }
-	t.grad = spore.ValueAndGrad(loss, spore.GradPosition(), spore.Weights(weights...))
+	if t.cfg.Parallel == nil {
+		pc := spore.GetAutoParallelContext()
+		t.cfg.Parallel = &pc
+	} else if err := t.cfg.Parallel.Validate(); err != nil {
+		core.Panicf(op, "%v", err)
+	} else {
+		pc := *t.cfg.Parallel // the caller's value may change later
+		t.cfg.Parallel = &pc
+	}
+	if pc := t.cfg.Parallel; pc.ParallelMode == spore.DataParallel && pc.GradientsMean {
+		t.grad = meanScaledGrad(loss, weights)
+	} else {
+		t.grad = spore.ValueAndGrad(loss, spore.GradPosition(), spore.Weights(weights...))
+	}
 	t.args = make([]*spore.Tensor, 2)
 	t.outs = make([]*spore.Tensor, 1)
 	Init(t)
@@ -111,6 +140,9 @@ func NewTrainOneStepCell(netWithLoss Module, opt Optimizer, cfg ...TrainOneStepC
 // loss.
 func (t *TrainOneStepCell) Construct(data, label *spore.Tensor) *spore.Tensor {
 	loss, grads := t.grad(data, label)
+	if t.cfg.Parallel.ParallelMode == spore.DataParallel {
+		loss, grads = allReduceStep(loss, grads, *t.cfg.Parallel)
+	}
 	if t.cfg.ClipGlobalNorm > 0 {
 		grads = ClipByGlobalNorm(grads, t.cfg.ClipGlobalNorm)
 	}
@@ -190,6 +222,9 @@ func (t *TrainOneStepCell) compiled() (stepKey, *spore.JitFunc[func(x, y *spore.
 		t.sigEpoch = e
 	}
 	k := stepKey{level: cfg.Level, train: t.sig}
+	if t.cfg.Parallel.ParallelMode == spore.DataParallel {
+		k.ranks = comm.Size()
+	}
 	j := t.jits[k]
 	if j == nil {
 		j = spore.NewJit(func(x, y *spore.Tensor) *spore.Tensor { return t.Construct(x, y) }, cfg)

@@ -38,4 +38,31 @@
 // parameters, same moments, same step count and so the same scheduled
 // learning rate. Files are safetensors or MindSpore .ckpt by extension
 // (package checkpoint), written atomically.
+//
+// # Data parallelism
+//
+// Under mpirun, with comm.Init and data parallelism asked for
+// (spore.SetAutoParallelContext with spore.DataParallel, or
+// StepConfig.Parallel), a Model trains one replica per rank, as
+// MindSpore's does:
+//
+//   - Train first checks that every rank built the same parameters (names,
+//     shapes, dtypes) and broadcasts rank 0's values, so that all start
+//     alike; a mismatch is an error on every rank naming the first
+//     parameter that differs (SyncReplicas);
+//   - each rank should read its part of every global batch, the same
+//     number of batches on every rank:
+//     ds.Shuffle(n).ShardedBatch(globalBatch, true, comm.Size(), comm.Rank());
+//   - the training cell averages the gradients across ranks, and the loss
+//     each step reports is the global batch's;
+//   - Eval adds the ranks' metric sums (Summable), so each rank evaluating
+//     its shard (dataset's Shard) gets the metrics of the whole set;
+//   - only rank 0 writes checkpoints (SaveCheckpoint, ModelCheckpoint);
+//   - CheckReplicas verifies, whenever asked, that the ranks' parameters
+//     are still bitwise identical.
+//
+// A callback that stops training must decide alike on every rank, or the
+// ranks that go on wait for the others at their next gradient exchange.
+// The callbacks here do: they read the global loss and the combined
+// metrics.
 package train

@@ -22,6 +22,21 @@ type Metric interface {
 	Value() float64
 }
 
+// Summable is a Metric whose state is a few sums, such as correct and
+// total counts. Under data parallelism Eval adds the ranks' sums before
+// reading Value, so that accuracy over a sharded test set is the accuracy
+// over the whole of it (a ratio of sums, not a mean of the ranks' ratios,
+// which would weigh a rank with fewer samples as much as one with more).
+// Every metric here is Summable; Eval refuses a metric that is not when
+// the ranks' results must be combined.
+type Summable interface {
+	Metric
+	// Sums returns the state as numbers that add across ranks.
+	Sums() []float64
+	// SetSums replaces the state by sums as Sums returned them, added up.
+	SetSums([]float64)
+}
+
 // classes returns the predicted class of each row of logits [N, C] and
 // the label classes, from class indices [N] or one-hot / probability rows
 // [N, C].
@@ -70,6 +85,12 @@ func (a *Accuracy) Update(logits, labels *tensor.Tensor, _ float64) {
 	a.total += len(pred)
 }
 
+// Sums returns (correct, total).
+func (a *Accuracy) Sums() []float64 { return []float64{float64(a.correct), float64(a.total)} }
+
+// SetSums sets (correct, total).
+func (a *Accuracy) SetSums(s []float64) { a.correct, a.total = int(s[0]), int(s[1]) }
+
 // Value returns correct/total (0 before any batch).
 func (a *Accuracy) Value() float64 {
 	if a.total == 0 {
@@ -104,6 +125,12 @@ func (l *Loss) Update(logits, _ *tensor.Tensor, loss float64) {
 	l.sum += loss * float64(n)
 	l.n += n
 }
+
+// Sums returns (the loss summed over samples, the number of samples).
+func (l *Loss) Sums() []float64 { return []float64{l.sum, float64(l.n)} }
+
+// SetSums sets the sums.
+func (l *Loss) SetSums(s []float64) { l.sum, l.n = s[0], int(s[1]) }
 
 // Value returns the mean loss.
 func (l *Loss) Value() float64 {
@@ -156,6 +183,12 @@ func (t *TopK) Update(logits, labels *tensor.Tensor, _ float64) {
 	}
 	t.total += len(want)
 }
+
+// Sums returns (correct, total).
+func (t *TopK) Sums() []float64 { return []float64{float64(t.correct), float64(t.total)} }
+
+// SetSums sets (correct, total).
+func (t *TopK) SetSums(s []float64) { t.correct, t.total = int(s[0]), int(s[1]) }
 
 // Value returns correct/total (0 before any batch).
 func (t *TopK) Value() float64 {

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/nn"
@@ -43,6 +44,7 @@ type Model struct {
 
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
+	parallel spore.AutoParallelContext // the cell's data-parallel setting
 }
 
 // NewModel returns a model, MindSpore's Model(network, loss_fn, optimizer,
@@ -61,6 +63,7 @@ func (m *Model) TrainCell() *nn.TrainOneStepCell {
 			core.Panicf("train.Model", "no optimizer: the model cannot be trained")
 		}
 		m.withLoss = nn.NewWithLossCell(m.Network, m.LossFn)
+		m.parallel = stepParallel(m.StepConfig)
 		m.cell = nn.NewTrainOneStepCell(m.withLoss, m.Optimizer, m.StepConfig)
 	}
 	return m.cell
@@ -87,6 +90,11 @@ func (m *Model) Train(epochs int, ds Dataset, callbacks ...Callback) error {
 // is not nil), MindSpore's Model.fit: the results are in
 // RunContext.Metrics as "eval_<metric name>" for the epoch-end callbacks
 // (EarlyStopping monitors them).
+//
+// Under data parallelism (DataParallel), Fit first makes the ranks'
+// replicas agree (SyncReplicas) and fails on every rank if their models
+// differ; each rank should iterate its own part of every global batch
+// (dataset's ShardedBatch), the same number of steps on every rank.
 func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) (err error) {
 	if epochs < 0 {
 		core.Panicf("train.Model.Train", "epochs %d is negative", epochs)
@@ -95,6 +103,9 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 		core.Panicf("train.Model.Train", "no dataset")
 	}
 	cell := m.TrainCell()
+	if err := m.SyncReplicas(); err != nil {
+		return err
+	}
 	ctx := &RunContext{Model: m, Epochs: epochs, GlobalStep: m.GlobalStep(), Metrics: map[string]float64{}}
 	each := func(f func(Callback)) {
 		for _, cb := range callbacks {
@@ -154,6 +165,10 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 // Eval runs the network in inference mode over ds and returns every
 // metric by name, MindSpore's Model.eval. With no metrics it reports the
 // mean loss as "loss".
+//
+// Under data parallelism (DataParallel) each rank evaluates its shard of
+// the set (dataset.Shard) and Eval adds the ranks' sums (Summable), so
+// that every rank returns the metrics of the whole set.
 func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 	metrics := m.Metrics
 	if len(metrics) == 0 {
@@ -180,6 +195,13 @@ func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 			mt.Update(logits, batch[1], loss)
 		}
 		n++
+	}
+	if m.DataParallel() {
+		// Every rank reaches this point, even one whose shard of the
+		// set is empty: the check below runs on the combined count.
+		if err := reduceMetrics(metrics, &n); err != nil {
+			return nil, err
+		}
 	}
 	if n == 0 {
 		return nil, errors.New("train: eval: the dataset has no batches")
@@ -213,8 +235,13 @@ func (m *Model) CheckpointParams() []checkpoint.Param {
 }
 
 // SaveCheckpoint writes the network's parameters and the optimiser's
-// state to path (.safetensors or .ckpt, by extension), atomically.
+// state to path (.safetensors or .ckpt, by extension), atomically. In a
+// data-parallel run only rank 0 writes (see WritesCheckpoints); the other
+// ranks, whose replicas are the same, return nil without writing.
 func (m *Model) SaveCheckpoint(path string) error {
+	if !m.WritesCheckpoints() {
+		return nil
+	}
 	return checkpoint.Save(path, m.CheckpointParams(), nil)
 }
 

@@ -30,6 +30,8 @@ type CheckpointConfig struct {
 // state during training, MindSpore's ModelCheckpoint, to files named
 // <prefix>-<epoch>_<step>.<format> where step is the step within the
 // epoch. Writes are atomic; a failed save stops training with its error.
+// In a data-parallel run only rank 0 writes, and only its Saved lists
+// files.
 type ModelCheckpoint struct {
 	BaseCallback
 	cfg CheckpointConfig
@@ -83,6 +85,9 @@ func (m *ModelCheckpoint) OnEpochEnd(c *RunContext) {
 }
 
 func (m *ModelCheckpoint) save(c *RunContext) {
+	if !c.Model.WritesCheckpoints() {
+		return // rank 0 of a data-parallel run writes the files
+	}
 	name := filepath.Join(m.cfg.Dir, fmt.Sprintf("%s-%d_%d%s", m.cfg.Prefix, c.Epoch, c.Step, m.cfg.Format))
 	if n := len(m.Saved); n > 0 && m.Saved[n-1] == name {
 		return // the step and epoch periods met at the same point

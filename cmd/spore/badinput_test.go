@@ -23,11 +23,19 @@ import (
 // (SPORE_JIT, SPORE_SAVE_GRAPHS) take effect.
 const runMainEnv = "SPORE_CLI_TEST_RUN_MAIN"
 
+// atExit holds what the tests leave for after the last of them, such as
+// removing a binary several tests share.
+var atExit []func()
+
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range atExit {
+		f()
+	}
+	os.Exit(code)
 }
 
 // runChild runs "spore args..." in a child process with env added to the
@@ -195,6 +203,8 @@ func TestBadInputNeverPanics(t *testing.T) {
 		{"--plot into a missing directory", nil, []string{"train", "--plot", filepath.Join(dir, "no", "loss.svg")}, "does not exist"},
 		{"--plot under a file", nil, []string{"train", "--plot", filepath.Join(file, "loss.svg")}, "is not a directory"},
 		{"--plot onto a directory", nil, []string{"train", "--plot", dirCkpt + ".svg"}, "is a directory"},
+		{"--loss-log into a missing directory", nil, []string{"train", "--loss-log", filepath.Join(dir, "no", "such", "loss.tsv")}, "--loss-log " + filepath.Join(dir, "no", "such", "loss.tsv") + ": directory"},
+		{"--loss-log onto a directory", nil, []string{"train", "--loss-log", dir}, "--loss-log " + dir + ": is a directory"},
 		{"--lr inf", nil, []string{"train", "--lr", "inf"}, "--lr must be a positive finite number, got +Inf"},
 		{"--lr NaN", nil, []string{"train", "--lr", "NaN"}, "got NaN"},
 		{"--lr negative", nil, []string{"train", "--lr", "-0.1"}, "got -0.1"},

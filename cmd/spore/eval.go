@@ -43,11 +43,11 @@ func cmdEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	acc, err := accuracy(m, test)
+	acc, n, err := accuracy(m, test)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images (%s)\n", 100*acc, test.Len(), *ckpt)
+	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images (%s)\n", 100*acc, n, *ckpt)
 	return nil
 }
 

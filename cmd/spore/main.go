@@ -91,10 +91,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.As(err, new(*usageError)):
-			fmt.Fprintf(stderr, "spore %s: %s\n", c.name, message(err))
+			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
 			return 2
 		default:
-			fmt.Fprintf(stderr, "spore %s: %s\n", c.name, message(err))
+			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
 			return 1
 		}
 	}

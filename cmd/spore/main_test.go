@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,5 +123,41 @@ func TestGraphDumps(t *testing.T) {
 	}
 	if !strings.Contains(out, "MatMulBiasAct") || !strings.Contains(out, "assign") {
 		t.Errorf("final IR lacks the fused GEMM or the parameter updates:\n%s", out)
+	}
+}
+
+// TestLossLog checks --loss-log against the run's own report: one line
+// per step, numbered, whose mean is the epoch's mean loss.
+func TestLossLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loss.tsv")
+	out, errOut, code := runCLI(t, "train", "--epochs", "2", "--steps", "15", "--loss-log", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 31 || lines[0] != "# step\tloss" {
+		t.Fatalf("%d lines, want a header and 30 steps:\n%s", len(lines), b)
+	}
+	var sums [2]float64
+	for i, line := range lines[1:] {
+		step, loss, _ := strings.Cut(line, "\t")
+		l, err := strconv.ParseFloat(loss, 64)
+		if step != strconv.Itoa(i+1) || err != nil {
+			t.Fatalf("line %d: %q, want step %d and a loss", i+2, line, i+1)
+		}
+		sums[i/15] += l
+	}
+	for e, sum := range sums {
+		want := fmt.Sprintf("epoch %d/2: mean loss %.4f", e+1, sum/15)
+		if !strings.Contains(out, want) {
+			t.Errorf("the log's epoch %d mean does not match the report: want %q in\n%s", e+1, want, out)
+		}
+	}
+	if !strings.Contains(out, "wrote 30 losses to "+path) {
+		t.Errorf("the report does not name the log:\n%s", out)
 	}
 }

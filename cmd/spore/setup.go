@@ -164,19 +164,26 @@ func checkSavePath(path string) error {
 	if _, err := checkpoint.FormatOf(path); err != nil {
 		return usagef("--save %s: want a .safetensors or .ckpt file", path)
 	}
+	return checkOutPath("--save", path)
+}
+
+// checkOutPath refuses a path, given by flag, that a file could not be
+// written to at the end of the run: a directory, or a directory that does
+// not exist or cannot be written.
+func checkOutPath(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("--save %s: is a directory", path)
+		return fmt.Errorf("%s %s: is a directory", flag, path)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("--save %s: directory %s does not exist", path, dir)
+		return fmt.Errorf("%s %s: directory %s does not exist", flag, path, dir)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("--save %s: %s is not a directory", path, dir)
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
 	}
 	if err := checkWritable(dir); err != nil {
-		return fmt.Errorf("--save %s: %v", path, err)
+		return fmt.Errorf("%s %s: %v", flag, path, err)
 	}
 	return nil
 }

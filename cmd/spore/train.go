@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/dataset"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/train"
@@ -17,7 +18,7 @@ import (
 // model.
 type trainFlags struct {
 	mode, model, optimizer, save, resume, data string
-	summaryDir, plot, dashboard                string
+	summaryDir, plot, dashboard, lossLog       string
 	dashboardKeep                              bool
 	epochs, batch, steps, histogramFreq        int
 	lr                                         float64
@@ -26,7 +27,10 @@ type trainFlags struct {
 
 func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", "Trains a model on MNIST (embedded in spore; --data for other IDX files),\n"+
-		"shows progress, and reports test accuracy, wall time and throughput.", stdout)
+		"shows progress, and reports test accuracy, wall time and throughput.\n\n"+
+		"Launched by mpirun (a binary built with -tags mpi), it trains data-parallel:\n"+
+		"--batch is the global batch, split evenly over the processes, and rank 0\n"+
+		"alone prints and writes files.", stdout)
 	var f trainFlags
 	fs.StringVar(&f.mode, "mode", "graph", "execution mode: graph or pynative")
 	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network) or lenet")
@@ -44,11 +48,28 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.plot, "plot", "", "draw the per-step loss curve to this .svg file")
 	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
 	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
+	fs.StringVar(&f.lossLog, "loss-log", "", "write every step's loss to this file when training ends: one line per step, the global step and the loss (the global batch's, under mpirun)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if f.epochs < 0 || f.batch <= 0 || f.steps < 0 {
 		return usagef("--batch must be positive and --epochs and --steps not negative")
+	}
+	// Under mpirun every process runs this command; comm tells them
+	// apart. Started before anything else so that the checks below can
+	// look at the rank, and finished only at the end of a successful run
+	// (not in a defer, which a panic would run too): a process that fails
+	// exits without finishing, and mpirun then stops the others, which
+	// may be waiting for it in a collective that would never complete.
+	dp, err := startParallel(f.batch)
+	if err != nil {
+		return err
+	}
+	if dp.rank != 0 {
+		// Rank 0 reports, logs and serves for all: the ranks' replicas
+		// are the same model.
+		stdout = io.Discard
+		f.summaryDir, f.plot, f.dashboard, f.dashboardKeep = "", "", "", false
 	}
 	if f.epochs == 0 {
 		// Enough for the MLP to pass 97% and LeNet-5 98.5% on MNIST.
@@ -62,8 +83,17 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if err := checkEnv(); err != nil {
 		return err
 	}
-	if f.save != "" {
-		if err := checkSavePath(f.save); err != nil {
+	// Rank 0 writes the files; the others may run where the paths do
+	// not exist.
+	for _, out := range []struct{ flag, path string }{{"--save", f.save}, {"--loss-log", f.lossLog}} {
+		if out.path == "" || dp.rank != 0 {
+			continue
+		}
+		check := checkSavePath
+		if out.flag == "--loss-log" {
+			check = func(p string) error { return checkOutPath("--loss-log", p) }
+		}
+		if err := check(out.path); err != nil {
 			return err
 		}
 	}
@@ -110,16 +140,33 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		// Batches drop the remainder: no step would run.
 		return usagef("--batch %d is larger than the %s (%d images); use a smaller --batch", f.batch, dataName(f.data, "training set"), trainSet.Len())
 	}
-	batches := trainSet.Shuffle(trainSet.Len()).Batch(f.batch, true)
+	// Every rank shuffles alike (the same seed) and takes its part of
+	// each global batch: together the ranks' batches are the batches of a
+	// single process.
+	batches, err := trainSet.Shuffle(trainSet.Len()).ShardedBatch(f.batch, true, dp.size, dp.rank)
+	if err != nil {
+		return err
+	}
 	if f.steps > 0 {
 		batches = batches.Take(f.steps)
 	}
 	mode := modeLabel(f.mode)
 	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s, %s\n",
 		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
+	if dp.size > 1 {
+		fmt.Fprintf(stdout, "data parallel: %d processes (%s), %d samples per process per step\n", dp.size, comm.Backend(), f.batch/dp.size)
+	}
 
-	bar := &progressCallback{p: newProgress(stdout, stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout), f.epochs, f.batch), steps: batches.Len()}
+	// mpirun forwards the ranks' output line by line, through a terminal
+	// of its own: a bar redrawn in place would come out as one long line.
+	tty := stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout) && dp.size == 1
+	bar := &progressCallback{p: newProgress(stdout, tty, f.epochs, f.batch), steps: batches.Len()}
 	callbacks := []train.Callback{bar}
+	var losses *lossRecorder
+	if f.lossLog != "" {
+		losses = &lossRecorder{}
+		callbacks = append(callbacks, losses)
+	}
 	var collector *train.SummaryCollector
 	if f.summaryDir != "" {
 		freq := f.histogramFreq
@@ -144,11 +191,20 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	wall := time.Since(start)
 	samples := bar.total * f.batch
 
-	acc, err := accuracy(m, testSet)
+	if dp.size > 1 {
+		// Data parallelism promises identical replicas; check it, so that
+		// the report below speaks for every rank's weights.
+		if err := m.CheckReplicas(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "replicas: the parameters of all %d processes are bitwise identical\n", dp.size)
+	}
+	// Each rank evaluates its shard of the test set; Eval adds the counts.
+	acc, evaluated, err := accuracy(m, testSet.Shard(dp.size, dp.rank))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, testSet.Len())
+	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, evaluated)
 	if collector != nil {
 		collector.Writer().AddScalar("eval/accuracy", int64(m.GlobalStep()), acc)
 		if err := collector.Close(); err != nil {
@@ -172,17 +228,31 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "saved %s\n", f.save)
 	}
+	if losses != nil && dp.rank == 0 {
+		if err := losses.write(f.lossLog); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %d losses to %s\n", len(losses.lines), f.lossLog)
+	}
 	dash.finish()
-	return nil
+	return finishParallel()
 }
 
-// accuracy evaluates m on the test set in batches of 1000.
-func accuracy(m *train.Model, test *dataset.Dataset) (float64, error) {
+// accuracy evaluates m on the test set in batches of 1000 and returns the
+// accuracy and the number of images it counts (over all ranks, under
+// data parallelism). m's metrics must include a *train.Accuracy.
+func accuracy(m *train.Model, test *dataset.Dataset) (float64, int, error) {
 	res, err := m.Eval(test.Batch(1000, false))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return res["accuracy"], nil
+	n := 0
+	for _, mt := range m.Metrics {
+		if a, ok := mt.(*train.Accuracy); ok {
+			n = int(a.Sums()[1])
+		}
+	}
+	return res["accuracy"], n, nil
 }
 
 // dataName names a split for messages: "--data DIR's training set", or

@@ -37,7 +37,37 @@ type Traits struct {
 	// Cost is a rough count of arithmetic per output element, used to avoid
 	// duplicating expensive producers when fusing.
 	Cost int
+	// ArgsInResult: the result is the op's arguments' elements packed
+	// one after another (a bucket). The executor may then have each
+	// argument computed straight into its place in the result's buffer;
+	// the kernel finds it already there and must leave it.
+	ArgsInResult bool
+	// ResultsInArg: the results of a multi-result op are consecutive
+	// pieces, in order, of its first argument's elements (an unpacked
+	// bucket). The executor may then place each result in that argument's
+	// buffer instead of a buffer of its own; the kernel finds a result
+	// already there and must leave it (or update it in place).
+	ResultsInArg bool
+	// Placement asks the scheduler to move the op within a compiled plan:
+	// the start of asynchronous work (a non-blocking all-reduce) runs as
+	// early as its inputs allow, the wait for it as late as its users
+	// allow, so that the work overlaps what runs between them.
+	Placement Placement
 }
+
+// Placement is where the scheduler puts an op (Traits.Placement).
+type Placement uint8
+
+const (
+	// PlaceInOrder keeps the op where the program applied it.
+	PlaceInOrder Placement = iota
+	// PlaceEarly runs the op, and the work that only it needs, as soon as
+	// its inputs are computed.
+	PlaceEarly
+	// PlaceLate runs the op only when nothing else can run before its
+	// first user.
+	PlaceLate
+)
 
 // Prim is the one definition of a primitive op: its name, how it infers the
 // output's shape and dtype, its kernels (a table keyed by dtype and

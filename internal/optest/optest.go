@@ -9,6 +9,7 @@ package optest
 import (
 	"math"
 
+	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -317,6 +318,25 @@ func Cases() []Case {
 			return core.Apply(ops.AvgPoolGradPrim, a, xs[0])
 		}, Inputs: in(u(-2, 2, 5, 1, 2, 3, 3)), Differentiable: true, Diff: []int{0}},
 	)
+	// Collectives: in one process (the default build) an all-reduce is the
+	// identity, and its gradient the same all-reduce of the cotangent.
+	for _, op := range []comm.ReduceOp{comm.Sum, comm.Mean} {
+		add(Case{Prim: comm.AllReducePrim, Name: "AllReduce/" + op.String(), Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return comm.AllReduce(xs[0], op)
+		}, Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}})
+	}
+	for _, c := range []struct {
+		p  *core.Prim
+		fn func(*tensor.Tensor) *tensor.Tensor
+	}{
+		{comm.BroadcastPrim, func(x *tensor.Tensor) *tensor.Tensor { return comm.Broadcast(x, 0) }},
+		{comm.ReducePrim, func(x *tensor.Tensor) *tensor.Tensor { return comm.Reduce(x, 0) }},
+		{comm.AllGatherPrim, comm.AllGather},
+		{comm.ReduceScatterPrim, comm.ReduceScatter},
+	} {
+		add(Case{Prim: c.p, Name: c.p.Name, Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return c.fn(xs[0]) },
+			Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}})
+	}
 	// Randomness: the mask does not depend on its input's values.
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])
