@@ -82,6 +82,7 @@ type TrainOneStepCell struct {
 	grad     func(...*spore.Tensor) (*spore.Tensor, []*spore.Tensor)
 	stepMu   sync.Mutex
 	jits     map[stepKey]*spore.JitFunc[func(x, y *spore.Tensor) *spore.Tensor]
+	gradJits map[stepKey]*spore.JitFunc[func(...*spore.Tensor) []*spore.Tensor]
 	args     []*spore.Tensor
 	outs     []*spore.Tensor
 	lossBuf  map[stepKey]*spore.Tensor
@@ -139,15 +140,59 @@ func NewTrainOneStepCell(netWithLoss Module, opt Optimizer, cfg ...TrainOneStepC
 // records it into the graph being traced on symbolic ones, and returns the
 // loss.
 func (t *TrainOneStepCell) Construct(data, label *spore.Tensor) *spore.Tensor {
+	loss, _ := t.construct(data, label)
+	return loss
+}
+
+// construct is Construct that also returns the gradients the update
+// applied: after the data-parallel reduction, before clipping.
+func (t *TrainOneStepCell) construct(data, label *spore.Tensor) (*spore.Tensor, []*spore.Tensor) {
 	loss, grads := t.grad(data, label)
 	if t.cfg.Parallel.ParallelMode == spore.DataParallel {
 		loss, grads = allReduceStep(loss, grads, *t.cfg.Parallel)
 	}
+	applied := grads
 	if t.cfg.ClipGlobalNorm > 0 {
-		grads = ClipByGlobalNorm(grads, t.cfg.ClipGlobalNorm)
+		applied = ClipByGlobalNorm(grads, t.cfg.ClipGlobalNorm)
 	}
-	t.Optimizer.Step(grads)
-	return loss
+	t.Optimizer.Step(applied)
+	return loss, grads
+}
+
+// StepWithGrads runs one training step, as Step does, and also returns
+// the gradients the step computed for the optimiser's parameters, in
+// their order, as new tensors: after the data-parallel reduction and
+// before any ClipGlobalNorm. It is the same step, not an extra pass:
+// Dropout draws one mask and BatchNorm updates its statistics once, so a
+// run that asks for the gradients at some steps trains as one that never
+// does — bit for bit at O0; at higher levels the compiled step that also
+// returns the gradients may round differently in the last place, since
+// its gradients must be materialised rather than fused into the update.
+// In Graph mode it is compiled once per input signature, beside Step's
+// plan.
+func (t *TrainOneStepCell) StepWithGrads(data, label *spore.Tensor) (float64, []*spore.Tensor) {
+	if !t.compiledMode() {
+		loss, grads := t.construct(data, label)
+		return loss.Item(), grads
+	}
+	t.stepMu.Lock()
+	defer t.stepMu.Unlock()
+	k, _ := t.compiled()
+	j := t.gradJits[k]
+	if j == nil {
+		cfg := t.jitConfig()
+		cfg.Name += "WithGrads"
+		j = spore.NewJit(func(xs ...*spore.Tensor) []*spore.Tensor {
+			loss, grads := t.construct(xs[0], xs[1])
+			return append([]*spore.Tensor{loss}, grads...)
+		}, cfg)
+		if t.gradJits == nil {
+			t.gradJits = map[stepKey]*spore.JitFunc[func(...*spore.Tensor) []*spore.Tensor]{}
+		}
+		t.gradJits[k] = j
+	}
+	out := j.Fn(data, label)
+	return out[0].Item(), out[1:]
 }
 
 // Call runs one training step on (data, label) and returns the loss, a
@@ -205,9 +250,9 @@ func (t *TrainOneStepCell) runCompiled(data, label *spore.Tensor) *spore.Tensor 
 	return buf
 }
 
-// compiled returns the compiled step for the current level and training
-// flags, creating it on first use.
-func (t *TrainOneStepCell) compiled() (stepKey, *spore.JitFunc[func(x, y *spore.Tensor) *spore.Tensor]) {
+// jitConfig is the configuration of the compiled step: the cell's, at
+// the context's level unless it names one.
+func (t *TrainOneStepCell) jitConfig() spore.JitConfig {
 	cfg := t.cfg.Jit
 	if cfg.Level == spore.Level(0) {
 		cfg.Level = spore.GetContext().JitLevel
@@ -215,6 +260,13 @@ func (t *TrainOneStepCell) compiled() (stepKey, *spore.JitFunc[func(x, y *spore.
 	if cfg.Name == "" {
 		cfg.Name = "TrainOneStepCell"
 	}
+	return cfg
+}
+
+// compiled returns the compiled step for the current level and training
+// flags, creating it on first use.
+func (t *TrainOneStepCell) compiled() (stepKey, *spore.JitFunc[func(x, y *spore.Tensor) *spore.Tensor]) {
+	cfg := t.jitConfig()
 	// The training flags are read at trace time (Dropout, BatchNorm), so
 	// they key the compiled step; they are re-read only after a SetTrain.
 	if e := trainEpoch.Load() + 1; e != t.sigEpoch {
@@ -245,6 +297,9 @@ func (t *TrainOneStepCell) StepStats() spore.JitStats {
 	defer t.stepMu.Unlock()
 	var s spore.JitStats
 	for _, j := range t.jits {
+		s = s.Add(j.Stats())
+	}
+	for _, j := range t.gradJits {
 		s = s.Add(j.Stats())
 	}
 	return s

@@ -31,6 +31,12 @@ type RunContext struct {
 	Loss float64
 	// Batch is the current batch, during a step.
 	Batch []*tensor.Tensor
+	// WantGrads, set by a callback's OnStepBegin, asks the step for its
+	// gradients; the step then runs as nn.TrainOneStepCell.StepWithGrads
+	// and Grads holds them (one per optimiser parameter, in its order)
+	// for OnStepEnd. Both are cleared after every step.
+	WantGrads bool
+	Grads     []*tensor.Tensor
 	// Metrics holds, at epoch end, "loss" (the epoch's mean training loss)
 	// and "eval_<name>" for each validation metric of Fit.
 	Metrics map[string]float64

@@ -136,9 +136,14 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 			ctx.GlobalStep++
 			ctx.Batch = batch
 			each(func(cb Callback) { cb.OnStepBegin(ctx) })
-			ctx.Loss = cell.Step(batch[0], batch[1])
+			if ctx.WantGrads {
+				ctx.Loss, ctx.Grads = cell.StepWithGrads(batch[0], batch[1])
+			} else {
+				ctx.Loss = cell.Step(batch[0], batch[1])
+			}
 			sum += ctx.Loss
 			each(func(cb Callback) { cb.OnStepEnd(ctx) })
+			ctx.WantGrads, ctx.Grads = false, nil
 			if ctx.stop {
 				break
 			}

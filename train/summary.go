@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
-	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/summary"
 	"github.com/sporeml/spore/tensor"
 )
@@ -37,8 +36,8 @@ type SummaryConfig struct {
 	// negative value turns histograms off. MindSpore's
 	// collect_tensor_freq.
 	HistogramFreq int
-	// NoGradients leaves out the gradient histograms, and with them the
-	// extra forward and backward pass they take.
+	// NoGradients leaves out the gradient histograms (and the step's
+	// second compiled form that returns them).
 	NoGradients bool
 	// NoGraphs leaves out the compiled graphs.
 	NoGraphs bool
@@ -66,17 +65,13 @@ type SummaryConfig struct {
 // Steps are numbered by RunContext.GlobalStep, so a resumed run continues
 // its curves.
 //
-// Gradients: in Graph mode the step's gradients live inside one compiled
-// graph and never reach Go. So at a histogram step the collector computes
-// them itself, before the step, with spore.ValueAndGrad of the network
-// with loss on the same batch and the same parameters (compiled once, as
-// "GradientsForSummary", when the step is compiled): the gradient the
-// step then applies, up to the rounding of the compiler's rewrites. This
-// extra pass runs the network in training mode, so a network with
-// Dropout draws extra random masks (its trajectory differs from a run
-// without gradient histograms), and BatchNorm updates its running
-// statistics one extra time per histogram step; set NoGradients to keep
-// such a run bit-identical.
+// Gradients come from the training step itself: at a histogram step the
+// collector asks for them (RunContext.WantGrads) and the step runs as
+// nn.TrainOneStepCell.StepWithGrads, which returns the gradients it
+// applied. No extra pass runs, so Dropout draws no extra masks and
+// BatchNorm's statistics move once per step, as without the collector;
+// in Graph mode that step is compiled once more, with the gradients as
+// results ("TrainOneStepCellWithGrads").
 //
 // The event file is flushed every second and at the end of training;
 // Close closes it. A write error (a full disk) stops training at the next
@@ -86,8 +81,6 @@ type SummaryCollector struct {
 	cfg SummaryConfig
 	w   *summary.Writer
 
-	grad       func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor)
-	gradModel  *Model
 	stopWatch  func()
 	graphMu    sync.Mutex
 	graphErr   error
@@ -228,42 +221,22 @@ func (c *SummaryCollector) OnStepBegin(ctx *RunContext) {
 	if !c.histogramStep(ctx) || m.Optimizer == nil {
 		return
 	}
-	params := m.Optimizer.Parameters()
-	for _, p := range params {
+	for _, p := range m.Optimizer.Parameters() {
 		c.w.AddHistogram("param/"+paramName(p), step, float32s(p))
 	}
-	if c.cfg.NoGradients || len(ctx.Batch) < 2 {
-		return
-	}
-	if c.grad == nil || c.gradModel != m {
-		c.grad = gradFunc(m, params)
-		c.gradModel = m
-	}
-	_, grads := c.grad(ctx.Batch[0], ctx.Batch[1])
-	for i, g := range grads {
-		if g != nil && i < len(params) {
-			c.w.AddHistogram("grad/"+paramName(params[i]), step, float32s(g))
-		}
+	if !c.cfg.NoGradients {
+		ctx.WantGrads = true
 	}
 }
 
-// gradFunc returns the function that computes the gradients of the
-// model's loss for params, run as the training step runs: compiled (one
-// graph for the forward and backward pass, named GradientsForSummary)
-// when the step is compiled, eagerly otherwise.
-func gradFunc(m *Model, params []*tensor.Tensor) func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) {
-	withLoss := m.TrainCell().Network
-	vg := spore.ValueAndGrad(func(x, y *tensor.Tensor) *tensor.Tensor { return withLoss.Base().Call(x, y) },
-		spore.GradPosition(), spore.Weights(params...))
-	f := func(x, y *tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) { return vg(x, y) }
-	compiled := m.StepConfig.Mode == nn.StepCompiled ||
-		m.StepConfig.Mode == nn.StepFollowContext && spore.GetContext().Mode == spore.GraphMode
-	if !compiled {
-		return f
+// gradHistograms records the gradients a step returned (RunContext.Grads).
+func (c *SummaryCollector) gradHistograms(ctx *RunContext) {
+	params := ctx.Model.Optimizer.Parameters()
+	for i, g := range ctx.Grads {
+		if g != nil && i < len(params) {
+			c.w.AddHistogram("grad/"+paramName(params[i]), int64(ctx.GlobalStep), float32s(g))
+		}
 	}
-	cfg := m.StepConfig.Jit
-	cfg.Name = "GradientsForSummary"
-	return spore.Jit(f, cfg)
 }
 
 // float32s returns t's elements as float32: its own buffer, read only,
@@ -288,6 +261,9 @@ func paramName(p *tensor.Tensor) string {
 func (c *SummaryCollector) OnStepEnd(ctx *RunContext) {
 	now := time.Now()
 	defer c.timeSpent(now)
+	if len(ctx.Grads) > 0 {
+		c.gradHistograms(ctx)
+	}
 	if len(ctx.Batch) > 0 && ctx.Batch[0].Rank() > 0 {
 		c.samples += ctx.Batch[0].Dim(0)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/summary"
 	"github.com/sporeml/spore/tensor"
@@ -175,3 +176,50 @@ func TestSummaryCollectorBadInput(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o644) }
+
+// Asking for gradient histograms does not change training: the gradients
+// come from the step itself, so a network with Dropout and BatchNorm ends
+// with bitwise the same parameters and statistics as without the
+// collector, in both modes (Graph mode at O0, where the step that also
+// returns its gradients rounds as the plain one does).
+func TestSummaryCollectorLeavesTrainingAlone(t *testing.T) {
+	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		t.Run(map[spore.Mode]string{spore.PyNativeMode: "pynative", spore.GraphMode: "graph"}[mode], func(t *testing.T) {
+			run := func(collect bool) [][]float32 {
+				var out [][]float32
+				withMode(mode, func() {
+					spore.SetSeed(7)
+					net := nn.NewSequentialCell(nn.NewDense(10, 32), nn.NewBatchNorm1d(32), nn.NewReLU(), nn.NewDropout(0.3), nn.NewDense(32, 4))
+					opt := optim.NewSGD(net.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.05)}, Momentum: 0.9})
+					m := train.NewModel(net, nn.NewCrossEntropyLoss("", 0), opt)
+					m.StepConfig.Jit.Level = spore.O0
+					var cbs []train.Callback
+					if collect {
+						col, err := train.NewSummaryCollector(filepath.Join(t.TempDir(), "run"), train.SummaryConfig{HistogramFreq: 2})
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer col.Close()
+						cbs = append(cbs, col)
+					}
+					if err := m.Train(2, blobData(3, 48, 8), cbs...); err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range net.Parameters() {
+						out = append(out, p.Float32s())
+					}
+				})
+				return out
+			}
+			plain, collected := run(false), run(true)
+			if len(plain) != len(collected) {
+				t.Fatalf("%d and %d parameters", len(plain), len(collected))
+			}
+			for i := range plain {
+				if !slices.Equal(plain[i], collected[i]) {
+					t.Errorf("parameter %d differs with the collector: %v… vs %v…", i, plain[i][:min(4, len(plain[i]))], collected[i][:min(4, len(collected[i]))])
+				}
+			}
+		})
+	}
+}
