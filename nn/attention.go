@@ -124,8 +124,10 @@ func NewMultiheadAttention(embedDim, numHeads int, cfg ...MultiheadAttentionConf
 // Masks follow PyTorch's convention for nn.MultiheadAttention (the
 // opposite of scaled_dot_product_attention's): a Bool mask is true where
 // attention is NOT allowed, and a float mask (of the query's dtype) is
-// added to the scores. A query row whose keys are all masked has
-// undefined softmax weights and yields NaN, as in PyTorch.
+// added to the scores. A query whose keys are all masked gets zero
+// weights, so its attention output is the output projection's bias, and
+// zero gradients: the answer of torch's fused attention kernels and of
+// FlashAttention, where PyTorch's plain softmax path gives NaN.
 type AttentionOptions struct {
 	// KeyPaddingMask marks keys to ignore per batch element: [batch, S]
 	// ([S] for unbatched input).
@@ -188,10 +190,13 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 	mask := m.additiveMask(op, opts, unbatched, N, L, S, dt)
 
 	scores := ops.MatMulT(ops.MulScalar(q, 1/math.Sqrt(float64(D))), k, false, true) // [N, H, L, S]
+	var p *spore.Tensor
 	if mask != nil {
-		scores = ops.Add(scores, mask)
+		p = maskedSoftmax(ops.Add(scores, mask))
+	} else {
+		p = ops.Softmax(scores, -1)
 	}
-	p := ops.Dropout(ops.Softmax(scores, -1), m.Dropout, m.Training())
+	p = ops.Dropout(p, m.Dropout, m.Training())
 	o := ops.MatMul(p, v) // [N, H, L, D]
 
 	if m.BatchFirst {
@@ -336,6 +341,18 @@ func (m *MultiheadAttention) additiveMask(op string, opts AttentionOptions, unba
 		add(ops.Reshape(toAdditive(op, "key_padding_mask", kp, dt), N, 1, 1, S))
 	}
 	return mask
+}
+
+// maskedSoftmax is the softmax of masked scores over the last axis, with
+// zero weights, rather than NaN, on rows where every score is −∞. The
+// scores of such a row are replaced by zeros before the softmax, so that
+// no NaN arises in the forward pass or in the gradient (a NaN there would
+// survive a later Select, multiplied by its zero).
+func maskedSoftmax(scores *spore.Tensor) *spore.Tensor {
+	dead := ops.Equal(ops.MaxKeepDims(scores, -1), tensor.Full(scores.DType(), math.Inf(-1)))
+	zero := tensor.Full(scores.DType(), 0)
+	p := ops.Softmax(ops.Select(dead, zero, scores), -1)
+	return ops.Select(dead, zero, p)
 }
 
 // toAdditive turns a Bool mask (true = masked) into 0 and −∞, and checks
