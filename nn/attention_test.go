@@ -350,7 +350,9 @@ func TestAttentionErrors(t *testing.T) {
 		}, []string{"key_padding_mask [2 5]", "[2 3]"}},
 		{"activation", func() { nn.NewTransformerEncoderLayer(8, 2, nn.TransformerEncoderLayerConfig{Activation: "tanh"}) }, []string{`"tanh"`, "relu or gelu"}},
 		{"encoder layers", func() { nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(8, 2), 0, nil) }, []string{"num_layers"}},
-		{"positions", func() { nn.NewSinusoidalPositionalEncoding(8, nn.SinusoidalPositionalEncodingConfig{MaxLen: 4}).Call(x) }, []string{"5 positions", "max_len=4"}},
+		{"positions", func() {
+			nn.NewSinusoidalPositionalEncoding(8, nn.SinusoidalPositionalEncodingConfig{MaxLen: 4}).Call(x)
+		}, []string{"5 positions", "max_len=4"}},
 		{"position width", func() { nn.NewPositionalEmbedding(10, 4).Call(x) }, []string{"[5 2 8]", "dim=4"}},
 	}
 	for _, tt := range tests {
