@@ -24,7 +24,7 @@ func paramNames(c nn.Module) string {
 // MindSpore give these layers' parameters, which checkpoints rely on.
 func TestAttentionParameterNames(t *testing.T) {
 	spore.SetSeed(1)
-	layer := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerEncoderLayerConfig{DimFeedforward: 16})
+	layer := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{DimFeedforward: 16})
 	tests := []struct {
 		name string
 		cell nn.Module
@@ -40,6 +40,11 @@ func TestAttentionParameterNames(t *testing.T) {
 			"self_attn.in_proj_weight[24 8] self_attn.in_proj_bias[24] self_attn.out_proj.weight[8 8] self_attn.out_proj.bias[8] " +
 				"linear1.weight[16 8] linear1.bias[16] linear2.weight[8 16] linear2.bias[8] " +
 				"norm1.gamma[8] norm1.beta[8] norm2.gamma[8] norm2.beta[8]"},
+		{"TransformerDecoderLayer", nn.NewTransformerDecoderLayer(4, 2, nn.TransformerLayerConfig{DimFeedforward: 6}),
+			"self_attn.in_proj_weight[12 4] self_attn.in_proj_bias[12] self_attn.out_proj.weight[4 4] self_attn.out_proj.bias[4] " +
+				"multihead_attn.in_proj_weight[12 4] multihead_attn.in_proj_bias[12] multihead_attn.out_proj.weight[4 4] multihead_attn.out_proj.bias[4] " +
+				"linear1.weight[6 4] linear1.bias[6] linear2.weight[4 6] linear2.bias[4] " +
+				"norm1.gamma[4] norm1.beta[4] norm2.gamma[4] norm2.beta[4] norm3.gamma[4] norm3.beta[4]"},
 		{"PositionalEmbedding", nn.NewPositionalEmbedding(10, 4), "embedding_table[10 4]"},
 		{"SinusoidalPositionalEncoding", nn.NewSinusoidalPositionalEncoding(4), ""},
 	}
@@ -65,7 +70,7 @@ func TestAttentionParameterNames(t *testing.T) {
 // PyTorch's deep copies do.
 func TestTransformerEncoderCopiesTheLayer(t *testing.T) {
 	spore.SetSeed(2)
-	layer := nn.NewTransformerEncoderLayer(4, 2, nn.TransformerEncoderLayerConfig{DimFeedforward: 8})
+	layer := nn.NewTransformerEncoderLayer(4, 2, nn.TransformerLayerConfig{DimFeedforward: 8})
 	enc := nn.NewTransformerEncoder(layer, 3, nil)
 	src := layer.NamedParameters()
 	for i, l := range enc.Layers {
@@ -146,13 +151,13 @@ func randomise(p *tensor.Tensor, seed uint64) {
 	p.Assign(randT(seed, -0.5, 0.5, p.Shape()...))
 }
 
-// TestTransformerEncoderGradients checks the encoder layer's and the
-// stack's float64 gradients against finite differences, in both norm
-// orders and with both activations.
+// TestTransformerEncoderGradients checks the float64 gradients of the
+// encoder layer, the encoder and the decoder against finite differences,
+// in both norm orders and with both activations.
 func TestTransformerEncoderGradients(t *testing.T) {
 	const L, N, d = 3, 2, 4
 	kpm := tensor.FromSlice([]bool{false, false, true, false, false, false}, N, L)
-	for i, cfg := range []nn.TransformerEncoderLayerConfig{
+	for i, cfg := range []nn.TransformerLayerConfig{
 		{DimFeedforward: 6, DType: f64},
 		{DimFeedforward: 6, DType: f64, NormFirst: true, Activation: "gelu", BatchFirst: true},
 	} {
@@ -171,6 +176,20 @@ func TestTransformerEncoderGradients(t *testing.T) {
 		}, x)
 		enc := nn.NewTransformerEncoder(layer, 2, nn.NewLayerNorm([]int{d}, nn.LayerNormConfig{DType: f64, Eps: 1e-5}))
 		checkGrads(t, "encoder", enc, func(xs ...*tensor.Tensor) *tensor.Tensor { return enc.Call(xs[0]) }, x)
+
+		dl := nn.NewTransformerDecoderLayer(d, 2, cfg)
+		for j, p := range dl.NamedParameters() {
+			randomise(p.Tensor, uint64(120+j))
+		}
+		dec := nn.NewTransformerDecoder(dl, 2, nn.NewLayerNorm([]int{d}, nn.LayerNormConfig{DType: f64, Eps: 1e-5}))
+		mshape := []int{L + 1, N, d}
+		if cfg.BatchFirst {
+			mshape = []int{N, L + 1, d}
+		}
+		memory := randT(uint64(130+i), -1, 1, mshape...)
+		checkGrads(t, "decoder", dec, func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return dec.Forward(xs[0], xs[1], nn.DecoderOptions{TgtKeyPaddingMask: kpm, TgtIsCausal: true})
+		}, x, memory)
 	}
 }
 
@@ -240,7 +259,7 @@ func TestAttentionShapesAndModes(t *testing.T) {
 		})
 	}
 	t.Run("encoder", func(t *testing.T) {
-		enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(8, 2, nn.TransformerEncoderLayerConfig{DimFeedforward: 16, BatchFirst: true}), 2, nil)
+		enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{DimFeedforward: 16, BatchFirst: true}), 2, nil)
 		x := ops.Cast(randT(10, -1, 1, 3, 5, 8), tensor.Float32)
 		eager := enc.Call(x)
 		var graph *tensor.Tensor
@@ -256,7 +275,7 @@ func TestAttentionShapesAndModes(t *testing.T) {
 // only, and is reproducible under the framework seed in both modes.
 func TestAttentionDropout(t *testing.T) {
 	spore.SetSeed(11)
-	layer := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerEncoderLayerConfig{DimFeedforward: 16, Dropout: 0.3})
+	layer := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{DimFeedforward: 16, Dropout: 0.3})
 	x := ops.Cast(randT(12, -1, 1, 4, 2, 8), tensor.Float32)
 	a, b := layer.Call(x), layer.Call(x)
 	sameValues(t, "inference is deterministic", a, b, 0)
@@ -348,7 +367,7 @@ func TestAttentionErrors(t *testing.T) {
 		{"key_padding_mask", func() {
 			m.Forward(x, kv, kv, nn.AttentionOptions{KeyPaddingMask: tensor.Zeros(tensor.Bool, 2, 5)})
 		}, []string{"key_padding_mask [2 5]", "[2 3]"}},
-		{"activation", func() { nn.NewTransformerEncoderLayer(8, 2, nn.TransformerEncoderLayerConfig{Activation: "tanh"}) }, []string{`"tanh"`, "relu or gelu"}},
+		{"activation", func() { nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{Activation: "tanh"}) }, []string{`"tanh"`, "relu or gelu"}},
 		{"encoder layers", func() { nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(8, 2), 0, nil) }, []string{"num_layers"}},
 		{"positions", func() {
 			nn.NewSinusoidalPositionalEncoding(8, nn.SinusoidalPositionalEncodingConfig{MaxLen: 4}).Call(x)

@@ -133,21 +133,24 @@ func buildTorchCase(t *testing.T, f torchFixture) torchCase {
 	t.Helper()
 	var c torchCase
 	var maskNames []string
-	for _, n := range []string{"mask.attn", "mask.key_padding"} {
+	for _, n := range []string{"mask.attn", "mask.key_padding", "mask.memory", "mask.tgt_key_padding", "mask.memory_key_padding"} {
 		if m := f.tensors[n]; m != nil {
 			c.masks = append(c.masks, m)
 			maskNames = append(maskNames, n)
 		}
 	}
-	masksOf := func(ms []*tensor.Tensor) (attn, kpm *tensor.Tensor) {
+	// mask returns the mask called name among the masks ms passed after
+	// the inputs, or nil.
+	mask := func(ms []*tensor.Tensor, name string) *tensor.Tensor {
 		for i, n := range maskNames {
-			if n == "mask.attn" {
-				attn = ms[i]
-			} else {
-				kpm = ms[i]
+			if n == name {
+				return ms[i]
 			}
 		}
-		return attn, kpm
+		return nil
+	}
+	masksOf := func(ms []*tensor.Tensor) (attn, kpm *tensor.Tensor) {
+		return mask(ms, "mask.attn"), mask(ms, "mask.key_padding")
 	}
 	causal := f.meta["is_causal"] == "1"
 	switch f.meta["layer"] {
@@ -181,11 +184,28 @@ func buildTorchCase(t *testing.T, f torchFixture) torchCase {
 			}
 			return []*tensor.Tensor{out}
 		}
-	case "TransformerEncoderLayer", "TransformerEncoder":
-		cfg := nn.TransformerEncoderLayerConfig{
-			DimFeedforward: f.int(t, "dim_feedforward"), Activation: f.meta["activation"],
-			LayerNormEps: f.float(t, "layer_norm_eps"), BatchFirst: f.meta["batch_first"] == "1", NormFirst: f.meta["norm_first"] == "1",
+	case "TransformerDecoderLayer", "TransformerDecoder":
+		cfg := layerConfig(t, f)
+		layer := nn.NewTransformerDecoderLayer(f.int(t, "d_model"), f.int(t, "nhead"), cfg)
+		fwd := layer.Forward
+		c.cell = layer
+		if f.meta["layer"] == "TransformerDecoder" {
+			var norm *nn.LayerNorm
+			if f.meta["final_norm"] == "1" {
+				norm = nn.NewLayerNorm([]int{f.int(t, "d_model")}, nn.LayerNormConfig{Eps: cfg.LayerNormEps})
+			}
+			d := nn.NewTransformerDecoder(layer, f.int(t, "num_layers"), norm)
+			c.cell, fwd = d, d.Forward
 		}
+		c.inputs, c.outputs = []string{"tgt", "memory"}, []string{"output"}
+		c.run = func(xs, ms []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{fwd(xs[0], xs[1], nn.DecoderOptions{
+				TgtIsCausal: f.meta["tgt_is_causal"] == "1", MemoryMask: mask(ms, "mask.memory"),
+				TgtKeyPaddingMask: mask(ms, "mask.tgt_key_padding"), MemoryKeyPaddingMask: mask(ms, "mask.memory_key_padding"),
+			})}
+		}
+	case "TransformerEncoderLayer", "TransformerEncoder":
+		cfg := layerConfig(t, f)
 		layer := nn.NewTransformerEncoderLayer(f.int(t, "d_model"), f.int(t, "nhead"), cfg)
 		fwd := layer.Forward
 		c.cell = layer
@@ -209,6 +229,14 @@ func buildTorchCase(t *testing.T, f torchFixture) torchCase {
 	return c
 }
 
+func layerConfig(t *testing.T, f torchFixture) nn.TransformerLayerConfig {
+	t.Helper()
+	return nn.TransformerLayerConfig{
+		DimFeedforward: f.int(t, "dim_feedforward"), Activation: f.meta["activation"],
+		LayerNormEps: f.float(t, "layer_norm_eps"), BatchFirst: f.meta["batch_first"] == "1", NormFirst: f.meta["norm_first"] == "1",
+	}
+}
+
 // TestLayersMatchPyTorch loads each PyTorch fixture's weights by name
 // and checks the outputs, the loss and its gradients with respect to the
 // inputs and every parameter against PyTorch's, in PyNative mode and
@@ -216,8 +244,8 @@ func buildTorchCase(t *testing.T, f torchFixture) torchCase {
 // 1e-5 relative.
 func TestLayersMatchPyTorch(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "transformer", "*.safetensors"))
-	if err != nil || len(files) < 10 {
-		t.Fatalf("want at least 10 fixtures, found %d (%v)", len(files), err)
+	if err != nil || len(files) < 12 {
+		t.Fatalf("want at least 12 fixtures, found %d (%v)", len(files), err)
 	}
 	sort.Strings(files)
 	const tol = 1e-5

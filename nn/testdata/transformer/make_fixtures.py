@@ -8,9 +8,11 @@ Run from anywhere with the Debian PyTorch (torch 1.13, numpy):
 
 Each file holds, all float32 unless said otherwise:
 
-  in.<name>            the inputs (query, key, value; or src)
+  in.<name>            the inputs (query, key, value; src; or tgt, memory)
   mask.attn            the attention mask (bool: true = not allowed, or float)
   mask.key_padding     the key padding mask (bool: true = padding)
+  mask.memory, mask.tgt_key_padding, mask.memory_key_padding
+                       the decoder's memory mask and padding masks
   param.<torch name>   every parameter, under PyTorch's state_dict name
   lossw.output         the weights w of the loss  sum(output * w)
   lossw.weights        (need_weights cases) w2, the loss adds sum(weights * w2)
@@ -122,7 +124,7 @@ def leaf(gen, *shape):
     return torch.randn(*shape, generator=gen).requires_grad_(True)
 
 
-def mha_case(name, E=8, H=2, L=5, S=7, N=3, batch_first=False, bias=True, kdim=None, vdim=None,
+def mha_case(name, E=8, H=2, L=5, S=7, N=2, batch_first=False, bias=True, kdim=None, vdim=None,
              self_attn=False, attn_mask=None, key_padding=False, causal_mask=False,
              need_weights=False, average=True):
     gen = torch.Generator().manual_seed(sum(map(ord, name)))
@@ -170,7 +172,7 @@ def mha_case(name, E=8, H=2, L=5, S=7, N=3, batch_first=False, bias=True, kdim=N
     finish(name, m, inputs, outputs, None, extra, meta)
 
 
-def encoder_case(name, d=8, H=2, dff=16, L=5, N=3, batch_first=False, norm_first=False, activation="relu",
+def encoder_case(name, d=8, H=2, dff=8, L=5, N=2, batch_first=False, norm_first=False, activation="relu",
                  eps=1e-5, mask=None, key_padding=False, layers=0, final_norm=False):
     gen = torch.Generator().manual_seed(sum(map(ord, name)))
     torch.manual_seed(sum(map(ord, name)))
@@ -207,6 +209,32 @@ def encoder_case(name, d=8, H=2, dff=16, L=5, N=3, batch_first=False, norm_first
     finish(name, m, {"src": x}, {"output": out}, None, extra, meta)
 
 
+def decoder_case(name, d=8, H=2, dff=8, T=4, S=5, N=2, batch_first=False, norm_first=False, activation="relu",
+                 eps=1e-5, layers=0, final_norm=False):
+    """A decoder layer (or stack) with every mask: a causal target mask, a
+    bool memory mask and both padding masks."""
+    gen = torch.Generator().manual_seed(sum(map(ord, name)))
+    torch.manual_seed(sum(map(ord, name)))
+    layer = torch.nn.TransformerDecoderLayer(d, H, dim_feedforward=dff, dropout=0.0, activation=activation,
+                                             layer_norm_eps=eps, batch_first=batch_first, norm_first=norm_first)
+    m = layer
+    if layers:
+        m = torch.nn.TransformerDecoder(layer, layers, norm=torch.nn.LayerNorm(d, eps=eps) if final_norm else None)
+    m.train()
+    randomise(m, gen)
+    shape = (lambda n: (N, n, d)) if batch_first else (lambda n: (n, N, d))
+    tgt, mem = leaf(gen, *shape(T)), leaf(gen, *shape(S))
+    mm = torch.rand(T, S, generator=gen) < 0.3
+    mm[:, 0] = False
+    tkpm, mkpm = padding(N, T, gen), padding(N, S, gen)
+    out = m(tgt, mem, tgt_mask=causal(T), memory_mask=mm, tgt_key_padding_mask=tkpm, memory_key_padding_mask=mkpm)
+    extra = {"mask.memory": np32(mm), "mask.tgt_key_padding": np32(tkpm), "mask.memory_key_padding": np32(mkpm)}
+    meta = dict(layer="TransformerDecoder" if layers else "TransformerDecoderLayer", d_model=d, nhead=H,
+                dim_feedforward=dff, batch_first=int(batch_first), norm_first=int(norm_first), activation=activation,
+                layer_norm_eps=eps, tgt_is_causal=1, num_layers=layers, final_norm=int(final_norm))
+    finish(name, m, {"tgt": tgt, "memory": mem}, {"output": out}, None, extra, meta)
+
+
 def main():
     torch.set_num_threads(1)
     mha_case("mha_cross_weights", need_weights=True)
@@ -221,6 +249,8 @@ def main():
     encoder_case("enc_pre_relu_floatmask", norm_first=True, batch_first=True, mask="float")
     encoder_case("encoder_2layers_norm", norm_first=True, activation="gelu", layers=2, final_norm=True,
                  key_padding=True, mask="causal", batch_first=True)
+    decoder_case("dec_post_relu")
+    decoder_case("dec_pre_gelu_batch_first", norm_first=True, activation="gelu", batch_first=True)
 
 
 if __name__ == "__main__":
