@@ -187,17 +187,43 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 		return ops.Transpose(ops.Reshape(x, n, N, H, D), 1, 2, 0, 3)
 	}
 	q, k, v = heads(q, L), heads(k, S), heads(v, S)
-	mask := m.additiveMask(op, opts, unbatched, N, L, S, dt)
-
-	scores := ops.MatMulT(ops.MulScalar(q, 1/math.Sqrt(float64(D))), k, false, true) // [N, H, L, S]
-	var p *spore.Tensor
-	if mask != nil {
-		p = maskedSoftmax(ops.Add(scores, mask))
-	} else {
-		p = ops.Softmax(scores, -1)
+	mk := m.masks(op, opts, unbatched, N, L, S, dt)
+	drop := 0.0
+	if m.Training() {
+		drop = m.Dropout
 	}
-	p = ops.Dropout(p, m.Dropout, m.Training())
-	o := ops.MatMul(p, v) // [N, H, L, D]
+
+	var o, p *spore.Tensor // [N, H, L, D] and the weights [N, H, L, S]
+	if !opts.NeedWeights {
+		// The fused kernel never builds the [L, S] weights; it masks
+		// causally by itself, skipping the tiles above the diagonal.
+		var mask *spore.Tensor
+		switch {
+		case mk.masked != nil:
+			mask = ops.LogicalNot(mk.masked) // the kernel's Bool masks say where to attend
+		case mk.additive != nil:
+			mask = mk.additive
+		}
+		o = ops.ScaledDotProductAttention(q, k, v, ops.AttentionOptions{Mask: mask, Causal: opts.IsCausal, DropoutP: drop})
+	} else {
+		// The weights are wanted, so they are built: the composition of
+		// ops that the fused kernel computes tile by tile.
+		scores := ops.MatMulT(ops.MulScalar(q, 1/math.Sqrt(float64(D))), k, false, true)
+		mask := mk.additive
+		if mk.masked != nil {
+			mask = toAdditive(op, "mask", mk.masked, dt)
+		}
+		if opts.IsCausal {
+			mask = addMask(mask, CausalMask(dt, L, S))
+		}
+		if mask != nil {
+			p = maskedSoftmax(ops.Add(scores, mask))
+		} else {
+			p = ops.Softmax(scores, -1)
+		}
+		p = ops.Dropout(p, drop, drop > 0)
+		o = ops.MatMul(p, v)
+	}
 
 	if m.BatchFirst {
 		o = ops.Reshape(ops.Transpose(o, 0, 2, 1, 3), N, L, E)
@@ -304,31 +330,28 @@ func linear(x, w, b *spore.Tensor) *spore.Tensor {
 	return ops.Reshape(y, s...)
 }
 
-// additiveMask combines the masks of opts into one additive mask that
-// broadcasts against the [N, H, L, S] scores, or nil when there is none.
-func (m *MultiheadAttention) additiveMask(op string, opts AttentionOptions, unbatched bool, N, L, S int, dt tensor.DType) *spore.Tensor {
+// attnMasks is the masks of a call, combined: either masked, a Bool mask
+// that is true where attention is not allowed (when every mask given is
+// Bool), or additive, a float mask added to the scores; both broadcast
+// against the [N, H, L, S] scores. Both are nil when there is no mask;
+// the causal mask is not included.
+type attnMasks struct{ masked, additive *spore.Tensor }
+
+// masks checks and combines the attention and key padding masks of opts.
+func (m *MultiheadAttention) masks(op string, opts AttentionOptions, unbatched bool, N, L, S int, dt tensor.DType) attnMasks {
 	H := m.NumHeads
-	var mask *spore.Tensor
-	add := func(a *spore.Tensor) {
-		if mask == nil {
-			mask = a
-		} else {
-			mask = ops.Add(mask, a)
-		}
-	}
+	var parts []*spore.Tensor // each shaped to broadcast against [N, H, L, S]
+	allBool := true
 	if a := opts.AttnMask; a != nil {
 		as := a.Shape()
 		switch {
 		case as.Equal(tensor.Shape{L, S}):
-			add(ops.Reshape(toAdditive(op, "attn_mask", a, dt), 1, 1, L, S))
+			parts = append(parts, ops.Reshape(checkMask(op, "attn_mask", a, dt), 1, 1, L, S))
 		case as.Equal(tensor.Shape{N * H, L, S}):
-			add(ops.Reshape(toAdditive(op, "attn_mask", a, dt), N, H, L, S))
+			parts = append(parts, ops.Reshape(checkMask(op, "attn_mask", a, dt), N, H, L, S))
 		default:
 			core.Panicf(op, "attn_mask %v is neither [L, S] = %v nor [batch·heads, L, S] = %v", as, tensor.Shape{L, S}, tensor.Shape{N * H, L, S})
 		}
-	}
-	if opts.IsCausal {
-		add(CausalMask(dt, L, S))
 	}
 	if kp := opts.KeyPaddingMask; kp != nil {
 		want := tensor.Shape{N, S}
@@ -338,7 +361,44 @@ func (m *MultiheadAttention) additiveMask(op string, opts AttentionOptions, unba
 		if !kp.Shape().Equal(want) {
 			core.Panicf(op, "key_padding_mask %v is not [batch, S] = %v", kp.Shape(), want)
 		}
-		add(ops.Reshape(toAdditive(op, "key_padding_mask", kp, dt), N, 1, 1, S))
+		parts = append(parts, ops.Reshape(checkMask(op, "key_padding_mask", kp, dt), N, 1, 1, S))
+	}
+	for _, p := range parts {
+		allBool = allBool && p.DType() == tensor.Bool
+	}
+	var out attnMasks
+	for _, p := range parts {
+		if allBool {
+			if out.masked == nil {
+				out.masked = p
+			} else {
+				out.masked = ops.LogicalOr(out.masked, p)
+			}
+			continue
+		}
+		if p.DType() == tensor.Bool {
+			p = toAdditive(op, "mask", p, dt)
+		}
+		out.additive = addMask(out.additive, p)
+	}
+	return out
+}
+
+// addMask returns a + b for additive masks, either of which may be nil.
+func addMask(a, b *spore.Tensor) *spore.Tensor {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return ops.Add(a, b)
+}
+
+// checkMask checks that a mask is Bool or of the scores' dtype.
+func checkMask(op, what string, mask *spore.Tensor, dt tensor.DType) *spore.Tensor {
+	if d := mask.DType(); d != tensor.Bool && d != dt {
+		panic(core.Errorf(op, "%s %v is %v; want Bool (true = masked) or %v (added to the scores)", what, mask.Shape(), d, dt))
 	}
 	return mask
 }
@@ -355,16 +415,10 @@ func maskedSoftmax(scores *spore.Tensor) *spore.Tensor {
 	return ops.Select(dead, zero, p)
 }
 
-// toAdditive turns a Bool mask (true = masked) into 0 and −∞, and checks
-// that a float mask has the scores' dtype.
+// toAdditive turns a Bool mask (true = masked) into 0 and −∞.
 func toAdditive(op, what string, mask *spore.Tensor, dt tensor.DType) *spore.Tensor {
-	switch mask.DType() {
-	case tensor.Bool:
-		return ops.Select(mask, tensor.Full(dt, math.Inf(-1)), tensor.Full(dt, 0))
-	case dt:
-		return mask
-	}
-	panic(core.Errorf(op, "%s %v is %v; want Bool (true = masked) or %v (added to the scores)", what, mask.Shape(), mask.DType(), dt))
+	checkMask(op, what, mask, dt)
+	return ops.Select(mask, tensor.Full(dt, math.Inf(-1)), tensor.Full(dt, 0))
 }
 
 // CausalMask returns the [L, S] additive mask that hides from query i

@@ -378,3 +378,64 @@ func TestAttentionErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.f, tt.wants...) })
 	}
 }
+
+// TestAttentionFusedMatchesWeightsPath checks that the two ways Forward
+// computes attention agree, outputs and gradients: the fused
+// ops.ScaledDotProductAttention (without NeedWeights) and the composition
+// of ops that builds the weights (with it), across masks, including a
+// query with no key to attend.
+func TestAttentionFusedMatchesWeightsPath(t *testing.T) {
+	const L, S, N, E = 4, 5, 2, 6
+	kpm := tensor.FromSlice([]bool{false, false, false, false, true, false, true, false, false, true}, N, S)
+	dead := tensor.FromSlice([]bool{
+		true, true, true, true, true, // query 0 attends nothing
+		false, true, false, true, false,
+		false, false, false, false, false,
+		true, false, false, false, false,
+	}, L, S)
+	tests := []struct {
+		name string
+		opts nn.AttentionOptions
+	}{
+		{"no mask", nn.AttentionOptions{}},
+		{"causal", nn.AttentionOptions{IsCausal: true}},
+		{"bool masks", nn.AttentionOptions{AttnMask: dead, KeyPaddingMask: kpm}},
+		{"float mask and padding, causal", nn.AttentionOptions{AttnMask: randT(1, -1, 1, L, S), KeyPaddingMask: kpm, IsCausal: true}},
+		{"float padding", nn.AttentionOptions{KeyPaddingMask: randT(2, -2, 0, N, S)}},
+	}
+	for _, dt := range []tensor.DType{tensor.Float32, f64} {
+		for _, tt := range tests {
+			t.Run(tt.name+" "+dt.String(), func(t *testing.T) {
+				spore.SetSeed(3)
+				m := nn.NewMultiheadAttention(E, 3, nn.MultiheadAttentionConfig{DType: dt})
+				opts := tt.opts
+				for _, mk := range []**tensor.Tensor{&opts.AttnMask, &opts.KeyPaddingMask} {
+					if *mk != nil && (*mk).DType() != tensor.Bool {
+						*mk = ops.Cast(*mk, dt)
+					}
+				}
+				q := ops.Cast(randT(4, -1, 1, L, N, E), dt)
+				kv := ops.Cast(randT(5, -1, 1, S, N, E), dt)
+				run := func(need bool) []*tensor.Tensor {
+					o := opts
+					o.NeedWeights = need
+					l, g := spore.ValueAndGrad(func(q, kv *tensor.Tensor) *tensor.Tensor {
+						out, _ := m.Forward(q, kv, kv, o)
+						return ops.Sum(ops.Mul(out, out))
+					}, spore.GradPosition(0, 1), spore.Weights(m.TrainableParameters()...))(q, kv)
+					return append([]*tensor.Tensor{l}, g...)
+				}
+				fused, unfused := run(false), run(true)
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 1e-5
+				}
+				for i := range fused {
+					if e := relErr(fused[i], unfused[i]); !(e <= tol) {
+						t.Errorf("result %d: fused and weights paths differ by %.3g relative", i, e)
+					}
+				}
+			})
+		}
+	}
+}
