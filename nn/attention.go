@@ -51,6 +51,11 @@ type MultiheadAttentionConfig struct {
 // in_proj_weight. Construct(query, key, value) returns the output; Forward
 // also takes masks and returns the attention weights.
 //
+// Without NeedWeights the attention is one ops.ScaledDotProductAttention,
+// the fused kernel that works tile by tile and never builds the L×S
+// weights; with it, the weights are built by the plain composition of
+// ops (MatMul, mask, Softmax, Dropout, MatMul). The two agree to rounding.
+//
 // Add_bias_kv and add_zero_attn, rarely used options of PyTorch's layer,
 // are not provided.
 type MultiheadAttention struct {
