@@ -107,12 +107,11 @@ func attnCheck(op string, a AttentionAttrs, in []*tensor.Tensor) (batch tensor.S
 		core.Panicf(op, "scale %v is not finite", a.Scale)
 	}
 	if mask != nil {
-		full := append(batch.Clone(), l, s)
 		if mask.DType() != tensor.Bool && mask.DType() != q.DType() {
 			core.Panicf(op, "mask must be Bool or %v like q, got %v %v", q.DType(), mask.Shape(), mask.DType())
 		}
-		if mask.Rank() > len(full) || !broadcastsTo(mask.Shape(), full) {
-			core.Panicf(op, "mask %v does not broadcast to the scores' shape %v (q %v, k %v)", mask.Shape(), full, qs, ks)
+		if !broadcastsTo(mask.Shape(), batch, l, s) {
+			core.Panicf(op, "mask %v does not broadcast to the scores' shape %v (q %v, k %v)", mask.Shape(), append(batch.Clone(), l, s), qs, ks)
 		}
 	}
 	if seed != nil && (seed.DType() != tensor.Int64 || seed.Rank() != 0) {
@@ -121,12 +120,23 @@ func attnCheck(op string, a AttentionAttrs, in []*tensor.Tensor) (batch tensor.S
 	return batch, l, s, e, ev
 }
 
-// broadcastsTo reports whether shape m broadcasts to full without
-// changing it (NumPy's rules, aligned on the right).
-func broadcastsTo(m, full tensor.Shape) bool {
-	off := len(full) - len(m)
+// broadcastsTo reports whether shape m broadcasts to [batch..., l, s]
+// without changing it (NumPy's rules, aligned on the right).
+func broadcastsTo(m, batch tensor.Shape, l, s int) bool {
+	n := len(batch) + 2
+	if len(m) > n {
+		return false
+	}
+	off := n - len(m)
 	for i, d := range m {
-		if d != 1 && d != full[off+i] {
+		want := s
+		switch j := off + i; {
+		case j < len(batch):
+			want = batch[j]
+		case j == len(batch):
+			want = l
+		}
+		if d != 1 && d != want {
 			return false
 		}
 	}
@@ -251,44 +261,48 @@ func seedKernel(_ any, _ []*tensor.Tensor, out *tensor.Tensor) {
 	out.Data().([]int64)[0] = int64(core.Uint64())
 }
 
-// attnParams fills the kernel's parameters from the forward operands.
-func attnParams[T float32 | float64](a AttentionAttrs, fwd []*tensor.Tensor) *attention.Params[T] {
+// attnParams fills the kernel's parameters p from the forward operands.
+// Nothing here allocates: a compiled plan runs it on every call.
+func attnParams[T float32 | float64](p *attention.Params[T], a AttentionAttrs, fwd []*tensor.Tensor) {
 	batch, l, s, e, ev := attnCheck("ScaledDotProductAttention", a, fwd)
 	_, _, _, mask, seed := attnInputs(a, fwd)
-	p := &attention.Params[T]{B: batch.Size(), L: l, S: s, E: e, Ev: ev, Scale: T(a.Scale), Causal: a.Causal, P: a.P}
+	*p = attention.Params[T]{B: batch.Size(), L: l, S: s, E: e, Ev: ev, Scale: T(a.Scale), Causal: a.Causal, P: a.P}
 	if seed != nil {
 		p.Seed = uint64(seed.Data().([]int64)[0])
 	}
-	if mask != nil {
-		if mask.DType() == tensor.Bool {
-			p.BoolMask = mask.Data().([]bool)
-		} else {
-			p.AddMask = mask.Data().([]T)
-		}
-		p.Batch = batch
-		full := append(batch.Clone(), l, s)
-		ms := mask.Shape()
-		p.MaskStrides = make([]int, len(full))
-		stride := 1
-		for i := len(full) - 1; i >= 0; i-- {
-			mi := i - (len(full) - len(ms))
-			if mi < 0 {
-				continue
-			}
-			if ms[mi] != 1 {
-				p.MaskStrides[i] = stride
-			}
-			stride *= ms[mi]
-		}
+	if mask == nil {
+		return
 	}
-	return p
+	if mask.DType() == tensor.Bool {
+		p.BoolMask = mask.Data().([]bool)
+	} else {
+		p.AddMask = mask.Data().([]T)
+	}
+	p.Batch = batch
+	n := len(batch) + 2
+	if n > attention.MaxRank {
+		core.Panicf("ScaledDotProductAttention", "scores of rank %d; at most %d supported", n, attention.MaxRank)
+	}
+	ms := mask.Shape()
+	stride := 1
+	for i := n - 1; i >= 0; i-- {
+		mi := i - (n - len(ms))
+		if mi < 0 {
+			continue
+		}
+		if ms[mi] != 1 {
+			p.MaskStrides[i] = stride
+		}
+		stride *= ms[mi]
+	}
 }
 
 // attentionKernel is the forward primitive's kernel for T.
 func attentionKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFunc {
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
-		p := attnParams[T](attrs.(AttentionAttrs), in)
-		im.Forward(p, in[0].Data().([]T), in[1].Data().([]T), in[2].Data().([]T), outs[0].Data().([]T), outs[1].Data().([]T))
+		var p attention.Params[T]
+		attnParams(&p, attrs.(AttentionAttrs), in)
+		im.Forward(&p, in[0].Data().([]T), in[1].Data().([]T), in[2].Data().([]T), outs[0].Data().([]T), outs[1].Data().([]T))
 	}
 }
 
@@ -296,14 +310,16 @@ func attentionKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFun
 func attentionGradKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFunc {
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
 		a := attrs.(AttentionAttrs)
-		fwd := append([]*tensor.Tensor{in[0], in[1], in[2]}, in[7:]...)
-		p := attnParams[T](a, fwd)
+		var buf [5]*tensor.Tensor
+		fwd := append(append(buf[:0], in[:3]...), in[7:]...)
+		var p attention.Params[T]
+		attnParams(&p, a, fwd)
 		d := func(t *tensor.Tensor) []T { return t.Data().([]T) }
 		var dmask []T
 		if a.MaskGrad {
 			dmask = d(outs[3])
 		}
-		im.Backward(p, d(in[0]), d(in[1]), d(in[2]), d(in[3]), d(in[4]), d(in[5]), d(in[6]), d(outs[0]), d(outs[1]), d(outs[2]), dmask)
+		im.Backward(&p, d(in[0]), d(in[1]), d(in[2]), d(in[3]), d(in[4]), d(in[5]), d(in[6]), d(outs[0]), d(outs[1]), d(outs[2]), dmask)
 	}
 }
 

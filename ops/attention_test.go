@@ -415,3 +415,37 @@ func BenchmarkAttention(b *testing.B) {
 		}
 	}
 }
+
+// TestAttentionCompiledCallsDoNotAllocate checks that a compiled call
+// of the fused primitive, forward and training step, with a mask and
+// dropout, allocates nothing once compiled: the kernels' jobs and tiles
+// are pooled. Counts are averaged over 50 calls, as in the root package's
+// allocation test (a pool emptied by a collection refills once).
+func TestAttentionCompiledCallsDoNotAllocate(t *testing.T) {
+	c := attnCases[len(attnCases)-1]
+	q, k, v, mask := c.inputs(tensor.Float32)
+	f := func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return ops.ScaledDotProductAttention(xs[0], xs[1], xs[2], c.opts(xs[3]))
+	}
+	loss := func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Sum(f(xs...)) }
+	grad := spore.Grad(loss, spore.GradPosition(0, 1, 2))
+	for _, fn := range []struct {
+		name string
+		f    func(...*tensor.Tensor) []*tensor.Tensor
+	}{
+		{"forward", func(xs ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{f(xs...)} }},
+		{"train", func(xs ...*tensor.Tensor) []*tensor.Tensor { return grad(xs...) }},
+	} {
+		j := spore.NewJit(fn.f, spore.JitConfig{Name: "attention.alloc." + fn.name})
+		args := []*tensor.Tensor{q, k, v, mask}
+		res := j.Fn(args...)
+		outs := make([]*tensor.Tensor, len(res))
+		for i, r := range res {
+			outs[i] = tensor.Zeros(r.DType(), r.Shape()...)
+		}
+		j.RunInto(args, outs)
+		if n := testing.AllocsPerRun(50, func() { j.RunInto(args, outs) }); n != 0 {
+			t.Errorf("%s: a compiled call allocates %v times", fn.name, n)
+		}
+	}
+}

@@ -36,31 +36,34 @@ type Params[T float32 | float64] struct {
 	Seed uint64
 	// At most one mask: BoolMask (true attends) or AddMask (added to the
 	// scaled scores). The mask is broadcast to [Batch..., L, S]: Batch are
-	// the leading axes whose product is B, and MaskStrides holds one
+	// the leading axes whose product is B (at most MaxRank−2 of them), and
+	// MaskStrides[:len(Batch)+2] holds one
 	// element stride per axis of that shape (len(Batch)+2), 0 along the
 	// axes the mask is broadcast over.
 	BoolMask    []bool
 	AddMask     []T
 	Batch       []int
-	MaskStrides []int
+	MaskStrides [MaxRank]int
 }
 
-// check panics when a slice is too short for the sizes given.
-func (p *Params[T]) check(op string, named ...any) {
+// check panics when the sizes are negative or the mask or dropout
+// settings are invalid.
+func (p *Params[T]) check(op string) {
 	if p.B < 0 || p.L < 0 || p.S < 0 || p.E < 0 || p.Ev < 0 {
 		panic(fmt.Sprintf("attention.%s: negative size in B=%d L=%d S=%d E=%d Ev=%d", op, p.B, p.L, p.S, p.E, p.Ev))
 	}
-	for i := 0; i+2 < len(named); i += 3 {
-		n, want := named[i].(string), named[i+2].(int)
-		if got := named[i+1].(int); got < want {
-			panic(fmt.Sprintf("attention.%s: %s has %d elements, want %d", op, n, got, want))
-		}
-	}
-	if (p.BoolMask != nil || p.AddMask != nil) && len(p.MaskStrides) != len(p.Batch)+2 {
-		panic(fmt.Sprintf("attention.%s: %d mask strides for %d batch axes", op, len(p.MaskStrides), len(p.Batch)))
+	if len(p.Batch) > MaxRank-2 {
+		panic(fmt.Sprintf("attention.%s: scores of rank %d; at most %d supported", op, len(p.Batch)+2, MaxRank))
 	}
 	if !(p.P >= 0 && p.P < 1) {
 		panic(fmt.Sprintf("attention.%s: dropout probability %v not in [0, 1)", op, p.P))
+	}
+}
+
+// checkLen panics when slice name of op holds fewer than want elements.
+func checkLen(op, name string, got, want int) {
+	if got < want {
+		panic(fmt.Sprintf("attention.%s: %s has %d elements, want %d", op, name, got, want))
 	}
 }
 
@@ -80,14 +83,15 @@ func (p *Params[T]) maskOffset(b int) int {
 type Impl[T float32 | float64] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 	exp  func(dst, x []T)
-	pool *sync.Pool
+	pool *sync.Pool // of *scratch[T]
+	jobs *sync.Pool // of *job[T]
 }
 
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
-	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, pool: new(sync.Pool)}
-	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, pool: new(sync.Pool)}
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
 func exp64(dst, x []float64) {
@@ -97,8 +101,59 @@ func exp64(dst, x []float64) {
 	}
 }
 
-// scratch is one worker's tiles; pooled so that steady-state calls
-// allocate only the loop closure.
+// job is one call's operands, handed to the worker pool as a
+// parallel.Body. Jobs are pooled, and the parameters' slices of sizes are
+// copied into the job's own arrays, so that a call allocates nothing in
+// steady state (a compiled plan allocates nothing per call).
+type job[T float32 | float64] struct {
+	im                                             *Impl[T]
+	p                                              Params[T]
+	batch                                          [MaxRank]int
+	backward                                       bool
+	nq                                             int
+	q, k, v, out, lse, dout, dlse, dq, dk, dv, dms []T
+}
+
+// MaxRank bounds the rank of the scores' shape [Batch..., L, S].
+const MaxRank = 16
+
+func (im *Impl[T]) job(p *Params[T]) *job[T] {
+	j, _ := im.jobs.Get().(*job[T])
+	if j == nil {
+		j = &job[T]{im: im}
+	}
+	j.p = *p
+	j.p.Batch = j.batch[:copy(j.batch[:], p.Batch)]
+	return j
+}
+
+// release drops the job's references to the caller's slices and pools it.
+func (j *job[T]) release() {
+	j.p = Params[T]{}
+	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+	j.im.jobs.Put(j)
+}
+
+// Run processes units [lo, hi): query blocks (forward) or batch slices
+// (backward).
+func (j *job[T]) Run(lo, hi int) {
+	im, p := j.im, &j.p
+	if j.backward {
+		sc := im.get(p.Ev, p.L)
+		for b := lo; b < hi; b++ {
+			im.backward(p, sc, b, j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms)
+		}
+		im.pool.Put(sc)
+		return
+	}
+	sc := im.get(p.Ev, 0)
+	for u := lo; u < hi; u++ {
+		im.forward(p, sc, u/j.nq, (u%j.nq)*BlockQ, j.q, j.k, j.v, j.out, j.lse)
+	}
+	im.pool.Put(sc)
+}
+
+// scratch is one worker's tiles, pooled.
 type scratch[T float32 | float64] struct {
 	s, dp, acc, m, l, d []T
 }
@@ -268,19 +323,21 @@ func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out
 // masked gets a zero output and an lse of +Inf. Query blocks of every
 // batch slice are spread over the worker pool.
 func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
-	p.check("Forward", "q", len(q), p.B*p.L*p.E, "k", len(k), p.B*p.S*p.E, "v", len(v), p.B*p.S*p.Ev,
-		"out", len(out), p.B*p.L*p.Ev, "lse", len(lse), p.B*p.L)
-	nq := (p.L + BlockQ - 1) / BlockQ
+	const op = "Forward"
+	p.check(op)
+	checkLen(op, "q", len(q), p.B*p.L*p.E)
+	checkLen(op, "k", len(k), p.B*p.S*p.E)
+	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
+	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
+	checkLen(op, "lse", len(lse), p.B*p.L)
+	j := im.job(p)
+	j.backward = false
+	j.nq = (p.L + BlockQ - 1) / BlockQ
+	j.q, j.k, j.v, j.out, j.lse = q, k, v, out, lse
 	// A unit is one query block of one batch slice; one is worth
 	// handing to another thread from a few blocks of keys up.
-	grain := max(1, 4*BlockK/max(p.S, 1))
-	parallel.For(p.B*nq, grain, func(lo, hi int) {
-		sc := im.get(p.Ev, 0)
-		defer im.pool.Put(sc)
-		for u := lo; u < hi; u++ {
-			im.forward(p, sc, u/nq, (u%nq)*BlockQ, q, k, v, out, lse)
-		}
-	})
+	parallel.ForBody(p.B*j.nq, max(1, 4*BlockK/max(p.S, 1)), j)
+	j.release()
 }
 
 // Backward computes the gradients dq, dk and dv (overwritten) of
@@ -292,22 +349,28 @@ func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
 // gradient of an additive mask before summing over its broadcast axes.
 // Batch slices are spread over the worker pool.
 func (im *Impl[T]) Backward(p *Params[T], q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
-	p.check("Backward", "q", len(q), p.B*p.L*p.E, "k", len(k), p.B*p.S*p.E, "v", len(v), p.B*p.S*p.Ev,
-		"out", len(out), p.B*p.L*p.Ev, "lse", len(lse), p.B*p.L, "dout", len(dout), p.B*p.L*p.Ev,
-		"dq", len(dq), p.B*p.L*p.E, "dk", len(dk), p.B*p.S*p.E, "dv", len(dv), p.B*p.S*p.Ev)
-	if dlse != nil && len(dlse) < p.B*p.L {
-		panic(fmt.Sprintf("attention.Backward: dlse has %d elements, want %d", len(dlse), p.B*p.L))
+	const op = "Backward"
+	p.check(op)
+	checkLen(op, "q", len(q), p.B*p.L*p.E)
+	checkLen(op, "k", len(k), p.B*p.S*p.E)
+	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
+	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
+	checkLen(op, "lse", len(lse), p.B*p.L)
+	checkLen(op, "dout", len(dout), p.B*p.L*p.Ev)
+	checkLen(op, "dq", len(dq), p.B*p.L*p.E)
+	checkLen(op, "dk", len(dk), p.B*p.S*p.E)
+	checkLen(op, "dv", len(dv), p.B*p.S*p.Ev)
+	if dlse != nil {
+		checkLen(op, "dlse", len(dlse), p.B*p.L)
 	}
-	if dmask != nil && len(dmask) < p.B*p.L*p.S {
-		panic(fmt.Sprintf("attention.Backward: dmask has %d elements, want %d", len(dmask), p.B*p.L*p.S))
+	if dmask != nil {
+		checkLen(op, "dmask", len(dmask), p.B*p.L*p.S)
 	}
-	parallel.For(p.B, 1, func(lo, hi int) {
-		sc := im.get(p.Ev, p.L)
-		defer im.pool.Put(sc)
-		for b := lo; b < hi; b++ {
-			im.backward(p, sc, b, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask)
-		}
-	})
+	j := im.job(p)
+	j.backward = true
+	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask
+	parallel.ForBody(p.B, 1, j)
+	j.release()
 }
 
 // backward is FlashAttention-2's backward pass for batch slice b: for

@@ -130,7 +130,7 @@ func TestKernelsMatchNaive(t *testing.T) {
 				B *= d
 			}
 			p := &Params[float64]{B: B, L: c.l, S: c.s, E: c.e, Ev: c.ev, Scale: 0.8, Causal: c.causal, P: c.p, Seed: 99,
-				Batch: c.batch, MaskStrides: make([]int, len(c.batch)+2)}
+				Batch: c.batch}
 			// The mask is [L, S], shared by every batch slice except the
 			// last axis, which it varies along when there are two.
 			p.MaskStrides[len(c.batch)] = c.s
