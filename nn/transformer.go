@@ -143,15 +143,18 @@ func (c TransformerLayerConfig) norm(dModel int, dt tensor.DType) *LayerNorm {
 }
 
 // feedForward is the layers' position-wise block:
-// linear2(dropout(act(linear1(x)))).
+// linear2(dropout(act(linear1(x)))). It works on the tokens as rows of
+// one matrix, reshaping once on each side, so that in Graph mode the
+// activation sits right after its GEMM and fuses into its epilogue.
 func feedForward(linear1, linear2 *Dense, drop *Dropout, activation string, x *spore.Tensor) *spore.Tensor {
-	h := linear1.Construct(x)
+	xs := x.Shape()
+	h := linear1.Construct(ops.Reshape(x, -1, xs[len(xs)-1]))
 	if activation == "gelu" {
 		h = ops.GELU(h)
 	} else {
 		h = ops.ReLU(h)
 	}
-	return linear2.Construct(drop.Construct(h))
+	return ops.Reshape(linear2.Construct(drop.Construct(h)), xs...)
 }
 
 // copyParams assigns src's parameter values to dst's, two cells built
