@@ -439,3 +439,27 @@ func TestAttentionFusedMatchesWeightsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderLayerGraph checks what Graph mode compiles an encoder layer
+// to: one fused attention primitive (no L×S weights, so no Exp), and the
+// feed-forward activation fused into its GEMM.
+func TestEncoderLayerGraph(t *testing.T) {
+	spore.SetSeed(17)
+	for _, act := range []string{"relu", "gelu"} {
+		l := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{DimFeedforward: 16, BatchFirst: true, Activation: act})
+		x := tensor.Zeros(tensor.Float32, 2, 5, 8)
+		kpm := tensor.Zeros(tensor.Bool, 2, 5)
+		ir, err := spore.IR(func(x, kpm *spore.Tensor) *spore.Tensor {
+			return l.Forward(x, nn.EncoderOptions{KeyPaddingMask: kpm, IsCausal: true})
+		}, []any{x, kpm}, spore.JitConfig{Level: spore.O1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(ir, "= ScaledDotProductAttention("); n != 1 || strings.Contains(ir, "Exp") {
+			t.Errorf("%s: want one fused attention and no Exp, got %d:\n%s", act, n, ir)
+		}
+		if !strings.Contains(ir, "causal=true") || !strings.Contains(ir, "act="+act) {
+			t.Errorf("%s: want causal attention and the activation in a GEMM epilogue:\n%s", act, ir)
+		}
+	}
+}
