@@ -8,8 +8,9 @@ import (
 )
 
 // TransformerLayerConfig holds the optional settings of
-// TransformerEncoderLayer and TransformerDecoderLayer. The zero value is PyTorch's and MindSpore's defaults except
-// for Dropout, whose zero value means no dropout (their default is 0.1).
+// TransformerEncoderLayer and TransformerDecoderLayer. The zero value is
+// PyTorch's and MindSpore's defaults except for Dropout, whose zero value
+// means no dropout (their default is 0.1).
 type TransformerLayerConfig struct {
 	// DimFeedforward is the hidden width of the feed-forward block; zero
 	// means 2048.
@@ -28,8 +29,9 @@ type TransformerLayerConfig struct {
 	// NormFirst normalises before each block (pre-norm) instead of after
 	// each residual addition (post-norm, the original Transformer's).
 	NormFirst bool
-	// NoBias leaves out the biases of the linear layers and the attention
-	// (PyTorch's bias=False); the normalisations keep theirs.
+	// NoBias leaves out the biases of the linear layers and the
+	// attention. The normalisations keep their shift, unlike with
+	// PyTorch's bias=False, which drops it too.
 	NoBias bool
 	// DType is the parameters' type; zero means Float32.
 	DType tensor.DType
