@@ -83,6 +83,12 @@ func (p *Params[T]) maskOffset(b int) int {
 type Impl[T float32 | float64] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 	exp  func(dst, x []T)
+	// Row operations, vectorised by package vec.
+	max       func(x []T) T
+	sum       func(x []T) T
+	addScalar func(dst, a []T, s T)
+	mulScalar func(dst, a []T, s T)
+	mul       func(dst, a, b []T)
 	pool *sync.Pool // of *scratch[T]
 	jobs *sync.Pool // of *job[T]
 }
@@ -90,8 +96,10 @@ type Impl[T float32 | float64] struct {
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
-	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, pool: new(sync.Pool), jobs: new(sync.Pool)}
-	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
 func exp64(dst, x []float64) {
@@ -260,10 +268,7 @@ func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out
 		im.scores(p, b, i0, r, j0, c, q, k, s)
 		for ii := range r {
 			row := s[ii*BlockK : ii*BlockK+c]
-			mx := m[ii]
-			for _, x := range row {
-				mx = max(mx, x)
-			}
+			mx := max(m[ii], im.max(row))
 			if mx == neg {
 				// Nothing attended in this row yet: the weights are all 0.
 				clear(row)
@@ -273,20 +278,12 @@ func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out
 				alpha := T(math.Exp(float64(m[ii] - mx)))
 				l[ii] *= alpha
 				a := acc[ii*ev : (ii+1)*ev]
-				for e := range a {
-					a[e] *= alpha
-				}
+				im.mulScalar(a, a, alpha)
 				m[ii] = mx
 			}
-			for jj := range row {
-				row[jj] -= mx
-			}
+			im.addScalar(row, row, -mx)
 			im.exp(row, row)
-			sum := T(0)
-			for _, x := range row {
-				sum += x
-			}
-			l[ii] += sum
+			l[ii] += im.sum(row)
 			if p.P > 0 {
 				for jj := range row {
 					if !Keep(p.Seed, b, i0+ii, j0+jj, p.L, p.S, p.P) {
@@ -417,10 +414,7 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 			im.scores(p, b, i0, r, j0, c, q, k, s)
 			for ii := range r {
 				row := s[ii*BlockK : ii*BlockK+c]
-				m := lse[b*L+i0+ii]
-				for jj := range row {
-					row[jj] -= m
-				}
+				im.addScalar(row, row, -lse[b*L+i0+ii])
 				im.exp(row, row)
 			}
 			// dP = dO·Vᵀ, before s becomes P∘Z for dV.
@@ -429,15 +423,21 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 				row := s[ii*BlockK : ii*BlockK+c]
 				drow := dp[ii*BlockK : ii*BlockK+c]
 				di := d[i0+ii]
-				for jj := range row {
-					pij := row[jj]
-					z := keep
-					if p.P > 0 && !Keep(p.Seed, b, i0+ii, j0+jj, L, S, p.P) {
-						z = 0
+				if p.P == 0 {
+					// drow becomes dS = P∘(dP − D).
+					im.addScalar(drow, drow, -di)
+					im.mul(drow, drow, row)
+				} else {
+					for jj := range row {
+						pij := row[jj]
+						z := keep
+						if !Keep(p.Seed, b, i0+ii, j0+jj, L, S, p.P) {
+							z = 0
+						}
+						// drow becomes dS; row becomes P∘Z for dV.
+						drow[jj] = pij * (drow[jj]*z - di)
+						row[jj] = pij * z
 					}
-					// drow becomes dS; row becomes P∘Z for dV.
-					drow[jj] = pij * (drow[jj]*z - di)
-					row[jj] = pij * z
 				}
 				if dmask != nil {
 					copy(dmask[(b*L+i0+ii)*S+j0:(b*L+i0+ii)*S+j0+c], drow)
