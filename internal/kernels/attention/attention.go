@@ -89,8 +89,8 @@ type Impl[T float32 | float64] struct {
 	addScalar func(dst, a []T, s T)
 	mulScalar func(dst, a []T, s T)
 	mul       func(dst, a, b []T)
-	pool *sync.Pool // of *scratch[T]
-	jobs *sync.Pool // of *job[T]
+	pool      *sync.Pool // of *scratch[T]
+	jobs      *sync.Pool // of *job[T]
 }
 
 // The kernels per element type: registration picks one, so no kernel
