@@ -456,3 +456,14 @@ func TestAttentionCompiledCallsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// Causal attention over keys that all score the same: each query averages
+// the values of the keys up to its own position.
+func ExampleScaledDotProductAttention() {
+	q := tensor.FromSlice([]float32{1, 0, 0, 1, 1, 1}, 3, 2)
+	k := tensor.Zeros(tensor.Float32, 3, 2)
+	v := tensor.FromSlice([]float32{3, 0, 6, 3, 9, 6}, 3, 2)
+	out := ops.ScaledDotProductAttention(q, k, v, ops.AttentionOptions{Causal: true})
+	fmt.Println(out.Float32s())
+	// Output: [3 0 4.5 1.5 6 3]
+}
