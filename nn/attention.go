@@ -172,7 +172,7 @@ func (m *MultiheadAttention) Construct(query, key, value *spore.Tensor) *spore.T
 func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts AttentionOptions) (out, weights *spore.Tensor) {
 	const op = "nn.MultiheadAttention"
 	m.mustInit(op)
-	E, H, D := m.EmbedDim, m.NumHeads, m.HeadDim
+	E, D := m.EmbedDim, m.HeadDim
 	dt := m.OutProj.Weight.DType()
 	unbatched, N, L, S := m.checkInputs(op, query, key, value, dt)
 	if unbatched {
@@ -182,16 +182,7 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 		}
 		query, key, value = ops.ExpandDims(query, ax), ops.ExpandDims(key, ax), ops.ExpandDims(value, ax)
 	}
-	q, k, v := m.project(query, key, value)
-	// Split the heads: [seq, batch, E] → [batch, H, seq, D] (or from
-	// [batch, seq, E]); one transpose per operand.
-	heads := func(x *spore.Tensor, n int) *spore.Tensor {
-		if m.BatchFirst {
-			return ops.Transpose(ops.Reshape(x, N, n, H, D), 0, 2, 1, 3)
-		}
-		return ops.Transpose(ops.Reshape(x, n, N, H, D), 1, 2, 0, 3)
-	}
-	q, k, v = heads(q, L), heads(k, S), heads(v, S)
+	q, k, v := m.projectHeads(query, key, value, N, L, S)
 	mk := m.masks(op, opts, unbatched, N, L, S, dt)
 	drop := 0.0
 	if m.Training() {
@@ -303,24 +294,42 @@ func (m *MultiheadAttention) checkInputs(op string, query, key, value *spore.Ten
 	return false, qs[batch], qs[seq], ks[seq]
 }
 
-// project applies the input projections. Self-attention (one tensor as
-// query, key and value) multiplies by the packed weight once and splits
-// the result, one GEMM instead of three.
-func (m *MultiheadAttention) project(query, key, value *spore.Tensor) (q, k, v *spore.Tensor) {
+// projectHeads applies the input projections and splits the heads,
+// returning q [N, H, L, D] and k, v [N, H, S, D] from inputs [seq, N, ·]
+// (or [N, seq, ·] with BatchFirst).
+func (m *MultiheadAttention) projectHeads(query, key, value *spore.Tensor, N, L, S int) (q, k, v *spore.Tensor) {
+	H, D := m.NumHeads, m.HeadDim
+	// heads splits [seq, N, E] (or [N, seq, E]) into [N, H, seq, D].
+	heads := func(x *spore.Tensor, n int) *spore.Tensor {
+		if m.BatchFirst {
+			return ops.Transpose(ops.Reshape(x, N, n, H, D), 0, 2, 1, 3)
+		}
+		return ops.Transpose(ops.Reshape(x, n, N, H, D), 1, 2, 0, 3)
+	}
+	if m.InProjWeight != nil && query == key && key == value {
+		// Self-attention: one GEMM by the packed weight, then one
+		// transpose to [3, N, H, L, D] and a split along its leading
+		// axis, rather than a slice and a transpose per operand.
+		qkv := linear(query, m.InProjWeight, m.InProjBias)
+		if m.BatchFirst {
+			qkv = ops.Transpose(ops.Reshape(qkv, N, L, 3, H, D), 2, 0, 3, 1, 4)
+		} else {
+			qkv = ops.Transpose(ops.Reshape(qkv, L, N, 3, H, D), 2, 1, 3, 0, 4)
+		}
+		p := ops.Unstack(qkv, 0)
+		return p[0], p[1], p[2]
+	}
 	var bq, bk, bv *spore.Tensor
 	if m.InProjBias != nil {
 		b := ops.SplitN(m.InProjBias, 0, 3)
 		bq, bk, bv = b[0], b[1], b[2]
 	}
-	if m.InProjWeight == nil {
-		return linear(query, m.QProjWeight, bq), linear(key, m.KProjWeight, bk), linear(value, m.VProjWeight, bv)
+	wq, wk, wv := m.QProjWeight, m.KProjWeight, m.VProjWeight
+	if m.InProjWeight != nil {
+		w := ops.SplitN(m.InProjWeight, 0, 3)
+		wq, wk, wv = w[0], w[1], w[2]
 	}
-	if query == key && key == value {
-		qkv := ops.SplitN(linear(query, m.InProjWeight, m.InProjBias), -1, 3)
-		return qkv[0], qkv[1], qkv[2]
-	}
-	w := ops.SplitN(m.InProjWeight, 0, 3)
-	return linear(query, w[0], bq), linear(key, w[1], bk), linear(value, w[2], bv)
+	return heads(linear(query, wq, bq), L), heads(linear(key, wk, bk), S), heads(linear(value, wv, bv), S)
 }
 
 // linear returns x·wᵀ + b for x [..., in], w [out, in] and b [out] (or nil).
