@@ -336,8 +336,10 @@ func attentionGradKernel[T float32 | float64](im *attention.Impl[T]) core.Kernel
 // memory is O(L·E) per head in both directions.
 //
 // A query that may attend no key (its mask row all false or −Inf) gets a
-// zero output and zero gradients, as FlashAttention and torch's fused
-// kernels give, rather than the NaN of a plain softmax over nothing.
+// zero output and zero gradients, as torch's scaled_dot_product_attention
+// gives since version 2.5 (its "safe softmax" zeroes rows whose scores are
+// all −Inf) and as FlashAttention does, rather than the NaN of a plain
+// softmax over nothing.
 //
 // Gradients of gradients and forward-mode derivatives are computed by
 // formulas written with ordinary ops over whole L×S matrices (only the

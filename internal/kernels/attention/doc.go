@@ -23,7 +23,8 @@
 //
 // A query whose keys are all masked gets a zero output and an lse of +Inf
 // (every weight recomputed from it is then 0), as FlashAttention and
-// torch's fused kernels do, instead of the NaN of a softmax over nothing.
+// torch's scaled_dot_product_attention (since 2.5) do, instead of the NaN
+// of a softmax over nothing.
 //
 // Work is spread over the threads of package parallel: query blocks of
 // every batch slice in the forward pass, batch slices (batch × heads) in
