@@ -467,3 +467,41 @@ func ExampleScaledDotProductAttention() {
 	fmt.Println(out.Float32s())
 	// Output: [3 0 4.5 1.5 6 3]
 }
+
+// TestAttentionVmapDropout vectorises attention with dropout over a batch
+// of queries: the seed is drawn once for the batch (the examples are
+// distinct batch slices of one call, so their masks differ), Graph mode
+// gives what PyNative gives, and examples with equal queries are
+// dropped differently.
+func TestAttentionVmapDropout(t *testing.T) {
+	k := ops.Cast(randT(2, -1, 1, 6, 4), tensor.Float32)
+	v := ops.Cast(randT(3, -1, 1, 6, 3), tensor.Float32)
+	q1 := ops.Cast(randT(1, -1, 1, 5, 4), tensor.Float32)
+	qs := ops.Stack(0, q1, q1, q1)
+	f := func(q *tensor.Tensor) *tensor.Tensor {
+		return ops.ScaledDotProductAttention(q, k, v, ops.AttentionOptions{DropoutP: 0.5})
+	}
+	vf := spore.Vmap(f, nil, nil)
+	before := spore.VmapLoops()
+	var res [2]*tensor.Tensor
+	for i, g := range []func(*tensor.Tensor) *tensor.Tensor{vf, spore.Jit(vf, spore.JitConfig{Name: "attention.vmap"})} {
+		spore.SetSeed(21)
+		res[i] = g(qs)
+		if !res[i].Shape().Equal(tensor.Shape{3, 5, 3}) {
+			t.Fatalf("shape %v, want [3 5 3]", res[i].Shape())
+		}
+	}
+	if e := relErr(res[1], res[0]); e != 0 {
+		t.Errorf("Graph mode differs from PyNative by %.3g", e)
+	}
+	after := spore.VmapLoops()
+	for _, p := range []string{"ScaledDotProductAttention", "AttentionSeed"} {
+		if after[p] != before[p] {
+			t.Errorf("%s was vectorised by the loop fallback", p)
+		}
+	}
+	ex := ops.Unstack(res[0], 0)
+	if e := relErr(ex[0], ex[1]); e == 0 {
+		t.Errorf("two examples with the same queries got the same dropout mask")
+	}
+}
