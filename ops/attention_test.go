@@ -214,6 +214,8 @@ func TestAttentionMatchesUnfused(t *testing.T) {
 			}
 			ref := attnRun(c, false, seed, w)(in...)
 			var modes [2][]*tensor.Tensor
+			worst := 0.0
+			defer func() { t.Logf("largest relative error against the unfused composition: %.2g", worst) }()
 			for mi, mode := range []string{"PyNative", "Graph"} {
 				run := attnRun(c, true, seed, w)
 				if mode == "Graph" {
@@ -228,9 +230,11 @@ func TestAttentionMatchesUnfused(t *testing.T) {
 					if !got[i].Shape().Equal(ref[i].Shape()) {
 						t.Fatalf("%s %s: shape %v, want %v", mode, names[i], got[i].Shape(), ref[i].Shape())
 					}
-					if e := relErr(got[i], ref[i]); !(e <= tol) {
+					e := relErr(got[i], ref[i])
+					if !(e <= tol) {
 						t.Errorf("%s %s: relative error %.3g against the unfused composition", mode, names[i], e)
 					}
+					worst = math.Max(worst, e)
 				}
 				for _, r := range c.rows {
 					// Rows that attend nothing are zero.
