@@ -344,6 +344,11 @@ func attentionGradKernel[T float32 | float64](im *attention.Impl[T]) core.Kernel
 // Gradients of gradients and forward-mode derivatives are computed by
 // formulas written with ordinary ops over whole L×S matrices (only the
 // first-order gradient is fused), and are not available with dropout.
+// With dropout, the gradient reads the seed the forward pass drew, so the
+// two agree eagerly and inside one traced function (Jit(Grad(f))); like
+// ops.Dropout's, a jitted function differentiated from outside
+// (Grad(Jit(f))) recomputes its forward pass in its compiled backward
+// function and so draws a second mask.
 func ScaledDotProductAttention(q, k, v *tensor.Tensor, opt AttentionOptions) *tensor.Tensor {
 	const op = "ScaledDotProductAttention"
 	if q.Rank() < 2 {
