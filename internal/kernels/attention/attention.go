@@ -37,9 +37,10 @@ type Params[T float32 | float64] struct {
 	// At most one mask: BoolMask (true attends) or AddMask (added to the
 	// scaled scores). The mask is broadcast to [Batch..., L, S]: Batch are
 	// the leading axes whose product is B (at most MaxRank−2 of them), and
-	// MaskStrides[:len(Batch)+2] holds one
-	// element stride per axis of that shape (len(Batch)+2), 0 along the
-	// axes the mask is broadcast over.
+	// MaskStrides[:len(Batch)+2] holds the mask's element stride along
+	// each axis of that shape, 0 along the axes it is broadcast over. (An
+	// array, not a slice: a caller's strides then never escape to the
+	// heap.)
 	BoolMask    []bool
 	AddMask     []T
 	Batch       []int
@@ -110,9 +111,9 @@ func exp64(dst, x []float64) {
 }
 
 // job is one call's operands, handed to the worker pool as a
-// parallel.Body. Jobs are pooled, and the parameters' slices of sizes are
-// copied into the job's own arrays, so that a call allocates nothing in
-// steady state (a compiled plan allocates nothing per call).
+// parallel.Body. Jobs are pooled and hold their own copy of the batch
+// shape, so that a call allocates nothing in steady state (a compiled
+// plan allocates nothing per call).
 type job[T float32 | float64] struct {
 	im                                             *Impl[T]
 	p                                              Params[T]
@@ -241,7 +242,7 @@ func (im *Impl[T]) scores(p *Params[T], b, i0, r, j0, c int, q, k []T, s []T) {
 	}
 }
 
-// keyEnd is the end of the keys any of queries i0..i1-1 may attend.
+// keyEnd is the end of the keys that queries before i1 may attend.
 func keyEnd[T float32 | float64](p *Params[T], i1 int) int {
 	if p.Causal {
 		return min(p.S, i1)
@@ -249,7 +250,8 @@ func keyEnd[T float32 | float64](p *Params[T], i1 int) int {
 	return p.S
 }
 
-// forward computes out and lse for query block qb (of batch slice b):
+// forward computes out and lse for the block of queries from i0 in batch
+// slice b:
 // FlashAttention's online softmax, one BlockK block of keys at a time,
 // rescaling the running output whenever the running maximum grows.
 func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out, lse []T) {
