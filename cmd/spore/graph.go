@@ -22,7 +22,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		"and DOT files, numbered in pass order, plus an SVG of the final graph when Graphviz's\n"+
 		"dot is installed. The final IR is also printed.", stdout)
 	out := fs.String("out", "spore-graphs", "directory for the dumps")
-	model := fs.String("model", "mlp", "model: mlp or lenet")
+	model := fs.String("model", "mlp", "model: mlp, lenet or vit")
 	batch := fs.Int("batch", 64, "batch size")
 	level := fs.String("level", "O1", "optimisation level: O0, O1 or O2")
 	if err := parse(fs, args); err != nil {
