@@ -9,10 +9,10 @@ import (
 )
 
 // A lone op reading an operand as a column (a normalisation's x − mean)
-// becomes a fused loop of one op, which reads the column at full speed;
-// other lone ops stay as they are. Either way the results are the
-// unfused graph's.
-func TestFuseLoneColumnOp(t *testing.T) {
+// or a row (its scale) becomes a fused loop of one op, which reads the
+// broadcast operand at full speed; other lone ops stay as they are. Either
+// way the results are the unfused graph's.
+func TestFuseLoneBroadcastOp(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		build func(g *graph.Graph) []*graph.Value
@@ -31,9 +31,17 @@ func TestFuseLoneColumnOp(t *testing.T) {
 			d := g.Op(ops.SubPrim, nil, x, m)
 			return []*graph.Value{d, g.Op(ops.MulPrim, nil, d, m)}
 		}, []string{"Fused[Sub]", "Fused[Mul]"}},
-		{"lone row op is left alone", func(g *graph.Graph) []*graph.Value {
+		{"row", func(g *graph.Graph) []*graph.Value {
 			x, b := g.Input(f32(4, 6)), g.Input(f32(6))
-			return []*graph.Value{g.Op(ops.AddPrim, nil, x, b)}
+			return []*graph.Value{g.Op(ops.MulPrim, nil, x, b)}
+		}, []string{"Fused[Mul]"}},
+		{"lone op on equal shapes is left alone", func(g *graph.Graph) []*graph.Value {
+			x, y := g.Input(f32(4, 6)), g.Input(f32(4, 6))
+			return []*graph.Value{g.Op(ops.MulPrim, nil, x, y)}
+		}, nil},
+		{"lone general broadcast is left alone", func(g *graph.Graph) []*graph.Value {
+			x, p := g.Input(f32(3, 5, 4)), g.Input(f32(5, 4))
+			return []*graph.Value{g.Op(ops.AddPrim, nil, x, p)}
 		}, nil},
 		{"lone scalar op is left alone", func(g *graph.Graph) []*graph.Value {
 			x := g.Input(f32(4, 6))
