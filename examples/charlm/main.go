@@ -9,8 +9,8 @@
 // softmax of the last position's logits divided by a temperature,
 // restricted to the top k.
 //
-//	go run ./examples/charlm                       # the defaults: about 1.4 nats/char
-//	go run ./examples/charlm -steps 200 -dim 64    # a quick look
+//	go run ./examples/charlm                       # the defaults: 5000 steps, validation loss ≈1.26 nats/char
+//	go run ./examples/charlm -steps 300 -dim 64    # a quick look
 //
 // Every .go file under the source directory (outside testdata) is read in
 // lexical order; about one file in ten, chosen by a hash of its path, is
@@ -61,15 +61,15 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	fs.SetOutput(out)
 	o := &options{}
 	fs.StringVar(&o.src, "src", "", "directory of .go files to learn from (default $GOROOT/src)")
-	fs.IntVar(&o.steps, "steps", 3000, "training steps")
-	fs.IntVar(&o.batch, "batch", 32, "sequences per step")
-	fs.IntVar(&o.gpt.ctx, "ctx", 96, "context length in characters")
+	fs.IntVar(&o.steps, "steps", 5000, "training steps")
+	fs.IntVar(&o.batch, "batch", 16, "sequences per step")
+	fs.IntVar(&o.gpt.ctx, "ctx", 128, "context length in characters")
 	fs.IntVar(&o.gpt.dim, "dim", 128, "model width")
 	fs.IntVar(&o.gpt.layers, "layers", 3, "transformer blocks")
 	fs.IntVar(&o.gpt.heads, "heads", 4, "attention heads (must divide -dim)")
 	fs.Float64Var(&o.lr, "lr", 3e-3, "peak learning rate (linear warmup over the first 5% of the steps, then cosine decay)")
-	fs.IntVar(&o.evalEvery, "eval-every", 250, "steps between validation losses")
-	fs.IntVar(&o.valBats, "val-batches", 16, "batches in each validation loss")
+	fs.IntVar(&o.evalEvery, "eval-every", 500, "steps between validation losses")
+	fs.IntVar(&o.valBats, "val-batches", 8, "batches in each validation loss")
 	fs.Float64Var(&o.temp, "temp", 0.8, "sampling temperature (0: always the likeliest character)")
 	fs.IntVar(&o.topK, "top-k", 10, "sample among the k likeliest characters (0: all)")
 	fs.IntVar(&o.sampleLen, "len", 600, "characters to sample")
