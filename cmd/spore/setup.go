@@ -16,6 +16,7 @@ import (
 	"github.com/sporeml/spore/dataset/mnist"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
 )
@@ -124,16 +125,33 @@ func orList(names []string) string {
 }
 
 // newSchedule returns the named learning-rate schedule for a run of total
-// steps (counted by the optimiser's global step, so a resumed run carries
-// on where its checkpoint left off): constant, or cosine — a linear
-// warmup from 0 over the first 5% of the steps, then half a cosine down
-// to 0 at the last step. name has been checked by applyDefaults.
-func newSchedule(name string, lr float64, total int) optim.Schedule {
+// steps: constant, or cosine — a linear warmup from 0 over the first 5% of
+// the steps, then half a cosine down to 0 at the last step. The optimiser
+// counts its steps from the start of training, checkpoints included, so
+// the cosine schedule is shifted to start at the step the run starts from
+// (a resumed run warms up and decays again over its own steps rather than
+// finding its rate already at 0): start sets that step, before the first
+// training step. name has been checked by applyDefaults.
+func newSchedule(name string, lr float64, total int) (sched optim.Schedule, start func(step int)) {
 	if name != "cosine" || total < 2 {
-		return optim.Constant(lr)
+		return optim.Constant(lr), func(int) {}
 	}
 	warm := max(total/20, 1)
-	return optim.Sequential([]int{warm}, optim.LinearWarmup(lr, warm), optim.CosineDecay(0, lr, total-warm))
+	s := &shifted{s: optim.Sequential([]int{warm}, optim.LinearWarmup(lr, warm), optim.CosineDecay(0, lr, total-warm))}
+	return s, func(step int) { s.from = float64(step) }
+}
+
+// shifted is a schedule started at step from: s at step − from.
+type shifted struct {
+	s    optim.Schedule
+	from float64
+}
+
+func (s *shifted) At(step *tensor.Tensor) *tensor.Tensor {
+	if s.from == 0 {
+		return s.s.At(step)
+	}
+	return s.s.At(ops.Maximum(ops.SubScalar(step, s.from), ops.ScalarLike(step, 0)))
 }
 
 // newOptimizer builds the named optimiser over params with a constant

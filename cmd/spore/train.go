@@ -80,7 +80,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	// The schedule spans the run, so the optimiser is built once the
 	// number of steps is known.
-	opt, err := newOptimizerWith(f.optimizer, net.Base().TrainableParameters(), newSchedule(f.schedule, f.lr, f.epochs*batches.Len()))
+	sched, startAt := newSchedule(f.schedule, f.lr, f.epochs*batches.Len())
+	opt, err := newOptimizerWith(f.optimizer, net.Base().TrainableParameters(), sched)
 	if err != nil {
 		return err
 	}
@@ -89,6 +90,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
 		}
+		startAt(m.GlobalStep())
 		fmt.Fprintf(stdout, "resumed from %s at step %d\n", f.resume, m.GlobalStep())
 	}
 	mode := modeLabel(f.mode)

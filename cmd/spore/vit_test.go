@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sporeml/spore/optim"
 )
 
 // --model vit trains with its own defaults (AdamW, warmup and cosine
@@ -45,5 +48,31 @@ func TestTrainViT(t *testing.T) {
 				t.Errorf("spore %v: output lacks %q:\n%s%s", c.args, c.want, out, errOut)
 			}
 		})
+	}
+}
+
+// The cosine schedule warms up from 0, peaks after 5% of the run, ends at
+// 0, and, for a resumed run, starts over from the step it resumes at.
+func TestCosineSchedule(t *testing.T) {
+	s, startAt := newSchedule("cosine", 0.01, 105) // 5 steps of warmup, 100 of decay
+	for _, c := range []struct {
+		step int
+		want float64
+	}{{0, 0}, {5, 0.01}, {55, 0.005}, {105, 0}} {
+		if got := optim.Eval(s, c.step); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("step %d: lr %v, want %v", c.step, got, c.want)
+		}
+	}
+	startAt(40)
+	for _, c := range []struct {
+		step int
+		want float64
+	}{{40, 0}, {45, 0.01}, {95, 0.005}, {145, 0}} {
+		if got := optim.Eval(s, c.step); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("resumed at 40, step %d: lr %v, want %v", c.step, got, c.want)
+		}
+	}
+	if c, _ := newSchedule("constant", 0.01, 100); optim.Eval(c, 77) != 0.01 {
+		t.Errorf("constant schedule at step 77: %v", optim.Eval(c, 77))
 	}
 }
