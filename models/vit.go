@@ -9,15 +9,17 @@ import (
 )
 
 // ViTConfig holds the sizes of a ViT. Zero fields take the defaults,
-// chosen so that the CLI's default run trains a ViT past 98% on MNIST in
-// a few minutes on two CPU cores.
+// chosen so that the CLI's default run (spore train --model vit) trains a
+// ViT past 97.5% test accuracy on MNIST in a few minutes on two CPU cores
+// (97.87% in 4 epochs).
 type ViTConfig struct {
 	// ImageSize is the side of the square input images; zero means 28.
 	ImageSize int
 	// Channels is the number of input channels; zero means 1.
 	Channels int
 	// PatchSize is the side of the square patches the image is cut
-	// into; it must divide ImageSize. Zero means 7 (16 patches of 28×28).
+	// into; it must divide ImageSize. Zero means 7 (16 patches of a 28×28
+	// image).
 	PatchSize int
 	// Dim is the width of the tokens; zero means 64.
 	Dim int
@@ -30,9 +32,9 @@ type ViTConfig struct {
 	// 2·Dim.
 	MLPDim int
 	// Activation is the feed-forward activation, "relu" or "gelu"; empty
-	// means relu. ViTs usually take GELU; on MNIST both reach the same
-	// accuracy, and ReLU's backward is a mask where GELU's evaluates erf
-	// and exp per element, a third of a Graph-mode training step here.
+	// means relu. ViTs usually take GELU, but ReLU's backward is a mask
+	// where GELU's evaluates erf and exp per element, which took a third
+	// of the Graph-mode training step in a profile of this model.
 	Activation string
 	// Dropout is the encoder layers' dropout in training; zero means none.
 	Dropout float64
