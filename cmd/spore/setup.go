@@ -50,7 +50,7 @@ type modelDefaults struct {
 }
 
 // The models in the order help texts list them, with their defaults:
-// enough for the MLP to pass 97% on MNIST, LeNet-5 98.5% and the ViT 98%
+// enough for the MLP to pass 97% on MNIST, LeNet-5 98.5% and the ViT 97.5%
 // (in Graph mode, in a few minutes on two cores). A transformer wants
 // Adam-style updates with a warmup; the convolutional and dense networks
 // train well with plain momentum.
