@@ -11,7 +11,7 @@ import (
 // ViTConfig holds the sizes of a ViT. Zero fields take the defaults,
 // chosen so that the CLI's default run (spore train --model vit) trains a
 // ViT past 97.5% test accuracy on MNIST in a few minutes on two CPU cores
-// (97.87% in 4 epochs).
+// (97.9–98.1% in 4 epochs with seeds 1 to 3).
 type ViTConfig struct {
 	// ImageSize is the side of the square input images; zero means 28.
 	ImageSize int

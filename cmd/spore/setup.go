@@ -59,7 +59,7 @@ var (
 	defaults   = map[string]modelDefaults{
 		"mlp":   {epochs: 3, batch: 64, lr: 0.01, optimizer: "momentum", schedule: "constant"},
 		"lenet": {epochs: 5, batch: 64, lr: 0.01, optimizer: "momentum", schedule: "constant"},
-		"vit":   {epochs: 4, batch: 128, lr: 0.002, optimizer: "adamw", schedule: "cosine"},
+		"vit":   {epochs: 4, batch: 64, lr: 0.002, optimizer: "adamw", schedule: "cosine"},
 	}
 )
 

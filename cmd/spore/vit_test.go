@@ -10,7 +10,7 @@ import (
 )
 
 // --model vit trains with its own defaults (AdamW, warmup and cosine
-// decay, batch 128) unless flags say otherwise, in both modes, and eval
+// decay, batch 64) unless flags say otherwise, in both modes, and eval
 // and resume take its checkpoints; bad schedule and optimizer names are
 // refused before any training.
 func TestTrainViT(t *testing.T) {
@@ -23,7 +23,7 @@ func TestTrainViT(t *testing.T) {
 		want string
 	}{
 		{"defaults", []string{"train", "--model", "vit", "--data", data, "--epochs", "1", "--steps", "1"}, 2,
-			"--batch 128 is larger than the --data " + data + " training set (20 images)"},
+			"--batch 64 is larger than the --data " + data + " training set (20 images)"},
 		{"graph", []string{"train", "--model", "vit", "--data", data, "--batch", "5", "--epochs", "1", "--steps", "2", "--save", ckpt}, 0,
 			"batch 5, adamw lr 0.002 (cosine), graph mode"},
 		{"pynative", []string{"train", "--model", "vit", "--data", data, "--batch", "5", "--epochs", "1", "--steps", "2", "--mode", "pynative"}, 0,
