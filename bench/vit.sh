@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Times one training step of the CLI's default ViT (models.NewViT(10): 16
-# patches of 7×7, dim 64, 4 pre-norm encoder layers with 4 heads; batch
-# 128, cross-entropy, AdamW) in spore's Graph and PyNative modes and in
-# PyTorch eager, side by side in one run at the same thread count, and
-# prints the times and the ratios. Absolute times drift between runs on
-# shared machines; quote the ratios.
+# patches of 7×7, dim 64, 4 pre-norm encoder layers with 4 heads) on a
+# batch of 128 with cross-entropy and AdamW, in spore's Graph and PyNative
+# modes and in PyTorch eager, side by side in one run (spore at THREADS
+# threads, PyTorch at 1 and THREADS), and prints the times and the ratios.
+# Absolute times drift between runs on shared machines; quote the ratios.
 #
 #   bench/vit.sh [THREADS]      (default 2)
 #
