@@ -151,7 +151,8 @@ func (f *fuser) fusibleIn(v *graph.Value, shape tensor.Shape) bool {
 // not be used outside its group, nothing is ever computed twice, so an
 // expensive producer (Traits.Cost) is never duplicated, and a group has
 // exactly one result, as a Prim does. A lone op is not worth a program and
-// is left alone.
+// is left alone, unless it reads an operand as a row or a column
+// (readsBroadcast).
 //
 // Any primitive whose definition carries a block body (core.Elementwise)
 // fuses; the program runs those same bodies, so a fused group computes
@@ -202,7 +203,7 @@ func Fuse(g *graph.Graph) {
 				}
 			}
 		}
-		if len(list) < 2 {
+		if len(list) < 2 && !readsBroadcast(root) {
 			continue
 		}
 		for _, m := range list {
@@ -211,6 +212,21 @@ func Fuse(g *graph.Graph) {
 		sortByPos(list, pos)
 		f.build(root, list, member)
 	}
+}
+
+// readsBroadcast reports whether one of v's operands is read as a row (a
+// per-feature scale) or a column (a per-row statistic, as in a
+// normalisation's x − mean). The eager binary kernels have fast paths for
+// equal shapes and scalars, and for rows only in some ops, and walk other
+// broadcasts element by element; a fused loop of one op reads rows and
+// columns at full speed, so such a lone op is worth a program.
+func readsBroadcast(v *graph.Value) bool {
+	for _, a := range v.Args {
+		if m, _ := readMode(a.Meta.Shape, v.Meta.Shape); m == fuse.Col || m == fuse.Row {
+			return true
+		}
+	}
+	return false
 }
 
 func sortByPos(list []*graph.Value, pos []int) {

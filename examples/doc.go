@@ -5,4 +5,7 @@
 // Each builds the tutorial's network (models.Network) from the same seed,
 // feeds ones(64, 1, 28, 28) and prints the (64, 10) output; the test in
 // this directory runs all five and checks that they agree.
+//
+// charlm is a larger program: a small character-level GPT trained in Graph
+// mode on the Go standard library's source and sampled in PyNative mode.
 package examples

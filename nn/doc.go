@@ -1,10 +1,13 @@
 // Package nn builds neural networks from cells, as MindSpore's
 // mindspore.nn: the Cell base, layers (Dense, Conv2d, pooling, BatchNorm,
 // LayerNorm, Embedding, Dropout, activations, SequentialCell, CellList,
-// and the recurrent RNN, LSTM and GRU with their single-step cells, whose
-// time loop is one spore.Scan), losses, WithLossCell and the training cell
-// TrainOneStepCell. Initial values come from package
-// nn/initializer and draw from the framework seed (spore.SetSeed).
+// the recurrent RNN, LSTM and GRU with their single-step cells, whose
+// time loop is one spore.Scan, and the attention layers
+// MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer
+// and their stacks, with learned and sinusoidal positional encodings),
+// losses, WithLossCell and the training cell TrainOneStepCell. Initial
+// values come from package nn/initializer and draw from the framework
+// seed (spore.SetSeed).
 //
 // # Cells
 //

@@ -15,7 +15,7 @@ import (
 func cmdEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", "Reports the test accuracy of a checkpoint written by 'spore train --save'.", stdout)
 	ckpt := fs.String("ckpt", "", "checkpoint to evaluate (required)")
-	model := fs.String("model", "mlp", "model the checkpoint was trained with: mlp or lenet")
+	model := fs.String("model", "mlp", "model the checkpoint was trained with: mlp, lenet or vit")
 	mode := fs.String("mode", "graph", "execution mode: graph or pynative")
 	data := fs.String("data", "", "directory with MNIST-format test files (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, gzipped or not) to use instead of MNIST")
 	if err := parse(fs, args); err != nil {

@@ -25,7 +25,7 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 		"dot is installed. The final IR is also printed. With --json, the same stages go to\n"+
 		"train_step.json as data: each node with the pass that made or fused it.", stdout)
 	out := fs.String("out", "spore-graphs", "directory for the dumps")
-	model := fs.String("model", "mlp", "model: mlp or lenet")
+	model := fs.String("model", "mlp", "model: mlp, lenet or vit")
 	batch := fs.Int("batch", 64, "batch size")
 	level := fs.String("level", "O1", "optimisation level: O0, O1 or O2")
 	asJSON := fs.Bool("json", false, "also write the compile record (every stage's IR as text and as a graph) to DIR/train_step.json")

@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
@@ -13,6 +16,7 @@ import (
 	"github.com/sporeml/spore/dataset/mnist"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
 )
@@ -31,16 +35,144 @@ func newModel(name string) (nn.Layer, error) {
 		return models.NewNetwork(), nil
 	case "lenet":
 		return models.NewLeNet5(classes), nil
+	case "vit":
+		return models.NewViT(classes), nil
 	}
-	return nil, usagef("unknown --model %q (want mlp or lenet)", name)
+	return nil, usagef("unknown --model %q (want %s)", name, orList(modelNames))
 }
 
-// newOptimizer builds the named optimiser over params.
+// modelDefaults are the training settings a model gets unless flags say
+// otherwise.
+type modelDefaults struct {
+	epochs, batch       int
+	lr                  float64
+	optimizer, schedule string
+}
+
+// The models in the order help texts list them, with their defaults:
+// enough for the MLP to pass 97% on MNIST, LeNet-5 98.5% and the ViT 97.5%
+// (in Graph mode, in a few minutes on two cores). A transformer wants
+// Adam-style updates with a warmup; the convolutional and dense networks
+// train well with plain momentum.
+var (
+	modelNames = []string{"mlp", "lenet", "vit"}
+	defaults   = map[string]modelDefaults{
+		"mlp":   {epochs: 3, batch: 64, lr: 0.01, optimizer: "momentum", schedule: "constant"},
+		"lenet": {epochs: 5, batch: 64, lr: 0.01, optimizer: "momentum", schedule: "constant"},
+		"vit":   {epochs: 4, batch: 64, lr: 0.002, optimizer: "adamw", schedule: "cosine"},
+	}
+)
+
+// defaultsHelp lists one default per model for a flag's help:
+// "3 for mlp, 5 for lenet, 4 for vit".
+func defaultsHelp(field func(modelDefaults) string) string {
+	var parts []string
+	for _, m := range modelNames {
+		parts = append(parts, field(defaults[m])+" for "+m)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// applyDefaults fills the flags not given on the command line with the
+// model's defaults; a flag given explicitly is kept, even when it is
+// zero, so that it is refused as such.
+func (f *trainFlags) applyDefaults(fs *flags) error {
+	if f.epochs < 0 || f.batch < 0 || f.steps < 0 {
+		return usagef("--batch must be positive and --epochs and --steps not negative")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["batch"] && f.batch == 0 {
+		return usagef("--batch must be positive and --epochs and --steps not negative")
+	}
+	d, ok := defaults[f.model]
+	if !ok {
+		return usagef("unknown --model %q (want %s)", f.model, orList(modelNames))
+	}
+	if f.epochs == 0 {
+		f.epochs = d.epochs
+	}
+	if f.batch == 0 {
+		f.batch = d.batch
+	}
+	if !set["lr"] {
+		f.lr = d.lr
+	}
+	if !(f.lr > 0) || math.IsInf(f.lr, 0) {
+		return usagef("--lr must be a positive finite number, got %v", f.lr)
+	}
+	if f.optimizer == "" {
+		f.optimizer = d.optimizer
+	}
+	if _, err := newOptimizer(f.optimizer, nil, f.lr); err != nil {
+		return err
+	}
+	if f.schedule == "" {
+		f.schedule = d.schedule
+	}
+	if f.schedule != "constant" && f.schedule != "cosine" {
+		return usagef("unknown --schedule %q (want constant or cosine)", f.schedule)
+	}
+	return nil
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// newSchedule returns the named learning-rate schedule for a run of total
+// steps: constant, or cosine — a linear warmup from 0 over the first 5% of
+// the steps, then half a cosine down to 0 at the last step. The optimiser
+// counts its steps from the start of training, checkpoints included, so
+// the cosine schedule is shifted to start at the step the run starts from
+// (a resumed run warms up and decays again over its own steps rather than
+// finding its rate already at 0): start sets that step, before the first
+// training step. name has been checked by applyDefaults.
+func newSchedule(name string, lr float64, total int) (sched optim.Schedule, start func(step int)) {
+	if name != "cosine" || total < 2 {
+		return optim.Constant(lr), func(int) {}
+	}
+	warm := max(total/20, 1)
+	s := &shifted{s: optim.Sequential([]int{warm}, optim.LinearWarmup(lr, warm), optim.CosineDecay(0, lr, total-warm))}
+	return s, func(step int) { s.from = float64(step) }
+}
+
+// shifted is a schedule started at step from: s at step − from.
+type shifted struct {
+	s    optim.Schedule
+	from float64
+}
+
+func (s *shifted) At(step *tensor.Tensor) *tensor.Tensor {
+	if s.from == 0 {
+		return s.s.At(step)
+	}
+	return s.s.At(ops.Maximum(ops.SubScalar(step, s.from), ops.ScalarLike(step, 0)))
+}
+
+// newOptimizer builds the named optimiser over params with a constant
+// rate; nil params only checks the name and rate.
 func newOptimizer(name string, params []*tensor.Tensor, lr float64) (optim.Optimizer, error) {
 	if !(lr > 0) || math.IsInf(lr, 0) {
 		return nil, usagef("--lr must be a positive finite number, got %v", lr)
 	}
-	c := optim.Common{LR: optim.Constant(lr)}
+	if params == nil {
+		if !slices.Contains([]string{"sgd", "momentum", "nesterov", "adam", "adamw"}, name) {
+			return nil, usagef("unknown --optimizer %q (want sgd, momentum, nesterov, adam or adamw)", name)
+		}
+		return nil, nil
+	}
+	return newOptimizerWith(name, params, optim.Constant(lr))
+}
+
+// newOptimizerWith builds the named optimiser over params with a
+// learning-rate schedule.
+func newOptimizerWith(name string, params []*tensor.Tensor, lr optim.Schedule) (optim.Optimizer, error) {
+	c := optim.Common{LR: lr}
 	switch name {
 	case "sgd":
 		return optim.NewSGD(params, optim.SGDConfig{Common: c}), nil

@@ -17,12 +17,12 @@ import (
 // trainFlags are the flags train shares with the commands that build a
 // model.
 type trainFlags struct {
-	mode, model, optimizer, save, resume, data string
-	summaryDir, plot, dashboard, lossLog       string
-	dashboardKeep                              bool
-	epochs, batch, steps, histogramFreq        int
-	lr                                         float64
-	seed                                       int64
+	mode, model, optimizer, schedule, save, resume, data string
+	summaryDir, plot, dashboard, lossLog                 string
+	dashboardKeep                                        bool
+	epochs, batch, steps, histogramFreq                  int
+	lr                                                   float64
+	seed                                                 int64
 }
 
 func cmdTrain(args []string, stdout, stderr io.Writer) error {
@@ -33,11 +33,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		"alone prints and writes files.", stdout)
 	var f trainFlags
 	fs.StringVar(&f.mode, "mode", "graph", "execution mode: graph or pynative")
-	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network) or lenet")
-	fs.IntVar(&f.epochs, "epochs", 0, "training epochs (0: the model's default, 3 for mlp and 5 for lenet)")
-	fs.IntVar(&f.batch, "batch", 64, "batch size")
-	fs.Float64Var(&f.lr, "lr", 0.01, "learning rate")
-	fs.StringVar(&f.optimizer, "optimizer", "momentum", "optimizer: sgd, momentum (SGD with momentum 0.9), nesterov, adam or adamw")
+	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network), lenet or vit (a vision transformer)")
+	fs.IntVar(&f.epochs, "epochs", 0, "training epochs (0: the model's default, "+defaultsHelp(func(d modelDefaults) string { return fmt.Sprint(d.epochs) })+")")
+	fs.IntVar(&f.batch, "batch", 0, "batch size (0: the model's default, "+defaultsHelp(func(d modelDefaults) string { return fmt.Sprint(d.batch) })+")")
+	fs.Float64Var(&f.lr, "lr", 0, "learning rate, the peak one with --schedule cosine (default: the model's, "+defaultsHelp(func(d modelDefaults) string { return fmt.Sprint(d.lr) })+")")
+	fs.StringVar(&f.optimizer, "optimizer", "", "optimizer: sgd, momentum (SGD with momentum 0.9), nesterov, adam or adamw (default: the model's, "+defaultsHelp(func(d modelDefaults) string { return d.optimizer })+")")
+	fs.StringVar(&f.schedule, "schedule", "", "learning-rate schedule: constant, or cosine (linear warmup over the first 5% of the steps, then cosine decay to 0 at the last) (default: the model's, "+defaultsHelp(func(d modelDefaults) string { return d.schedule })+")")
 	fs.Int64Var(&f.seed, "seed", 1, "framework seed (weights, shuffling)")
 	fs.StringVar(&f.save, "save", "", "write a checkpoint here after training (.safetensors or .ckpt)")
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
@@ -52,8 +53,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if f.epochs < 0 || f.batch <= 0 || f.steps < 0 {
-		return usagef("--batch must be positive and --epochs and --steps not negative")
+	if err := f.applyDefaults(fs); err != nil {
+		return err
 	}
 	// Under mpirun every process runs this command; comm tells them
 	// apart. Started before anything else so that the checks below can
@@ -70,10 +71,6 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		// are the same model.
 		stdout = io.Discard
 		f.summaryDir, f.plot, f.dashboard, f.dashboardKeep = "", "", "", false
-	}
-	if f.epochs == 0 {
-		// Enough for the MLP to pass 97% and LeNet-5 98.5% on MNIST.
-		f.epochs = map[string]int{"mlp": 3, "lenet": 5}[f.model]
 	}
 	// Everything that can be refused is refused here, before the data is
 	// read or a step is run, so that a bad flag costs no training time.
@@ -117,17 +114,6 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt, err := newOptimizer(f.optimizer, net.Base().TrainableParameters(), f.lr)
-	if err != nil {
-		return err
-	}
-	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
-	if f.resume != "" {
-		if err := m.LoadCheckpoint(f.resume); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "resumed from %s at step %d\n", f.resume, m.GlobalStep())
-	}
 	trainSet, err := loadSplit(f.data, trainSplit)
 	if err != nil {
 		return err
@@ -150,9 +136,24 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if f.steps > 0 {
 		batches = batches.Take(f.steps)
 	}
+	// The schedule spans the run, so the optimiser is built once the
+	// number of steps is known.
+	sched, startAt := newSchedule(f.schedule, f.lr, f.epochs*batches.Len())
+	opt, err := newOptimizerWith(f.optimizer, net.Base().TrainableParameters(), sched)
+	if err != nil {
+		return err
+	}
+	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
+	if f.resume != "" {
+		if err := m.LoadCheckpoint(f.resume); err != nil {
+			return err
+		}
+		startAt(m.GlobalStep())
+		fmt.Fprintf(stdout, "resumed from %s at step %d\n", f.resume, m.GlobalStep())
+	}
 	mode := modeLabel(f.mode)
-	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s, %s\n",
-		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, mode)
+	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s lr %v (%s), %s\n",
+		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, f.lr, f.schedule, mode)
 	if dp.size > 1 {
 		fmt.Fprintf(stdout, "data parallel: %d processes (%s), %d samples per process per step\n", dp.size, comm.Backend(), f.batch/dp.size)
 	}

@@ -341,6 +341,35 @@ func Cases() []Case {
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])
 	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	add(Case{Prim: ops.AttentionSeedPrim, Name: "AttentionSeed", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return core.Apply(ops.AttentionSeedPrim, nil, xs[0])
+	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	// Attention: an additive mask and the causal triangle, so that every
+	// operand and the masked positions take part; the gradient primitive
+	// also returns the scores' gradient.
+	qkv := in(u(-2, 2, 0, 2, 3, 4), u(-2, 2, 5, 2, 5, 4), u(-1, 1, 9, 2, 5, 3), u(-1, 1, 13, 3, 5))
+	attn := ops.AttentionAttrs{Scale: 0.6, Causal: true, HasMask: true}
+	add(Case{Prim: ops.ScaledDotProductAttentionPrim, Name: "ScaledDotProductAttention",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return ops.ScaledDotProductAttention(xs[0], xs[1], xs[2], ops.AttentionOptions{Mask: xs[3], Causal: true, Scale: 0.6})
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionPrim, attn, xs...)
+		},
+		Inputs: qkv, Differentiable: true, Diff: []int{0, 1, 2, 3}})
+	attnGrad := attn
+	attnGrad.MaskGrad = true
+	add(Case{Prim: ops.ScaledDotProductAttentionGradPrim, Name: "ScaledDotProductAttentionGrad",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionGradPrim, attnGrad, xs...)[0]
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionGradPrim, attnGrad, xs...)
+		},
+		// q, k, v, out, lse, dout, dlse, mask.
+		Inputs: in(u(-2, 2, 0, 2, 3, 4), u(-2, 2, 5, 2, 5, 4), u(-1, 1, 9, 2, 5, 3), u(-1, 1, 17, 2, 3, 3),
+			u(0.5, 1.5, 21, 2, 3), u(-1, 1, 25, 2, 3, 3), u(-1, 1, 29, 2, 3), u(-1, 1, 13, 3, 5)),
+		Differentiable: true, Diff: []int{0, 1, 2, 3, 4, 5, 6, 7}})
 	return append(cs, defaultCases(cs)...)
 }
 

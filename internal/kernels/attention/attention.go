@@ -1,0 +1,453 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/internal/kernels/parallel"
+	"github.com/sporeml/spore/internal/kernels/vec"
+)
+
+// Tile sizes: a block of BlockQ queries meets a block of BlockK keys at a
+// time. Two BlockQ×BlockK score tiles (scores and, in the backward pass,
+// their gradient) of float64 take 64 KiB, so they stay in L2 with the
+// q, k and v blocks they are computed from.
+const (
+	BlockQ = 64
+	BlockK = 64
+)
+
+// Params describe one batched attention call. Every slice is row-major:
+// q is [B, L, E], k is [B, S, E], v is [B, S, Ev], out is [B, L, Ev] and
+// lse is [B, L], where B is the product of the leading (batch and head)
+// axes.
+type Params[T float32 | float64] struct {
+	B, L, S, E, Ev int
+	// Scale multiplies q·kᵀ before the mask is added.
+	Scale T
+	// Causal masks key j for query i when j > i (top-left aligned, as
+	// torch's is_causal).
+	Causal bool
+	// P is the dropout probability applied to the attention weights;
+	// Seed selects the mask (Keep), so the backward pass regenerates it.
+	P    float64
+	Seed uint64
+	// At most one mask: BoolMask (true attends) or AddMask (added to the
+	// scaled scores). The mask is broadcast to [Batch..., L, S]: Batch are
+	// the leading axes whose product is B (at most MaxRank−2 of them), and
+	// MaskStrides[:len(Batch)+2] holds the mask's element stride along
+	// each axis of that shape, 0 along the axes it is broadcast over. (An
+	// array, not a slice: a caller's strides then never escape to the
+	// heap.)
+	BoolMask    []bool
+	AddMask     []T
+	Batch       []int
+	MaskStrides [MaxRank]int
+}
+
+// check panics when the sizes are negative or the mask or dropout
+// settings are invalid.
+func (p *Params[T]) check(op string) {
+	if p.B < 0 || p.L < 0 || p.S < 0 || p.E < 0 || p.Ev < 0 {
+		panic(fmt.Sprintf("attention.%s: negative size in B=%d L=%d S=%d E=%d Ev=%d", op, p.B, p.L, p.S, p.E, p.Ev))
+	}
+	if len(p.Batch) > MaxRank-2 {
+		panic(fmt.Sprintf("attention.%s: scores of rank %d; at most %d supported", op, len(p.Batch)+2, MaxRank))
+	}
+	if !(p.P >= 0 && p.P < 1) {
+		panic(fmt.Sprintf("attention.%s: dropout probability %v not in [0, 1)", op, p.P))
+	}
+}
+
+// checkLen panics when slice name of op holds fewer than want elements.
+func checkLen(op, name string, got, want int) {
+	if got < want {
+		panic(fmt.Sprintf("attention.%s: %s has %d elements, want %d", op, name, got, want))
+	}
+}
+
+// maskOffset returns the element offset of batch slice b's mask.
+func (p *Params[T]) maskOffset(b int) int {
+	off := 0
+	for d := len(p.Batch) - 1; d >= 0; d-- {
+		n := p.Batch[d]
+		off += (b % n) * p.MaskStrides[d]
+		b /= n
+	}
+	return off
+}
+
+// Impl is the kernels for one element type, bound to that type's GEMM and
+// exponential; Float32 and Float64 are the two instances.
+type Impl[T float32 | float64] struct {
+	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	exp  func(dst, x []T)
+	// Row operations, vectorised by package vec.
+	max       func(x []T) T
+	sum       func(x []T) T
+	addScalar func(dst, a []T, s T)
+	mulScalar func(dst, a []T, s T)
+	mul       func(dst, a, b []T)
+	pool      *sync.Pool // of *scratch[T]
+	jobs      *sync.Pool // of *job[T]
+}
+
+// The kernels per element type: registration picks one, so no kernel
+// switches on its operands' type when it runs.
+var (
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+)
+
+func exp64(dst, x []float64) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = math.Exp(v)
+	}
+}
+
+// job is one call's operands, handed to the worker pool as a
+// parallel.Body. Jobs are pooled and hold their own copy of the batch
+// shape, so that a call allocates nothing in steady state (a compiled
+// plan allocates nothing per call).
+type job[T float32 | float64] struct {
+	im                                             *Impl[T]
+	p                                              Params[T]
+	batch                                          [MaxRank]int
+	backward                                       bool
+	nq                                             int
+	q, k, v, out, lse, dout, dlse, dq, dk, dv, dms []T
+}
+
+// MaxRank bounds the rank of the scores' shape [Batch..., L, S].
+const MaxRank = 16
+
+func (im *Impl[T]) job(p *Params[T]) *job[T] {
+	j, _ := im.jobs.Get().(*job[T])
+	if j == nil {
+		j = &job[T]{im: im}
+	}
+	j.p = *p
+	j.p.Batch = j.batch[:copy(j.batch[:], p.Batch)]
+	return j
+}
+
+// release drops the job's references to the caller's slices and pools it.
+func (j *job[T]) release() {
+	j.p = Params[T]{}
+	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+	j.im.jobs.Put(j)
+}
+
+// Run processes units [lo, hi): query blocks (forward) or batch slices
+// (backward).
+func (j *job[T]) Run(lo, hi int) {
+	im, p := j.im, &j.p
+	if j.backward {
+		sc := im.get(p.Ev, p.L)
+		for b := lo; b < hi; b++ {
+			im.backward(p, sc, b, j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms)
+		}
+		im.pool.Put(sc)
+		return
+	}
+	sc := im.get(p.Ev, 0)
+	for u := lo; u < hi; u++ {
+		im.forward(p, sc, u/j.nq, (u%j.nq)*BlockQ, j.q, j.k, j.v, j.out, j.lse)
+	}
+	im.pool.Put(sc)
+}
+
+// scratch is one worker's tiles, pooled.
+type scratch[T float32 | float64] struct {
+	s, dp, acc, m, l, d []T
+}
+
+func (im *Impl[T]) get(ev, l int) *scratch[T] {
+	sc, _ := im.pool.Get().(*scratch[T])
+	if sc == nil {
+		sc = &scratch[T]{}
+	}
+	grow := func(b []T, n int) []T {
+		if cap(b) < n {
+			return make([]T, n)
+		}
+		return b[:n]
+	}
+	sc.s = grow(sc.s, BlockQ*BlockK)
+	sc.dp = grow(sc.dp, BlockQ*BlockK)
+	sc.acc = grow(sc.acc, BlockQ*max(ev, 1))
+	sc.m = grow(sc.m, BlockQ)
+	sc.l = grow(sc.l, BlockQ)
+	sc.d = grow(sc.d, max(l, 1))
+	return sc
+}
+
+// Keep reports whether dropout with probability p and seed keeps the
+// attention weight of query i and key j in batch slice b of an L×S
+// problem. It hashes the position (SplitMix64's finaliser), so any tile
+// can regenerate its part of the mask in any order: the backward pass
+// recomputes the forward pass's mask instead of storing it.
+func Keep(seed uint64, b, i, j, l, s int, p float64) bool {
+	if p == 0 {
+		return true
+	}
+	x := seed + uint64((b*l+i)*s+j+1)*0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11)*0x1p-53 >= p
+}
+
+// scores fills sc.s (rows i0..i0+r, columns j0..j0+c, row stride BlockK)
+// with the scaled and masked scores of batch slice b: -Inf where a mask
+// forbids attending.
+func (im *Impl[T]) scores(p *Params[T], b, i0, r, j0, c int, q, k []T, s []T) {
+	e := p.E
+	qb := q[(b*p.L+i0)*e:]
+	kb := k[(b*p.S+j0)*e:]
+	im.gemm(false, true, r, c, e, p.Scale, qb, max(e, 1), kb, max(e, 1), 0, s, BlockK)
+	neg := T(math.Inf(-1))
+	if p.Causal && j0+c-1 > i0 {
+		for ii := range r {
+			for jj := max(i0+ii+1-j0, 0); jj < c; jj++ {
+				s[ii*BlockK+jj] = neg
+			}
+		}
+	}
+	if p.BoolMask == nil && p.AddMask == nil {
+		return
+	}
+	nb := len(p.Batch)
+	rs, cs := p.MaskStrides[nb], p.MaskStrides[nb+1]
+	off := p.maskOffset(b)
+	for ii := range r {
+		row := s[ii*BlockK : ii*BlockK+c]
+		mo := off + (i0+ii)*rs + j0*cs
+		if p.BoolMask != nil {
+			for jj := range row {
+				if !p.BoolMask[mo+jj*cs] {
+					row[jj] = neg
+				}
+			}
+		} else {
+			for jj := range row {
+				row[jj] += p.AddMask[mo+jj*cs]
+			}
+		}
+	}
+}
+
+// keyEnd is the end of the keys that queries before i1 may attend.
+func keyEnd[T float32 | float64](p *Params[T], i1 int) int {
+	if p.Causal {
+		return min(p.S, i1)
+	}
+	return p.S
+}
+
+// forward computes out and lse for the block of queries from i0 in batch
+// slice b:
+// FlashAttention's online softmax, one BlockK block of keys at a time,
+// rescaling the running output whenever the running maximum grows.
+func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out, lse []T) {
+	r := min(BlockQ, p.L-i0)
+	ev := p.Ev
+	acc, m, l := sc.acc[:r*ev], sc.m[:r], sc.l[:r]
+	clear(acc)
+	clear(l)
+	neg := T(math.Inf(-1))
+	for i := range m {
+		m[i] = neg
+	}
+	for j0 := 0; j0 < keyEnd(p, i0+r); j0 += BlockK {
+		c := min(BlockK, p.S-j0)
+		s := sc.s
+		im.scores(p, b, i0, r, j0, c, q, k, s)
+		for ii := range r {
+			row := s[ii*BlockK : ii*BlockK+c]
+			mx := max(m[ii], im.max(row))
+			if mx == neg {
+				// Nothing attended in this row yet: the weights are all 0.
+				clear(row)
+				continue
+			}
+			if mx > m[ii] {
+				alpha := T(math.Exp(float64(m[ii] - mx)))
+				l[ii] *= alpha
+				a := acc[ii*ev : (ii+1)*ev]
+				im.mulScalar(a, a, alpha)
+				m[ii] = mx
+			}
+			im.addScalar(row, row, -mx)
+			im.exp(row, row)
+			l[ii] += im.sum(row)
+			if p.P > 0 {
+				for jj := range row {
+					if !Keep(p.Seed, b, i0+ii, j0+jj, p.L, p.S, p.P) {
+						row[jj] = 0
+					}
+				}
+			}
+		}
+		im.gemm(false, false, r, ev, c, 1, s, BlockK, v[(b*p.S+j0)*ev:], max(ev, 1), 1, acc, max(ev, 1))
+	}
+	keep := T(1 / (1 - p.P))
+	for ii := range r {
+		o := out[(b*p.L+i0+ii)*ev : (b*p.L+i0+ii+1)*ev]
+		li := &lse[b*p.L+i0+ii]
+		if l[ii] == 0 {
+			// A query that may attend no key gets a zero output (as
+			// FlashAttention and torch's safe softmax give) rather than
+			// 0/0; its lse of +Inf makes every recomputed weight 0.
+			clear(o)
+			*li = T(math.Inf(1))
+			continue
+		}
+		inv := keep / l[ii]
+		for e := range o {
+			o[e] = acc[ii*ev+e] * inv
+		}
+		*li = m[ii] + T(math.Log(float64(l[ii])))
+	}
+}
+
+// Forward computes softmax(scale·q·kᵀ + mask)·v into out and the
+// log-sum-exp of each query's scores into lse, tile by tile, never holding
+// more than a BlockQ×BlockK tile of scores. A query whose keys are all
+// masked gets a zero output and an lse of +Inf. Query blocks of every
+// batch slice are spread over the worker pool.
+func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
+	const op = "Forward"
+	p.check(op)
+	checkLen(op, "q", len(q), p.B*p.L*p.E)
+	checkLen(op, "k", len(k), p.B*p.S*p.E)
+	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
+	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
+	checkLen(op, "lse", len(lse), p.B*p.L)
+	j := im.job(p)
+	j.backward = false
+	j.nq = (p.L + BlockQ - 1) / BlockQ
+	j.q, j.k, j.v, j.out, j.lse = q, k, v, out, lse
+	// A unit is one query block of one batch slice; one is worth
+	// handing to another thread from a few blocks of keys up.
+	parallel.ForBody(p.B*j.nq, max(1, 4*BlockK/max(p.S, 1)), j)
+	j.release()
+}
+
+// Backward computes the gradients dq, dk and dv (overwritten) of
+// Forward's out given its cotangent dout and, when dlse is not nil, lse's
+// cotangent dlse. It recomputes each tile of weights from q, k and lse
+// (FlashAttention-2's backward pass) and regenerates the dropout mask
+// from the seed, so it stores no L×S matrix. If dmask is not nil it
+// receives the gradient of the scores after scaling, [B, L, S] — the
+// gradient of an additive mask before summing over its broadcast axes.
+// Batch slices are spread over the worker pool.
+func (im *Impl[T]) Backward(p *Params[T], q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
+	const op = "Backward"
+	p.check(op)
+	checkLen(op, "q", len(q), p.B*p.L*p.E)
+	checkLen(op, "k", len(k), p.B*p.S*p.E)
+	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
+	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
+	checkLen(op, "lse", len(lse), p.B*p.L)
+	checkLen(op, "dout", len(dout), p.B*p.L*p.Ev)
+	checkLen(op, "dq", len(dq), p.B*p.L*p.E)
+	checkLen(op, "dk", len(dk), p.B*p.S*p.E)
+	checkLen(op, "dv", len(dv), p.B*p.S*p.Ev)
+	if dlse != nil {
+		checkLen(op, "dlse", len(dlse), p.B*p.L)
+	}
+	if dmask != nil {
+		checkLen(op, "dmask", len(dmask), p.B*p.L*p.S)
+	}
+	j := im.job(p)
+	j.backward = true
+	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask
+	parallel.ForBody(p.B, 1, j)
+	j.release()
+}
+
+// backward is FlashAttention-2's backward pass for batch slice b: for
+// each block of keys, it walks the blocks of queries that may attend it,
+// recomputing the weights P = exp(S − lse) and accumulating
+//
+//	dV += (P∘Z)ᵀ·dO        dP = (dO·Vᵀ)∘Z
+//	dS = P∘(dP − D)        D = rowsum(dO∘O) − dlse
+//	dQ += scale·dS·K       dK += scale·dSᵀ·Q
+//
+// where Z is the dropout mask scaled by 1/(1−p).
+func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
+	L, S, E, Ev := p.L, p.S, p.E, p.Ev
+	clear(dq[b*L*E : (b+1)*L*E])
+	clear(dk[b*S*E : (b+1)*S*E])
+	clear(dv[b*S*Ev : (b+1)*S*Ev])
+	if dmask != nil {
+		clear(dmask[b*L*S : (b+1)*L*S])
+	}
+	d := sc.d[:L]
+	for i := range L {
+		o := out[(b*L+i)*Ev : (b*L+i+1)*Ev]
+		g := dout[(b*L+i)*Ev : (b*L+i+1)*Ev]
+		sum := T(0)
+		for e := range o {
+			sum += o[e] * g[e]
+		}
+		if dlse != nil {
+			sum -= dlse[b*L+i]
+		}
+		d[i] = sum
+	}
+	keep := T(1 / (1 - p.P))
+	le, lev := max(E, 1), max(Ev, 1)
+	for j0 := 0; j0 < S; j0 += BlockK {
+		c := min(BlockK, S-j0)
+		i0 := 0
+		if p.Causal {
+			i0 = j0 / BlockQ * BlockQ
+		}
+		for ; i0 < L; i0 += BlockQ {
+			r := min(BlockQ, L-i0)
+			s, dp := sc.s, sc.dp
+			im.scores(p, b, i0, r, j0, c, q, k, s)
+			for ii := range r {
+				row := s[ii*BlockK : ii*BlockK+c]
+				im.addScalar(row, row, -lse[b*L+i0+ii])
+				im.exp(row, row)
+			}
+			// dP = dO·Vᵀ, before s becomes P∘Z for dV.
+			im.gemm(false, true, r, c, Ev, 1, dout[(b*L+i0)*Ev:], lev, v[(b*S+j0)*Ev:], lev, 0, dp, BlockK)
+			for ii := range r {
+				row := s[ii*BlockK : ii*BlockK+c]
+				drow := dp[ii*BlockK : ii*BlockK+c]
+				di := d[i0+ii]
+				if p.P == 0 {
+					// drow becomes dS = P∘(dP − D).
+					im.addScalar(drow, drow, -di)
+					im.mul(drow, drow, row)
+				} else {
+					for jj := range row {
+						pij := row[jj]
+						z := keep
+						if !Keep(p.Seed, b, i0+ii, j0+jj, L, S, p.P) {
+							z = 0
+						}
+						// drow becomes dS; row becomes P∘Z for dV.
+						drow[jj] = pij * (drow[jj]*z - di)
+						row[jj] = pij * z
+					}
+				}
+				if dmask != nil {
+					copy(dmask[(b*L+i0+ii)*S+j0:(b*L+i0+ii)*S+j0+c], drow)
+				}
+			}
+			im.gemm(true, false, c, Ev, r, 1, s, BlockK, dout[(b*L+i0)*Ev:], lev, 1, dv[(b*S+j0)*Ev:], lev)
+			im.gemm(false, false, r, E, c, p.Scale, dp, BlockK, k[(b*S+j0)*E:], le, 1, dq[(b*L+i0)*E:], le)
+			im.gemm(true, false, c, E, r, p.Scale, dp, BlockK, q[(b*L+i0)*E:], le, 1, dk[(b*S+j0)*E:], le)
+		}
+	}
+}
