@@ -10,10 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/sporeml/spore/internal/atomicfile"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
@@ -392,39 +392,17 @@ func WriteIDX(w io.Writer, t *tensor.Tensor) error {
 }
 
 // WriteIDXFile writes t to path in the IDX format, gzipped if the path ends
-// in ".gz". It writes to a temporary file in the same directory and renames
-// it, so that the path never holds half a file.
-func WriteIDXFile(path string, t *tensor.Tensor) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// in ".gz", whole or not at all: through a temporary file in the same
+// directory, renamed over path once complete.
+func WriteIDXFile(path string, t *tensor.Tensor) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		if !strings.HasSuffix(path, ".gz") {
+			return WriteIDX(w, t)
 		}
-	}()
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if strings.HasSuffix(path, ".gz") {
-		zw := gzip.NewWriter(bw)
-		if err = WriteIDX(zw, t); err != nil {
+		zw := gzip.NewWriter(w)
+		if err := WriteIDX(zw, t); err != nil {
 			return err
 		}
-		if err = zw.Close(); err != nil {
-			return err
-		}
-	} else if err = WriteIDX(bw, t); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		return zw.Close()
+	})
 }

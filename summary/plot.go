@@ -114,7 +114,7 @@ func (p Plot) WriteSVG(path string, points []Scalar) error {
 	if err := CheckPlotPath(path); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, p.SVG(points))
+	return writeFile(path, p.SVG(points))
 }
 
 // CheckPlotPath refuses a plot path whose extension is not .svg, the one

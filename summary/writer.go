@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/atomicfile"
 	"github.com/sporeml/spore/summary/internal/eventpb"
 )
 
@@ -309,46 +310,17 @@ func (w *Writer) AddGraph(rec spore.CompileRecord) error {
 	return writeAtomic(path, data)
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed into place, so that a reader sees the
-// whole file or none.
-func writeAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+// writeAtomic writes data to path whole or not at all (atomicfile), so
+// that a reader sees the whole file or none.
+func writeAtomic(path string, data []byte) error {
+	if err := atomicfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("summary: writing %s: %w", path, unwrapPath(err))
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("summary: writing %s: %w", path, unwrapPath(err))
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; these files are for other tools.
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
-// WriteFileAtomic writes data to path atomically: a temporary file in the
-// same directory, synced, then renamed over path, so that path holds
-// either its old contents or all of the new ones.
-func WriteFileAtomic(path string, data []byte) error {
+// writeFile is writeAtomic that refuses to replace a directory.
+func writeFile(path string, data []byte) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("summary: %s is a directory", path)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/atomicfile"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/tensor"
@@ -122,32 +123,15 @@ func cmdGraph(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeJSONAtomic writes v as indented JSON through a temporary file in
-// path's directory and a rename, so that path is never seen half written.
-func writeJSONAtomic(path string, v any) (err error) {
+// writeJSONAtomic writes v as indented JSON, whole or not at all
+// (atomicfile), so that path is never seen half written.
+func writeJSONAtomic(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
+	if err := atomicfile.WriteFile(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("writing %s: %w", path, err)
-		}
-	}()
-	if _, err = f.Write(append(data, '\n')); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/internal/atomicfile"
 	"github.com/sporeml/spore/train"
 )
 
@@ -66,39 +65,17 @@ func (l *lossRecorder) OnStepEnd(ctx *train.RunContext) {
 	l.lines = append(l.lines, strconv.Itoa(ctx.GlobalStep)+"\t"+strconv.FormatFloat(ctx.Loss, 'g', -1, 64))
 }
 
-// write writes the losses to path atomically: a temporary file in the
-// same directory, renamed over path once complete, so that a reader never
-// sees half a log.
-func (l *lossRecorder) write(path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("--loss-log %s: %v", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("--loss-log %s: %v (the file was not changed)", path, err)
-		}
-	}()
+// write writes the losses to path whole or not at all (atomicfile), so
+// that a reader never sees half a log.
+func (l *lossRecorder) write(path string) error {
 	var b strings.Builder
 	b.WriteString("# step\tloss\n")
 	for _, line := range l.lines {
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	if _, err = f.WriteString(b.String()); err != nil {
-		return err
+	if err := atomicfile.WriteFile(path, []byte(b.String())); err != nil {
+		return fmt.Errorf("--loss-log %s: %v (the file was not changed)", path, err)
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
