@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/sporeml/spore/internal/core"
 )
 
 // backend is what a transport provides: collectives over typed Go slices
@@ -51,10 +53,10 @@ func (single) allReduce(any, ReduceOp) error                 { return nil }
 func (single) broadcast(any, int) error                      { return nil }
 func (single) barrier() error                                { return nil }
 func (single) finalize() error                               { return nil }
-func (single) allGather(send, recv any) error                { copySlice(recv, send); return nil }
+func (single) allGather(send, recv any) error                { core.CopyBuf(recv, send); return nil }
 func (single) startAllReduce(any, ReduceOp) (request, error) { return done{}, nil }
-func (single) reduce(send, recv any, _ int) error            { copySlice(recv, send); return nil }
-func (single) reduceScatter(send, recv any) error            { copySlice(recv, send); return nil }
+func (single) reduce(send, recv any, _ int) error            { core.CopyBuf(recv, send); return nil }
+func (single) reduceScatter(send, recv any) error            { core.CopyBuf(recv, send); return nil }
 
 // closed is the backend after MPI_Finalize: it remembers the rank and
 // size, and refuses every collective.
@@ -79,25 +81,6 @@ type done struct{}
 
 func (done) wait() error { return nil }
 
-// copySlice copies src into dst, two slices of one element type.
-func copySlice(dst, src any) {
-	switch d := dst.(type) {
-	case []float32:
-		copy(d, src.([]float32))
-	case []float64:
-		copy(d, src.([]float64))
-	case []int32:
-		copy(d, src.([]int32))
-	case []int64:
-		copy(d, src.([]int64))
-	case []uint8:
-		copy(d, src.([]uint8))
-	case []bool:
-		copy(d, src.([]bool))
-	default:
-		panic(fmt.Sprintf("comm: unsupported buffer %T", dst))
-	}
-}
 
 // clearSlice zeroes a numeric slice.
 func clearSlice(buf any) {

@@ -331,7 +331,7 @@ func (t *Tensor) setFloat(i int, v float64) {
 func NewParameter(name string, init *Tensor) *Tensor {
 	init.mustConcrete("NewParameter")
 	p := &Tensor{shape: init.shape.Clone(), dtype: init.dtype, buf: makeBuf(init.dtype, init.Size())}
-	copyBuf(p.buf, init.buf)
+	CopyBuf(p.buf, init.buf)
 	p.param = &paramInfo{name: name, requiresGrad: true}
 	return p
 }
@@ -389,14 +389,16 @@ func (t *Tensor) Assign(v *Tensor) {
 		tr.Assign(t, v)
 		return
 	}
-	copyBuf(t.buf, v.buf)
+	CopyBuf(t.buf, v.buf)
 }
 
 // Copy overwrites t's buffer with src's values. It is the executor's
 // in-place write; model code uses Assign.
-func Copy(t, src *Tensor) { copyBuf(t.buf, src.buf) }
+func Copy(t, src *Tensor) { CopyBuf(t.buf, src.buf) }
 
-func copyBuf(dst, src any) {
+// CopyBuf copies src into dst, two buffers (Go slices) of one element
+// type, as far as the shorter reaches.
+func CopyBuf(dst, src any) {
 	switch d := dst.(type) {
 	case []float32:
 		copy(d, src.([]float32))
@@ -418,7 +420,7 @@ func copyBuf(dst, src any) {
 func (t *Tensor) Clone() *Tensor {
 	t.mustConcrete("Clone")
 	c := &Tensor{shape: t.shape.Clone(), dtype: t.dtype, buf: makeBuf(t.dtype, t.Size())}
-	copyBuf(c.buf, t.buf)
+	CopyBuf(c.buf, t.buf)
 	return c
 }
 
