@@ -81,7 +81,6 @@ type done struct{}
 
 func (done) wait() error { return nil }
 
-
 // clearSlice zeroes a numeric slice.
 func clearSlice(buf any) {
 	switch b := buf.(type) {
