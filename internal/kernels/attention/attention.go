@@ -90,6 +90,7 @@ type Impl[T float32 | float64] struct {
 	addScalar func(dst, a []T, s T)
 	mulScalar func(dst, a []T, s T)
 	mul       func(dst, a, b []T)
+	axpy      func(dst, x []T, a T)
 	pool      *sync.Pool // of *scratch[T]
 	jobs      *sync.Pool // of *job[T]
 }
@@ -98,10 +99,18 @@ type Impl[T float32 | float64] struct {
 // switches on its operands' type when it runs.
 var (
 	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
-		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, pool: new(sync.Pool), jobs: new(sync.Pool)}
 	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
-		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
+
+// axpy64 sets dst[i] += a·x[i].
+func axpy64(dst, x []float64, a float64) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
 
 func exp64(dst, x []float64) {
 	x = x[:len(dst)]
@@ -147,6 +156,18 @@ func (j *job[T]) release() {
 // (backward).
 func (j *job[T]) Run(lo, hi int) {
 	im, p := j.im, &j.p
+	if j.small() {
+		sc := im.get(p.Ev, p.L)
+		for b := lo; b < hi; b++ {
+			if j.backward {
+				im.smallBackward(p, sc, b, j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms)
+			} else {
+				im.smallForward(p, sc, b, j.q, j.k, j.v, j.out, j.lse)
+			}
+		}
+		im.pool.Put(sc)
+		return
+	}
 	if j.backward {
 		sc := im.get(p.Ev, p.L)
 		for b := lo; b < hi; b++ {
@@ -162,6 +183,12 @@ func (j *job[T]) Run(lo, hi int) {
 	im.pool.Put(sc)
 }
 
+// small reports whether every batch slice fits one tile, so that the
+// kernels take the small-shape path (smallForward, smallBackward).
+func (j *job[T]) small() bool {
+	return j.p.L <= BlockQ && j.p.S <= BlockK
+}
+
 // scratch is one worker's tiles, pooled.
 type scratch[T float32 | float64] struct {
 	s, dp, acc, m, l, d []T
@@ -171,12 +198,6 @@ func (im *Impl[T]) get(ev, l int) *scratch[T] {
 	sc, _ := im.pool.Get().(*scratch[T])
 	if sc == nil {
 		sc = &scratch[T]{}
-	}
-	grow := func(b []T, n int) []T {
-		if cap(b) < n {
-			return make([]T, n)
-		}
-		return b[:n]
 	}
 	sc.s = grow(sc.s, BlockQ*BlockK)
 	sc.dp = grow(sc.dp, BlockQ*BlockK)
@@ -211,11 +232,18 @@ func (im *Impl[T]) scores(p *Params[T], b, i0, r, j0, c int, q, k []T, s []T) {
 	qb := q[(b*p.L+i0)*e:]
 	kb := k[(b*p.S+j0)*e:]
 	im.gemm(false, true, r, c, e, p.Scale, qb, max(e, 1), kb, max(e, 1), 0, s, BlockK)
+	mask(p, b, i0, r, j0, c, s, BlockK)
+}
+
+// mask sets the scores in s (rows i0..i0+r, columns j0..j0+c of batch
+// slice b, row stride ld) that the causal flag or a mask forbids to -Inf,
+// and adds an additive mask.
+func mask[T float32 | float64](p *Params[T], b, i0, r, j0, c int, s []T, ld int) {
 	neg := T(math.Inf(-1))
 	if p.Causal && j0+c-1 > i0 {
 		for ii := range r {
 			for jj := max(i0+ii+1-j0, 0); jj < c; jj++ {
-				s[ii*BlockK+jj] = neg
+				s[ii*ld+jj] = neg
 			}
 		}
 	}
@@ -226,7 +254,7 @@ func (im *Impl[T]) scores(p *Params[T], b, i0, r, j0, c int, q, k []T, s []T) {
 	rs, cs := p.MaskStrides[nb], p.MaskStrides[nb+1]
 	off := p.maskOffset(b)
 	for ii := range r {
-		row := s[ii*BlockK : ii*BlockK+c]
+		row := s[ii*ld : ii*ld+c]
 		mo := off + (i0+ii)*rs + j0*cs
 		if p.BoolMask != nil {
 			for jj := range row {
@@ -333,6 +361,12 @@ func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
 	j.backward = false
 	j.nq = (p.L + BlockQ - 1) / BlockQ
 	j.q, j.k, j.v, j.out, j.lse = q, k, v, out, lse
+	if j.small() {
+		// A unit is one whole batch slice.
+		parallel.ForBody(p.B, smallGrain(p), j)
+		j.release()
+		return
+	}
 	// A unit is one query block of one batch slice; one is worth
 	// handing to another thread from a few blocks of keys up.
 	parallel.ForBody(p.B*j.nq, max(1, 4*BlockK/max(p.S, 1)), j)
@@ -368,7 +402,11 @@ func (im *Impl[T]) Backward(p *Params[T], q, k, v, out, lse, dout, dlse, dq, dk,
 	j := im.job(p)
 	j.backward = true
 	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask
-	parallel.ForBody(p.B, 1, j)
+	grain := 1
+	if j.small() {
+		grain = smallGrain(p)
+	}
+	parallel.ForBody(p.B, grain, j)
 	j.release()
 }
 
@@ -450,4 +488,170 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 			im.gemm(true, false, c, E, r, p.Scale, dp, BlockK, q[(b*L+i0)*E:], le, 1, dk[(b*S+j0)*E:], le)
 		}
 	}
+}
+
+// smallGrain is the number of batch slices worth handing to another
+// thread on the small-shape path: enough for ~32K multiply-adds.
+func smallGrain[T float32 | float64](p *Params[T]) int {
+	return max(1, 1<<15/max(p.L*p.S*(p.E+p.Ev), 1))
+}
+
+// grow returns b resliced to n elements, reallocated when too short.
+func grow[T float32 | float64](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// smallScores fills s (L×S, row stride S) with batch slice b's scaled and
+// masked scores when the whole slice is one tile.
+func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
+	L, S, E := p.L, p.S, p.E
+	im.gemm(false, true, L, S, E, p.Scale, q[b*L*E:], max(E, 1), k[b*S*E:], max(E, 1), 0, s, max(S, 1))
+	mask(p, b, 0, L, 0, S, s, S)
+}
+
+// The small-shape path's row operations are plain loops: on rows of a few
+// dozen elements a vector call costs more than the work it does.
+
+func rowMax[T float32 | float64](x []T) T {
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		if v > m || v != v {
+			m = v
+		}
+	}
+	return m
+}
+
+func rowSum[T float32 | float64](x []T) T {
+	var s0, s1 T
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		s0 += x[i]
+		s1 += x[i+1]
+	}
+	if i < len(x) {
+		s0 += x[i]
+	}
+	return s0 + s1
+}
+
+// smallForward is forward for a batch slice that fits one tile (L ≤
+// BlockQ, S ≤ BlockK): a plain softmax over whole rows, with no online
+// rescaling, one exponential call for the whole tile and no per-row
+// vector calls.
+func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse []T) {
+	L, S, Ev := p.L, p.S, p.Ev
+	s := sc.s[:L*S]
+	im.smallScores(p, b, q, k, s)
+	neg, inf := T(math.Inf(-1)), T(math.Inf(1))
+	m := sc.m[:L]
+	for i := range L {
+		row := s[i*S : (i+1)*S]
+		mx := rowMax(row)
+		m[i] = mx
+		if mx == neg {
+			// Nothing attended: the weights are all 0 (exp(-Inf)).
+			continue
+		}
+		for j := range row {
+			row[j] -= mx
+		}
+	}
+	im.exp(s, s)
+	keep := T(1 / (1 - p.P))
+	l := sc.l[:L]
+	for i := range L {
+		row := s[i*S : (i+1)*S]
+		if m[i] == neg {
+			l[i] = 0
+			continue
+		}
+		l[i] = rowSum(row)
+		if p.P > 0 {
+			for j := range row {
+				if !Keep(p.Seed, b, i, j, L, S, p.P) {
+					row[j] = 0
+				}
+			}
+		}
+	}
+	ob := out[b*L*Ev : (b+1)*L*Ev]
+	im.gemm(false, false, L, Ev, S, 1, s, max(S, 1), v[b*S*Ev:], max(Ev, 1), 0, ob, max(Ev, 1))
+	for i := range L {
+		o := ob[i*Ev : (i+1)*Ev]
+		li := &lse[b*L+i]
+		if l[i] == 0 {
+			// As in forward: a zero output and an lse of +Inf.
+			clear(o)
+			*li = inf
+			continue
+		}
+		inv := keep / l[i]
+		for e := range o {
+			o[e] *= inv
+		}
+		*li = m[i] + T(math.Log(float64(l[i])))
+	}
+}
+
+// smallBackward is backward for a batch slice that fits one tile: the
+// same products, each one GEMM call over the whole slice.
+func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
+	L, S, E, Ev := p.L, p.S, p.E, p.Ev
+	ls, le, lev := max(S, 1), max(E, 1), max(Ev, 1)
+	gb := dout[b*L*Ev : (b+1)*L*Ev]
+	s, dp := sc.s[:L*S], sc.dp[:L*S]
+	im.smallScores(p, b, q, k, s)
+	for i := range L {
+		row := s[i*S : (i+1)*S]
+		li := lse[b*L+i]
+		for j := range row {
+			row[j] -= li
+		}
+	}
+	im.exp(s, s)
+	// dP = dO·Vᵀ.
+	im.gemm(false, true, L, S, Ev, 1, gb, lev, v[b*S*Ev:], lev, 0, dp, ls)
+	keep := T(1 / (1 - p.P))
+	for i := range L {
+		row := s[i*S : (i+1)*S]
+		drow := dp[i*S : (i+1)*S]
+		g := gb[i*Ev : (i+1)*Ev]
+		o := out[(b*L+i)*Ev : (b*L+i+1)*Ev]
+		di := T(0)
+		for e, x := range g {
+			di += o[e] * x
+		}
+		if dlse != nil {
+			di -= dlse[b*L+i]
+		}
+		if p.P == 0 {
+			// drow becomes dS = P∘(dP − D).
+			for j, pij := range row {
+				drow[j] = pij * (drow[j] - di)
+			}
+		} else {
+			for j := range row {
+				pij := row[j]
+				z := keep
+				if !Keep(p.Seed, b, i, j, L, S, p.P) {
+					z = 0
+				}
+				// drow becomes dS; row becomes P∘Z for dV.
+				drow[j] = pij * (drow[j]*z - di)
+				row[j] = pij * z
+			}
+		}
+		if dmask != nil {
+			copy(dmask[(b*L+i)*S:(b*L+i+1)*S], drow)
+		}
+	}
+	// dV = (P∘Z)ᵀ·dO, dQ = scale·dS·K, dK = scale·dSᵀ·Q, each written
+	// whole (beta 0).
+	im.gemm(true, false, S, Ev, L, 1, s, ls, gb, lev, 0, dv[b*S*Ev:], lev)
+	im.gemm(false, false, L, E, S, p.Scale, dp, ls, k[b*S*E:], le, 0, dq[b*L*E:], le)
+	im.gemm(true, false, S, E, L, p.Scale, dp, ls, q[b*L*E:], le, 0, dk[b*S*E:], le)
 }

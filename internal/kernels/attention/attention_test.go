@@ -122,6 +122,11 @@ func TestKernelsMatchNaive(t *testing.T) {
 		{"bool", []int{2, 2}, 70, 65, 3, 3, "bool", false, 0},
 		{"add-causal", []int{2}, 66, 80, 4, 3, "add", true, 0},
 		{"dropout", []int{2}, 65, 70, 4, 5, "bool", true, 0.4},
+		// One tile per batch slice: the small-shape path.
+		{"one-tile-bool", []int{2, 2}, 17, 17, 16, 16, "bool", false, 0},
+		{"one-tile-add-causal", []int{3}, 20, 17, 4, 3, "add", true, 0},
+		{"one-tile-dropout", []int{2}, 17, 19, 4, 5, "bool", true, 0.4},
+		{"one-tile-full", []int{2}, 64, 64, 3, 2, "", false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
@@ -241,4 +246,26 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkSmall times a forward and backward pass at the ViT's shapes:
+// 512 batch·head slices of 17 tokens with heads of 16, one tile each.
+func BenchmarkSmall(b *testing.B) {
+	const B, L, E = 512, 17, 16
+	r := rand.New(rand.NewPCG(1, 2))
+	f32 := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	p := &Params[float32]{B: B, L: L, S: L, E: E, Ev: E, Scale: 0.25}
+	q, k, v, dout := f32(B*L*E), f32(B*L*E), f32(B*L*E), f32(B*L*E)
+	out, lse := make([]float32, B*L*E), make([]float32, B*L)
+	dq, dk, dv := make([]float32, B*L*E), make([]float32, B*L*E), make([]float32, B*L*E)
+	for b.Loop() {
+		Float32.Forward(p, q, k, v, out, lse)
+		Float32.Backward(p, q, k, v, out, lse, dout, nil, dq, dk, dv, nil)
+	}
 }
