@@ -515,14 +515,19 @@ func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
 // The small-shape path's row operations are plain loops: on rows of a few
 // dozen elements a vector call costs more than the work it does.
 
+// rowMax is the largest element of x, NaN if one is (as the builtin max
+// gives), -Inf if x is empty.
 func rowMax[T float32 | float64](x []T) T {
-	m := T(math.Inf(-1))
-	for _, v := range x {
-		if v > m || v != v {
-			m = v
-		}
+	m0, m1 := T(math.Inf(-1)), T(math.Inf(-1))
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		m0 = max(m0, x[i])
+		m1 = max(m1, x[i+1])
 	}
-	return m
+	if i < len(x) {
+		m0 = max(m0, x[i])
+	}
+	return max(m0, m1)
 }
 
 func rowSum[T float32 | float64](x []T) T {
