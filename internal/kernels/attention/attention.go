@@ -515,19 +515,29 @@ func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
 // The small-shape path's row operations are plain loops: on rows of a few
 // dozen elements a vector call costs more than the work it does.
 
-// rowMax is the largest element of x, NaN if one is (as the builtin max
-// gives), -Inf if x is empty.
+// rowMax returns the largest element of x, ignoring NaN (a comparison
+// that a NaN fails leaves the maximum alone: cheaper than the builtin
+// max's NaN handling); -Inf if x is empty or all -Inf or NaN. A NaN still
+// reaches the row's weights through exp(NaN − max); smallForward treats a
+// row whose maximum is -Inf but that holds a NaN separately.
 func rowMax[T float32 | float64](x []T) T {
-	m0, m1 := T(math.Inf(-1)), T(math.Inf(-1))
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		m0 = max(m0, x[i])
-		m1 = max(m1, x[i+1])
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
 	}
-	if i < len(x) {
-		m0 = max(m0, x[i])
+	return m
+}
+
+// hasNaN reports whether x holds a NaN.
+func hasNaN[T float32 | float64](x []T) bool {
+	for _, v := range x {
+		if v != v {
+			return true
+		}
 	}
-	return max(m0, m1)
+	return false
 }
 
 func rowSum[T float32 | float64](x []T) T {
@@ -556,6 +566,9 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 	for i := range L {
 		row := s[i*S : (i+1)*S]
 		mx := rowMax(row)
+		if mx == neg && hasNaN(row) {
+			mx = T(math.NaN())
+		}
 		m[i] = mx
 		if mx == neg {
 			// Nothing attended: the weights are all 0 (exp(-Inf)).
