@@ -269,3 +269,33 @@ func BenchmarkSmall(b *testing.B) {
 		Float32.Backward(p, q, k, v, out, lse, dout, nil, dq, dk, dv, nil)
 	}
 }
+
+// TestOneTileNaN checks that a NaN score reaches the output on the
+// one-tile path, whose row maximum skips NaN, as it does on the tiled one:
+// a NaN in key 0 makes every query's output and lse NaN, also when every
+// other key of a query is masked off (its maximum is then -Inf).
+func TestOneTileNaN(t *testing.T) {
+	const l, s, e = 3, 4, 2
+	p := &Params[float64]{B: 1, L: l, S: s, E: e, Ev: e, Scale: 1, Batch: []int{1}}
+	p.MaskStrides[1], p.MaskStrides[2] = s, 1
+	p.BoolMask = make([]bool, l*s)
+	for i := range p.BoolMask {
+		p.BoolMask[i] = true
+	}
+	// Query 1 attends key 0 only.
+	for j := 1; j < s; j++ {
+		p.BoolMask[s+j] = false
+	}
+	q, k, v := make([]float64, l*e), make([]float64, s*e), make([]float64, s*e)
+	for i := range q {
+		q[i] = 1
+	}
+	k[0] = math.NaN()
+	out, lse := make([]float64, l*e), make([]float64, l)
+	Float64.Forward(p, q, k, v, out, lse)
+	for i := range l {
+		if !math.IsNaN(lse[i]) || !math.IsNaN(out[i*e]) {
+			t.Errorf("query %d: out %v, lse %v; want NaN", i, out[i*e:(i+1)*e], lse[i])
+		}
+	}
+}
