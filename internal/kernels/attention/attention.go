@@ -508,8 +508,22 @@ func grow[T float32 | float64](b []T, n int) []T {
 // masked scores when the whole slice is one tile.
 func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
 	L, S, E := p.L, p.S, p.E
-	im.gemm(false, true, L, S, E, p.Scale, q[b*L*E:], max(E, 1), k[b*S*E:], max(E, 1), 0, s, max(S, 1))
+	im.gemmTB(L, S, E, p.Scale, q[b*L*E:], max(E, 1), k[b*S*E:], max(E, 1), s, max(S, 1))
 	mask(p, b, 0, L, 0, S, s, S)
+}
+
+// gemmTB sets c = alpha·a·bᵀ (beta 0). GEMM packs a transposed b with a
+// fast 16×16 block transpose only for whole panels of 16 columns, so a
+// width just past a multiple of 16 (17 keys) is split into that multiple
+// and the rest.
+func (im *Impl[T]) gemmTB(m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	n16 := n &^ 15
+	if n16 == 0 || n16 == n || k < 16 {
+		im.gemm(false, true, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc)
+		return
+	}
+	im.gemm(false, true, m, n16, k, alpha, a, lda, b, ldb, 0, c, ldc)
+	im.gemm(false, true, m, n-n16, k, alpha, a, lda, b[n16*ldb:], ldb, 0, c[n16:], ldc)
 }
 
 // The small-shape path's row operations are plain loops: on rows of a few
@@ -632,7 +646,7 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	im.exp(s, s)
 	// dP = dO·Vᵀ.
-	im.gemm(false, true, L, S, Ev, 1, gb, lev, v[b*S*Ev:], lev, 0, dp, ls)
+	im.gemmTB(L, S, Ev, 1, gb, lev, v[b*S*Ev:], lev, dp, ls)
 	keep := T(1 / (1 - p.P))
 	for i := range L {
 		row := s[i*S : (i+1)*S]
