@@ -178,17 +178,22 @@ func (d *Dataset) Batch(size int, dropRemainder bool) *Dataset {
 	if size < 1 {
 		core.Panicf("Batch", "batch size %d; need at least 1", size)
 	}
-	return &Dataset{n: &batchNode{up: d.n, bs: size, drop: dropRemainder}}
+	return &Dataset{n: &batchNode{up: d.n, bs: size, drop: dropRemainder, shards: 1, op: "Batch"}}
 }
 
+// batchNode reads bs rows of its input per batch and keeps those of its
+// shard: row i of each batch goes to shard i % shards (ShardedBatch), so
+// a plain Batch is the one shard of one.
 type batchNode struct {
-	up   node
-	bs   int
-	drop bool
+	up         node
+	bs         int
+	drop       bool
+	shards, id int
+	op         string // the method, for errors
 }
 
 func (b *batchNode) open() stream {
-	return &batchStream{node: b, up: b.up.open(), rows: make([][]*tensor.Tensor, 0, b.bs)}
+	return &batchStream{node: b, up: b.up.open(), rows: make([][]*tensor.Tensor, 0, b.bs/b.shards)}
 }
 
 func (b *batchNode) size() int {
@@ -196,10 +201,11 @@ func (b *batchNode) size() int {
 	if n < 0 {
 		return n
 	}
-	if b.drop {
-		return n / b.bs
+	full, rem := n/b.bs, n%b.bs
+	if !b.drop && rem > b.id {
+		full++ // this shard's part of the short last batch is not empty
 	}
-	return (n + b.bs - 1) / b.bs
+	return full
 }
 
 type batchStream struct {
@@ -214,8 +220,10 @@ func (b *batchStream) next() ([]*tensor.Tensor, error) {
 	if b.done {
 		return nil, io.EOF
 	}
+	nd := b.node
 	rows := b.rows[:0]
-	for len(rows) < b.node.bs {
+	got := 0 // rows of the whole batch read
+	for got < nd.bs {
 		r, err := b.up.next()
 		if err == io.EOF {
 			b.done = true
@@ -224,15 +232,18 @@ func (b *batchStream) next() ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, r)
+		if got%nd.shards == nd.id {
+			rows = append(rows, r)
+		}
+		got++
 	}
 	defer clear(rows) // let the samples go as soon as they are copied
-	if len(rows) == 0 || (len(rows) < b.node.bs && b.node.drop) {
+	if len(rows) == 0 || (got < nd.bs && nd.drop) {
 		return nil, io.EOF
 	}
 	out, err := stack(rows)
 	if err != nil {
-		return nil, &Error{Op: "Batch", Row: b.i, Msg: err.Error()}
+		return nil, &Error{Op: nd.op, Row: b.i, Msg: err.Error()}
 	}
 	b.i++
 	return out, nil

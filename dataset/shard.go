@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -104,71 +103,5 @@ func (d *Dataset) ShardedBatch(globalBatch int, dropRemainder bool, numShards, s
 	if numShards == 1 {
 		return d.Batch(globalBatch, dropRemainder), nil
 	}
-	return &Dataset{n: &shardBatchNode{up: d.n, global: globalBatch, drop: dropRemainder, n: numShards, id: shardID}}, nil
+	return &Dataset{n: &batchNode{up: d.n, bs: globalBatch, drop: dropRemainder, shards: numShards, id: shardID, op: "ShardedBatch"}}, nil
 }
-
-type shardBatchNode struct {
-	up     node
-	global int
-	drop   bool
-	n, id  int
-}
-
-func (b *shardBatchNode) size() int {
-	m := b.up.size()
-	if m < 0 {
-		return m
-	}
-	full, rem := m/b.global, m%b.global
-	if !b.drop && rem > b.id {
-		full++ // this shard's part of the short last batch is not empty
-	}
-	return full
-}
-
-func (b *shardBatchNode) open() stream {
-	return &shardBatchStream{node: b, up: b.up.open(), rows: make([][]*tensor.Tensor, 0, b.global/b.n)}
-}
-
-type shardBatchStream struct {
-	node *shardBatchNode
-	up   stream
-	rows [][]*tensor.Tensor
-	i    int // batches produced
-	done bool
-}
-
-func (b *shardBatchStream) next() ([]*tensor.Tensor, error) {
-	if b.done {
-		return nil, io.EOF
-	}
-	nd := b.node
-	rows := b.rows[:0]
-	got := 0 // rows of the global batch read
-	for got < nd.global {
-		r, err := b.up.next()
-		if err == io.EOF {
-			b.done = true
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if got%nd.n == nd.id {
-			rows = append(rows, r)
-		}
-		got++
-	}
-	defer clear(rows)
-	if len(rows) == 0 || (got < nd.global && nd.drop) {
-		return nil, io.EOF
-	}
-	out, err := stack(rows)
-	if err != nil {
-		return nil, &Error{Op: "ShardedBatch", Row: b.i, Msg: err.Error()}
-	}
-	b.i++
-	return out, nil
-}
-
-func (b *shardBatchStream) close() { b.up.close() }
