@@ -354,7 +354,7 @@ func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
 // constants, run, and rebuild the results.
 func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 	if st.disabled() {
-		return st.fv.Call(args)
+		return st.invoke(args)
 	}
 	var leaves []*Tensor
 	var key strings.Builder
@@ -364,7 +364,7 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 		}
 	}
 	if anySymbolic(leaves) || core.CurrentTracer() != nil {
-		return st.fv.Call(args) // inlined into the enclosing trace
+		return st.invoke(args) // inlined into the enclosing trace
 	}
 	e := st.lookupReflect(args, leaves, key.String())
 	eager := func(xs []*Tensor) []*Tensor {
@@ -387,6 +387,16 @@ func (st *jitState) lookupReflect(args []reflect.Value, leaves []*Tensor, key st
 	return st.lookup(leaves, key, func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
 }
 
+// invoke calls fn on args as reflect.MakeFunc delivers them: for a
+// variadic fn the last argument is already the slice of variadic values,
+// which Call would wrap in another slice.
+func (st *jitState) invoke(args []reflect.Value) []reflect.Value {
+	if st.fv.Type().IsVariadic() {
+		return st.fv.CallSlice(args)
+	}
+	return st.fv.Call(args)
+}
+
 // callWith calls fn on args with their tensors replaced, in flatten's
 // order, by leaves, and returns the results flattened and as they are.
 func (st *jitState) callWith(args []reflect.Value, leaves []*Tensor) ([]*Tensor, []reflect.Value) {
@@ -395,7 +405,7 @@ func (st *jitState) callWith(args []reflect.Value, leaves []*Tensor) ([]*Tensor,
 	for i, a := range args {
 		in[i] = rebuild(a, leaves, &next)
 	}
-	res := st.fv.Call(in)
+	res := st.invoke(in)
 	var outs []*Tensor
 	var discard strings.Builder
 	for i, r := range res {

@@ -260,3 +260,29 @@ func TestJitResetSeesReplacedParameter(t *testing.T) {
 		t.Fatal("ResetJit accepted a function that is not from Jit")
 	}
 }
+
+// A variadic function outside the tensors-in, tensor-out fast path goes
+// through reflection, which must pass the variadic slice on as it is.
+func TestJitVariadicGeneral(t *testing.T) {
+	f := func(xs ...*spore.Tensor) (*spore.Tensor, []*spore.Tensor) {
+		sum := xs[0]
+		for _, x := range xs[1:] {
+			sum = ops.Add(sum, x)
+		}
+		return sum, []*spore.Tensor{ops.Neg(sum)}
+	}
+	j := spore.Jit(f)
+	a := tensor.FromSlice([]float32{1, 2}, 2)
+	b := tensor.FromSlice([]float32{10, 20}, 2)
+	c := tensor.FromSlice([]float32{100, 200}, 2)
+	for _, args := range [][]*spore.Tensor{{a, b}, {a, b, c}, {a}} {
+		sum, rest := j(args...)
+		wantSum, wantRest := f(args...)
+		if got, want := sum.Float32s(), wantSum.Float32s(); got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("%d args: sum %v, want %v", len(args), got, want)
+		}
+		if got, want := rest[0].Float32s(), wantRest[0].Float32s(); got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("%d args: negated sum %v, want %v", len(args), got, want)
+		}
+	}
+}
