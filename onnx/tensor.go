@@ -1,0 +1,166 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/tensor"
+)
+
+// maxDims bounds a tensor's rank, so that a hostile file cannot make the
+// loader build absurd shapes.
+const maxDims = 32
+
+// elemCount returns the number of elements of dims, or an error when a
+// dimension is negative or the product overflows what an int can index.
+func elemCount(dims []int64) (int, error) {
+	if len(dims) > maxDims {
+		return 0, fmt.Errorf("rank %d exceeds %d", len(dims), maxDims)
+	}
+	n := int64(1)
+	for _, d := range dims {
+		if d < 0 {
+			return 0, fmt.Errorf("negative dimension %d in %v", d, dims)
+		}
+		if d != 0 && n > math.MaxInt32*int64(64)/d {
+			return 0, fmt.Errorf("dimensions %v hold too many elements", dims)
+		}
+		n *= d
+	}
+	return int(n), nil
+}
+
+// dtypeOf maps an ONNX element type to spore's dtype.
+func dtypeOf(dt int32) (tensor.DType, error) {
+	switch onnxpb.TensorProto_DataType(dt) {
+	case onnxpb.TensorProto_FLOAT:
+		return tensor.Float32, nil
+	case onnxpb.TensorProto_DOUBLE:
+		return tensor.Float64, nil
+	case onnxpb.TensorProto_INT64:
+		return tensor.Int64, nil
+	case onnxpb.TensorProto_INT32:
+		return tensor.Int32, nil
+	case onnxpb.TensorProto_BOOL:
+		return tensor.Bool, nil
+	case onnxpb.TensorProto_UINT8:
+		return tensor.Uint8, nil
+	}
+	return tensor.Invalid, fmt.Errorf("element type %s is not supported", onnxpb.TensorProto_DataType(dt))
+}
+
+// tensorFromProto decodes an ONNX tensor (an initializer or a Constant's
+// value) into a concrete spore tensor. Data may be raw little-endian bytes
+// or the typed repeated fields; its length must match the dimensions, which
+// is checked before anything is allocated, so a huge declared shape with
+// little data fails without allocating. dir is the directory external
+// data files are resolved against ("" when the model came from a reader).
+func tensorFromProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
+	name := tp.GetName()
+	wrap := func(err error) error {
+		if name == "" {
+			return err
+		}
+		return fmt.Errorf("tensor %q: %w", name, err)
+	}
+	n, err := elemCount(tp.GetDims())
+	if err != nil {
+		return nil, wrap(err)
+	}
+	dt, err := dtypeOf(tp.GetDataType())
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
+		return nil, wrap(fmt.Errorf("external data is not supported yet"))
+	}
+	shape := make([]int, len(tp.GetDims()))
+	for i, d := range tp.GetDims() {
+		shape[i] = int(d)
+	}
+	raw := tp.GetRawData()
+	width := map[tensor.DType]int{tensor.Float32: 4, tensor.Float64: 8, tensor.Int64: 8, tensor.Int32: 4, tensor.Bool: 1, tensor.Uint8: 1}[dt]
+	if raw != nil {
+		if len(raw) != n*width {
+			return nil, wrap(fmt.Errorf("raw data holds %d bytes, want %d for %v %v", len(raw), n*width, dt, tp.GetDims()))
+		}
+		return fromRaw(dt, raw, n, shape), nil
+	}
+	var have int
+	switch dt {
+	case tensor.Float32:
+		have = len(tp.GetFloatData())
+	case tensor.Float64:
+		have = len(tp.GetDoubleData())
+	case tensor.Int64:
+		have = len(tp.GetInt64Data())
+	default: // int32, bool and uint8 are stored in int32_data
+		have = len(tp.GetInt32Data())
+	}
+	if have != n {
+		return nil, wrap(fmt.Errorf("holds %d values, want %d for %v %v", have, n, dt, tp.GetDims()))
+	}
+	switch dt {
+	case tensor.Float32:
+		return tensor.FromSlice(append([]float32(nil), tp.GetFloatData()...), shape...), nil
+	case tensor.Float64:
+		return tensor.FromSlice(append([]float64(nil), tp.GetDoubleData()...), shape...), nil
+	case tensor.Int64:
+		return tensor.FromSlice(append([]int64(nil), tp.GetInt64Data()...), shape...), nil
+	case tensor.Int32:
+		return tensor.FromSlice(append([]int32(nil), tp.GetInt32Data()...), shape...), nil
+	case tensor.Bool:
+		v := make([]bool, n)
+		for i, x := range tp.GetInt32Data() {
+			v[i] = x != 0
+		}
+		return tensor.FromSlice(v, shape...), nil
+	default:
+		v := make([]uint8, n)
+		for i, x := range tp.GetInt32Data() {
+			v[i] = uint8(x)
+		}
+		return tensor.FromSlice(v, shape...), nil
+	}
+}
+
+// fromRaw decodes n little-endian elements of dt.
+func fromRaw(dt tensor.DType, raw []byte, n int, shape []int) *tensor.Tensor {
+	le := binary.LittleEndian
+	switch dt {
+	case tensor.Float32:
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = math.Float32frombits(le.Uint32(raw[4*i:]))
+		}
+		return tensor.FromSlice(v, shape...)
+	case tensor.Float64:
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = math.Float64frombits(le.Uint64(raw[8*i:]))
+		}
+		return tensor.FromSlice(v, shape...)
+	case tensor.Int64:
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = int64(le.Uint64(raw[8*i:]))
+		}
+		return tensor.FromSlice(v, shape...)
+	case tensor.Int32:
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(le.Uint32(raw[4*i:]))
+		}
+		return tensor.FromSlice(v, shape...)
+	case tensor.Bool:
+		v := make([]bool, n)
+		for i := range v {
+			v[i] = raw[i] != 0
+		}
+		return tensor.FromSlice(v, shape...)
+	default:
+		return tensor.FromSlice(append([]uint8(nil), raw...), shape...)
+	}
+}
