@@ -3,7 +3,12 @@ package onnx
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
@@ -73,15 +78,18 @@ func tensorFromProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		return nil, wrap(fmt.Errorf("external data is not supported yet"))
-	}
 	shape := make([]int, len(tp.GetDims()))
 	for i, d := range tp.GetDims() {
 		shape[i] = int(d)
 	}
 	raw := tp.GetRawData()
 	width := map[tensor.DType]int{tensor.Float32: 4, tensor.Float64: 8, tensor.Int64: 8, tensor.Int32: 4, tensor.Bool: 1, tensor.Uint8: 1}[dt]
+	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
+		raw, err = readExternal(tp, dir, n*width)
+		if err != nil {
+			return nil, wrap(err)
+		}
+	}
 	if raw != nil {
 		if len(raw) != n*width {
 			return nil, wrap(fmt.Errorf("raw data holds %d bytes, want %d for %v %v", len(raw), n*width, dt, tp.GetDims()))
@@ -163,4 +171,71 @@ func fromRaw(dt tensor.DType, raw []byte, n int, shape []int) *tensor.Tensor {
 	default:
 		return tensor.FromSlice(append([]uint8(nil), raw...), shape...)
 	}
+}
+
+// readExternal reads the want bytes of a tensor stored outside the model
+// (external_data: location, offset, length). The location must be a
+// relative path that stays inside dir: a model file must not be able to
+// read /etc/passwd or ../../secrets. Offset and length are checked
+// against the file's size before anything is allocated.
+func readExternal(tp *onnxpb.TensorProto, dir string, want int) ([]byte, error) {
+	var loc string
+	offset, length := int64(0), int64(-1)
+	for _, kv := range tp.GetExternalData() {
+		var err error
+		switch kv.GetKey() {
+		case "location":
+			loc = kv.GetValue()
+		case "offset":
+			offset, err = strconv.ParseInt(kv.GetValue(), 10, 64)
+		case "length":
+			length, err = strconv.ParseInt(kv.GetValue(), 10, 64)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("external data: %s %q is not an integer", kv.GetKey(), kv.GetValue())
+		}
+	}
+	if loc == "" {
+		return nil, fmt.Errorf("external data has no location")
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("external data in %q: the model was read from a stream; use LoadFile or the ExternalDataDir option", loc)
+	}
+	if filepath.IsAbs(loc) || strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "\\") || filepath.VolumeName(loc) != "" {
+		return nil, fmt.Errorf("external data location %q is an absolute path; it must be relative to the model's directory", loc)
+	}
+	clean := filepath.Clean(filepath.FromSlash(loc))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("external data location %q leaves the model's directory", loc)
+	}
+	if offset < 0 || length < -1 {
+		return nil, fmt.Errorf("external data in %q: negative offset %d or length %d", loc, offset, length)
+	}
+	path := filepath.Join(dir, clean)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("external data: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("external data: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("external data %s is not a regular file", path)
+	}
+	if length == -1 {
+		length = st.Size() - offset
+	}
+	if length != int64(want) {
+		return nil, fmt.Errorf("external data in %s holds %d bytes at offset %d, want %d for dims %v", loc, length, offset, want, tp.GetDims())
+	}
+	if offset > st.Size() || length > st.Size()-offset {
+		return nil, fmt.Errorf("external data %s is %d bytes, too short for %d bytes at offset %d", loc, st.Size(), length, offset)
+	}
+	buf := make([]byte, length)
+	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("external data %s: %w", loc, err)
+	}
+	return buf, nil
 }
