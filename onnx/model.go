@@ -262,13 +262,6 @@ func callOp(n *onnxpb.NodeProto, fn opFunc, c *nodeCtx, ins []*tensor.Tensor) []
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			var ne *tensor.Error
-			if e, ok := r.(*tensor.Error); ok && e.Op == "onnx" && strings.HasPrefix(e.Msg, "node ") {
-				ne = e // already named by an inner node (a sub-graph's)
-			}
-			if ne != nil {
-				panic(ne)
-			}
 			if e, ok := r.(error); ok {
 				panic(nodeError(n, e))
 			}
@@ -293,6 +286,11 @@ func nodeError(n *onnxpb.NodeProto, err error) *tensor.Error {
 	if errors.As(err, &te) {
 		loc = te.Loc
 		msg = fmt.Sprintf("%s: %s", te.Op, te.Msg)
+		if te.Op == "onnx" {
+			// A node of a sub-graph failed: the chain of node names
+			// says where, outermost first.
+			msg = te.Msg
+		}
 	}
 	return &tensor.Error{Op: "onnx", Msg: fmt.Sprintf("node %s (%s): %s", nodeLabel(n), n.GetOpType(), msg), Loc: loc}
 }
