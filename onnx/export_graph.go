@@ -1,0 +1,540 @@
+package onnx
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/tensor"
+)
+
+// exporter translates one traced graph, and the regions nested in it, to
+// ONNX. Every name it makes is unique in the whole model, so that a
+// sub-graph may read any value of the graphs around it by name (ONNX's
+// outer-scope rule) without shadowing one.
+type exporter struct {
+	cfg exportConfig
+	// pnames are the parameters' names as the exported cell names them.
+	pnames map[*tensor.Tensor]string
+	// inits are the top-level graph's initializers: every parameter and
+	// constant, also those read only inside a sub-graph (sub-graphs see
+	// the outer scope's initializers).
+	inits  []*onnxpb.TensorProto
+	initOf map[*tensor.Tensor]string
+	used   map[string]bool
+	// nodes is the node list being filled: the top-level graph's, or a
+	// sub-graph's while one is being built.
+	nodes *[]*onnxpb.NodeProto
+	// name and bax are per value: its ONNX name, and with DynamicBatch the
+	// axis whose extent scales with the batch (-1: none).
+	name map[*graph.Value]string
+	bax  map[*graph.Value]int
+	// batch is the example inputs' batch size (DynamicBatch only).
+	batch int
+}
+
+func newExporter(cfg exportConfig, pnames map[*tensor.Tensor]string) *exporter {
+	return &exporter{
+		cfg:    cfg,
+		pnames: pnames,
+		initOf: map[*tensor.Tensor]string{},
+		used:   map[string]bool{},
+		name:   map[*graph.Value]string{},
+		bax:    map[*graph.Value]int{},
+	}
+}
+
+// unique returns base, or base with a numeric suffix, not yet used.
+func (x *exporter) unique(base string) string {
+	if base == "" {
+		base = "v"
+	}
+	n := base
+	for i := 1; x.used[n]; i++ {
+		n = fmt.Sprintf("%s_%d", base, i)
+	}
+	x.used[n] = true
+	return n
+}
+
+// tmp returns a fresh name for a value the translation of one op needs.
+func (x *exporter) tmp() string { return x.unique(fmt.Sprintf("t%d", len(x.used))) }
+
+// node appends a node.
+func (x *exporter) node(op string, ins, outs []string, attrs ...*onnxpb.AttributeProto) {
+	*x.nodes = append(*x.nodes, &onnxpb.NodeProto{
+		OpType: proto.String(op), Input: ins, Output: outs, Attribute: attrs,
+		Name: proto.String(x.unique(op + "_" + exFirstOr(outs, ""))),
+	})
+}
+
+func exFirstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
+}
+
+// op1 appends a node with one output, a fresh name, which it returns.
+func (x *exporter) op1(op string, ins []string, attrs ...*onnxpb.AttributeProto) string {
+	o := x.tmp()
+	x.node(op, ins, []string{o}, attrs...)
+	return o
+}
+
+// initializer adds t as an initializer (once per tensor) and returns its
+// name.
+func (x *exporter) initializer(t *tensor.Tensor, base string) (string, error) {
+	if n, ok := x.initOf[t]; ok {
+		return n, nil
+	}
+	n := x.unique(base)
+	tp, err := exportTensor(t, n)
+	if err != nil {
+		return "", err
+	}
+	x.inits = append(x.inits, tp)
+	x.initOf[t] = n
+	return n, nil
+}
+
+// constInts adds a 1-D int64 initializer (a shape, axes, starts).
+func (x *exporter) constInts(vals ...int64) string {
+	n := x.unique("c")
+	x.inits = append(x.inits, &onnxpb.TensorProto{Name: proto.String(n), DataType: proto.Int32(int32(onnxpb.TensorProto_INT64)), Dims: []int64{int64(len(vals))}, Int64Data: append([]int64(nil), vals...)})
+	return n
+}
+
+// constScalar adds a scalar initializer of dtype dt holding v.
+func (x *exporter) constScalar(dt tensor.DType, v float64) (string, error) {
+	var t *tensor.Tensor
+	switch dt {
+	case tensor.Float32:
+		t = tensor.Scalar(float32(v))
+	case tensor.Float64:
+		t = tensor.Scalar(v)
+	case tensor.Int32:
+		t = tensor.Scalar(int32(v))
+	case tensor.Int64:
+		t = tensor.Scalar(int64(v))
+	case tensor.Uint8:
+		t = tensor.Scalar(uint8(v))
+	default:
+		return "", fmt.Errorf("no %v scalar constant", dt)
+	}
+	return x.initializer(t, "c")
+}
+
+func exAInt(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func exAInts(name string, v ...int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
+}
+
+func exAFloat(name string, v float32) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
+}
+
+func exAGraph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
+}
+
+func exInts64(s []int) []int64 {
+	out := make([]int64, len(s))
+	for i, v := range s {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// valueInfo describes a graph input or output: its element type and
+// shape, with the batch axis symbolic under DynamicBatch.
+func (x *exporter) valueInfo(name string, m tensor.Meta, bax int) (*onnxpb.ValueInfoProto, error) {
+	dt, err := exportDType(m.DType)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: Export: value %s: %v", name, err)
+	}
+	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(m.Shape))
+	for i, d := range m.Shape {
+		switch {
+		case i == bax && d == x.batch:
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "batch"}}
+		case i == bax:
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{} // scales with the batch: unknown
+		default:
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d)}}
+		}
+	}
+	return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{
+		TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(dt)), Shape: &onnxpb.TensorShapeProto{Dim: dims}},
+	}}}, nil
+}
+
+// topGraph translates the traced function's graph.
+func (x *exporter) topGraph(g *graph.Graph, name string) (*onnxpb.GraphProto, error) {
+	var nodes []*onnxpb.NodeProto
+	x.nodes = &nodes
+	gp := &onnxpb.GraphProto{Name: proto.String(name)}
+	if x.cfg.dynBatch {
+		x.batch = g.Inputs[0].Meta.Shape[0]
+	}
+	// Reserve the user's names first, so that no value takes one.
+	for _, n := range append(append([]string(nil), x.cfg.inNames...), x.cfg.outNames...) {
+		x.used[n] = true
+	}
+	for i, in := range g.Inputs {
+		n := exDefaultName("input", i, len(g.Inputs))
+		if x.cfg.inNames != nil {
+			n = x.cfg.inNames[i]
+		} else {
+			n = x.unique(n)
+		}
+		x.name[in] = n
+		x.bax[in] = -1
+		if x.cfg.dynBatch {
+			x.bax[in] = 0
+		}
+		vi, err := x.valueInfo(n, in.Meta, x.bax[in])
+		if err != nil {
+			return nil, err
+		}
+		gp.Input = append(gp.Input, vi)
+	}
+	if err := x.values(g); err != nil {
+		return nil, err
+	}
+	for i, o := range g.Outputs {
+		n := exDefaultName("output", i, len(g.Outputs))
+		if x.cfg.outNames != nil {
+			n = x.cfg.outNames[i]
+		} else {
+			n = x.unique(n)
+		}
+		// An Identity per output: an output may be an input, a parameter
+		// or another output, none of which may carry the output's name.
+		x.node("Identity", []string{x.name[o]}, []string{n})
+		vi, err := x.valueInfo(n, o.Meta, x.bax[o])
+		if err != nil {
+			return nil, err
+		}
+		gp.Output = append(gp.Output, vi)
+	}
+	gp.Node = nodes
+	gp.Initializer = x.inits
+	return gp, nil
+}
+
+func exDefaultName(base string, i, n int) string {
+	if n == 1 {
+		return base
+	}
+	return fmt.Sprintf("%s%d", base, i)
+}
+
+// values translates g's values into the current node list. g's inputs
+// must be named already.
+func (x *exporter) values(g *graph.Graph) error {
+	projs := map[*graph.Value][]*graph.Value{}
+	for _, v := range g.Values {
+		if v.Kind == graph.KindProj {
+			projs[v.Args[0]] = append(projs[v.Args[0]], v)
+		}
+	}
+	for _, v := range g.Values {
+		switch v.Kind {
+		case graph.KindInput:
+			if _, ok := x.name[v]; !ok {
+				return fmt.Errorf("onnx: Export: internal error: input %d of %s is unbound", v.Index, g.Name)
+			}
+		case graph.KindParam:
+			base := x.pnames[v.Tensor]
+			if base == "" {
+				base = v.Tensor.Name()
+			}
+			if base == "" {
+				base = "param"
+			}
+			n, err := x.initializer(v.Tensor, base)
+			if err != nil {
+				return fmt.Errorf("onnx: Export: parameter %s: %v", base, err)
+			}
+			x.name[v] = n
+			x.bax[v] = -1
+		case graph.KindConst:
+			n, err := x.initializer(v.Tensor, "const")
+			if err != nil {
+				return fmt.Errorf("onnx: Export: constant at %s: %v", exLocOr(v), err)
+			}
+			x.name[v] = n
+			x.bax[v] = -1
+		case graph.KindProj:
+			// Named when its op was translated.
+		case graph.KindOp:
+			if err := x.op(v, projs[v]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func exLocOr(v *graph.Value) string {
+	if v.Loc != "" {
+		return v.Loc
+	}
+	return "an unknown line"
+}
+
+// op translates one op value (and names its projections).
+func (x *exporter) op(v *graph.Value, projs []*graph.Value) error {
+	emit := exportEmitters[v.Prim]
+	if emit == nil {
+		return fmt.Errorf("onnx: Export: primitive %s (applied at %s) has no ONNX translation", v.Prim.Name, exLocOr(v))
+	}
+	in := make([]string, len(v.Args))
+	for i, a := range v.Args {
+		in[i] = x.name[a]
+	}
+	var outs []string
+	if v.IsMulti() {
+		outs = make([]string, len(v.Metas))
+		for _, p := range projs {
+			if outs[p.Index] == "" {
+				outs[p.Index] = x.unique(fmt.Sprintf("v%d_%d", v.ID, p.Index))
+			}
+			x.name[p] = outs[p.Index]
+		}
+		for i := range outs {
+			if outs[i] == "" {
+				outs[i] = x.unique(fmt.Sprintf("v%d_%d", v.ID, i))
+			}
+		}
+	} else {
+		outs = []string{x.unique(fmt.Sprintf("v%d", v.ID))}
+		x.name[v] = outs[0]
+	}
+	if err := emit(x, v, in, outs); err != nil {
+		return fmt.Errorf("onnx: Export: %s (applied at %s): %v", v.Prim.Name, exLocOr(v), err)
+	}
+	if x.cfg.dynBatch {
+		if err := x.propagate(v, projs); err != nil {
+			return fmt.Errorf("onnx: Export: DynamicBatch: %s (applied at %s): %v", v.Prim.Name, exLocOr(v), err)
+		}
+	}
+	return nil
+}
+
+// argBax is the batch axis of v's argument i (-1: none).
+func (x *exporter) argBax(v *graph.Value, i int) int {
+	if b, ok := x.bax[v.Args[i]]; ok {
+		return b
+	}
+	return -1
+}
+
+// region translates a control-flow body into a sub-graph. Its inputs are
+// bound as in: the first len(lead) to the sub-graph inputs named there
+// (with metas ms and batch axes lbax), the others, captures, to the names
+// of the owner's arguments they are bound to (read from the outer scope).
+// It returns the sub-graph's nodes and the names of the body's results,
+// before any renaming.
+func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string, lbax []int) ([]string, error) {
+	g := r.Graph
+	for i, in := range g.Inputs {
+		if i < len(lead) {
+			x.name[in] = lead[i]
+			x.bax[in] = lbax[i]
+			continue
+		}
+		a := owner.Args[r.Binds[i]]
+		x.name[in] = x.name[a]
+		x.bax[in] = x.bax[a]
+		if _, ok := x.bax[a]; !ok {
+			x.bax[in] = -1
+		}
+	}
+	if err := x.values(g); err != nil {
+		return nil, err
+	}
+	outs := make([]string, len(g.Outputs))
+	for i, o := range g.Outputs {
+		outs[i] = x.name[o]
+	}
+	return outs, nil
+}
+
+// subgraph builds an ONNX sub-graph: inputs named and typed as given,
+// the body fn fills in, and outputs renamed through Identity nodes (an
+// ONNX sub-graph's outputs must be produced inside it, under names of
+// their own).
+func (x *exporter) subgraph(name string, inputs []*onnxpb.ValueInfoProto, exOutMetas []tensor.Meta, outBax func(i int) int, body func() ([]string, error)) (*onnxpb.GraphProto, error) {
+	saved := x.nodes
+	var nodes []*onnxpb.NodeProto
+	x.nodes = &nodes
+	defer func() { x.nodes = saved }()
+	outs, err := body()
+	if err != nil {
+		return nil, err
+	}
+	gp := &onnxpb.GraphProto{Name: proto.String(x.unique(name)), Input: inputs}
+	for i, o := range outs {
+		n := x.tmp()
+		x.node("Identity", []string{o}, []string{n})
+		vi, err := x.valueInfo(n, exOutMetas[i], outBax(i))
+		if err != nil {
+			return nil, err
+		}
+		gp.Output = append(gp.Output, vi)
+	}
+	gp.Node = nodes
+	return gp, nil
+}
+
+// metasOf returns the metas of a graph's outputs.
+func exOutMetas(g *graph.Graph) []tensor.Meta {
+	ms := make([]tensor.Meta, len(g.Outputs))
+	for i, o := range g.Outputs {
+		ms[i] = o.Meta
+	}
+	return ms
+}
+
+var exCfCond, exCfWhile, exCfScan *core.Prim
+
+// exEmitCond translates Cond to If: each branch is a sub-graph without
+// inputs that reads the operands and captures from the outer scope.
+func exEmitCond(x *exporter, v *graph.Value, in, outs []string) error {
+	branch := func(k int, name string) (*onnxpb.GraphProto, error) {
+		r := v.Regions[k]
+		return x.subgraph(name, nil, exOutMetas(r.Graph), func(i int) int { return x.bax[r.Graph.Outputs[i]] }, func() ([]string, error) {
+			return x.inline(v, r, nil, nil)
+		})
+	}
+	thenG, err := branch(0, "then")
+	if err != nil {
+		return err
+	}
+	elseG, err := branch(1, "else")
+	if err != nil {
+		return err
+	}
+	x.node("If", []string{in[0]}, outs, exAGraph("then_branch", thenG), exAGraph("else_branch", elseG))
+	return nil
+}
+
+// exEmitWhile translates While to Loop with no trip count: the condition
+// is evaluated once before the loop (inlined in the enclosing graph) and
+// again at the end of each iteration (inlined in the body), which is
+// where ONNX's Loop reads it.
+func exEmitWhile(x *exporter, v *graph.Value, in, outs []string) error {
+	condR, bodyR := v.Regions[0], v.Regions[1]
+	n := condR.Lead
+	initNames, initBax := in[:n], make([]int, n)
+	for i := range n {
+		initBax[i] = x.argBax(v, i)
+	}
+	c0, err := x.inline(v, condR, initNames, initBax)
+	if err != nil {
+		return err
+	}
+	cond0 := x.op1("Reshape", []string{c0[0], x.constInts()})
+	iter, condIn := x.tmp(), x.tmp()
+	ivi, _ := x.valueInfo(iter, tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Int64}, -1)
+	cvi, _ := x.valueInfo(condIn, tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Bool}, -1)
+	inputs := []*onnxpb.ValueInfoProto{ivi, cvi}
+	carries := make([]string, n)
+	for i := range n {
+		carries[i] = x.tmp()
+		vi, err := x.valueInfo(carries[i], bodyR.Graph.Inputs[i].Meta, initBax[i])
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, vi)
+	}
+	metas := append([]tensor.Meta{{Shape: tensor.Shape{}, DType: tensor.Bool}}, exOutMetas(bodyR.Graph)...)
+	body, err := x.subgraph("loop", inputs, metas, func(i int) int {
+		if i == 0 {
+			return -1
+		}
+		return initBax[i-1]
+	}, func() ([]string, error) {
+		next, err := x.inline(v, bodyR, carries, initBax)
+		if err != nil {
+			return nil, err
+		}
+		// The condition's own copy of its values: the region is inlined
+		// twice, so its values are renamed on the second pass.
+		c, err := x.inline(v, condR.Clone(), next, initBax)
+		if err != nil {
+			return nil, err
+		}
+		return append([]string{x.op1("Reshape", []string{c[0], x.constInts()})}, next...), nil
+	})
+	if err != nil {
+		return err
+	}
+	x.node("Loop", append([]string{"", cond0}, initNames...), outs, exAGraph("body", body))
+	return nil
+}
+
+// exEmitScan translates Scan to ONNX Scan: the carries are its state
+// variables, the scanned inputs its scan inputs, the stacked results its
+// scan outputs; a reverse scan reads and writes both in reverse, so that
+// ys[t] is still step t's output.
+func exEmitScan(x *exporter, v *graph.Value, in, outs []string) error {
+	nc, nx, reverse, ok := exScanLayout(v.Attrs)
+	if !ok {
+		return fmt.Errorf("attributes %T are not a Scan's", v.Attrs)
+	}
+	r := v.Regions[0]
+	lead := make([]string, nc+nx)
+	lbax := make([]int, nc+nx)
+	var inputs []*onnxpb.ValueInfoProto
+	for i := range nc + nx {
+		lead[i] = x.tmp()
+		lbax[i] = x.argBax(v, i)
+		if i >= nc && lbax[i] >= 0 {
+			lbax[i]-- // a slice loses the scanned axis
+			if lbax[i] < 0 {
+				return fmt.Errorf("the scanned axis is the batch axis")
+			}
+		}
+		vi, err := x.valueInfo(lead[i], r.Graph.Inputs[i].Meta, lbax[i])
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, vi)
+	}
+	body, err := x.subgraph("scan", inputs, exOutMetas(r.Graph), func(i int) int { return x.bax[r.Graph.Outputs[i]] }, func() ([]string, error) {
+		return x.inline(v, r, lead, lbax)
+	})
+	if err != nil {
+		return err
+	}
+	ny := len(v.Metas) - nc
+	dir := int64(0)
+	if reverse {
+		dir = 1
+	}
+	inDirs, outDirs := make([]int64, nx), make([]int64, ny)
+	for i := range inDirs {
+		inDirs[i] = dir
+	}
+	for i := range outDirs {
+		outDirs[i] = dir
+	}
+	attrs := []*onnxpb.AttributeProto{exAGraph("body", body), exAInt("num_scan_inputs", int64(nx))}
+	if nx > 0 {
+		attrs = append(attrs, exAInts("scan_input_directions", inDirs...))
+	}
+	if ny > 0 {
+		attrs = append(attrs, exAInts("scan_output_directions", outDirs...))
+	}
+	x.node("Scan", in[:nc+nx], outs, attrs...)
+	return nil
+}

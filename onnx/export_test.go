@@ -1,0 +1,381 @@
+package onnx
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/models"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/npy"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// exportTol is how closely ONNX Runtime must reproduce spore's outputs:
+// 1e-5 relative to each element, with the element's magnitude floored at
+// 1% of the tensor's largest (an element that cancels to nearly zero has
+// no meaningful relative error of its own).
+const exportTol = 1e-5
+
+// relErr returns the largest error of got against want in exportTol's
+// sense.
+func relErr(t testing.TB, what string, got, want *tensor.Tensor) float64 {
+	t.Helper()
+	if !got.Shape().Equal(want.Shape()) {
+		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
+	}
+	g, w := got.Float64s(), want.Float64s()
+	peak := 0.0
+	for _, v := range w {
+		peak = math.Max(peak, math.Abs(v))
+	}
+	worst := 0.0
+	for i := range g {
+		if math.IsNaN(g[i]) || math.IsNaN(w[i]) {
+			t.Fatalf("%s: element %d is %g, want %g", what, i, g[i], w[i])
+		}
+		den := math.Max(math.Abs(w[i]), 0.01*peak)
+		if den == 0 {
+			den = 1
+		}
+		worst = math.Max(worst, math.Abs(g[i]-w[i])/den)
+	}
+	return worst
+}
+
+// assertMatch fails unless got matches want to exportTol, and logs the
+// error found.
+func assertMatch(t testing.TB, what string, got, want *tensor.Tensor) {
+	t.Helper()
+	e := relErr(t, what, got, want)
+	t.Logf("%s: ONNX Runtime vs spore, largest relative error %.2g", what, e)
+	if e > exportTol {
+		t.Errorf("%s: ONNX Runtime differs from spore by %.3g relative (tolerance %g)", what, e, exportTol)
+	}
+}
+
+// randn returns a seeded standard-normal tensor.
+func randn(shape ...int) *tensor.Tensor {
+	return tensor.RandNormal(tensor.Float32, 0, 1, shape...)
+}
+
+// readModel decodes an exported file.
+func readModel(t testing.TB, path string) *onnxpb.ModelProto {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// exportAndRun exports f on xs, runs the file in ONNX Runtime on runs
+// (each a list of inputs; xs when nil) and checks every output against
+// spore's (ref on the same inputs).
+func exportAndRun(t *testing.T, name string, f any, ref func(xs []*tensor.Tensor) []*tensor.Tensor, xs []*tensor.Tensor, runs [][]*tensor.Tensor, opts ...ExportOption) *onnxpb.ModelProto {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".onnx")
+	if err := Export(f, xs, path, opts...); err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	m := readModel(t, path)
+	if runs == nil {
+		runs = [][]*tensor.Tensor{xs}
+	}
+	for _, in := range runs {
+		feeds := map[string]*tensor.Tensor{}
+		for i, vi := range m.GetGraph().GetInput() {
+			feeds[vi.GetName()] = in[i]
+		}
+		got := runORT(t, path, feeds)
+		want := ref(in)
+		for i, vi := range m.GetGraph().GetOutput() {
+			y, ok := got[vi.GetName()]
+			if !ok {
+				t.Fatalf("ONNX Runtime returned no output %q", vi.GetName())
+			}
+			assertMatch(t, name+"/"+vi.GetName()+"@"+in[0].Shape().String(), y, want[i])
+		}
+	}
+	return m
+}
+
+func cellRef(c nn.Module) func(xs []*tensor.Tensor) []*tensor.Tensor {
+	return func(xs []*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{c.Base().Call(xs...)}
+	}
+}
+
+func TestExportModels(t *testing.T) {
+	spore.SetSeed(1)
+	mlp := models.NewNetwork()
+	lenet := models.NewLeNet5(10)
+	enc := nn.NewTransformerEncoderLayer(16, 4, nn.TransformerLayerConfig{DimFeedforward: 32, Activation: "gelu"})
+	bnNet := nn.NewSequentialCell(nn.NewConv2d(3, 4, 3), nn.NewBatchNorm2d(4), nn.NewReLU(), nn.NewAvgPool2d(2, 2, "valid"), nn.NewFlatten(), nn.NewDense(4*4*4, 3))
+	for _, c := range []nn.Module{enc, bnNet} {
+		c.Base().SetTrain(false)
+	}
+	tests := []struct {
+		name  string
+		cell  nn.Module
+		shape []int
+		opts  []ExportOption
+	}{
+		{"mlp", mlp, []int{4, 1, 28, 28}, nil},
+		{"lenet", lenet, []int{3, 1, 28, 28}, nil},
+		{"encoder", enc, []int{5, 2, 16}, nil},
+		{"conv_bn_pool", bnNet, []int{2, 3, 8, 8}, nil},
+		{"encoder_opset20", enc, []int{5, 2, 16}, []ExportOption{Opset(20)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x := randn(tc.shape...)
+			m := exportAndRun(t, tc.name, tc.cell, cellRef(tc.cell), []*tensor.Tensor{x}, nil, tc.opts...)
+			if got := m.GetOpsetImport()[0].GetVersion(); got < 17 {
+				t.Errorf("opset %d, want 17 or newer", got)
+			}
+			if m.GetIrVersion() != exportIRVersion {
+				t.Errorf("IR version %d, want %d", m.GetIrVersion(), exportIRVersion)
+			}
+			// Every parameter is an initializer under the cell's name.
+			inits := map[string]bool{}
+			for _, in := range m.GetGraph().GetInitializer() {
+				inits[in.GetName()] = true
+			}
+			for _, p := range tc.cell.Base().NamedParameters() {
+				if !inits[p.Name] {
+					t.Errorf("parameter %s is not an initializer", p.Name)
+				}
+			}
+		})
+	}
+	if mlp.Training() != true {
+		t.Errorf("Export left the cell in evaluation mode")
+	}
+}
+
+func TestExportControlFlow(t *testing.T) {
+	w := tensor.NewParameter("w", randn(3, 3))
+	cond := func(x *tensor.Tensor) *tensor.Tensor {
+		pred := ops.Greater(ops.Sum(x), ops.ScalarLike(x, 0))
+		return spore.Cond(pred,
+			func(a ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{ops.MatMul(ops.Tanh(a[0]), w)} },
+			func(a ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{ops.Sub(a[0], x)} },
+			ops.MulScalar(x, 2))[0]
+	}
+	// A recurrence: h ← tanh(h·w + x_t), with the running sum as output.
+	rnn := func(rev bool) func(x *tensor.Tensor) []*tensor.Tensor {
+		return func(x *tensor.Tensor) []*tensor.Tensor {
+			scan := spore.Scan
+			if rev {
+				scan = spore.ScanReverse
+			}
+			h0 := ops.Zeros(x.Dim(1), 3)
+			c, ys := scan(func(c, xt []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+				h := ops.Tanh(ops.Add(ops.MatMul(c[0], w), xt[0]))
+				return []*tensor.Tensor{h}, []*tensor.Tensor{ops.Sum(h, 1)}
+			}, []*tensor.Tensor{h0}, []*tensor.Tensor{x})
+			return []*tensor.Tensor{c[0], ys[0]}
+		}
+	}
+	// Doubling until the sum passes a bound read from the input.
+	while := func(x, bound *tensor.Tensor) *tensor.Tensor {
+		out := spore.While(
+			func(c ...*tensor.Tensor) *tensor.Tensor { return ops.Less(ops.Sum(ops.Abs(c[0])), bound) },
+			func(c ...*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{ops.MulScalar(c[0], 2), ops.AddScalar(c[1], 1)}
+			},
+			x, tensor.Scalar(float32(0)))
+		return ops.Add(out[0], out[1])
+	}
+	pos, neg := randn(2, 3), randn(2, 3)
+	pos = ops.Abs(pos)
+	neg = ops.Neg(ops.Abs(neg))
+	seq := randn(4, 2, 3)
+	tests := []struct {
+		name string
+		f    any
+		ref  func(xs []*tensor.Tensor) []*tensor.Tensor
+		xs   []*tensor.Tensor
+		runs [][]*tensor.Tensor
+		op   string
+	}{
+		{"cond", cond, func(xs []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{cond(xs[0])} },
+			[]*tensor.Tensor{pos}, [][]*tensor.Tensor{{pos}, {neg}}, "If"},
+		{"scan", rnn(false), func(xs []*tensor.Tensor) []*tensor.Tensor { return rnn(false)(xs[0]) },
+			[]*tensor.Tensor{seq}, nil, "Scan"},
+		{"scan_reverse", rnn(true), func(xs []*tensor.Tensor) []*tensor.Tensor { return rnn(true)(xs[0]) },
+			[]*tensor.Tensor{seq}, nil, "Scan"},
+		{"while", while, func(xs []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{while(xs[0], xs[1])} },
+			[]*tensor.Tensor{pos, tensor.Scalar(float32(10))},
+			[][]*tensor.Tensor{{pos, tensor.Scalar(float32(10))}, {pos, tensor.Scalar(float32(1000))}}, "Loop"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := exportAndRun(t, tc.name, tc.f, tc.ref, tc.xs, tc.runs)
+			found := false
+			for _, n := range m.GetGraph().GetNode() {
+				found = found || n.GetOpType() == tc.op
+			}
+			if !found {
+				t.Errorf("no %s node in the exported graph", tc.op)
+			}
+		})
+	}
+}
+
+func TestExportDynamicBatch(t *testing.T) {
+	spore.SetSeed(2)
+	mlp := models.NewNetwork()
+	lenet := models.NewLeNet5(10)
+	enc := nn.NewTransformerEncoderLayer(16, 4, nn.TransformerLayerConfig{DimFeedforward: 32, Activation: "gelu"})
+	tests := []struct {
+		name  string
+		cell  nn.Module
+		shape []int
+	}{
+		{"mlp", mlp, []int{2, 1, 28, 28}},
+		{"lenet", lenet, []int{2, 1, 28, 28}},
+		// Sequence-first, as torch's layer: axis 0 is the sequence.
+		{"encoder", enc, []int{3, 2, 16}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			enc.SetTrain(false)
+			x := randn(tc.shape...)
+			other := append([]int{7}, tc.shape[1:]...)
+			runs := [][]*tensor.Tensor{{x}, {randn(other...)}, {randn(append([]int{1}, tc.shape[1:]...)...)}}
+			m := exportAndRun(t, tc.name, tc.cell, cellRef(tc.cell), []*tensor.Tensor{x}, runs, DynamicBatch(), InputNames("images"), OutputNames("logits"))
+			g := m.GetGraph()
+			if n := g.GetInput()[0].GetName(); n != "images" {
+				t.Errorf("input named %q, want images", n)
+			}
+			if n := g.GetOutput()[0].GetName(); n != "logits" {
+				t.Errorf("output named %q, want logits", n)
+			}
+			for _, vi := range []*onnxpb.ValueInfoProto{g.GetInput()[0], g.GetOutput()[0]} {
+				if d := vi.GetType().GetTensorType().GetShape().GetDim()[0]; d.GetDimParam() != "batch" {
+					t.Errorf("%s: axis 0 is %v, want the symbolic batch", vi.GetName(), d)
+				}
+			}
+		})
+	}
+}
+
+// TestExportRoundTrip loads each PyTorch fixture, exports it again and
+// runs the export in ONNX Runtime against spore's outputs for the
+// fixture's inputs.
+func TestExportRoundTrip(t *testing.T) {
+	var manifest struct {
+		Cases []struct {
+			Name, Model string
+			Inputs      map[string]string
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "torch", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest.Cases) == 0 {
+		t.Fatal("no fixtures in the manifest")
+	}
+	for _, c := range manifest.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			m, err := LoadFile(filepath.Join("testdata", "torch", c.Model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var xs []*tensor.Tensor
+			for _, vi := range m.Inputs() {
+				f, ok := c.Inputs[vi.Name]
+				if !ok {
+					t.Fatalf("the manifest has no input %s", vi.Name)
+				}
+				x, err := npy.ReadFile(filepath.Join("testdata", "torch", f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				xs = append(xs, x)
+			}
+			var opts []ExportOption
+			if strings.HasPrefix(c.Name, "dynbatch") {
+				opts = append(opts, DynamicBatch())
+			}
+			exportAndRun(t, c.Name, m, func(xs []*tensor.Tensor) []*tensor.Tensor { return m.Outputs(xs...) }, xs, nil, opts...)
+		})
+	}
+}
+
+func TestExportErrors(t *testing.T) {
+	dir := t.TempDir()
+	x := randn(2, 3)
+	printing := func(x *tensor.Tensor) *tensor.Tensor {
+		spore.Print("x", x)
+		return ops.Exp(x)
+	}
+	tests := []struct {
+		name string
+		f    any
+		xs   []*tensor.Tensor
+		path string
+		opts []ExportOption
+		want []string
+	}{
+		{"unsupported primitive", printing, []*tensor.Tensor{x}, filepath.Join(dir, "print.onnx"), nil,
+			[]string{"primitive Print", "export_test.go:"}},
+		{"missing directory", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "no", "such", "dir", "m.onnx"), nil,
+			[]string{"no such file or directory"}},
+		{"empty path", ops.Exp, []*tensor.Tensor{x}, "", nil, []string{"empty output path"}},
+		{"not a function", 42, []*tensor.Tensor{x}, filepath.Join(dir, "int.onnx"), nil, []string{"want a function over tensors or an nn cell, got int"}},
+		{"wrong arity", ops.Add, []*tensor.Tensor{x}, filepath.Join(dir, "arity.onnx"), nil, []string{"takes 2 tensor arguments, got 1"}},
+		{"non-tensor argument", ops.MulScalar, []*tensor.Tensor{x, x}, filepath.Join(dir, "scalar.onnx"), nil, []string{"argument 1 is float64"}},
+		{"nil input", ops.Exp, []*tensor.Tensor{nil}, filepath.Join(dir, "nil.onnx"), nil, []string{"example input 0 is nil"}},
+		{"old opset", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "old.onnx"), []ExportOption{Opset(12)}, []string{"opset 12 is not supported"}},
+		{"names", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "names.onnx"), []ExportOption{InputNames("a", "b")}, []string{"2 input names for 1 inputs"}},
+		{"scalar batch", ops.Exp, []*tensor.Tensor{tensor.Scalar(float32(1))}, filepath.Join(dir, "scalar_batch.onnx"), []ExportOption{DynamicBatch()}, []string{"input 0 is a scalar"}},
+		{"shape error", func(a *tensor.Tensor) *tensor.Tensor { return ops.MatMul(a, a) }, []*tensor.Tensor{x}, filepath.Join(dir, "shape.onnx"), nil, []string{"MatMul"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Export(tc.f, tc.xs, tc.path, tc.opts...)
+			if err == nil {
+				t.Fatal("Export succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if tc.path != "" {
+				if _, serr := os.Stat(tc.path); !errors.Is(serr, os.ErrNotExist) {
+					t.Errorf("%s exists after a failed export", tc.path)
+				}
+			}
+		})
+	}
+	// Nothing but what succeeded is left in the directory: no temporary
+	// files either.
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
