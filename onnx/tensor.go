@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -63,6 +64,17 @@ func dtypeOf(dt int32) (tensor.DType, error) {
 // little data fails without allocating. dir is the directory external
 // data files are resolved against ("" when the model came from a reader).
 func tensorFromProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
+	t, err := decodeTensorProto(tp, dir)
+	if err == nil && len(tp.GetDims()) == 0 && t.Rank() != 0 {
+		// No dims is a scalar; tensor.FromSlice without a shape makes a
+		// vector, so reshape to rank 0.
+		t = ops.Reshape(t)
+	}
+	return t, err
+}
+
+// decodeTensorProto is tensorFromProto before the rank-0 fix-up.
+func decodeTensorProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
 	name := tp.GetName()
 	wrap := func(err error) error {
 		if name == "" {
