@@ -186,7 +186,7 @@ func divOp(a, b *tensor.Tensor) *tensor.Tensor {
 	q := ops.FloorDiv(a, b)
 	r := ops.Mod(a, b)
 	zero := ops.ScalarLike(a, 0)
-	fix := ops.LogicalAnd(ops.NotEqual(r, zero), ops.NotEqual(ops.Less(a, zero), ops.Less(b, zero)))
+	fix := ops.LogicalAnd(ops.NotEqual(r, zero), xorOp(ops.Less(a, zero), ops.Less(b, zero)))
 	return ops.Add(q, ops.Cast(fix, a.DType()))
 }
 

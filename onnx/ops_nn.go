@@ -275,11 +275,13 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 			if total < 0 {
 				return nil, c.Errorf("output shape %d on axis %d is larger than the %d a stride of %d gives", want, i, full, s.stride[i])
 			}
-			// ONNX Runtime puts the odd pixel at the start for
-			// SAME_UPPER and at the end otherwise (the reverse of Conv).
-			lo := total / 2
+			// ONNX Runtime puts the odd pixel at the end for
+			// SAME_UPPER and at the start for SAME_LOWER and for an
+			// explicit output_shape (checked against it by the
+			// convtranspose_same_upper and _output_shape fixtures).
+			lo := total - total/2
 			if autoPad == "SAME_UPPER" {
-				lo = total - total/2
+				lo = total / 2
 			}
 			s.pads[2*i], s.pads[2*i+1] = lo, total-lo
 		case autoPad == "VALID":

@@ -314,7 +314,14 @@ func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			}
 		}
 	}
-	return one(ops.Gather(x, idx, ax))
+	// The result's shape is data's with axis replaced by the indices'
+	// shape; a scalar index removes the axis.
+	shape := append(append(append([]int(nil), x.Shape()[:ax]...), idx.Shape()...), x.Shape()[ax+1:]...)
+	y := ops.Gather(x, idx, ax)
+	if !y.Shape().Equal(shape) {
+		y = ops.Reshape(y, shape...)
+	}
+	return one(y)
 }
 
 // squeezeOp is Squeeze; from opset 13 the axes are an optional input, and

@@ -1,0 +1,483 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/npy"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// The operator tests run the single-op models of testdata/ops (written by
+// testdata/ops/gen.py, with ONNX Runtime's outputs as the expected
+// values) through the operator table, in PyNative mode and in Graph mode.
+// They call the opFuncs directly, without the loader, so that an
+// operator's bugs show here and not as a model's.
+
+// opCase is one fixture: a model and its inputs and expected outputs.
+type opCase struct {
+	name   string
+	model  *onnxpb.ModelProto
+	inputs []*tensor.Tensor // graph inputs, in order
+	want   []*tensor.Tensor // graph outputs, in order
+}
+
+// loadOpCase reads the fixture in dir.
+func loadOpCase(t *testing.T, dir string) opCase {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	c := opCase{name: filepath.Base(dir), model: m}
+	inits := map[string]bool{}
+	for _, in := range m.GetGraph().GetInitializer() {
+		inits[in.GetName()] = true
+	}
+	for _, in := range m.GetGraph().GetInput() {
+		if inits[in.GetName()] {
+			continue
+		}
+		x, err := npy.ReadFile(filepath.Join(dir, in.GetName()+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.inputs = append(c.inputs, x)
+	}
+	for _, out := range m.GetGraph().GetOutput() {
+		y, err := npy.ReadFile(filepath.Join(dir, "out", out.GetName()+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.want = append(c.want, y)
+	}
+	return c
+}
+
+// modelOpset returns the model's ai.onnx opset.
+func modelOpset(m *onnxpb.ModelProto) int64 {
+	for _, o := range m.GetOpsetImport() {
+		if o.GetDomain() == "" || o.GetDomain() == "ai.onnx" {
+			return o.GetVersion()
+		}
+	}
+	return 0
+}
+
+// runNodes applies the graph's nodes, which gen.py writes in topological
+// order, to the inputs; initializers are concrete tensors, as the loader
+// makes them. A panic from an op (a shape error) becomes an error.
+func runNodes(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training bool) (outs []*tensor.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+				return
+			}
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	g := m.GetGraph()
+	env := map[string]*tensor.Tensor{}
+	for _, in := range g.GetInitializer() {
+		t, err := tensorFromProto(in, "")
+		if err != nil {
+			return nil, err
+		}
+		env[in.GetName()] = t
+	}
+	i := 0
+	for _, in := range g.GetInput() {
+		if _, ok := env[in.GetName()]; ok {
+			continue
+		}
+		env[in.GetName()] = inputs[i]
+		i++
+	}
+	opset := modelOpset(m)
+	for _, n := range g.GetNode() {
+		fn := lookupOp(n.GetOpType(), opset)
+		if fn == nil {
+			return nil, fmt.Errorf("no %s at opset %d", n.GetOpType(), opset)
+		}
+		ins := make([]*tensor.Tensor, len(n.GetInput()))
+		for j, name := range n.GetInput() {
+			if name != "" {
+				ins[j] = env[name]
+			}
+		}
+		ys, err := fn(&nodeCtx{Node: n, Opset: opset, Training: training}, ins)
+		if err != nil {
+			return nil, err
+		}
+		for j, name := range n.GetOutput() {
+			if name != "" && j < len(ys) {
+				env[name] = ys[j]
+			}
+		}
+	}
+	for _, o := range g.GetOutput() {
+		outs = append(outs, env[o.GetName()])
+	}
+	return outs, nil
+}
+
+// runBothModes runs the model eagerly and compiled (spore.Jit over the
+// graph inputs) and returns both results.
+func runBothModes(m *onnxpb.ModelProto, inputs []*tensor.Tensor) (eager, graph []*tensor.Tensor, eagerErr, graphErr error) {
+	eager, eagerErr = runNodes(m, inputs, false)
+	jitted := spore.Jit(func(xs []*tensor.Tensor) []*tensor.Tensor {
+		ys, err := runNodes(m, xs, false)
+		if err != nil {
+			panic(err)
+		}
+		return ys
+	})
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if e, ok := r.(error); ok {
+					graphErr = e
+				} else {
+					graphErr = fmt.Errorf("panic: %v", r)
+				}
+			}
+		}()
+		graph = jitted(inputs)
+	}()
+	return
+}
+
+// closeTo reports whether got matches want: same dtype and shape, integers
+// and booleans equal, floats within 1e-5 of want relative to max(|want|, 1).
+func closeTo(got, want *tensor.Tensor) error {
+	if got == nil {
+		return errors.New("no output")
+	}
+	if got.DType() != want.DType() || !got.Shape().Equal(want.Shape()) {
+		return fmt.Errorf("got %v %v, want %v %v", got.Shape(), got.DType(), want.Shape(), want.DType())
+	}
+	switch want.DType() {
+	case tensor.Float32, tensor.Float64:
+		g, w := got.Float64s(), want.Float64s()
+		for i := range w {
+			if math.IsNaN(w[i]) != math.IsNaN(g[i]) || math.Abs(g[i]-w[i]) > 1e-5*math.Max(math.Abs(w[i]), 1) {
+				return fmt.Errorf("element %d: got %g, want %g", i, g[i], w[i])
+			}
+		}
+	case tensor.Bool:
+		g, w := got.Bools(), want.Bools()
+		for i := range w {
+			if g[i] != w[i] {
+				return fmt.Errorf("element %d: got %v, want %v", i, g[i], w[i])
+			}
+		}
+	default:
+		g, w := got.Int64s(), want.Int64s()
+		for i := range w {
+			if g[i] != w[i] {
+				return fmt.Errorf("element %d: got %d, want %d", i, g[i], w[i])
+			}
+		}
+	}
+	return nil
+}
+
+func TestOpsMatchONNXRuntime(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 100 {
+		t.Fatalf("found %d op fixtures; run testdata/ops/gen.py", len(dirs))
+	}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := loadOpCase(t, dir)
+			eager, graph, eerr, gerr := runBothModes(c.model, c.inputs)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v\nGraph: %v", eerr, gerr)
+			}
+			for i, w := range c.want {
+				name := c.model.GetGraph().GetOutput()[i].GetName()
+				if err := closeTo(eager[i], w); err != nil {
+					t.Errorf("PyNative, output %s: %v", name, err)
+				}
+				if err := closeTo(graph[i], w); err != nil {
+					t.Errorf("Graph, output %s: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+// listedOps are the ai.onnx operators the package promises, with the
+// first opset at which each exists in ai.onnx when that is after 13.
+var listedOps = map[string]int64{
+	"Gemm": 13, "MatMul": 13, "Conv": 13, "ConvTranspose": 13, "BatchNormalization": 13,
+	"Relu": 13, "LeakyRelu": 13, "Gelu": 20, "Erf": 13, "Sigmoid": 13, "Tanh": 13,
+	"Softmax": 13, "LogSoftmax": 13, "LayerNormalization": 17,
+	"Add": 13, "Sub": 13, "Mul": 13, "Div": 13, "Pow": 13, "Sqrt": 13, "Exp": 13, "Log": 13,
+	"Neg": 13, "Abs": 13, "Reciprocal": 13, "Clip": 13, "Min": 13, "Max": 13,
+	"Where": 13, "Equal": 13, "Less": 13, "Greater": 13, "Not": 13, "Cast": 13,
+	"And": 13, "Or": 13, "LessOrEqual": 13, "GreaterOrEqual": 13,
+	"Reshape": 13, "Transpose": 13, "Flatten": 13, "Concat": 13, "Split": 13, "Slice": 13,
+	"Gather": 13, "Squeeze": 13, "Unsqueeze": 13, "Expand": 13, "Tile": 13, "Pad": 13,
+	"Shape": 13, "Size": 13, "Constant": 13, "ConstantOfShape": 13, "Range": 13,
+	"Identity": 13, "Dropout": 13,
+	"MaxPool": 13, "AveragePool": 13, "GlobalAveragePool": 13, "GlobalMaxPool": 13,
+	"ReduceMean": 13, "ReduceSum": 13, "ReduceMax": 13, "ArgMax": 13,
+}
+
+func TestListedOpsRegisteredForOpsets13To21(t *testing.T) {
+	for op, first := range listedOps {
+		for v := int64(13); v <= 21; v++ {
+			got := lookupOp(op, v) != nil
+			if want := v >= first; got != want {
+				t.Errorf("%s at opset %d: registered %v, want %v", op, v, got, want)
+			}
+		}
+	}
+}
+
+func TestOpsetRangesDoNotOverlap(t *testing.T) {
+	for op, defs := range opTable {
+		for v := int64(1); v <= 25; v++ {
+			n := 0
+			for _, d := range defs {
+				if v >= d.minOpset && (d.maxOpset == 0 || v <= d.maxOpset) {
+					n++
+				}
+			}
+			if n > 1 {
+				t.Errorf("%s has %d definitions at opset %d", op, n, v)
+			}
+		}
+	}
+}
+
+// TestOpsFixturesCoverListedOps checks that every listed op has at least
+// one fixture, so that a new op cannot be added untested.
+func TestOpsFixturesCoverListedOps(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	seen := map[string]bool{}
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &onnxpb.ModelProto{}
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.GetGraph().GetNode() {
+			seen[n.GetOpType()] = true
+		}
+	}
+	var missing []string
+	for op := range listedOps {
+		if !seen[op] {
+			missing = append(missing, op)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("no fixture uses %v", missing)
+	}
+}
+
+// The error cases build one node by hand; each must fail with a message
+// naming the node and what was wrong, the same in both modes.
+
+// attr builders for hand-made nodes.
+func intAttr(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func intsAttr(name string, v ...int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
+}
+
+func strAttr(name, v string) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
+}
+
+// oneNodeModel wraps a node in a model whose graph inputs are the node's
+// data inputs (traced in Graph mode) and whose initializers are consts.
+func oneNodeModel(opset int64, n *onnxpb.NodeProto, data []string, consts map[string]*tensor.Tensor) *onnxpb.ModelProto {
+	g := &onnxpb.GraphProto{Node: []*onnxpb.NodeProto{n}}
+	names := make([]string, 0, len(consts))
+	for k := range consts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		g.Initializer = append(g.Initializer, tensorProtoOf(k, consts[k]))
+	}
+	for _, k := range data {
+		g.Input = append(g.Input, &onnxpb.ValueInfoProto{Name: proto.String(k)})
+	}
+	for _, o := range n.GetOutput() {
+		g.Output = append(g.Output, &onnxpb.ValueInfoProto{Name: proto.String(o)})
+	}
+	return &onnxpb.ModelProto{Graph: g, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(opset)}}}
+}
+
+// tensorProtoOf encodes an int64 or float32 tensor for a test initializer.
+func tensorProtoOf(name string, t *tensor.Tensor) *onnxpb.TensorProto {
+	tp := &onnxpb.TensorProto{Name: proto.String(name), Dims: shapeInts(t)}
+	switch t.DType() {
+	case tensor.Int64:
+		tp.DataType = proto.Int32(int32(onnxpb.TensorProto_INT64))
+		tp.Int64Data = t.Int64s()
+	default:
+		tp.DataType = proto.Int32(int32(onnxpb.TensorProto_FLOAT))
+		tp.FloatData = t.Float32s()
+	}
+	return tp
+}
+
+func TestOpErrors(t *testing.T) {
+	x := tensor.RandNormal(tensor.Float32, 0, 1, 2, 3, 4)
+	img := tensor.RandNormal(tensor.Float32, 0, 1, 1, 2, 5, 5)
+	i64 := func(v ...int64) *tensor.Tensor { return int64s(v) }
+	node := func(op string, ins []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
+		return &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String(op), Input: ins, Output: []string{"y"}, Attribute: attrs}
+	}
+	cases := []struct {
+		name   string
+		opset  int64
+		node   *onnxpb.NodeProto
+		consts map[string]*tensor.Tensor
+		inputs []*tensor.Tensor
+		want   string
+	}{
+		{"reshape two -1", 17, node("Reshape", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(-1, -1)}, []*tensor.Tensor{x}, "more than one -1"},
+		{"reshape wrong size", 17, node("Reshape", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(5, 5)}, []*tensor.Tensor{x}, "holds 25 elements"},
+		{"transpose bad perm", 17, node("Transpose", []string{"x"}, intsAttr("perm", 0, 1)), nil, []*tensor.Tensor{x}, "perm [0 1]"},
+		{"concat no axis", 17, node("Concat", []string{"x", "x"}), nil, []*tensor.Tensor{x}, "attribute axis is missing"},
+		{"split uneven", 13, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("Split"), Input: []string{"x"}, Output: []string{"y0", "y1", "y2"}, Attribute: []*onnxpb.AttributeProto{intAttr("axis", 2)}}, nil, []*tensor.Tensor{x}, "equal pieces"},
+		{"slice zero step", 17, node("Slice", []string{"x", "s", "e", "a", "t"}), map[string]*tensor.Tensor{"s": i64(0), "e": i64(2), "a": i64(0), "t": i64(0)}, []*tensor.Tensor{x}, "zero step"},
+		{"slice bad axis", 17, node("Slice", []string{"x", "s", "e", "a"}), map[string]*tensor.Tensor{"s": i64(0), "e": i64(2), "a": i64(3)}, []*tensor.Tensor{x}, "axes 3 is out of range"},
+		{"gather out of range", 17, node("Gather", []string{"x", "i"}), map[string]*tensor.Tensor{"i": i64(2)}, []*tensor.Tensor{x}, "index 2 is out of range"},
+		{"squeeze non-unit", 17, node("Squeeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(1)}, []*tensor.Tensor{x}, "not 1"},
+		{"expand incompatible", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(3, 3)}, []*tensor.Tensor{x}, "does not broadcast"},
+		{"tile wrong length", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(2)}, []*tensor.Tensor{x}, "one entry per axis"},
+		{"pad unknown mode", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "mirror")), map[string]*tensor.Tensor{"p": i64(0, 0, 1, 0, 0, 1)}, []*tensor.Tensor{x}, `mode "mirror"`},
+		{"pad reflect too far", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "reflect")), map[string]*tensor.Tensor{"p": i64(0, 0, 4, 0, 0, 0)}, []*tensor.Tensor{x}, "too large"},
+		{"maxpool indices", 17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxPool"), Input: []string{"x"}, Output: []string{"y", "idx"}, Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2)}}, nil, []*tensor.Tensor{img}, "Indices output"},
+		{"maxpool dilations", 17, node("MaxPool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("dilations", 2, 2)), nil, []*tensor.Tensor{img}, "dilations"},
+		{"maxpool no kernel", 17, node("MaxPool", []string{"x"}), nil, []*tensor.Tensor{img}, "kernel_shape is missing"},
+		{"conv 3-D", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 1, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2)}, "1-D (N×C×L) and 2-D"},
+		{"conv bad auto_pad", 17, node("Conv", []string{"x", "w"}, strAttr("auto_pad", "SAME")), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, `auto_pad is "SAME"`},
+		{"conv kernel disagrees", 17, node("Conv", []string{"x", "w"}, intsAttr("kernel_shape", 3, 3)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, "disagrees"},
+		{"batchnorm training", 17, node("BatchNormalization", []string{"x", "s", "b", "m", "v"}, intAttr("training_mode", 1)), map[string]*tensor.Tensor{"s": tensor.Ones(tensor.Float32, 2), "b": tensor.Ones(tensor.Float32, 2), "m": tensor.Ones(tensor.Float32, 2), "v": tensor.Ones(tensor.Float32, 2)}, []*tensor.Tensor{img}, "training_mode=1"},
+		{"gelu bad approximate", 20, node("Gelu", []string{"x"}, strAttr("approximate", "fast")), nil, []*tensor.Tensor{x}, `approximate is "fast"`},
+		{"add dtype mismatch", 17, node("Add", []string{"x", "i"}), map[string]*tensor.Tensor{"i": i64(1)}, []*tensor.Tensor{x}, "dtypes"},
+		{"softmax axis", 17, node("Softmax", []string{"x"}, intAttr("axis", 3)), nil, []*tensor.Tensor{x}, "axis 3 is out of range"},
+		{"cast unsupported", 17, node("Cast", []string{"x"}, intAttr("to", int64(onnxpb.TensorProto_STRING))), nil, []*tensor.Tensor{x}, "not supported"},
+		{"missing input", 17, node("MatMul", []string{"x"}), nil, []*tensor.Tensor{x}, "required input 1 (B) is missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var data []string
+			for i, in := range tc.node.GetInput() {
+				if _, ok := tc.consts[in]; !ok && i < len(tc.inputs) && in != "" {
+					if len(data) < len(tc.inputs) && !contains(data, in) {
+						data = append(data, in)
+					}
+				}
+			}
+			m := oneNodeModel(tc.opset, tc.node, data, tc.consts)
+			_, _, eerr, gerr := runBothModes(m, tc.inputs)
+			for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: got %v, want an error containing %q", mode, err, tc.want)
+				}
+			}
+			if eerr != nil && gerr != nil && eerr.Error() != gerr.Error() {
+				t.Errorf("the modes disagree:\nPyNative: %v\nGraph:    %v", eerr, gerr)
+			}
+		})
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDropoutTraining checks the training branch, which ONNX Runtime's
+// inference fixtures cannot: about ratio of the values are zero, the rest
+// are scaled by 1/(1−ratio), and the mask output is refused.
+func TestDropoutTraining(t *testing.T) {
+	x := tensor.Ones(tensor.Float32, 100, 100)
+	n := &onnxpb.NodeProto{Name: proto.String("d"), OpType: proto.String("Dropout"), Input: []string{"x", "r"}, Output: []string{"y"}}
+	ratio := tensor.Scalar(float32(0.25))
+	c := &nodeCtx{Node: n, Opset: 17, Training: true}
+	ys, err := lookupOp("Dropout", 17)(c, []*tensor.Tensor{x, ratio})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for _, v := range ys[0].Float32s() {
+		switch {
+		case v == 0:
+			zeros++
+		case math.Abs(float64(v)-1/0.75) > 1e-6:
+			t.Fatalf("kept value %g, want %g", v, 1/0.75)
+		}
+	}
+	if frac := float64(zeros) / 1e4; math.Abs(frac-0.25) > 0.03 {
+		t.Errorf("dropped %.3f of the values, want about 0.25", frac)
+	}
+	n.Output = []string{"y", "mask"}
+	if _, err := lookupOp("Dropout", 17)(c, []*tensor.Tensor{x, ratio}); err == nil || !strings.Contains(err.Error(), "mask") {
+		t.Errorf("mask output in training: got %v, want an error naming the mask", err)
+	}
+}
+
+// TestShapeOfTracedInputIsConcrete checks the property shape sub-graphs
+// rely on: inside a trace, Shape of a traced tensor is a concrete int64
+// tensor, and integer arithmetic on it stays concrete.
+func TestShapeOfTracedInputIsConcrete(t *testing.T) {
+	f := spore.Jit(func(x *tensor.Tensor) *tensor.Tensor {
+		c := &nodeCtx{Node: &onnxpb.NodeProto{OpType: proto.String("Shape"), Output: []string{"s"}}, Opset: 17}
+		s, err := shapeOp(c, []*tensor.Tensor{x})
+		if err != nil {
+			panic(err)
+		}
+		if s[0].IsSymbolic() {
+			panic("Shape of a traced tensor is symbolic")
+		}
+		q := divOp(s[0], int64s([]int64{2, 2}))
+		if q.IsSymbolic() {
+			panic("integer Div of concrete shapes is symbolic")
+		}
+		return ops.Reshape(x, int(q.Int64s()[0])*2, -1)
+	})
+	y := f(tensor.Ones(tensor.Float32, 4, 3))
+	if !y.Shape().Equal(tensor.Shape{4, 3}) {
+		t.Errorf("got shape %v, want [4 3]", y.Shape())
+	}
+}
