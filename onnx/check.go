@@ -84,7 +84,7 @@ func Check(r io.Reader) (*Report, error) {
 		info, _ := valueInfo(vi)
 		rep.Outputs = append(rep.Outputs, info)
 	}
-	if _, err := modelOpset(mp); err != nil {
+	if _, err := importedOpset(mp); err != nil {
 		rep.Problem = strings.TrimPrefix(err.Error(), "onnx: ")
 	}
 	// The structure and the op table are checked at the model's opset even

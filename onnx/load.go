@@ -157,9 +157,9 @@ func parseModel(r io.Reader) (*onnxpb.ModelProto, error) {
 	return mp, nil
 }
 
-// modelOpset returns the model's ai.onnx opset version, or an error when
+// importedOpset returns the model's ai.onnx opset version, or an error when
 // it is missing or outside MinOpset..MaxOpset.
-func modelOpset(mp *onnxpb.ModelProto) (int64, error) {
+func importedOpset(mp *onnxpb.ModelProto) (int64, error) {
 	v, found := int64(0), false
 	for _, o := range mp.GetOpsetImport() {
 		if d := o.GetDomain(); d == "" || d == "ai.onnx" {
@@ -178,7 +178,7 @@ func modelOpset(mp *onnxpb.ModelProto) (int64, error) {
 // build turns a parsed model into a Model: validate, decode initializers,
 // make parameters.
 func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
-	opset, err := modelOpset(mp)
+	opset, err := importedOpset(mp)
 	if err != nil {
 		return nil, err
 	}

@@ -128,22 +128,39 @@ func TestNodeErrorNamed(t *testing.T) {
 // toDouble rewrites a float32 model to float64, for finite differences.
 func toDouble(mp *onnxpb.ModelProto) *onnxpb.ModelProto {
 	mp = proto.Clone(mp).(*onnxpb.ModelProto)
-	for i, init := range mp.Graph.Initializer {
-		if init.GetDataType() != int32(onnxpb.TensorProto_FLOAT) {
-			continue
+	convert := func(tp *onnxpb.TensorProto) *onnxpb.TensorProto {
+		if tp.GetDataType() != int32(onnxpb.TensorProto_FLOAT) {
+			return tp
 		}
-		v := rawFloats(init.GetRawData())
+		v := rawFloats(tp.GetRawData())
 		d := make([]float64, len(v))
 		for k, x := range v {
 			d[k] = float64(x)
 		}
-		mp.Graph.Initializer[i] = &onnxpb.TensorProto{Name: init.Name, Dims: init.Dims, DataType: proto.Int32(int32(onnxpb.TensorProto_DOUBLE)), DoubleData: d}
+		return &onnxpb.TensorProto{Name: tp.Name, Dims: tp.Dims, DataType: proto.Int32(int32(onnxpb.TensorProto_DOUBLE)), DoubleData: d}
 	}
-	for _, vi := range append(mp.Graph.Input, mp.Graph.Output...) {
-		if tt := vi.GetType().GetTensorType(); tt != nil && tt.GetElemType() == int32(onnxpb.TensorProto_FLOAT) {
-			tt.ElemType = proto.Int32(int32(onnxpb.TensorProto_DOUBLE))
+	var visit func(g *onnxpb.GraphProto)
+	visit = func(g *onnxpb.GraphProto) {
+		for i, init := range g.Initializer {
+			g.Initializer[i] = convert(init)
+		}
+		for _, vi := range append(append([]*onnxpb.ValueInfoProto(nil), g.Input...), g.Output...) {
+			if tt := vi.GetType().GetTensorType(); tt != nil && tt.GetElemType() == int32(onnxpb.TensorProto_FLOAT) {
+				tt.ElemType = proto.Int32(int32(onnxpb.TensorProto_DOUBLE))
+			}
+		}
+		for _, n := range g.Node {
+			for _, a := range n.Attribute {
+				if a.T != nil {
+					a.T = convert(a.T)
+				}
+			}
+			for _, sub := range subGraphs(n) {
+				visit(sub)
+			}
 		}
 	}
+	visit(mp.Graph)
 	return mp
 }
 
@@ -270,4 +287,215 @@ func TestTrainMLP(t *testing.T) {
 		t.Errorf("Graph-mode loss did not fall by half in 20 steps: %v", g)
 	}
 	assertClose(t, "loss curves, Graph mode vs PyNative", g, e, 1e-4)
+}
+
+func constNode(name string, t *onnxpb.TensorProto) *onnxpb.NodeProto {
+	return node("Constant", name, nil, []string{name}, attrTensor("value", t))
+}
+
+func scalarFloat(v float32) *onnxpb.TensorProto { return floatTensor("", nil, []float32{v}) }
+
+// ifModel is y = x*w when sum(x) > 0, else x-w: a condition computed from
+// the data, so Graph mode stages both branches.
+func ifModel() *onnxpb.ModelProto {
+	then := graphProto("then", []*onnxpb.NodeProto{node("Mul", "then/mul", []string{"x", "w"}, []string{"t"})}, nil, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("t", onnxpb.TensorProto_FLOAT)})
+	els := graphProto("else", []*onnxpb.NodeProto{node("Sub", "else/sub", []string{"x", "w"}, []string{"e"})}, nil, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("e", onnxpb.TensorProto_FLOAT)})
+	g := graphProto("ifmodel", []*onnxpb.NodeProto{
+		node("ReduceSum", "sum", []string{"x"}, []string{"s"}, attrInt("keepdims", 0)),
+		constNode("zero", scalarFloat(0)),
+		node("Greater", "positive", []string{"s", "zero"}, []string{"cond"}),
+		node("If", "branch", []string{"cond"}, []string{"y"}, attrGraph("then_branch", then), attrGraph("else_branch", els)),
+	}, []*onnxpb.TensorProto{floatTensor("w", []int64{3}, []float32{2, -1, 0.5})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT, -1, 3)})
+	return modelProto(17, g)
+}
+
+func TestIf(t *testing.T) {
+	data := marshal(t, ifModel())
+	w := []float32{2, -1, 0.5}
+	for _, sign := range []float32{1, -1} {
+		x := []float32{1, 2, 3, 0.5, 0.25, 1}
+		want := make([]float64, len(x))
+		for i := range x {
+			x[i] *= sign
+			if sign > 0 {
+				want[i] = float64(x[i] * w[i%3])
+			} else {
+				want[i] = float64(x[i] - w[i%3])
+			}
+		}
+		xt := tensor.FromSlice(x, 2, 3)
+		got := bothModes(t, data, 0, xt)
+		assertClose(t, "If", got[0].Float64s(), want, 1e-6)
+		// Graph mode runs one plan for both signs: the branch is picked
+		// at run time.
+		checkGradients(t, ifModel(), xt)
+	}
+}
+
+// loopModel runs a constant 3 trips of v += w and stacks every v: the
+// Loop becomes a Scan.
+func loopModel() *onnxpb.ModelProto {
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Add", "body/add", []string{"v", "w"}, []string{"v2"}),
+		node("Identity", "body/cond", []string{"c"}, []string{"c2"}),
+		node("Identity", "body/scan", []string{"v2"}, []string{"s"}),
+	}, nil, []*onnxpb.ValueInfoProto{
+		valueInfoProto("i", onnxpb.TensorProto_INT64), valueInfoProto("c", onnxpb.TensorProto_BOOL), valueInfoProto("v", onnxpb.TensorProto_FLOAT),
+	}, []*onnxpb.ValueInfoProto{valueInfoProto("c2", onnxpb.TensorProto_BOOL), valueInfoProto("v2", onnxpb.TensorProto_FLOAT), valueInfoProto("s", onnxpb.TensorProto_FLOAT)})
+	g := graphProto("loopmodel", []*onnxpb.NodeProto{
+		constNode("trips", int64Tensor("", nil, []int64{3})),
+		node("Loop", "loop", []string{"trips", "", "x"}, []string{"y", "ys"}, attrGraph("body", body)),
+	}, []*onnxpb.TensorProto{floatTensor("w", []int64{3}, []float32{2, -1, 0.5})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT, -1, 3), valueInfoProto("ys", onnxpb.TensorProto_FLOAT, 3, -1, 3)})
+	return modelProto(17, g)
+}
+
+// whileModel doubles x until its sum reaches 100: a Loop whose condition
+// the body computes, which becomes a While.
+func whileModel() *onnxpb.ModelProto {
+	body := graphProto("body", []*onnxpb.NodeProto{
+		constNode("two", scalarFloat(2)),
+		constNode("limit", scalarFloat(100)),
+		node("Mul", "body/double", []string{"v", "two"}, []string{"v2"}),
+		node("ReduceSum", "body/sum", []string{"v2"}, []string{"sum"}, attrInt("keepdims", 0)),
+		node("Less", "body/less", []string{"sum", "limit"}, []string{"c2"}),
+	}, nil, []*onnxpb.ValueInfoProto{
+		valueInfoProto("i", onnxpb.TensorProto_INT64), valueInfoProto("c", onnxpb.TensorProto_BOOL), valueInfoProto("v", onnxpb.TensorProto_FLOAT),
+	}, []*onnxpb.ValueInfoProto{valueInfoProto("c2", onnxpb.TensorProto_BOOL), valueInfoProto("v2", onnxpb.TensorProto_FLOAT)})
+	g := graphProto("whilemodel", []*onnxpb.NodeProto{
+		constNode("go", boolTensor("", true)),
+		node("Loop", "loop", []string{"", "go", "x"}, []string{"y"}, attrGraph("body", body)),
+	}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT, -1, 3)})
+	return modelProto(17, g)
+}
+
+// scanModel is a cumulative sum over the leading axis of x (backwards when
+// reverse is set), from the initial state s0.
+func scanModel(reverse bool) *onnxpb.ModelProto {
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Add", "body/add", []string{"s", "xi"}, []string{"s2"}),
+		node("Identity", "body/out", []string{"s2"}, []string{"o"}),
+	}, nil, []*onnxpb.ValueInfoProto{valueInfoProto("s", onnxpb.TensorProto_FLOAT), valueInfoProto("xi", onnxpb.TensorProto_FLOAT)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("s2", onnxpb.TensorProto_FLOAT), valueInfoProto("o", onnxpb.TensorProto_FLOAT)})
+	attrs := []*onnxpb.AttributeProto{attrGraph("body", body), attrInt("num_scan_inputs", 1)}
+	if reverse {
+		attrs = append(attrs, attrInts("scan_input_directions", 1))
+	}
+	g := graphProto("scanmodel", []*onnxpb.NodeProto{
+		node("Scan", "scan", []string{"s0", "x"}, []string{"final", "cum"}, attrs...),
+	}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("s0", onnxpb.TensorProto_FLOAT, 3), valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("final", onnxpb.TensorProto_FLOAT, 3), valueInfoProto("cum", onnxpb.TensorProto_FLOAT, -1, 3)})
+	return modelProto(17, g)
+}
+
+func TestLoopAndScan(t *testing.T) {
+	x := []float32{1, 2, 3, 0.5, 0.25, 1}
+	w := []float32{2, -1, 0.5}
+	xt := tensor.FromSlice(x, 2, 3)
+
+	got := bothModes(t, marshal(t, loopModel()), 1e-7, xt)
+	var final, stacked []float64
+	for k := 1; k <= 3; k++ {
+		for i := range x {
+			stacked = append(stacked, float64(x[i]+float32(k)*w[i%3]))
+		}
+	}
+	final = stacked[2*len(x):]
+	assertClose(t, "Loop final", got[0].Float64s(), final, 1e-6)
+	if !got[1].Shape().Equal(tensor.Shape{3, 2, 3}) {
+		t.Fatalf("Loop scan output shape %v", got[1].Shape())
+	}
+	assertClose(t, "Loop scan output", got[1].Float64s(), stacked, 1e-6)
+	checkGradients(t, loopModel(), xt)
+
+	got = bothModes(t, marshal(t, whileModel()), 0, xt)
+	v := append([]float32(nil), x...)
+	for {
+		s := float32(0)
+		for i := range v {
+			v[i] *= 2
+			s += v[i]
+		}
+		if s >= 100 {
+			break
+		}
+	}
+	want := make([]float64, len(v))
+	for i := range v {
+		want[i] = float64(v[i])
+	}
+	assertClose(t, "Loop with a computed condition", got[0].Float64s(), want, 1e-6)
+
+	for _, reverse := range []bool{false, true} {
+		s0 := tensor.FromSlice([]float32{10, 20, 30}, 3)
+		got := bothModes(t, marshal(t, scanModel(reverse)), 1e-7, s0, xt)
+		var cum []float64
+		acc := []float32{10, 20, 30}
+		rows := []int{0, 1}
+		if reverse {
+			rows = []int{1, 0}
+		}
+		steps := make([][]float64, 2)
+		for _, r := range rows {
+			for j := range 3 {
+				acc[j] += x[r*3+j]
+				steps[r] = append(steps[r], float64(acc[j]))
+			}
+		}
+		// Reverse directions scan the input backwards, but the outputs
+		// still stack in step order: step k's output is row k.
+		if reverse {
+			steps[0], steps[1] = steps[1], steps[0]
+		}
+		cum = append(steps[0], steps[1]...)
+		assertClose(t, "Scan final state", got[0].Float64s(), []float64{float64(acc[0]), float64(acc[1]), float64(acc[2])}, 1e-6)
+		assertClose(t, "Scan outputs", got[1].Float64s(), cum, 1e-6)
+	}
+}
+
+// TestControlFlowStaged checks that in Graph mode If, Loop and Scan become
+// control-flow nodes holding their bodies, not unrolled or resolved at
+// trace time, and that one compiled plan serves both branches of an If.
+func TestControlFlowStaged(t *testing.T) {
+	cases := []struct {
+		name string
+		mp   *onnxpb.ModelProto
+		args []any
+		want string
+	}{
+		{"If", ifModel(), []any{tensor.Zeros(tensor.Float32, 2, 3)}, "Cond"},
+		{"Loop", loopModel(), []any{tensor.Zeros(tensor.Float32, 2, 3)}, "Scan"},
+		{"While", whileModel(), []any{tensor.Zeros(tensor.Float32, 2, 3)}, "While"},
+		{"Scan", scanModel(false), []any{tensor.Zeros(tensor.Float32, 3), tensor.Zeros(tensor.Float32, 2, 3)}, "Scan"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := mustLoad(t, marshal(t, c.mp))
+			var fn any = func(x *tensor.Tensor) []*tensor.Tensor { return m.Outputs(x) }
+			if len(c.args) == 2 {
+				fn = func(s, x *tensor.Tensor) []*tensor.Tensor { return m.Outputs(s, x) }
+			}
+			ir, err := spore.IR(fn, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(ir, c.want) {
+				t.Fatalf("the IR has no %s node:\n%s", c.want, ir)
+			}
+		})
+	}
+	m := nn.Jit(mustLoad(t, marshal(t, ifModel())))
+	pos := m.Call(tensor.Ones(tensor.Float32, 2, 3)).Float32s()
+	neg := m.Call(ops.Neg(tensor.Ones(tensor.Float32, 2, 3))).Float32s()
+	if pos[0] != 2 || neg[0] != -3 || m.JitStats().Compiles != 1 {
+		t.Errorf("If under nn.Jit: %v %v, %d compiles", pos, neg, m.JitStats().Compiles)
+	}
 }
