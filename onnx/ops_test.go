@@ -83,6 +83,12 @@ func modelOpset(m *onnxpb.ModelProto) int64 {
 // order, to the inputs; initializers are concrete tensors, as the loader
 // makes them. A panic from an op (a shape error) becomes an error.
 func runNodes(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training bool) (outs []*tensor.Tensor, err error) {
+	return runNodesAs(m, inputs, training, false)
+}
+
+// runNodesAs is runNodes; promote casts float32 initializers to float64,
+// for gradient checks in double precision.
+func runNodesAs(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training, promote bool) (outs []*tensor.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {
@@ -98,6 +104,9 @@ func runNodes(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training bool) (out
 		t, err := tensorFromProto(in, "")
 		if err != nil {
 			return nil, err
+		}
+		if promote && t.DType() == tensor.Float32 {
+			t = ops.Cast(t, tensor.Float64)
 		}
 		env[in.GetName()] = t
 	}
@@ -479,5 +488,86 @@ func TestShapeOfTracedInputIsConcrete(t *testing.T) {
 	y := f(tensor.Ones(tensor.Float32, 4, 3))
 	if !y.Shape().Equal(tensor.Shape{4, 3}) {
 		t.Errorf("got shape %v, want [4 3]", y.Shape())
+	}
+}
+
+// gradCases are the fixtures whose gradients are checked: the ops an
+// imported model is fine-tuned through. Each is differentiated with
+// respect to its float inputs, in float64 so that finite differences are
+// precise.
+var gradCases = []string{
+	"gemm_trans", "matmul_batched", "matmul_1d_left", "conv_groups", "conv_dilations", "conv_same_lower", "conv_1d",
+	"convtranspose_strided", "convtranspose_groups_dil", "batchnorm", "batchnorm_3d", "layernorm", "layernorm_axis1_nobias",
+	"softmax_axis1", "logsoftmax_axis-1", "gelu", "gelu_tanh", "erf", "sigmoid", "tanh", "leakyrelu", "clip", "where",
+	"div_bcast", "pow", "sqrt", "min3", "maxpool_pads", "maxpool_ceil", "avgpool_pads_exclude", "avgpool_pads_include",
+	"avgpool_ceil", "globalavgpool", "reducemean_op18", "reducemax_op18", "reducesum_neg_nokeep",
+	"slice_neg_step", "gather_axis1_2d", "concat", "split_num_outputs", "pad_reflect", "pad_edge", "pad_constant_value",
+	"pad_wrap_op19", "expand", "tile", "transpose", "shape_subgraph", "flatten_axis2", "unsqueeze", "squeeze",
+}
+
+// TestOpGradients checks, for each of gradCases, that the gradient of
+// Σ r·output (r fixed random weights) with respect to the float inputs
+// is the same in PyNative mode and in Graph mode, and agrees with
+// central finite differences.
+func TestOpGradients(t *testing.T) {
+	for _, name := range gradCases {
+		t.Run(name, func(t *testing.T) {
+			c := loadOpCase(t, filepath.Join("testdata", "ops", name))
+			xs := make([]*tensor.Tensor, len(c.inputs))
+			for i, x := range c.inputs {
+				xs[i] = ops.Cast(x, tensor.Float64)
+			}
+			tensor.SetSeed(int64(len(name)))
+			weights := make([]*tensor.Tensor, len(c.want))
+			for i, w := range c.want {
+				weights[i] = tensor.RandNormal(tensor.Float64, 0, 1, w.Shape()...)
+			}
+			loss := func(xs ...*tensor.Tensor) *tensor.Tensor {
+				ys, err := runNodesAs(c.model, xs, false, true)
+				if err != nil {
+					panic(err)
+				}
+				var l *tensor.Tensor
+				for i, y := range ys {
+					term := ops.Sum(ops.Mul(y, weights[i]))
+					if l == nil {
+						l = term
+					} else {
+						l = ops.Add(l, term)
+					}
+				}
+				return l
+			}
+			pos := make([]int, len(xs))
+			for i := range pos {
+				pos[i] = i
+			}
+			eager := spore.Grad(loss, spore.GradPosition(pos...))(xs...)
+			graph := spore.Jit(func(xs []*tensor.Tensor) []*tensor.Tensor {
+				return spore.Grad(loss, spore.GradPosition(pos...))(xs...)
+			})(xs)
+			for i := range xs {
+				if err := closeTo(graph[i], eager[i]); err != nil {
+					t.Errorf("input %d: Graph against PyNative: %v", i, err)
+				}
+				// Central differences at a few elements.
+				x := xs[i].Float64s()
+				g := eager[i].Float64s()
+				for _, k := range []int{0, len(x) / 3, len(x) / 2, len(x) - 1} {
+					const h = 1e-6
+					at := func(d float64) float64 {
+						v := append([]float64(nil), x...)
+						v[k] += d
+						args := append([]*tensor.Tensor(nil), xs...)
+						args[i] = tensor.FromSlice(v, xs[i].Shape()...)
+						return loss(args...).Item()
+					}
+					fd := (at(h) - at(-h)) / (2 * h)
+					if math.Abs(fd-g[k]) > 1e-5*math.Max(math.Abs(fd), 1) {
+						t.Errorf("input %d element %d: gradient %g, finite difference %g", i, k, g[k], fd)
+					}
+				}
+			}
+		})
 	}
 }
