@@ -31,6 +31,27 @@ func (c *nodeCtx) wantOutput(i int) bool {
 // cannot overflow an int.
 const maxIndex = 1 << 40
 
+// maxMade bounds the elements of a tensor that an op makes from numbers
+// in the model (ConstantOfShape, Expand, Tile, Range, Pad): 2^28, a GiB
+// of float32. Without it a few bytes of a hostile file could ask for
+// terabytes.
+const maxMade = 1 << 28
+
+// checkMade fails when a tensor of shape would exceed maxMade elements.
+func (c *nodeCtx) checkMade(shape []int, what string) error {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			return c.Errorf("%s shape %v has a negative extent", what, shape)
+		}
+		if d != 0 && n > maxMade/d {
+			return c.Errorf("%s shape %v holds more than %d elements, the most an op may make", what, shape, maxMade)
+		}
+		n *= d
+	}
+	return nil
+}
+
 // toInts converts int64 values to ints, failing on values beyond
 // ±maxIndex (a hostile or corrupt model), what naming them.
 func (c *nodeCtx) toInts(v []int64, what string) ([]int, error) {

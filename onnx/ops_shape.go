@@ -425,6 +425,9 @@ func expandOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if tensor.Shape(out).Equal(xs) {
 		return one(x)
 	}
+	if err := c.checkMade(out, "output"); err != nil {
+		return nil, err
+	}
 	return one(ops.BroadcastTo(x, out...))
 }
 
@@ -441,15 +444,15 @@ func tileOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(reps) != x.Rank() {
 		return nil, c.Errorf("repeats %v must have one entry per axis of %v", reps, x.Shape())
 	}
-	total := x.Size()
-	for _, r := range reps {
+	out := make([]int, len(reps))
+	for i, r := range reps {
 		if r < 0 {
 			return nil, c.Errorf("repeats %v has a negative count", reps)
 		}
-		total *= r
-		if total > maxIndex {
-			return nil, c.Errorf("repeats %v make too large a tensor", reps)
-		}
+		out[i] = x.Dim(i) * r
+	}
+	if err := c.checkMade(out, "output"); err != nil {
+		return nil, err
 	}
 	return one(ops.Tile(x, reps...))
 }
@@ -505,6 +508,13 @@ func padOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	if crop {
 		x = ops.StridedSlice(x, begin, end, stride)
+	}
+	padded := make([]int, r)
+	for i := range r {
+		padded[i] = end[i] - begin[i] + before[i] + after[i]
+	}
+	if err := c.checkMade(padded, "output"); err != nil {
+		return nil, err
 	}
 	mode := c.String("mode", "constant")
 	switch mode {
@@ -653,8 +663,11 @@ func constantOfShapeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 	if err != nil {
 		return nil, err
 	}
-	if _, err := elemCount(shapeInt64s(shape)); err != nil {
-		return nil, c.Errorf("shape %v: %v", shape, err)
+	if len(shape) > maxDims {
+		return nil, c.Errorf("shape %v has rank %d, more than %d", shape, len(shape), maxDims)
+	}
+	if err := c.checkMade(shape, "input"); err != nil {
+		return nil, err
 	}
 	dt, v := tensor.Float32, 0.0
 	if c.Has("value") {
@@ -669,15 +682,6 @@ func constantOfShapeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		v = ops.Cast(t, tensor.Float64).Float64s()[0]
 	}
 	return one(tensor.Full(dt, v, shape...))
-}
-
-// shapeInt64s converts ints to int64s.
-func shapeInt64s(v []int) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
 }
 
 // rangeOp is Range: start, start+delta, ... up to (excluding) limit. Its
@@ -711,8 +715,8 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if n < 0 || math.IsNaN(n) {
 		n = 0
 	}
-	if n > maxIndex/64 {
-		return nil, c.Errorf("range of %g elements is too large", n)
+	if n > maxMade {
+		return nil, c.Errorf("a range of %g elements is more than %d, the most an op may make", n, maxMade)
 	}
 	switch dt {
 	case tensor.Int64, tensor.Int32:

@@ -401,6 +401,10 @@ func TestOpErrors(t *testing.T) {
 		{"add dtype mismatch", 17, node("Add", []string{"x", "i"}), map[string]*tensor.Tensor{"i": i64(1)}, []*tensor.Tensor{x}, "dtypes"},
 		{"softmax axis", 17, node("Softmax", []string{"x"}, intAttr("axis", 3)), nil, []*tensor.Tensor{x}, "axis 3 is out of range"},
 		{"cast unsupported", 17, node("Cast", []string{"x"}, intAttr("to", int64(onnxpb.TensorProto_STRING))), nil, []*tensor.Tensor{x}, "not supported"},
+		{"constantofshape huge", 17, node("ConstantOfShape", []string{"s"}), map[string]*tensor.Tensor{"s": i64(1<<20, 1<<20)}, nil, "the most an op may make"},
+		{"expand huge", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(1<<30, 1, 1, 1)}, []*tensor.Tensor{x}, "the most an op may make"},
+		{"tile huge", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(1<<40, 1<<40, 1)}, []*tensor.Tensor{x}, "the most an op may make"},
+		{"pad huge", 17, node("Pad", []string{"x", "p"}), map[string]*tensor.Tensor{"p": i64(0, 0, 1<<35, 0, 0, 0)}, []*tensor.Tensor{x}, "the most an op may make"},
 		{"missing input", 17, node("MatMul", []string{"x"}), nil, []*tensor.Tensor{x}, "required input 1 (B) is missing"},
 	}
 	for _, tc := range cases {
