@@ -123,6 +123,28 @@ func (c *nodeCtx) axes(as []int64, rank int, what string) ([]int, error) {
 	return out, nil
 }
 
+// scalarValue reads a one-element input that must not depend on the
+// model's input values (Dropout's ratio, Pad's constant_value, Range's
+// operands). It reads the buffer directly rather than through an op: a
+// float initializer is a Parameter, and an op on a Parameter is traced in
+// Graph mode, which would make the value unreadable. The value is taken
+// as it is when the node runs (for a compiled plan, when it is traced).
+func (c *nodeCtx) scalarValue(t *tensor.Tensor, what string) (float64, error) {
+	if t.IsSymbolic() {
+		return 0, c.Errorf("input %s depends on the model's input values; spore needs it at trace time", what)
+	}
+	if t.Size() != 1 {
+		return 0, c.Errorf("input %s must hold one value, got shape %v", what, t.Shape())
+	}
+	if t.DType() == tensor.Bool {
+		if t.Bools()[0] {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return t.Float64s()[0], nil
+}
+
 // one wraps a single result.
 func one(t *tensor.Tensor) ([]*tensor.Tensor, error) { return []*tensor.Tensor{t}, nil }
 

@@ -240,15 +240,28 @@ func clipOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("bounds must be scalars, got shape %v", b.Shape())
 		}
 	}
-	if (lo == nil || !lo.IsSymbolic()) && (hi == nil || !hi.IsSymbolic()) {
+	// Bounds that are plain constants become constants of the op; traced
+	// bounds and Parameters (float initializers, which training may
+	// change) stay tensors.
+	live := func(b *tensor.Tensor) bool { return b != nil && (b.IsSymbolic() || b.IsParameter()) }
+	if !live(lo) && !live(hi) {
 		l, h := lowest(x.DType()), highest(x.DType())
 		if lo != nil {
-			l = ops.Cast(lo, tensor.Float64).Float64s()[0]
+			if l, err = c.scalarValue(lo, "min"); err != nil {
+				return nil, err
+			}
 		}
 		if hi != nil {
-			h = ops.Cast(hi, tensor.Float64).Float64s()[0]
+			if h, err = c.scalarValue(hi, "max"); err != nil {
+				return nil, err
+			}
 		}
 		return one(ops.Clip(x, l, h))
+	}
+	for _, b := range []*tensor.Tensor{lo, hi} {
+		if b != nil && b.DType() != x.DType() {
+			return nil, c.Errorf("bounds have dtype %v, input %v; ONNX wants one", b.DType(), x.DType())
+		}
 	}
 	if lo == nil {
 		lo = scalarOf(x.DType(), lowest(x.DType()))

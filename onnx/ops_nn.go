@@ -417,10 +417,9 @@ func dropoutOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	ratio := 0.5
 	if r := c.In(ins, 1); r != nil {
-		if r.IsSymbolic() || r.Size() != 1 {
-			return nil, c.Errorf("ratio must be a constant scalar")
+		if ratio, err = c.scalarValue(r, "ratio"); err != nil {
+			return nil, err
 		}
-		ratio = ops.Cast(r, tensor.Float64).Float64s()[0]
 	}
 	if ratio < 0 || ratio >= 1 {
 		return nil, c.Errorf("ratio %g is outside [0, 1)", ratio)

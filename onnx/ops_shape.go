@@ -521,10 +521,9 @@ func padOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	case "constant":
 		var value float64
 		if v := c.In(ins, 2); v != nil {
-			if v.IsSymbolic() || v.Size() != 1 {
-				return nil, c.Errorf("constant_value must be a constant scalar")
+			if value, err = c.scalarValue(v, "constant_value"); err != nil {
+				return nil, err
 			}
-			value = ops.Cast(v, tensor.Float64).Float64s()[0]
 		}
 		pp := make([][2]int, r)
 		for i := range r {
@@ -679,7 +678,9 @@ func constantOfShapeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 			return nil, c.Errorf("attribute value must hold one element")
 		}
 		dt = t.DType()
-		v = ops.Cast(t, tensor.Float64).Float64s()[0]
+		if v, err = c.scalarValue(t, "value"); err != nil {
+			return nil, err
+		}
 	}
 	return one(tensor.Full(dt, v, shape...))
 }
@@ -700,13 +701,18 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if t.Size() != 1 {
 			return nil, c.Errorf("input %s must be a scalar, got shape %v", n, t.Shape())
 		}
+		if t.DType() == tensor.Bool || t.DType() == tensor.Uint8 {
+			return nil, c.Errorf("input %s has dtype %v, want a number type", n, t.DType())
+		}
 		if i > 0 && t.DType() != v[0].DType() {
 			return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", v[0].DType(), t.DType())
 		}
 		v[i] = t
 	}
 	dt := v[0].DType()
-	f := func(t *tensor.Tensor) float64 { return ops.Cast(t, tensor.Float64).Float64s()[0] }
+	// Read the buffers directly: a float operand may be a Parameter, and
+	// an op on it would be traced.
+	f := func(t *tensor.Tensor) float64 { return t.Float64s()[0] }
 	start, limit, delta := f(v[0]), f(v[1]), f(v[2])
 	if delta == 0 {
 		return nil, c.Errorf("delta is zero")

@@ -108,6 +108,11 @@ func runNodesAs(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training, promote
 		if promote && t.DType() == tensor.Float32 {
 			t = ops.Cast(t, tensor.Float64)
 		}
+		if dt := t.DType(); dt == tensor.Float32 || dt == tensor.Float64 {
+			// As the loader does: float initializers are trainable
+			// parameters, which Graph mode captures rather than bakes.
+			t = tensor.NewParameter(in.GetName(), t)
+		}
 		env[in.GetName()] = t
 	}
 	i := 0
