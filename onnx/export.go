@@ -281,7 +281,7 @@ func exportTarget(f any, nin int) (fn func([]*tensor.Tensor) []*tensor.Tensor, n
 // slice of tensors to a slice of tensors.
 func exTensorCaller(fv reflect.Value, nin int) (func([]*tensor.Tensor) []*tensor.Tensor, error) {
 	ft := fv.Type()
-	sliceIn := ft.NumIn() == 1 && ft.In(0) == exTensorSliceType
+	sliceIn := !ft.IsVariadic() && ft.NumIn() == 1 && ft.In(0) == exTensorSliceType
 	if !sliceIn {
 		for i := 0; i < ft.NumIn(); i++ {
 			t := ft.In(i)
