@@ -145,6 +145,29 @@ func (c *nodeCtx) scalarValue(t *tensor.Tensor, what string) (float64, error) {
 	return t.Float64s()[0], nil
 }
 
+// axesIn reads a list of axes that is input i from opset inputsAt and
+// attribute axes before (Squeeze, Unsqueeze). It returns nil when there
+// is none, or an error when required.
+func (c *nodeCtx) axesIn(ins []*tensor.Tensor, i int, inputsAt int64, required bool) ([]int64, error) {
+	if c.Opset < inputsAt {
+		if !c.Has("axes") {
+			if required {
+				return nil, c.Errorf("attribute axes is missing")
+			}
+			return nil, nil
+		}
+		return c.IntsAttr("axes", nil), nil
+	}
+	t := c.In(ins, i)
+	if t == nil {
+		if required {
+			return nil, c.Errorf("required input %d (axes) is missing", i)
+		}
+		return nil, nil
+	}
+	return c.Ints(t, "axes")
+}
+
 // one wraps a single result.
 func one(t *tensor.Tensor) ([]*tensor.Tensor, error) { return []*tensor.Tensor{t}, nil }
 

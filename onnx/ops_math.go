@@ -30,7 +30,7 @@ func init() {
 		"Not":        ops.LogicalNot,
 	}
 	for name, f := range unary {
-		register(name, 13, 0, unaryOp(f))
+		register(name, 11, 0, unaryOp(f))
 	}
 	binary := map[string]func(a, b *tensor.Tensor) *tensor.Tensor{
 		"Add":            ops.Add,
@@ -47,17 +47,17 @@ func init() {
 		"Xor":            xorOp,
 	}
 	for name, f := range binary {
-		register(name, 13, 0, binaryOp(f))
+		register(name, 11, 0, binaryOp(f))
 	}
-	register("Pow", 13, 0, powOp)
-	register("Identity", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Pow", 11, 0, powOp)
+	register("Identity", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err
 		}
 		return one(x)
 	})
-	register("LeakyRelu", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("LeakyRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -65,18 +65,18 @@ func init() {
 		alpha := float64(c.Float("alpha", 0.01))
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.MulScalar(x, alpha), x))
 	})
-	register("Clip", 13, 0, clipOp)
-	register("Min", 13, 0, variadic(ops.Minimum))
-	register("Max", 13, 0, variadic(ops.Maximum))
-	register("Sum", 13, 0, variadic(ops.Add))
-	register("Mean", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Clip", 11, 0, clipOp)
+	register("Min", 11, 0, variadic(ops.Minimum))
+	register("Max", 11, 0, variadic(ops.Maximum))
+	register("Sum", 11, 0, variadic(ops.Add))
+	register("Mean", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		s, err := variadic(ops.Add)(c, ins)
 		if err != nil {
 			return nil, err
 		}
 		return one(ops.DivScalar(s[0], float64(len(ins))))
 	})
-	register("Where", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Where", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		cond, err := c.need(ins, 0, "condition")
 		if err != nil {
 			return nil, err
@@ -94,7 +94,7 @@ func init() {
 		}
 		return one(ops.Select(cond, a, b))
 	})
-	register("Cast", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Cast", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err
@@ -111,8 +111,8 @@ func init() {
 		}
 		return one(ops.Cast(x, dt))
 	})
-	register("Gemm", 13, 0, gemmOp)
-	register("MatMul", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Gemm", 11, 0, gemmOp)
+	register("MatMul", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		a, err := c.need(ins, 0, "A")
 		if err != nil {
 			return nil, err

@@ -10,11 +10,11 @@ import (
 // 2-D (NCHW); a 1-D op (NCL) runs as 2-D over an inserted unit height.
 
 func init() {
-	register("Conv", 13, 0, convOp)
-	register("ConvTranspose", 13, 0, convTransposeOp)
-	register("BatchNormalization", 13, 0, batchNormOp)
-	register("Softmax", 13, 0, softmaxOp(ops.Softmax))
-	register("LogSoftmax", 13, 0, softmaxOp(ops.LogSoftmax))
+	register("Conv", 11, 0, convOp)
+	register("ConvTranspose", 11, 0, convTransposeOp)
+	register("BatchNormalization", 11, 0, batchNormOp)
+	register("Softmax", 11, 0, softmaxOp(ops.Softmax))
+	register("LogSoftmax", 11, 0, softmaxOp(ops.LogSoftmax))
 	register("LayerNormalization", 17, 0, layerNormOp)
 	register("Gelu", 20, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
@@ -30,11 +30,11 @@ func init() {
 			return nil, c.Errorf("attribute approximate is %q, want \"none\" or \"tanh\"", a)
 		}
 	})
-	register("Dropout", 13, 0, dropoutOp)
-	register("MaxPool", 13, 0, poolOp(true))
-	register("AveragePool", 13, 0, poolOp(false))
-	register("GlobalAveragePool", 13, 0, globalPoolOp(ops.MeanKeepDims))
-	register("GlobalMaxPool", 13, 0, globalPoolOp(ops.MaxKeepDims))
+	register("Dropout", 11, 0, dropoutOp)
+	register("MaxPool", 11, 0, poolOp(true))
+	register("AveragePool", 11, 0, poolOp(false))
+	register("GlobalAveragePool", 11, 0, globalPoolOp(ops.MeanKeepDims))
+	register("GlobalMaxPool", 11, 0, globalPoolOp(ops.MaxKeepDims))
 }
 
 // spatial is the 2-D geometry of a convolution or pooling node: kernel,
@@ -349,13 +349,27 @@ func batchNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(y)
 }
 
-// softmaxOp is Softmax or LogSoftmax along one axis (opset 13's
-// semantics; older opsets flattened the trailing axes).
+// softmaxOp is Softmax or LogSoftmax along one axis from opset 13, and
+// over all the axes from axis on before.
 func softmaxOp(f func(*tensor.Tensor, int) *tensor.Tensor) opFunc {
 	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err
+		}
+		if c.Opset < 13 {
+			// Before opset 13 the input is seen as a matrix of the axes
+			// before axis (default 1) by those from it.
+			ax, err := c.axis(c.Int("axis", 1), x.Rank(), "axis")
+			if err != nil {
+				return nil, err
+			}
+			inner := 1
+			for _, d := range x.Shape()[ax:] {
+				inner *= d
+			}
+			y := f(ops.Reshape(x, x.Size()/max(inner, 1), inner), 1)
+			return one(ops.Reshape(y, x.Shape()...))
 		}
 		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
 		if err != nil {
@@ -406,7 +420,8 @@ func layerNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return out, nil
 }
 
-// dropoutOp is Dropout: the identity when the cell is not training (the
+// dropoutOp is Dropout (its ratio an attribute before opset 12, an
+// input from it): the identity when the cell is not training (the
 // mask output is then all true), ops.Dropout with the node's ratio when it
 // is. Whether it trains is the cell's mode, not the model's training_mode
 // input, as for every spore cell.
@@ -416,7 +431,9 @@ func dropoutOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	ratio := 0.5
-	if r := c.In(ins, 1); r != nil {
+	if c.Opset < 12 {
+		ratio = float64(c.Float("ratio", 0.5))
+	} else if r := c.In(ins, 1); r != nil {
 		if ratio, err = c.scalarValue(r, "ratio"); err != nil {
 			return nil, err
 		}

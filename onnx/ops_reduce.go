@@ -6,8 +6,7 @@ import (
 )
 
 // Reductions. ReduceSum takes its axes as an input from opset 13, the
-// other reductions from opset 18 (an attribute before); each is
-// registered once per convention.
+// other reductions from opset 18; before, they are an attribute.
 
 func init() {
 	type reduction struct {
@@ -22,26 +21,23 @@ func init() {
 		{"ReduceMin", ops.Min, 18},
 		{"ReduceProd", ops.Prod, 18},
 	} {
-		if r.inputsAt > 13 {
-			register(r.name, 13, r.inputsAt-1, reduceOp(r.f, false))
-		}
-		register(r.name, r.inputsAt, 0, reduceOp(r.f, true))
+		register(r.name, 11, 0, reduceOp(r.f, r.inputsAt))
 	}
-	register("ArgMax", 13, 0, argMaxOp)
+	register("ArgMax", 11, 0, argMaxOp)
 }
 
-// reduceOp reduces over the node's axes (from the axes input when
-// axesInput, else the attribute), all axes when there are none, unless
+// reduceOp reduces over the node's axes (from the axes input from opset
+// inputsAt, else the attribute), all axes when there are none, unless
 // noop_with_empty_axes makes that the identity; keepdims keeps the
 // reduced axes as extent 1.
-func reduceOp(f func(*tensor.Tensor, ...int) *tensor.Tensor, axesInput bool) opFunc {
+func reduceOp(f func(*tensor.Tensor, ...int) *tensor.Tensor, inputsAt int64) opFunc {
 	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "data")
 		if err != nil {
 			return nil, err
 		}
 		var av []int64
-		if axesInput {
+		if c.Opset >= inputsAt {
 			if a := c.In(ins, 1); a != nil {
 				if av, err = c.Ints(a, "axes"); err != nil {
 					return nil, err

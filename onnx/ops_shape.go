@@ -13,29 +13,29 @@ import (
 // Reshape) runs eagerly on concrete int64 tensors and folds.
 
 func init() {
-	register("Reshape", 13, 0, reshapeOp)
-	register("Transpose", 13, 0, transposeOp)
-	register("Flatten", 13, 0, flattenOp)
-	register("Concat", 13, 0, concatOp)
-	register("Split", 13, 0, splitOp)
-	register("Slice", 13, 0, sliceOp)
-	register("Gather", 13, 0, gatherOp)
-	register("Squeeze", 13, 0, squeezeOp)
-	register("Unsqueeze", 13, 0, unsqueezeOp)
-	register("Expand", 13, 0, expandOp)
-	register("Tile", 13, 0, tileOp)
-	register("Pad", 13, 0, padOp)
-	register("Shape", 13, 0, shapeOp)
-	register("Size", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Reshape", 11, 0, reshapeOp)
+	register("Transpose", 11, 0, transposeOp)
+	register("Flatten", 11, 0, flattenOp)
+	register("Concat", 11, 0, concatOp)
+	register("Split", 11, 0, splitOp)
+	register("Slice", 11, 0, sliceOp)
+	register("Gather", 11, 0, gatherOp)
+	register("Squeeze", 11, 0, squeezeOp)
+	register("Unsqueeze", 11, 0, unsqueezeOp)
+	register("Expand", 11, 0, expandOp)
+	register("Tile", 11, 0, tileOp)
+	register("Pad", 11, 0, padOp)
+	register("Shape", 11, 0, shapeOp)
+	register("Size", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "data")
 		if err != nil {
 			return nil, err
 		}
 		return one(tensor.Scalar(int64(x.Size())))
 	})
-	register("Constant", 13, 0, constantOp)
-	register("ConstantOfShape", 13, 0, constantOfShapeOp)
-	register("Range", 13, 0, rangeOp)
+	register("Constant", 11, 0, constantOp)
+	register("ConstantOfShape", 11, 0, constantOfShapeOp)
+	register("Range", 11, 0, rangeOp)
 }
 
 // reshapeOp is Reshape: 0 copies the input's extent unless allowzero
@@ -163,8 +163,8 @@ func concatOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Concat(ax, xs...))
 }
 
-// splitOp is Split: sizes from the split input (opset 13), or equal
-// pieces, one per output; from opset 18 num_outputs may ask for pieces
+// splitOp is Split: sizes from the split input (opset 13; an attribute
+// before), or equal pieces, one per output; from opset 18 num_outputs may ask for pieces
 // of ⌈n/num_outputs⌉ with a smaller last one.
 func splitOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "input")
@@ -179,7 +179,11 @@ func splitOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	outs := len(c.Node.GetOutput())
 	var sizes []int
 	switch {
-	case c.In(ins, 1) != nil:
+	case c.Opset < 13 && c.Has("split"):
+		if sizes, err = c.intsAttr("split", nil); err != nil {
+			return nil, err
+		}
+	case c.Opset >= 13 && c.In(ins, 1) != nil:
 		sizes, err = c.intsInput(ins[1], "split")
 		if err != nil {
 			return nil, err
@@ -324,20 +328,19 @@ func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(y)
 }
 
-// squeezeOp is Squeeze; from opset 13 the axes are an optional input, and
-// without them every unit axis goes.
+// squeezeOp is Squeeze; the axes are an optional input from opset 13 (an
+// attribute before), and without them every unit axis goes.
 func squeezeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "data")
 	if err != nil {
 		return nil, err
 	}
-	a := c.In(ins, 1)
-	if a == nil {
-		return one(ops.Squeeze(x))
-	}
-	av, err := c.Ints(a, "axes")
+	av, err := c.axesIn(ins, 1, 13, false)
 	if err != nil {
 		return nil, err
+	}
+	if av == nil {
+		return one(ops.Squeeze(x))
 	}
 	axes, err := c.axes(av, x.Rank(), "axes")
 	if err != nil {
@@ -354,14 +357,14 @@ func squeezeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Squeeze(x, axes...))
 }
 
-// unsqueezeOp is Unsqueeze: the axes (an input from opset 13) are
-// positions in the output.
+// unsqueezeOp is Unsqueeze: the axes (an input from opset 13, an
+// attribute before) are positions in the output.
 func unsqueezeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "data")
 	if err != nil {
 		return nil, err
 	}
-	av, err := c.Ints(c.In(ins, 1), "axes")
+	av, err := c.axesIn(ins, 1, 13, true)
 	if err != nil {
 		return nil, err
 	}

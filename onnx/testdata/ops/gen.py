@@ -248,6 +248,27 @@ case('reshape_op21', [node('Reshape', ['x', 's'])], {'x': randn(2, 6)}, {'s': in
 case('squeeze_op21', [node('Squeeze', ['x', 'a'])], {'x': randn(2, 1, 3)}, {'a': ints(1)}, opset=21)
 case('reducemean_op21', [node('ReduceMean', ['x', 'a'])], {'x': randn(2, 3, 4)}, {'a': ints(-1)}, opset=21)
 
+# ---- opsets 11 and 12, where axes and split were attributes -------------
+case('squeeze_op11', [node('Squeeze', ['x'], axes=[0, 2])], {'x': randn(1, 3, 1, 2)}, opset=11)
+case('squeeze_all_op12', [node('Squeeze', ['x'])], {'x': randn(1, 3, 1, 2)}, opset=12)
+case('unsqueeze_op11', [node('Unsqueeze', ['x'], axes=[0, 3])], {'x': randn(3, 2)}, opset=11)
+case('split_op11', [node('Split', ['x'], ['y0', 'y1'], axis=1, split=[1, 3])], {'x': randn(2, 4)}, outputs=[('y0', F), ('y1', F)], opset=11)
+case('split_equal_op12', [node('Split', ['x'], ['y0', 'y1'], axis=0)], {'x': randn(4, 3)}, outputs=[('y0', F), ('y1', F)], opset=12)
+case('reducesum_op12', [node('ReduceSum', ['x'], axes=[0, -1], keepdims=0)], {'x': randn(2, 3, 4)}, opset=12)
+case('reducemean_op11', [node('ReduceMean', ['x'], axes=[1])], {'x': randn(2, 3, 4)}, opset=11)
+case('reducemax_op12_all', [node('ReduceMax', ['x'], keepdims=0)], {'x': randn(2, 3)}, opset=12)
+case('softmax_op11', [node('Softmax', ['x'])], {'x': randn(2, 3, 4)}, opset=11)
+case('logsoftmax_op12_axis2', [node('LogSoftmax', ['x'], axis=2)], {'x': randn(2, 3, 4)}, opset=12)
+case('dropout_op11', [node('Dropout', ['x'], ratio=0.2)], {'x': randn(3, 4)}, opset=11)
+case('clip_op12', [node('Clip', ['x', 'lo', 'hi'])], {'x': randn(4, 4)}, {'lo': np.array(-0.5, np.float32), 'hi': np.array(0.7, np.float32)}, opset=12)
+case('pad_op11', [node('Pad', ['x', 'p', 'v'])], {'x': randn(2, 3)}, {'p': ints(1, 0, 0, 2), 'v': np.array(2, np.float32)}, opset=11)
+case('gemm_op11', [node('Gemm', ['a', 'b', 'c'], transB=1)], {'a': randn(3, 4)}, {'b': randn(5, 4), 'c': randn(5)}, opset=11)
+case('conv_op11', [node('Conv', ['x', 'w', 'b'], pads=[1, 1, 1, 1])], {'x': randn(1, 2, 5, 5)}, {'w': randn(3, 2, 3, 3), 'b': randn(3)}, opset=11)
+case('maxpool_op12', [node('MaxPool', ['x'], kernel_shape=[2, 2], strides=[2, 2])], {'x': randn(1, 2, 6, 6)}, opset=12)
+case('slice_op11', [node('Slice', ['x', 's', 'e', 'a', 't'])], {'x': randn(4, 6)}, {'s': ints(3, 0), 'e': ints(0, 6), 'a': ints(0, 1), 't': ints(-1, 2)}, opset=11)
+case('gather_op11', [node('Gather', ['x', 'i'], axis=1)], {'x': randn(3, 4)}, {'i': ints(-1, 0)}, opset=11)
+case('argmax_op12_last', [node('ArgMax', ['x'], axis=0, select_last_index=1)], {'x': np.round(randn(4, 3))}, outputs=[('y', I64)], opset=12)
+
 
 def main():
     only = set(sys.argv[1:])
