@@ -1,0 +1,234 @@
+package onnx
+
+import (
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Ops beyond the core set that exporters emit often enough to be worth
+// their few lines: activations with parameters, masks, normalisation per
+// instance, cumulative sums, top-k and the remaining reductions.
+
+func init() {
+	register("Round", 11, 0, unaryOp(ops.Round))
+	register("Elu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
+	})
+	register("Selu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1.67326319217681884765625))
+		gamma := float64(c.Float("gamma", 1.05070102214813232421875))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
+		return one(ops.MulScalar(ops.Select(ops.LessEqual(x, ops.ScalarLike(x, 0)), neg, x), gamma))
+	})
+	register("HardSigmoid", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha, beta := float64(c.Float("alpha", 0.2)), float64(c.Float("beta", 0.5))
+		return one(ops.Clip(ops.AddScalar(ops.MulScalar(x, alpha), beta), 0, 1))
+	})
+	register("HardSwish", 14, 0, unaryOp(ops.Hardswish))
+	register("Softsign", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
+		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
+	}))
+	register("PRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		slope, err := c.need(ins, 1, "slope")
+		if err != nil {
+			return nil, err
+		}
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
+	})
+	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
+	register("Mod", 11, 0, modOp)
+	register("Trilu", 14, 0, triluOp)
+	register("CumSum", 11, 0, cumSumOp)
+	register("TopK", 11, 0, topKOp)
+	register("InstanceNormalization", 11, 0, instanceNormOp)
+	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
+	for _, r := range []struct {
+		name string
+		pre  func(*tensor.Tensor) *tensor.Tensor
+		post func(*tensor.Tensor) *tensor.Tensor
+	}{
+		{"ReduceL1", ops.Abs, nil},
+		{"ReduceL2", sq, ops.Sqrt},
+		{"ReduceSumSquare", sq, nil},
+		{"ReduceLogSum", nil, ops.Log},
+	} {
+		pre, post := r.pre, r.post
+		register(r.name, 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+			if pre != nil {
+				x = pre(x)
+			}
+			y := ops.Sum(x, axes...)
+			if post != nil {
+				y = post(y)
+			}
+			return y
+		}, 18))
+	}
+	// Stably: log Σ exp(x − max) + max.
+	register("ReduceLogSumExp", 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+		return ops.LogSumExp(x, axes, false)
+	}, 18))
+}
+
+// modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
+// fmod), else the divisor's (Python's %, spore's Mod).
+func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	a, err := c.need(ins, 0, "A")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.need(ins, 1, "B")
+	if err != nil {
+		return nil, err
+	}
+	if a.DType() != b.DType() {
+		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+	}
+	if c.Int("fmod", 0) == 0 {
+		if isFloat(a.DType()) {
+			return nil, c.Errorf("fmod=0 on floating-point inputs is invalid ONNX; use fmod=1")
+		}
+		return one(ops.Mod(a, b))
+	}
+	if isFloat(a.DType()) {
+		// a − trunc(a/b)·b
+		return one(ops.Sub(a, ops.Mul(ops.Trunc(ops.Div(a, b)), b)))
+	}
+	return one(ops.Sub(a, ops.Mul(divOp(a, b), b)))
+}
+
+// triluOp is Trilu: the upper (upper=1, the default) or lower triangle of
+// the last two axes, diagonal shifted by k. The mask depends only on the
+// shape and k, so it is a constant.
+func triluOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 2 {
+		return nil, c.Errorf("input has shape %v; want rank 2 or more", x.Shape())
+	}
+	k := int64(0)
+	if kt := c.In(ins, 1); kt != nil {
+		v, err := c.Ints(kt, "k")
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != 1 {
+			return nil, c.Errorf("k must hold one value, got %v", v)
+		}
+		k = max(min(v[0], maxIndex), -maxIndex)
+	}
+	upper := c.Int("upper", 1) != 0
+	n, m := x.Dim(-2), x.Dim(-1)
+	mask := make([]bool, n*m)
+	for i := range n {
+		for j := range m {
+			d := int64(j - i)
+			mask[i*m+j] = (upper && d >= k) || (!upper && d <= k)
+		}
+	}
+	return one(ops.Select(tensor.FromSlice(mask, n, m), x, ops.ScalarLike(x, 0)))
+}
+
+// cumSumOp is CumSum along a concrete axis, with exclusive and reverse.
+func cumSumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "x")
+	if err != nil {
+		return nil, err
+	}
+	av, err := c.Ints(c.In(ins, 1), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if len(av) != 1 {
+		return nil, c.Errorf("axis must hold one value, got %v", av)
+	}
+	ax, err := c.axis(av[0], x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	return one(ops.CumSum(x, ax, c.Int("exclusive", 0) != 0, c.Int("reverse", 0) != 0))
+}
+
+// topKOp is TopK with the largest values, sorted (the defaults); the
+// axis is moved last for spore's TopK and back.
+func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	kv, err := c.Ints(c.In(ins, 1), "K")
+	if err != nil {
+		return nil, err
+	}
+	if len(kv) != 1 {
+		return nil, c.Errorf("K must hold one value, got %v", kv)
+	}
+	if c.Int("largest", 1) == 0 || c.Int("sorted", 1) == 0 {
+		return nil, c.Errorf("largest=0 and sorted=0 are not supported")
+	}
+	ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if kv[0] < 0 || kv[0] > int64(x.Dim(ax)) {
+		return nil, c.Errorf("K=%d is outside [0, %d] for axis %d of %v", kv[0], x.Dim(ax), ax, x.Shape())
+	}
+	last := x.Rank() - 1
+	v, i := ops.TopK(ops.MoveAxis(x, ax, last), int(kv[0]))
+	return []*tensor.Tensor{ops.MoveAxis(v, last, ax), ops.MoveAxis(i, last, ax)}, nil
+}
+
+// instanceNormOp is InstanceNormalization: each channel of each sample
+// normalised over its spatial axes, then scaled and shifted per channel.
+func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	scale, err := c.need(ins, 1, "scale")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.need(ins, 2, "B")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 3 || !scale.Shape().Equal(tensor.Shape{x.Dim(1)}) || !b.Shape().Equal(tensor.Shape{x.Dim(1)}) {
+		return nil, c.Errorf("input %v, scale %v and B %v: want N×C×spatial… and two [C]", x.Shape(), scale.Shape(), b.Shape())
+	}
+	axes := make([]int, x.Rank()-2)
+	for i := range axes {
+		axes[i] = i + 2
+	}
+	per := make([]int, x.Rank())
+	for i := range per {
+		per[i] = 1
+	}
+	per[1] = x.Dim(1)
+	eps := float64(c.Float("epsilon", 1e-5))
+	mean := ops.MeanKeepDims(x, axes...)
+	d := ops.Sub(x, mean)
+	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
+	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
+}
+
