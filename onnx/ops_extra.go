@@ -231,4 +231,3 @@ func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
 	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
 }
-
