@@ -312,10 +312,13 @@ func TestExportRoundTrip(t *testing.T) {
 				xs = append(xs, x)
 			}
 			var opts []ExportOption
+			var runs [][]*tensor.Tensor
 			if strings.HasPrefix(c.Name, "dynbatch") {
+				// Exported at the fixture's batch, run at it and at twice it.
 				opts = append(opts, DynamicBatch())
+				runs = [][]*tensor.Tensor{xs, {ops.Concat(0, xs[0], xs[0])}}
 			}
-			exportAndRun(t, c.Name, m, func(xs []*tensor.Tensor) []*tensor.Tensor { return m.Outputs(xs...) }, xs, nil, opts...)
+			exportAndRun(t, c.Name, m, func(xs []*tensor.Tensor) []*tensor.Tensor { return m.Outputs(xs...) }, xs, runs, opts...)
 		})
 	}
 }
@@ -375,5 +378,26 @@ func TestExportErrors(t *testing.T) {
 	}
 	for _, e := range ents {
 		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+// TestNPMNetworkError checks that npm's messages for an unreachable
+// registry (the only reason the ONNX Runtime tests may skip) are told
+// apart from other installation failures.
+func TestNPMNetworkError(t *testing.T) {
+	tests := []struct {
+		out     string
+		network bool
+	}{
+		{"npm error code ECONNREFUSED\nnpm error errno ECONNREFUSED\nnpm error network request to http://127.0.0.1:9/onnxruntime-node failed", true},
+		{"npm error code ENOTFOUND\nnpm error network request failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org", true},
+		{"npm error code EAI_AGAIN", true},
+		{"npm error code ETARGET\nnpm error notarget No matching version found for onnxruntime-node@9.9.9.", false},
+		{"npm error code EACCES\nnpm error syscall mkdir", false},
+	}
+	for _, tc := range tests {
+		if got := npmNetworkError.MatchString(tc.out); got != tc.network {
+			t.Errorf("%q: network error %v, want %v", tc.out, got, tc.network)
+		}
 	}
 }
