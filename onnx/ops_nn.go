@@ -154,6 +154,19 @@ func (c *nodeCtx) spatialAttrs(kernel [2]int, h, w int, oneD bool, autoPad strin
 	return s, nil
 }
 
+// checkOut fails when the windows of s over an n×ch×h×w input would make
+// an output of more than maxMade elements (huge pads or dilations in a
+// hostile model).
+func (c *nodeCtx) checkOut(s spatial, n, ch, h, w int) error {
+	in := [2]int{h, w}
+	out := []int{n, ch, 0, 0}
+	for i := range 2 {
+		ek := (s.kernel[i]-1)*s.dilation[i] + 1
+		out[2+i] = max(0, (in[i]+s.pads[2*i]+s.pads[2*i+1]-ek)/s.stride[i]+1)
+	}
+	return c.checkMade(out, "output")
+}
+
 // convOp is Conv: Y = X ⋆ W + B over 1-D or 2-D spatial axes.
 func convOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
@@ -178,6 +191,9 @@ func convOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	ws := w.Shape()
 	s, err := c.spatialAttrs([2]int{ws[2], ws[3]}, x.Dim(2), x.Dim(3), oneD, c.String("auto_pad", "NOTSET"))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkOut(s, x.Dim(0), ws[0], x.Dim(2), x.Dim(3)); err != nil {
 		return nil, err
 	}
 	y := ops.Conv2D(x, w, ops.Conv2DOpts{
@@ -293,6 +309,9 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 		if out[i] < 1 {
 			return nil, c.Errorf("pads %v leave no output on axis %d", s.pads, i)
 		}
+	}
+	if err := c.checkMade([]int{xs[0], ws[1] * group, out[0], out[1]}, "output"); err != nil {
+		return nil, err
 	}
 	attrs := ops.ConvGradAttrs{
 		ConvAttrs: ops.ConvAttrs{Stride: s.stride, Pads: s.pads, Dilation: s.dilation, Groups: group},
@@ -501,6 +520,9 @@ func poolOp(isMax bool) opFunc {
 					extended = true
 				}
 			}
+		}
+		if err := c.checkOut(s, x.Dim(0), x.Dim(1), in[0], in[1]); err != nil {
+			return nil, err
 		}
 		pad := ops.Padding{Mode: ops.PadExplicit, Pads: s.pads}
 		var y *tensor.Tensor

@@ -363,6 +363,9 @@ func unsqueezeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	r := x.Rank() + len(av)
+	if r > maxDims {
+		return nil, c.Errorf("axes %v make rank %d, more than %d", av, r, maxDims)
+	}
 	axes, err := c.axes(av, r, "axes")
 	if err != nil {
 		return nil, err

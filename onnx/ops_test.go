@@ -412,6 +412,10 @@ func TestOpErrors(t *testing.T) {
 		{"expand huge", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(1<<30, 1, 1, 1)}, []*tensor.Tensor{x}, "the most an op may make"},
 		{"tile huge", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(1<<40, 1<<40, 1)}, []*tensor.Tensor{x}, "the most an op may make"},
 		{"pad huge", 17, node("Pad", []string{"x", "p"}), map[string]*tensor.Tensor{"p": i64(0, 0, 1<<35, 0, 0, 0)}, []*tensor.Tensor{x}, "the most an op may make"},
+		{"maxpool huge pads", 17, node("MaxPool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("pads", 1<<30, 1<<30, 1<<30, 1<<30)), nil, []*tensor.Tensor{img}, "the most an op may make"},
+		{"conv huge pads", 17, node("Conv", []string{"x", "w"}, intsAttr("pads", 1<<30, 1<<30, 1<<30, 1<<30)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
+		{"convtranspose huge stride", 17, node("ConvTranspose", []string{"x", "w"}, intsAttr("strides", 1<<30, 1<<30)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 2, 1, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
+		{"unsqueeze rank", 17, node("Unsqueeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)}, []*tensor.Tensor{x}, "more than 32"},
 		{"missing input", 17, node("MatMul", []string{"x"}), nil, []*tensor.Tensor{x}, "required input 1 (B) is missing"},
 	}
 	for _, tc := range cases {
