@@ -100,6 +100,15 @@ func init() {
 	e[ops.FloorPrim] = exFloatOr("Floor", "Identity")
 	e[ops.CeilPrim] = exFloatOr("Ceil", "Identity")
 	e[ops.RoundPrim] = exFloatOr("Round", "Identity") // both round half to even
+	e[ops.TruncPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
+		if !v.Meta.DType.IsFloat() {
+			x.node("Identity", in, outs)
+			return nil
+		}
+		// ONNX has no Trunc: sign(x)·⌊|x|⌋, exact in floating point.
+		x.node("Mul", []string{x.op1("Sign", in), x.op1("Floor", []string{x.op1("Abs", in)})}, outs)
+		return nil
+	}
 	e[ops.NotEqualPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
 		x.node("Not", []string{x.op1("Equal", in)}, outs)
 		return nil

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"encoding/json"
+	"fmt"
 	"errors"
 	"math"
 	"os"
@@ -399,5 +400,75 @@ func TestNPMNetworkError(t *testing.T) {
 		if got := npmNetworkError.MatchString(tc.out); got != tc.network {
 			t.Errorf("%q: network error %v, want %v", tc.out, got, tc.network)
 		}
+	}
+}
+
+// TestExportOps exports one function applying every primitive Export
+// translates (each result an output named after it) at the lowest and
+// highest opsets it writes and at 18, where several reductions changed
+// form, and runs it in ONNX Runtime.
+func TestExportOps(t *testing.T) {
+	c := tensor.FromSlice([]float32{0.7, -1.3, 2.1, 0.4})
+	idx := tensor.FromSlice([]int64{2, 0, 1, 2, 3}, 5)
+	type out struct {
+		name string
+		y    *tensor.Tensor
+	}
+	f32 := func(t *tensor.Tensor) *tensor.Tensor { return ops.Cast(t, tensor.Float32) }
+	outputs := func(x, a, b *tensor.Tensor) []out {
+		pos := ops.AddScalar(ops.Abs(x), 0.5)
+		gt := ops.Greater(x, ops.ScalarLike(x, 0))
+		parts := ops.Split(x, 1, 1, 3)
+		return []out{
+			{"abs", ops.Abs(x)}, {"sign", ops.Sign(x)}, {"neg", ops.Neg(x)}, {"relu", ops.ReLU(x)},
+			{"exp", ops.Exp(x)}, {"log", ops.Log(pos)}, {"log1p", ops.Log1p(pos)}, {"tanh", ops.Tanh(x)},
+			{"sqrt", ops.Sqrt(pos)}, {"rsqrt", ops.Rsqrt(pos)}, {"square", ops.Square(x)}, {"reciprocal", ops.Reciprocal(pos)},
+			{"sin", ops.Sin(x)}, {"cos", ops.Cos(x)}, {"sigmoid", ops.Sigmoid(x)}, {"erf", ops.Erf(x)},
+			{"gelu", ops.GELU(x)}, {"gelu_tanh", ops.GELUTanh(x)}, {"softplus", ops.Softplus(x)},
+			{"floor", ops.Floor(ops.MulScalar(x, 3))}, {"ceil", ops.Ceil(ops.MulScalar(x, 3))},
+			{"round", ops.Round(ops.MulScalar(x, 3))}, {"trunc", ops.Trunc(ops.MulScalar(x, 3))},
+			{"add", ops.Add(x, c)}, {"sub", ops.Sub(c, x)}, {"mul", ops.Mul(x, c)}, {"div", ops.Div(x, c)},
+			{"pow", ops.PowScalar(pos, 1.5)}, {"maximum", ops.Maximum(x, c)}, {"minimum", ops.Minimum(x, c)},
+			{"floordiv", ops.FloorDiv(x, c)}, {"mod", ops.Mod(ops.MulScalar(x, 3), c)},
+			{"greater", f32(gt)}, {"less_equal", f32(ops.LessEqual(x, c))}, {"equal", f32(ops.Equal(ops.Floor(x), ops.ScalarLike(x, 0)))},
+			{"not_equal", f32(ops.NotEqual(ops.Floor(x), ops.ScalarLike(x, 0)))},
+			{"logic", f32(ops.LogicalOr(ops.LogicalAnd(gt, ops.Less(x, c)), ops.LogicalNot(ops.GreaterEqual(x, c))))},
+			{"where", ops.Where(gt, x, c)}, {"clip", ops.Clip(x, -0.5, 0.5)}, {"clip_tensor", ops.ClipTensor(x, ops.Neg(pos), c)},
+			{"to_int", ops.Cast(ops.MulScalar(x, 4), tensor.Int32)},
+			{"sum", ops.Sum(x, 1)}, {"mean", ops.MeanKeepDims(x, 0)}, {"max", ops.Max(x, 1)}, {"min", ops.MinKeepDims(x, 0)},
+			{"prod", ops.Prod(x, 1)}, {"any", f32(ops.Any(gt, 1))}, {"all", f32(ops.All(gt, 0))},
+			{"argmax", ops.ArgMax(x, 1)}, {"argmin", ops.ArgMinKeepDims(x, 0)},
+			{"softmax", ops.Softmax(x, 1)}, {"log_softmax", ops.LogSoftmax(x, 0)}, {"logsumexp", ops.LogSumExp(x, []int{1}, false)},
+			{"cumsum", ops.CumSum(x, 1, true, true)},
+			{"transpose", ops.Transpose(x, 1, 0)}, {"concat", ops.Concat(0, x, ops.Reshape(c, 1, 4))}, {"stack", ops.Stack(1, x, x)},
+			{"split", parts[1]}, {"slice", ops.StridedSlice(x, []int{2, 3}, []int{0, 0}, []int{-1, -2})},
+			{"pad", ops.Pad(x, [][2]int{{1, 0}, {2, 1}})}, {"tile", ops.Tile(x, 2, 1)}, {"broadcast", ops.BroadcastTo(c, 2, 3, 4)},
+			{"squeeze", ops.Squeeze(ops.ExpandDims(x, 1), 1)},
+			{"gather", ops.Gather(x, idx, 1)}, {"take", ops.TakeAlongAxis(x, ops.ArgMaxKeepDims(x, 1), 1)},
+			{"one_hot", ops.OneHot(idx, 4, tensor.Float32)},
+			{"matmul", ops.MatMulT(a, b, false, true)}, {"matmul_ta", ops.MatMulT(ops.Transpose(a, 0, 2, 1), b, true, true)},
+			{"gemm", ops.MatMulT(x, x, true, false)},
+			{"layer_norm", ops.LayerNorm(x, c, c, 1, 1e-5)},
+			{"attention", ops.ScaledDotProductAttention(a, b, b, ops.AttentionOptions{Causal: true})},
+			{"attention_mask", ops.ScaledDotProductAttention(a, b, b, ops.AttentionOptions{Mask: ops.Reshape(ops.Less(ops.Sum(b, 2), ops.ScalarLike(b, 0)), 2, 1, 5)})},
+		}
+	}
+	x, a, b := randn(3, 4), randn(2, 3, 4), randn(2, 5, 4)
+	fn := func(x, a, b *tensor.Tensor) []*tensor.Tensor {
+		var ys []*tensor.Tensor
+		for _, o := range outputs(x, a, b) {
+			ys = append(ys, o.y)
+		}
+		return ys
+	}
+	var names []string
+	for _, o := range outputs(x, a, b) {
+		names = append(names, o.name)
+	}
+	for _, opset := range []int64{17, 18, 21} {
+		t.Run(fmt.Sprint("opset", opset), func(t *testing.T) {
+			exportAndRun(t, "ops", fn, func(xs []*tensor.Tensor) []*tensor.Tensor { return fn(xs[0], xs[1], xs[2]) },
+				[]*tensor.Tensor{x, a, b}, nil, Opset(opset), OutputNames(names...))
+		})
 	}
 }
