@@ -472,3 +472,44 @@ func TestExportOps(t *testing.T) {
 		})
 	}
 }
+
+// TestExportModes checks that Export writes the same bytes, and fails
+// with the same error, whichever mode the program is in: it traces in
+// Graph mode either way.
+func TestExportModes(t *testing.T) {
+	spore.SetSeed(3)
+	lenet := models.NewLeNet5(10)
+	x := randn(2, 1, 28, 28)
+	bad := func(x *tensor.Tensor) *tensor.Tensor {
+		spore.Print(x)
+		return x
+	}
+	was := spore.GetContext().Mode
+	defer spore.SetContext(spore.WithMode(was))
+	dir := t.TempDir()
+	var files [][]byte
+	var errs []string
+	for i, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		spore.SetContext(spore.WithMode(mode))
+		path := filepath.Join(dir, fmt.Sprintf("lenet%d.onnx", i))
+		if err := Export(lenet, []*tensor.Tensor{x}, path, DynamicBatch()); err != nil {
+			t.Fatalf("mode %v: %v", mode, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+		err = Export(bad, []*tensor.Tensor{x}, filepath.Join(dir, "bad.onnx"))
+		if err == nil {
+			t.Fatalf("mode %v: exporting Print succeeded", mode)
+		}
+		errs = append(errs, err.Error())
+	}
+	if string(files[0]) != string(files[1]) {
+		t.Errorf("PyNative and Graph mode exports differ (%d and %d bytes)", len(files[0]), len(files[1]))
+	}
+	if errs[0] != errs[1] {
+		t.Errorf("the modes fail differently:\n%s\n%s", errs[0], errs[1])
+	}
+}
