@@ -6,8 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -91,6 +94,11 @@ func runNodes(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training bool) (out
 func runNodesAs(m *onnxpb.ModelProto, inputs []*tensor.Tensor, training, promote bool) (outs []*tensor.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if e, ok := r.(runtime.Error); ok {
+				// A Go runtime panic is a bug in an op, not bad input.
+				err = fmt.Errorf("runtime panic: %w\n%s", e, debug.Stack())
+				return
+			}
 			if e, ok := r.(error); ok {
 				err = e
 				return
@@ -590,4 +598,81 @@ func TestOpGradients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fuzzCases are the op fixtures, loaded once for FuzzOpAttributes.
+var fuzzCases = sync.OnceValue(func() []opCase {
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	var cs []opCase
+	for _, f := range dirs {
+		cs = append(cs, loadOpCase(&testing.T{}, filepath.Dir(f)))
+	}
+	return cs
+})
+
+// FuzzOpAttributes runs the op fixtures with their integer attributes and
+// int64 initializers (axes, pads, shapes, indices) replaced by values
+// drawn from the fuzz input: every op must return a result or an error,
+// and never hit a Go runtime panic (an index out of range, a nil
+// dereference) however wrong the numbers are.
+func FuzzOpAttributes(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3})
+	f.Add([]byte{17, 0xff, 0x80, 5, 9})
+	f.Add([]byte{90, 3, 3, 3, 3, 3, 3, 3, 3})
+	f.Add([]byte{140, 0x7f, 1, 0xf0, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cs := fuzzCases()
+		if len(data) == 0 || len(cs) == 0 {
+			return
+		}
+		c := cs[int(data[0])%len(cs)]
+		data = data[1:]
+		next := func() int64 {
+			if len(data) == 0 {
+				return 1
+			}
+			b := data[0]
+			data = data[1:]
+			switch {
+			case b >= 0xf0: // now and then an extreme value
+				return []int64{math.MaxInt64, math.MinInt64, 1 << 40, -(1 << 40), 1 << 31, 0, -1, 1 << 20,
+					math.MaxInt32, math.MinInt32, 3, 2, 7, 1 << 62, -(1 << 62), 9}[b&15]
+			default:
+				return int64(int8(b)) % 9 // mostly small, negative too
+			}
+		}
+		m := proto.Clone(c.model).(*onnxpb.ModelProto)
+		for _, n := range m.GetGraph().GetNode() {
+			for _, a := range n.GetAttribute() {
+				switch a.GetType() {
+				case onnxpb.AttributeProto_INT:
+					a.I = proto.Int64(next())
+				case onnxpb.AttributeProto_INTS:
+					for i := range a.Ints {
+						a.Ints[i] = next()
+					}
+				}
+			}
+		}
+		for _, in := range m.GetGraph().GetInitializer() {
+			if in.GetDataType() == int32(onnxpb.TensorProto_INT64) {
+				for i := range in.Int64Data {
+					in.Int64Data[i] = next()
+				}
+				if raw := in.GetRawData(); raw != nil {
+					for i := 0; i+8 <= len(raw); i += 8 {
+						v := uint64(next())
+						for j := range 8 {
+							raw[i+j] = byte(v >> (8 * j))
+						}
+					}
+				}
+			}
+		}
+		_, err := runNodes(m, c.inputs, false)
+		var re runtime.Error
+		if errors.As(err, &re) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	})
 }
