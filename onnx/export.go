@@ -37,10 +37,12 @@ const (
 	exportMinOpset     = 17
 	exportMaxOpset     = 21
 	exportDefaultOpset = 17
-	// exportIRVersion is the IR version of opsets 17 and 18 (ONNX 1.12
-	// and 1.13), which every runtime that reads opset 17 reads.
-	exportIRVersion = 8
 )
+
+// exportIRVersions is the IR version written with each opset: the one
+// of the ONNX release that introduced the opset, so that a runtime that
+// reads the opset reads the file.
+var exportIRVersions = map[int64]int64{17: 8, 18: 8, 19: 9, 20: 9, 21: 10}
 
 // DynamicBatch makes axis 0 of every input and output a symbolic "batch"
 // dimension: the model runs at any batch size, not only the example
@@ -200,7 +202,7 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 		return nil, err
 	}
 	return &onnxpb.ModelProto{
-		IrVersion:    proto.Int64(exportIRVersion),
+		IrVersion:    proto.Int64(exportIRVersions[cfg.opset]),
 		ProducerName: proto.String("spore"),
 		OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(cfg.opset)}},
 		Graph:        gp,

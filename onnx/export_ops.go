@@ -512,8 +512,27 @@ func exEmitAttention(x *exporter, v *graph.Value, in, outs []string) error {
 		scores = x.op1("Where", []string{tn, scores, ninf})
 	}
 	p := x.op1("Softmax", []string{scores}, exAInt("axis", -1))
+	if !a.HasMask {
+		x.node("MatMul", []string{p, in[2]}, outs[:1])
+		return x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, outs[1:2])
+	}
+	// A query whose keys are all masked attends nothing: spore gives it
+	// a zero output and a log-sum-exp of +Inf where a plain softmax gives
+	// NaN.
+	rowMax := x.tmp()
+	if err := x.reduce("ReduceMax", 18, scores, []int64{-1}, true, []string{rowMax}); err != nil {
+		return err
+	}
+	dead := x.op1("Equal", []string{rowMax, ninf})
+	zero, _ := x.constScalar(dt, 0)
+	pinf, _ := x.constScalar(dt, math.Inf(1))
+	p = x.op1("Where", []string{dead, zero, p})
 	x.node("MatMul", []string{p, in[2]}, outs[:1])
-	x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, outs[1:2])
+	lse := x.tmp()
+	if err := x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, []string{lse}); err != nil {
+		return err
+	}
+	x.node("Where", []string{x.op1("Squeeze", []string{dead, x.constInts(-1)}), pinf, lse}, outs[1:2])
 	return nil
 }
 
