@@ -503,6 +503,7 @@ func poolOp(isMax bool) opFunc {
 			return nil, c.Errorf("storage_order=1 is not supported")
 		}
 		in := [2]int{x.Dim(2), x.Dim(3)}
+		orig := s.pads
 		extended := false
 		if c.Int("ceil_mode", 0) != 0 {
 			for i := range 2 {
@@ -531,12 +532,49 @@ func poolOp(isMax bool) opFunc {
 		} else {
 			include := c.Int("count_include_pad", 0) != 0
 			if include && extended {
-				return nil, c.Errorf("ceil_mode=1 with count_include_pad=1 is not supported where a window reaches past the padding")
+				// The windows that ceil_mode adds count the padding
+				// but not the cells past it: average over the real
+				// cells, then rescale each output by real cells over
+				// the cells ONNX counts, a constant of the shapes.
+				y = ops.AvgPool2D(x, s.kernel, s.stride, pad, ops.CountIncludePad(false))
+				y = ops.Mul(y, ceilIncludeScale(y.DType(), s, orig, in, y.Dim(2), y.Dim(3)))
+			} else {
+				y = ops.AvgPool2D(x, s.kernel, s.stride, pad, ops.CountIncludePad(include))
 			}
-			y = ops.AvgPool2D(x, s.kernel, s.stride, pad, ops.CountIncludePad(include))
 		}
 		return one(from2D(y, oneD))
 	}
+}
+
+// ceilIncludeScale returns the oh×ow factors that turn an average over
+// the real input cells of each window into ONNX's average with
+// count_include_pad=1 under ceil_mode: the divisor counts the window's
+// cells inside the input padded by the node's own pads (orig), not those
+// in the extra padding ceil_mode adds.
+func ceilIncludeScale(dt tensor.DType, s spatial, orig [4]int, in [2]int, oh, ow int) *tensor.Tensor {
+	overlap := func(lo, hi, a, b int) int { return max(0, min(hi, b)-max(lo, a)) }
+	counts := func(axis, n int) (real, onnx []float64) {
+		real, onnx = make([]float64, n), make([]float64, n)
+		head, tail := orig[2*axis], orig[2*axis+1]
+		for o := range n {
+			lo := o*s.stride[axis] - head
+			hi := lo + s.kernel[axis]
+			real[o] = float64(overlap(lo, hi, 0, in[axis]))
+			onnx[o] = float64(overlap(lo, hi, -head, in[axis]+tail))
+		}
+		return real, onnx
+	}
+	rh, nh := counts(0, oh)
+	rw, nw := counts(1, ow)
+	f := make([]float64, oh*ow)
+	for i := range oh {
+		for j := range ow {
+			if d := nh[i] * nw[j]; d > 0 {
+				f[i*ow+j] = rh[i] * rw[j] / d
+			}
+		}
+	}
+	return ops.Cast(tensor.FromSlice(f, oh, ow), dt)
 }
 
 // globalPoolOp reduces every spatial axis (2 and on) with f, keeping them

@@ -295,9 +295,10 @@ func TestOpsetRangesDoNotOverlap(t *testing.T) {
 	}
 }
 
-// TestOpsFixturesCoverListedOps checks that every listed op has at least
-// one fixture, so that a new op cannot be added untested.
-func TestOpsFixturesCoverListedOps(t *testing.T) {
+// TestOpsFixturesCoverRegisteredOps checks that every registered op has
+// at least one fixture, so that an op cannot be added untested. If, Loop
+// and Scan run sub-graphs and are tested with the loader.
+func TestOpsFixturesCoverRegisteredOps(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
 	seen := map[string]bool{}
 	for _, f := range dirs {
@@ -314,12 +315,11 @@ func TestOpsFixturesCoverListedOps(t *testing.T) {
 		}
 	}
 	var missing []string
-	for op := range listedOps {
-		if !seen[op] {
+	for _, op := range supportedOps() {
+		if !seen[op] && op != "If" && op != "Loop" && op != "Scan" {
 			missing = append(missing, op)
 		}
 	}
-	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Errorf("no fixture uses %v", missing)
 	}
@@ -527,7 +527,7 @@ var gradCases = []string{
 	"slice_neg_step", "gather_axis1_2d", "concat", "split_num_outputs", "pad_reflect", "pad_edge", "pad_constant_value",
 	"pad_wrap_op19", "expand", "tile", "transpose", "shape_subgraph", "flatten_axis2", "unsqueeze", "squeeze",
 	"elu", "selu", "prelu", "instancenorm", "reducel2_op18", "reducelogsumexp", "cumsum_excl_rev", "topk", "trilu_lower_k",
-	"softmax_op11", "mod_fmod_float",
+	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of

@@ -292,6 +292,22 @@ case('reducel2_op18', [node('ReduceL2', ['x', 'a'], keepdims=0)], {'x': randn(2,
 case('reducesumsquare', [node('ReduceSumSquare', ['x'], axes=[0, 2])], {'x': randn(2, 3, 4)})
 case('reducelogsumexp', [node('ReduceLogSumExp', ['x'], axes=[1])], {'x': randn(2, 3, 4) * 30})
 
+# ---- more variants ---------------------------------------------------
+case('avgpool_ceil_include', [node('AveragePool', ['x'], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1], ceil_mode=1, count_include_pad=1)], {'x': randn(1, 2, 8, 6)})
+case('avgpool_ceil_include_1d', [node('AveragePool', ['x'], kernel_shape=[2], strides=[2], ceil_mode=1, count_include_pad=1)], {'x': randn(1, 2, 7)})
+case('sum3', [node('Sum', ['a', 'b', 'c'])], {'a': randn(3, 4), 'b': randn(4), 'c': randn(3, 1)})
+case('mean2', [node('Mean', ['a', 'b'])], {'a': randn(3, 4), 'b': randn(3, 4)})
+case('xor', [node('Less', ['a', 'b'], ['l']), node('Greater', ['a', 'c'], ['g']), node('Xor', ['l', 'g'])],
+     {'a': randn(3, 4), 'b': randn(3, 4), 'c': randn(4)}, outputs=[('y', B)])
+for op in ['Floor', 'Ceil', 'Sin', 'Cos', 'Sign', 'Softplus']:
+    case(op.lower(), [node(op, ['x'])], {'x': randn(3, 4) * 3})
+case('cast_f2i32', [node('Cast', ['x'], to=I32)], {'x': randn(3, 4) * 4}, outputs=[('y', I32)])
+case('cast_f2u8', [node('Cast', ['x'], to=TensorProto.UINT8)], {'x': np.abs(randn(3, 4)) * 40}, outputs=[('y', TensorProto.UINT8)])
+
+case('reducelogsum', [node('ReduceLogSum', ['x'], axes=[2])], {'x': np.abs(randn(2, 3, 4)) + 0.1})
+case('reducemin_op18', [node('ReduceMin', ['x', 'a'], keepdims=0)], {'x': randn(2, 3, 4)}, {'a': ints(1)}, opset=18)
+case('reduceprod', [node('ReduceProd', ['x'], axes=[0, 1])], {'x': randn(2, 3, 4)})
+
 
 def main():
     only = set(sys.argv[1:])
