@@ -424,6 +424,10 @@ func TestOpErrors(t *testing.T) {
 		{"conv huge pads", 17, node("Conv", []string{"x", "w"}, intsAttr("pads", 1<<30, 1<<30, 1<<30, 1<<30)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
 		{"convtranspose huge stride", 17, node("ConvTranspose", []string{"x", "w"}, intsAttr("strides", 1<<30, 1<<30)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 2, 1, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
 		{"unsqueeze rank", 17, node("Unsqueeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)}, []*tensor.Tensor{x}, "more than 32"},
+		{"einsum diagonal", 17, node("Einsum", []string{"x"}, strAttr("equation", "iij->j")), nil, []*tensor.Tensor{x}, "diagonals are not supported"},
+		{"einsum bad letter", 17, node("Einsum", []string{"x"}, strAttr("equation", "i1j->j")), nil, []*tensor.Tensor{x}, "not an index letter"},
+		{"einsum operand count", 17, node("Einsum", []string{"x"}, strAttr("equation", "ij,jk->ik")), nil, []*tensor.Tensor{x}, "has 2 operands"},
+		{"einsum unknown output", 17, node("Einsum", []string{"x"}, strAttr("equation", "ijk->z")), nil, []*tensor.Tensor{x}, "in no operand"},
 		{"missing input", 17, node("MatMul", []string{"x"}), nil, []*tensor.Tensor{x}, "required input 1 (B) is missing"},
 	}
 	for _, tc := range cases {
@@ -528,6 +532,7 @@ var gradCases = []string{
 	"pad_wrap_op19", "expand", "tile", "transpose", "shape_subgraph", "flatten_axis2", "unsqueeze", "squeeze",
 	"elu", "selu", "prelu", "instancenorm", "reducel2_op18", "reducelogsumexp", "cumsum_excl_rev", "topk", "trilu_lower_k",
 	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
+	"einsum_2", "einsum_8", "einsum_11",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of

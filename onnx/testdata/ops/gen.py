@@ -308,6 +308,23 @@ case('reducelogsum', [node('ReduceLogSum', ['x'], axes=[2])], {'x': np.abs(randn
 case('reducemin_op18', [node('ReduceMin', ['x', 'a'], keepdims=0)], {'x': randn(2, 3, 4)}, {'a': ints(1)}, opset=18)
 case('reduceprod', [node('ReduceProd', ['x'], axes=[0, 1])], {'x': randn(2, 3, 4)})
 
+# ---- Einsum ------------------------------------------------------------
+for i, (eq, shapes) in enumerate([
+        ('ij,jk->ik', [(3, 4), (4, 5)]),
+        ('bij,bjk->bik', [(2, 3, 4), (2, 4, 5)]),
+        ('bhqd,bhkd->bhqk', [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ('...ij,...jk->...ik', [(2, 2, 3, 4), (2, 2, 4, 5)]),
+        ('ij->ji', [(3, 4)]),
+        ('ij->', [(3, 4)]),
+        ('i,i->', [(5,), (5,)]),
+        ('i,j->ij', [(3,), (4,)]),
+        ('bn,anm,bm->ba', [(2, 3), (4, 3, 5), (2, 5)]),
+        ('ij,jk', [(3, 4), (4, 2)]),
+        ('bij->bj', [(2, 3, 4)]),
+        ('ab...,b->a...', [(3, 4, 2, 5), (4,)])]):
+    names = ['x%d' % k for k in range(len(shapes))]
+    case('einsum_%d' % i, [node('Einsum', names, equation=eq)], {n: randn(*s) for n, s in zip(names, shapes)}, opset=12 if i % 2 else 17)
+
 
 def main():
     only = set(sys.argv[1:])
