@@ -141,6 +141,20 @@ func TestLoadRejects(t *testing.T) {
 				[]*onnxpb.ValueInfoProto{valueInfoProto("t", onnxpb.TensorProto_FLOAT)})
 			g.Node = append(g.Node, node("If", "branch", []string{"flag"}, []string{"z"}, attrGraph("then_branch", then), attrGraph("else_branch", then)))
 		}), `sub-graph "then": node "inner" (Relu) reads "ghost"`},
+		{"sub-graphs nested too deep", withGraph(func(g *onnxpb.GraphProto) {
+			g.Initializer = append(g.Initializer, boolTensor("flag", true))
+			leafGraph := func() *onnxpb.GraphProto {
+				return graphProto("leaf", []*onnxpb.NodeProto{node("Relu", "leaf", []string{"y"}, []string{"t0"})}, nil, nil,
+					[]*onnxpb.ValueInfoProto{valueInfoProto("t0", onnxpb.TensorProto_FLOAT)})
+			}
+			inner := leafGraph()
+			for i := 1; i < 100; i++ {
+				out := "t" + itoa(i)
+				inner = graphProto("level"+itoa(i), []*onnxpb.NodeProto{node("If", "if"+itoa(i), []string{"flag"}, []string{out}, attrGraph("then_branch", inner), attrGraph("else_branch", leafGraph()))}, nil, nil,
+					[]*onnxpb.ValueInfoProto{valueInfoProto(out, onnxpb.TensorProto_FLOAT)})
+			}
+			g.Node = append(g.Node, node("If", "top", []string{"flag"}, []string{"z"}, attrGraph("then_branch", inner), attrGraph("else_branch", leafGraph())))
+		}), "sub-graphs nest deeper than 64 levels"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
