@@ -180,6 +180,49 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 			err = fmt.Errorf("onnx: Export: tracing %s: %v", name, r)
 		}
 	}()
+	g, err := exportTrace(name, metas, fn)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.outNames != nil && len(cfg.outNames) != len(g.Outputs) {
+		return nil, fmt.Errorf("onnx: Export: %d output names for %d outputs", len(cfg.outNames), len(g.Outputs))
+	}
+	x := newExporter(cfg, names)
+	gp, err := x.topGraph(g, name)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.dynBatch {
+		// The graph is traced again at another batch size: every value
+		// must have the same shape but for the batch axis found for it,
+		// scaled. A constant sized by the batch at trace time, or an op
+		// whose batch axis was misplaced, shows up here instead of as a
+		// model that fails, or is wrong, at other batch sizes.
+		b1 := metas[0].Shape[0]
+		b2 := b1 + 1
+		other := make([]tensor.Meta, len(metas))
+		for i, m := range metas {
+			other[i] = tensor.Meta{Shape: append(tensor.Shape{b2}, m.Shape[1:]...), DType: m.DType}
+		}
+		g2, err := exportTrace(name, other, fn)
+		if err != nil {
+			return nil, fmt.Errorf("onnx: Export: DynamicBatch: traced again at batch %d: %v", b2, err)
+		}
+		if err := x.checkBatch(g, g2, b1, b2); err != nil {
+			return nil, fmt.Errorf("onnx: Export: DynamicBatch: %v", err)
+		}
+	}
+	return &onnxpb.ModelProto{
+		IrVersion:    proto.Int64(exportIRVersions[cfg.opset]),
+		ProducerName: proto.String("spore"),
+		OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(cfg.opset)}},
+		Graph:        gp,
+	}, nil
+}
+
+// exportTrace traces fn on symbolic inputs of the given metas and runs
+// the compiler's passes that keep standard primitives.
+func exportTrace(name string, metas []tensor.Meta, fn func([]*tensor.Tensor) []*tensor.Tensor) (*graph.Graph, error) {
 	tr := graph.NewTracer(name)
 	tr.Level = int(compile.O1)
 	g, err := graph.TraceWith(tr, metas, fn)
@@ -193,20 +236,7 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 	if err != nil {
 		return nil, fmt.Errorf("onnx: Export: compiling %s: %v", name, err)
 	}
-	if cfg.outNames != nil && len(cfg.outNames) != len(res.Graph.Outputs) {
-		return nil, fmt.Errorf("onnx: Export: %d output names for %d outputs", len(cfg.outNames), len(res.Graph.Outputs))
-	}
-	x := newExporter(cfg, names)
-	gp, err := x.topGraph(res.Graph, name)
-	if err != nil {
-		return nil, err
-	}
-	return &onnxpb.ModelProto{
-		IrVersion:    proto.Int64(exportIRVersions[cfg.opset]),
-		ProducerName: proto.String("spore"),
-		OpsetImport:  []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(cfg.opset)}},
-		Graph:        gp,
-	}, nil
+	return res.Graph, nil
 }
 
 // exCheckNames rejects empty and repeated input or output names.

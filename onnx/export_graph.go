@@ -501,7 +501,7 @@ func exEmitScan(x *exporter, v *graph.Value, in, outs []string) error {
 		if i >= nc && lbax[i] >= 0 {
 			lbax[i]-- // a slice loses the scanned axis
 			if lbax[i] < 0 {
-				return fmt.Errorf("the scanned axis is the batch axis")
+				return fmt.Errorf("DynamicBatch: the scan runs along the batch axis, a length the exported model would not know")
 			}
 		}
 		vi, err := x.valueInfo(lead[i], r.Graph.Inputs[i].Meta, lbax[i])
@@ -536,5 +536,66 @@ func exEmitScan(x *exporter, v *graph.Value, in, outs []string) error {
 		attrs = append(attrs, exAInts("scan_output_directions", outDirs...))
 	}
 	x.node("Scan", in[:nc+nx], outs, attrs...)
+	return nil
+}
+
+// checkBatch compares g, the graph exported at batch b1, with g2, the
+// same function traced at batch b2: value for value, the shapes must be
+// equal but for each value's batch axis, whose extent scales from b1 to
+// b2. It names the first value that breaks this, by the source line of
+// the op that made it or, for a constant, of an op that reads it.
+func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
+	var vs, vs2 []*graph.Value
+	users := map[*graph.Value]*graph.Value{}
+	collect := func(into *[]*graph.Value) func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error {
+		return func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error {
+			*into = append(*into, v)
+			for _, a := range v.Args {
+				if users[a] == nil && v.Loc != "" {
+					users[a] = v
+				}
+			}
+			return nil
+		}
+	}
+	_ = graph.Walk(g, collect(&vs))
+	_ = graph.Walk(g2, collect(&vs2))
+	if len(vs) != len(vs2) {
+		return fmt.Errorf("the traced graph has %d values at batch %d but %d at batch %d: it depends on the batch size beyond the batch axis", len(vs), b1, len(vs2), b2)
+	}
+	where := func(v *graph.Value) string {
+		if v.Loc != "" {
+			return "at " + v.Loc
+		}
+		if u := users[v]; u != nil {
+			return fmt.Sprintf("read by %s at %s", u.Prim.Name, u.Loc)
+		}
+		return "(no source line)"
+	}
+	for i, v := range vs {
+		v2 := vs2[i]
+		if v.Kind != v2.Kind || v.Prim != v2.Prim {
+			return fmt.Errorf("the traced graph differs at batch %d from batch %d %s", b2, b1, where(v))
+		}
+		if v.IsMulti() {
+			continue // its projections carry its results' shapes
+		}
+		want := v.Meta.Shape.Clone()
+		if b, ok := x.bax[v]; ok && b >= 0 {
+			want[b] = want[b] / b1 * b2
+		}
+		if !want.Equal(v2.Meta.Shape) {
+			what := "value"
+			switch v.Kind {
+			case graph.KindConst:
+				what = "constant"
+			case graph.KindOp:
+				what = v.Prim.Name
+			case graph.KindProj:
+				what = v.Args[0].Prim.Name
+			}
+			return fmt.Errorf("%s %s is %v at batch %d and %v at batch %d, which the exported model cannot follow (make it from the inputs with ops the batch flows through, not from a Go int such as x.Dim(0))", what, where(v), v.Meta.Shape, b1, v2.Meta.Shape, b2)
+		}
+	}
 	return nil
 }

@@ -360,6 +360,14 @@ func TestExportErrors(t *testing.T) {
 		{"names", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "names.onnx"), []ExportOption{InputNames("a", "b")}, []string{"2 input names for 1 inputs"}},
 		{"scalar batch", ops.Exp, []*tensor.Tensor{tensor.Scalar(float32(1))}, filepath.Join(dir, "scalar_batch.onnx"), []ExportOption{DynamicBatch()}, []string{"input 0 is a scalar"}},
 		{"shape error", func(a *tensor.Tensor) *tensor.Tensor { return ops.MatMul(a, a) }, []*tensor.Tensor{x}, filepath.Join(dir, "shape.onnx"), nil, []string{"MatMul"}},
+		{"batch-sized constant", func(a *tensor.Tensor) *tensor.Tensor { return ops.Add(a, ops.Ones(a.Dim(0), 3)) }, []*tensor.Tensor{x}, filepath.Join(dir, "const.onnx"),
+			[]ExportOption{DynamicBatch()}, []string{"constant read by Add at", "export_test.go:", "is [2 3] at batch 2 and [3 3] at batch 3"}},
+		{"scan over the batch", func(a *tensor.Tensor) *tensor.Tensor {
+			_, ys := spore.Scan(func(c, xt []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+				return c, []*tensor.Tensor{ops.Exp(xt[0])}
+			}, []*tensor.Tensor{ops.Sum(a)}, []*tensor.Tensor{a})
+			return ys[0]
+		}, []*tensor.Tensor{x}, filepath.Join(dir, "scanbatch.onnx"), []ExportOption{DynamicBatch()}, []string{"the scan runs along the batch axis"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -367,6 +375,7 @@ func TestExportErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("Export succeeded")
 			}
+			t.Log(err)
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not mention %q", err, w)
