@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"math"
+
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -59,6 +61,46 @@ func init() {
 	register("CumSum", 11, 0, cumSumOp)
 	register("TopK", 11, 0, topKOp)
 	register("InstanceNormalization", 11, 0, instanceNormOp)
+	register("ThresholdedRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		return one(ops.Select(ops.Greater(x, ops.ScalarLike(x, alpha)), x, ops.ScalarLike(x, 0)))
+	})
+	register("Celu", 12, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(ops.DivScalar(x, alpha)), 1), alpha)
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
+	})
+	register("Mish", 18, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
+		return ops.Mul(x, ops.Tanh(ops.Softplus(x)))
+	}))
+	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		pos, neg := c.Int("detect_positive", 1) != 0, c.Int("detect_negative", 1) != 0
+		y := ops.Equal(x, ops.ScalarLike(x, math.Inf(1)))
+		if !pos {
+			y = ops.LogicalAnd(y, ops.Less(x, ops.ScalarLike(x, 0)))
+		}
+		yn := ops.Equal(x, ops.ScalarLike(x, math.Inf(-1)))
+		if !neg {
+			yn = ops.LogicalAnd(yn, ops.Greater(x, ops.ScalarLike(x, 0)))
+		}
+		return one(ops.LogicalOr(y, yn))
+	})
+	register("GatherElements", 11, 0, gatherElementsOp)
+	register("OneHot", 11, 0, oneHotOp)
+	register("DepthToSpace", 11, 0, depthToSpaceOp)
+	register("SpaceToDepth", 11, 0, spaceToDepthOp)
 	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
 	for _, r := range []struct {
 		name string
@@ -230,4 +272,151 @@ func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) 
 	d := ops.Sub(x, mean)
 	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
 	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
+}
+
+// gatherElementsOp is GatherElements: take_along_axis, where the indices
+// may be shorter than the data on the other axes (the data is cut to
+// them first).
+func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	if idx.Rank() != x.Rank() {
+		return nil, c.Errorf("indices %v must have the rank of data %v", idx.Shape(), x.Shape())
+	}
+	if idx.DType() != tensor.Int64 && idx.DType() != tensor.Int32 {
+		return nil, c.Errorf("indices have dtype %v, want int64 or int32", idx.DType())
+	}
+	ax, err := c.axis(c.Int("axis", 0), x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	size := make([]int, x.Rank())
+	cut := false
+	for i := range size {
+		size[i] = x.Dim(i)
+		if i != ax && idx.Dim(i) != x.Dim(i) {
+			if idx.Dim(i) > x.Dim(i) {
+				return nil, c.Errorf("indices %v exceed data %v on axis %d", idx.Shape(), x.Shape(), i)
+			}
+			size[i], cut = idx.Dim(i), true
+		}
+	}
+	if cut {
+		x = ops.Slice(x, make([]int, x.Rank()), size)
+	}
+	return one(ops.TakeAlongAxis(x, idx, ax))
+}
+
+// oneHotOp is OneHot: values[1] where the index is, values[0] elsewhere,
+// along a new axis of extent depth. Negative indices count from the end
+// of the depth; others outside it give a row of values[0].
+func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	idx, err := c.need(ins, 0, "indices")
+	if err != nil {
+		return nil, err
+	}
+	dt, err := c.need(ins, 1, "depth")
+	if err != nil {
+		return nil, err
+	}
+	vals, err := c.need(ins, 2, "values")
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.scalarValue(dt, "depth")
+	if err != nil {
+		return nil, err
+	}
+	depth := int(d)
+	if depth < 1 || depth > maxMade {
+		return nil, c.Errorf("depth %g is out of range", d)
+	}
+	if vals.Size() != 2 {
+		return nil, c.Errorf("values must hold [off, on], got shape %v", vals.Shape())
+	}
+	ax, err := c.axis(c.Int("axis", -1), idx.Rank()+1, "axis")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkMade(append(append([]int(nil), idx.Shape()...), depth), "output"); err != nil {
+		return nil, err
+	}
+	if !(idx.DType() == tensor.Int64 || idx.DType() == tensor.Int32) {
+		idx = ops.Cast(idx, tensor.Int64)
+	}
+	n := ops.ScalarLike(idx, float64(depth))
+	idx = ops.Select(ops.Less(idx, ops.ScalarLike(idx, 0)), ops.Add(idx, n), idx)
+	hot := ops.OneHot(idx, depth, vals.DType())
+	flat := ops.Reshape(vals, 2)
+	off := ops.Reshape(ops.Slice(flat, []int{0}, []int{1}))
+	on := ops.Reshape(ops.Slice(flat, []int{1}, []int{1}))
+	y := ops.Add(ops.Mul(hot, ops.Sub(on, off)), off)
+	if ax != idx.Rank() {
+		y = ops.MoveAxis(y, idx.Rank(), ax)
+	}
+	return one(y)
+}
+
+// blockAttr reads DepthToSpace's and SpaceToDepth's blocksize for a 4-D
+// input.
+func (c *nodeCtx) blockAttr(x *tensor.Tensor) (int, error) {
+	if x.Rank() != 4 {
+		return 0, c.Errorf("input has shape %v; want N×C×H×W", x.Shape())
+	}
+	b := c.Int("blocksize", 0)
+	if b < 1 || b > 1<<16 {
+		return 0, c.Errorf("blocksize %d is missing or out of range", b)
+	}
+	return int(b), nil
+}
+
+// depthToSpaceOp is DepthToSpace in DCR (default) or CRD order.
+func depthToSpaceOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if ch%(b*b) != 0 {
+		return nil, c.Errorf("channels %d are not a multiple of blocksize² = %d", ch, b*b)
+	}
+	cc := ch / (b * b)
+	var y *tensor.Tensor
+	switch mode := c.String("mode", "DCR"); mode {
+	case "DCR":
+		y = ops.Transpose(ops.Reshape(x, n, b, b, cc, h, w), 0, 3, 4, 1, 5, 2)
+	case "CRD":
+		y = ops.Transpose(ops.Reshape(x, n, cc, b, b, h, w), 0, 1, 4, 2, 5, 3)
+	default:
+		return nil, c.Errorf("mode %q, want DCR or CRD", mode)
+	}
+	return one(ops.Reshape(y, n, cc, h*b, w*b))
+}
+
+// spaceToDepthOp is SpaceToDepth, the inverse of DepthToSpace in DCR order.
+func spaceToDepthOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if h%b != 0 || w%b != 0 {
+		return nil, c.Errorf("height %d and width %d must be multiples of blocksize %d", h, w, b)
+	}
+	y := ops.Transpose(ops.Reshape(x, n, ch, h/b, b, w/b, b), 0, 3, 5, 1, 2, 4)
+	return one(ops.Reshape(y, n, ch*b*b, h/b, w/b))
 }

@@ -325,6 +325,22 @@ for i, (eq, shapes) in enumerate([
     names = ['x%d' % k for k in range(len(shapes))]
     case('einsum_%d' % i, [node('Einsum', names, equation=eq)], {n: randn(*s) for n, s in zip(names, shapes)}, opset=12 if i % 2 else 17)
 
+# ---- more exporters' ops -----------------------------------------------
+case('thresholdedrelu', [node('ThresholdedRelu', ['x'], alpha=0.5)], {'x': randn(3, 4)})
+case('celu', [node('Celu', ['x'], alpha=0.8)], {'x': randn(3, 4)})
+case('mish', [node('Mish', ['x'])], {'x': randn(3, 4) * 3}, opset=18)
+case('isinf', [node('Div', ['a', 'b'], ['q']), node('IsInf', ['q'], detect_negative=0)],
+     {'a': np.array([1, -1, 0, 2], np.float32), 'b': np.array([0, 0, 1, 0], np.float32)}, outputs=[('y', B)])
+case('isinf_both', [node('Div', ['a', 'b'], ['q']), node('IsInf', ['q'])],
+     {'a': np.array([1, -1, 0, 2], np.float32), 'b': np.array([0, 0, 1, 0], np.float32)}, outputs=[('y', B)])
+case('gatherelements', [node('GatherElements', ['x', 'i'], axis=1)], {'x': randn(3, 4)}, {'i': np.array([[0, 3], [-1, 1], [2, 2]], np.int64)})
+case('gatherelements_short', [node('GatherElements', ['x', 'i'], axis=0)], {'x': randn(3, 4)}, {'i': np.array([[2, 0, 1]], np.int64)})
+case('onehot', [node('OneHot', ['i', 'd', 'v'])], {}, {'i': np.array([[0, 2], [-1, 5]], np.int64), 'd': np.array(4, np.int64), 'v': np.array([-1, 3], np.float32)})
+case('onehot_axis0', [node('OneHot', ['i', 'd', 'v'], axis=0)], {}, {'i': ints(1, 0, 2), 'd': np.array(3, np.int64), 'v': np.array([0, 1], np.float32)})
+case('depthtospace_dcr', [node('DepthToSpace', ['x'], blocksize=2)], {'x': randn(1, 8, 2, 3)})
+case('depthtospace_crd', [node('DepthToSpace', ['x'], blocksize=2, mode='CRD')], {'x': randn(2, 8, 2, 3)})
+case('spacetodepth', [node('SpaceToDepth', ['x'], blocksize=2)], {'x': randn(1, 3, 4, 6)})
+
 
 def main():
     only = set(sys.argv[1:])
