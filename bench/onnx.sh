@@ -12,6 +12,9 @@
 #         --onnx: Flatten, Gemm, Relu; opset 13)
 #   cnn   the CNN fixture onnx/testdata/torch/cnn.onnx (Conv, BatchNorm,
 #         MaxPool, AveragePool, GlobalAveragePool, Gemm; opset 17)
+#   conv  a CNN within gonnx v1.1.0's reach, which runs opset 13 only and
+#         has no pooling or normalisation ops: Conv 1->8 3x3, Relu, Conv
+#         8->16 3x3 stride 2, Relu, Flatten, Gemm 3136->10 (PyTorch, opset 13)
 # Each runtime runs with 1 and 2 threads (GOMAXPROCS for spore and gonnx,
 # intra-op threads for ONNX Runtime) and reports the best of 5 rounds; the
 # table keeps each one's faster setting.
@@ -56,6 +59,16 @@ models=()
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   for b in 1 64; do
     /usr/bin/python3 bench/torch_seed.py --onnx "$out/seed_b$b.onnx" --batch "$b"
+    /usr/bin/python3 - "$out/conv_b$b.onnx" "$b" <<'PY'
+import sys, torch
+from torch import nn
+torch.manual_seed(0)
+net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
+                    nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU(),
+                    nn.Flatten(), nn.Linear(16 * 14 * 14, 10)).eval()
+torch.onnx.export(net, torch.zeros(int(sys.argv[2]), 1, 28, 28), sys.argv[1],
+                  input_names=["x"], output_names=["logits"], opset_version=13)
+PY
   done
   models+=(seed)
 else
@@ -63,6 +76,7 @@ else
 fi
 for b in 1 64; do cp onnx/testdata/torch/cnn.onnx "$out/cnn_b$b.onnx"; done
 models+=(cnn)
+[ -f "$out/conv_b1.onnx" ] && models+=(conv)
 
 for m in "${models[@]}"; do
   for b in 1 64; do
@@ -81,7 +95,7 @@ for m in "${models[@]}"; do
     if [ "$gonnx" = yes ]; then
       echo "$m, batch $b: gonnx..." >&2
       for t in 1 2; do
-        GOMAXPROCS=$t "$out/gonnx" -model "$model" -input "$out/x_b$b.npy" -calls "$((calls / 10 > 10 ? calls / 10 : 10))" >> "$out/gonnx_$tag.json" || true
+        GOMAXPROCS=$t "$out/gonnx" -model "$model" -input "$out/x_b$b.npy" -calls "$calls" >> "$out/gonnx_$tag.json" || true
       done
     fi
   done

@@ -7,7 +7,9 @@
 //
 // It prints one JSON object: infer_us is the best, over the rounds, of the
 // mean time per Run after a warm-up of a tenth of the calls; threads is
-// GOMAXPROCS. When gonnx cannot load or run the model (v1.1.0 implements
+// GOMAXPROCS. gonnx can take seconds per call on a CNN, so the calls per
+// round are cut to what fits in -budget, judged from the first call (the
+// number used is printed as calls). When gonnx cannot load or run the model (v1.1.0 implements
 // opset 13 only, without pooling or normalisation ops), the object has
 // an "error" field with gonnx's message instead, and the exit status is 1.
 package main
@@ -49,9 +51,10 @@ func main() {
 	name := flag.String("name", "", "the model's input name (default: its first input)")
 	calls := flag.Int("calls", 200, "calls per timing round")
 	rounds := flag.Int("rounds", 5, "timing rounds; the best is reported")
+	budget := flag.Duration("budget", time.Second, "longest a timing round should take")
 	flag.Parse()
 	res := result{Gonnx: version, Threads: runtime.GOMAXPROCS(0)}
-	if err := run(*model, *input, *name, *calls, *rounds, &res); err != nil {
+	if err := run(*model, *input, *name, *calls, *rounds, *budget, &res); err != nil {
 		res.Error = err.Error()
 		json.NewEncoder(os.Stdout).Encode(res)
 		os.Exit(1)
@@ -59,7 +62,7 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func run(modelPath, inputPath, name string, calls, rounds int, res *result) error {
+func run(modelPath, inputPath, name string, calls, rounds int, budget time.Duration, res *result) error {
 	if modelPath == "" || inputPath == "" || calls <= 0 || rounds <= 0 {
 		return fmt.Errorf("usage: gonnx -model M.onnx -input X.npy [-name x] [-calls N] [-rounds R]")
 	}
@@ -80,10 +83,12 @@ func run(modelPath, inputPath, name string, calls, rounds int, res *result) erro
 	}
 	x := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
 	in := gonnx.Tensors{name: x}
+	start := time.Now()
 	if _, err := m.Run(in); err != nil {
 		return fmt.Errorf("running %s: %v", modelPath, err)
 	}
-	for range max(calls/10, 2) {
+	calls = max(1, min(calls, int(budget/max(time.Since(start), 1))))
+	for range max(calls/10, 1) {
 		m.Run(in)
 	}
 	best := time.Duration(math.MaxInt64)
