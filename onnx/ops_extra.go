@@ -333,10 +333,10 @@ func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	depth := int(d)
-	if depth < 1 || depth > maxMade {
+	if !(d >= 1 && d <= maxMade) { // NaN fails too
 		return nil, c.Errorf("depth %g is out of range", d)
 	}
+	depth := int(d)
 	if vals.Size() != 2 {
 		return nil, c.Errorf("values must hold [off, on], got shape %v", vals.Shape())
 	}

@@ -37,6 +37,9 @@ func init() {
 	register("GlobalMaxPool", 11, 0, globalPoolOp(ops.MaxKeepDims))
 }
 
+// maxWindow bounds kernel extents, strides, dilations and pads.
+const maxWindow = 1 << 24
+
 // spatial is the 2-D geometry of a convolution or pooling node: kernel,
 // strides, dilations and explicit pads (top, bottom, left, right).
 type spatial struct {
@@ -69,8 +72,8 @@ func from2D(y *tensor.Tensor, oneD bool) *tensor.Tensor {
 // spatialAttrs reads kernel_shape (or takes kernel, the filter's window,
 // when the node has none), strides, dilations, pads and auto_pad for an
 // input of extent (h, w), padding as autoPad (the node's auto_pad) says.
-// oneD means the node's attributes have one entry
-// per list and describe the width.
+// oneD means the node's attributes have one entry per list and describe
+// the width.
 func (c *nodeCtx) spatialAttrs(kernel [2]int, h, w int, oneD bool, autoPad string) (spatial, error) {
 	n := 2
 	if oneD {
@@ -122,11 +125,16 @@ func (c *nodeCtx) spatialAttrs(kernel [2]int, h, w int, oneD bool, autoPad strin
 		if ks[i] < 1 || st[i] < 1 || dl[i] < 1 {
 			return s, c.Errorf("kernel_shape %v, strides %v and dilations %v must be positive", ks, st, dl)
 		}
+		// Far beyond any real model, and small enough that the window
+		// arithmetic below cannot overflow.
+		if ks[i] > maxWindow || st[i] > maxWindow || dl[i] > maxWindow {
+			return s, c.Errorf("kernel_shape %v, strides %v or dilations %v exceed %d", ks, st, dl, maxWindow)
+		}
 		s.kernel[i], s.stride[i], s.dilation[i] = ks[i], st[i], dl[i]
 	}
 	for _, p := range pd {
-		if p < 0 {
-			return s, c.Errorf("attribute pads %v is negative", pd)
+		if p < 0 || p > maxWindow {
+			return s, c.Errorf("attribute pads %v is negative or exceeds %d", pd, maxWindow)
 		}
 	}
 	// ONNX orders pads as all begins then all ends; spore as top, bottom,

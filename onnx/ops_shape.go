@@ -68,10 +68,10 @@ func reshapeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		case d < 0:
 			return nil, c.Errorf("shape %v has a negative extent", shape)
 		}
-		known *= shape[i]
-		if known > maxIndex {
+		if shape[i] != 0 && known > maxIndex/shape[i] {
 			return nil, c.Errorf("shape %v holds too many elements", shape)
 		}
+		known *= shape[i]
 	}
 	if infer >= 0 {
 		if known == 0 || x.Size()%known != 0 {
@@ -446,8 +446,8 @@ func tileOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	out := make([]int, len(reps))
 	for i, r := range reps {
-		if r < 0 {
-			return nil, c.Errorf("repeats %v has a negative count", reps)
+		if r < 0 || r > maxMade {
+			return nil, c.Errorf("repeats %v has a negative count or one above %d", reps, maxMade)
 		}
 		out[i] = x.Dim(i) * r
 	}
