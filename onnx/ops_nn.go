@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"math"
+
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -504,8 +506,9 @@ func poolOp(isMax bool) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		if s.dilation != [2]int{1, 1} {
-			return nil, c.Errorf("dilations %v are not supported in pooling", s.dilation)
+		dilated := s.dilation != [2]int{1, 1}
+		if dilated && !isMax {
+			return nil, c.Errorf("dilations %v are not supported in AveragePool", s.dilation)
 		}
 		if c.Int("storage_order", 0) != 0 {
 			return nil, c.Errorf("storage_order=1 is not supported")
@@ -516,7 +519,8 @@ func poolOp(isMax bool) opFunc {
 		if c.Int("ceil_mode", 0) != 0 {
 			for i := range 2 {
 				lo, hi := s.pads[2*i], s.pads[2*i+1]
-				span := in[i] + lo + hi - s.kernel[i]
+				ek := (s.kernel[i]-1)*s.dilation[i] + 1
+				span := in[i] + lo + hi - ek
 				if span < 0 {
 					continue // no window fits; the op reports it
 				}
@@ -524,7 +528,7 @@ func poolOp(isMax bool) opFunc {
 				if (out-1)*s.stride[i] >= in[i]+lo {
 					out-- // the last window would start in the end padding
 				}
-				if extra := (out-1)*s.stride[i] + s.kernel[i] - (in[i] + lo + hi); extra > 0 {
+				if extra := (out-1)*s.stride[i] + ek - (in[i] + lo + hi); extra > 0 {
 					s.pads[2*i+1] += extra
 					extended = true
 				}
@@ -535,9 +539,14 @@ func poolOp(isMax bool) opFunc {
 		}
 		pad := ops.Padding{Mode: ops.PadExplicit, Pads: s.pads}
 		var y *tensor.Tensor
-		if isMax {
+		switch {
+		case isMax && dilated:
+			if y, err = c.dilatedMaxPool(x, s); err != nil {
+				return nil, err
+			}
+		case isMax:
 			y = ops.MaxPool2D(x, s.kernel, s.stride, pad)
-		} else {
+		default:
 			include := c.Int("count_include_pad", 0) != 0
 			if include && extended {
 				// The windows that ceil_mode adds count the padding
@@ -552,6 +561,45 @@ func poolOp(isMax bool) opFunc {
 		}
 		return one(from2D(y, oneD))
 	}
+}
+
+// dilatedMaxPool is MaxPool with dilations, which spore's MaxPool2D
+// lacks: the maximum over the kernel's offsets of strided slices of the
+// input padded with −∞. It costs one slice per kernel cell, which is
+// fine for the small kernels dilated pooling uses.
+func (c *nodeCtx) dilatedMaxPool(x *tensor.Tensor, s spatial) (*tensor.Tensor, error) {
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	pp := [][2]int{{0, 0}, {0, 0}, {s.pads[0], s.pads[1]}, {s.pads[2], s.pads[3]}}
+	xp := ops.Pad(x, pp)
+	if xp != x {
+		inside := ops.Cast(ops.Pad(tensor.Ones(tensor.Uint8, x.Shape()...), pp), tensor.Bool)
+		xp = ops.Select(inside, xp, ops.ScalarLike(x, math.Inf(-1)))
+	}
+	var out [2]int
+	in := [2]int{h + s.pads[0] + s.pads[1], w + s.pads[2] + s.pads[3]}
+	for i := range 2 {
+		ek := (s.kernel[i]-1)*s.dilation[i] + 1
+		if in[i] < ek {
+			return nil, c.Errorf("dilated window %v×%v is larger than the padded input %v", s.kernel, s.dilation, in)
+		}
+		out[i] = (in[i]-ek)/s.stride[i] + 1
+	}
+	var y *tensor.Tensor
+	for i := range s.kernel[0] {
+		for j := range s.kernel[1] {
+			y0, x0 := i*s.dilation[0], j*s.dilation[1]
+			sl := ops.StridedSlice(xp,
+				[]int{0, 0, y0, x0},
+				[]int{n, ch, y0 + (out[0]-1)*s.stride[0] + 1, x0 + (out[1]-1)*s.stride[1] + 1},
+				[]int{1, 1, s.stride[0], s.stride[1]})
+			if y == nil {
+				y = sl
+			} else {
+				y = ops.Maximum(y, sl)
+			}
+		}
+	}
+	return y, nil
 }
 
 // ceilIncludeScale returns the oh×ow factors that turn an average over

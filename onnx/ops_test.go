@@ -406,7 +406,7 @@ func TestOpErrors(t *testing.T) {
 		{"pad unknown mode", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "mirror")), map[string]*tensor.Tensor{"p": i64(0, 0, 1, 0, 0, 1)}, []*tensor.Tensor{x}, `mode "mirror"`},
 		{"pad reflect too far", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "reflect")), map[string]*tensor.Tensor{"p": i64(0, 0, 4, 0, 0, 0)}, []*tensor.Tensor{x}, "too large"},
 		{"maxpool indices", 17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxPool"), Input: []string{"x"}, Output: []string{"y", "idx"}, Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2)}}, nil, []*tensor.Tensor{img}, "Indices output"},
-		{"maxpool dilations", 17, node("MaxPool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("dilations", 2, 2)), nil, []*tensor.Tensor{img}, "dilations"},
+		{"averagepool dilations", 19, node("AveragePool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("dilations", 2, 2)), nil, []*tensor.Tensor{img}, "dilations [2 2] are not supported"},
 		{"maxpool no kernel", 17, node("MaxPool", []string{"x"}), nil, []*tensor.Tensor{img}, "kernel_shape is missing"},
 		{"conv 3-D", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 1, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2)}, "1-D (N×C×L) and 2-D"},
 		{"conv bad auto_pad", 17, node("Conv", []string{"x", "w"}, strAttr("auto_pad", "SAME")), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, `auto_pad is "SAME"`},
@@ -535,7 +535,7 @@ var gradCases = []string{
 	"pad_wrap_op19", "expand", "tile", "transpose", "shape_subgraph", "flatten_axis2", "unsqueeze", "squeeze",
 	"elu", "selu", "prelu", "instancenorm", "reducel2_op18", "reducelogsumexp", "cumsum_excl_rev", "topk", "trilu_lower_k",
 	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
-	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish",
+	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish", "maxpool_dilated",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of

@@ -341,6 +341,9 @@ case('depthtospace_dcr', [node('DepthToSpace', ['x'], blocksize=2)], {'x': randn
 case('depthtospace_crd', [node('DepthToSpace', ['x'], blocksize=2, mode='CRD')], {'x': randn(2, 8, 2, 3)})
 case('spacetodepth', [node('SpaceToDepth', ['x'], blocksize=2)], {'x': randn(1, 3, 4, 6)})
 
+case('maxpool_dilated', [node('MaxPool', ['x'], kernel_shape=[2, 3], dilations=[2, 2], strides=[1, 2], pads=[1, 1, 0, 2])], {'x': randn(1, 2, 7, 8)})
+case('maxpool_dilated_ceil', [node('MaxPool', ['x'], kernel_shape=[3, 3], dilations=[2, 1], strides=[2, 2], ceil_mode=1)], {'x': randn(2, 1, 9, 8)})
+
 
 def main():
     only = set(sys.argv[1:])
