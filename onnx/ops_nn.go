@@ -298,8 +298,23 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 				want = oshape[i]
 			}
 			total := full - want
+			if total < 0 && oshape == nil {
+				// SAME asks for more than the kernel reaches: ONNX
+				// Runtime pads nothing and keeps the full extent.
+				s.pads[2*i], s.pads[2*i+1] = 0, 0
+				out[i] = full
+				continue
+			}
 			if total < 0 {
-				return nil, c.Errorf("output shape %d on axis %d is larger than the %d a stride of %d gives", want, i, full, s.stride[i])
+				// A larger output_shape than the kernel reaches (up to
+				// one stride more) gains rows that no input touches, as
+				// in ONNX Runtime: the pads are zero and out is want.
+				if -total >= s.stride[i] {
+					return nil, c.Errorf("output shape %d on axis %d is larger than the %d a stride of %d can give", want, i, full+s.stride[i]-1, s.stride[i])
+				}
+				s.pads[2*i], s.pads[2*i+1] = 0, 0
+				out[i] = want
+				continue
 			}
 			// ONNX Runtime puts the odd pixel at the end for
 			// SAME_UPPER and at the start for SAME_LOWER and for an

@@ -344,6 +344,14 @@ case('spacetodepth', [node('SpaceToDepth', ['x'], blocksize=2)], {'x': randn(1, 
 case('maxpool_dilated', [node('MaxPool', ['x'], kernel_shape=[2, 3], dilations=[2, 2], strides=[1, 2], pads=[1, 1, 0, 2])], {'x': randn(1, 2, 7, 8)})
 case('maxpool_dilated_ceil', [node('MaxPool', ['x'], kernel_shape=[3, 3], dilations=[2, 1], strides=[2, 2], ceil_mode=1)], {'x': randn(2, 1, 9, 8)})
 
+case('conv_same_upper_odd', [node('Conv', ['x', 'w'], auto_pad='SAME_UPPER', strides=[1, 2])], {'x': randn(1, 2, 8, 9)}, {'w': randn(2, 2, 2, 3)})
+case('conv_same_lower_1d', [node('Conv', ['x', 'w'], auto_pad='SAME_LOWER', strides=[3])], {'x': randn(1, 2, 10)}, {'w': randn(3, 2, 4)})
+case('convtranspose_same_lower', [node('ConvTranspose', ['x', 'w'], strides=[2, 3], auto_pad='SAME_LOWER')], {'x': randn(1, 2, 3, 3)}, {'w': randn(2, 2, 3, 2)})
+case('convtranspose_output_shape_1d', [node('ConvTranspose', ['x', 'w', 'b'], strides=[2], output_shape=[10])], {'x': randn(2, 2, 5)}, {'w': randn(2, 1, 3), 'b': randn(1)})
+case('convtranspose_valid', [node('ConvTranspose', ['x', 'w'], strides=[2, 2], auto_pad='VALID')], {'x': randn(1, 2, 3, 3)}, {'w': randn(2, 2, 3, 3)})
+
+case('convtranspose_output_shape_grow', [node('ConvTranspose', ['x', 'w'], strides=[2, 3], output_shape=[8, 10])], {'x': randn(1, 2, 3, 3)}, {'w': randn(2, 2, 3, 2)})
+
 
 def main():
     only = set(sys.argv[1:])
