@@ -352,6 +352,14 @@ case('convtranspose_valid', [node('ConvTranspose', ['x', 'w'], strides=[2, 2], a
 
 case('convtranspose_output_shape_grow', [node('ConvTranspose', ['x', 'w'], strides=[2, 3], output_shape=[8, 10])], {'x': randn(1, 2, 3, 3)}, {'w': randn(2, 2, 3, 2)})
 
+case('shrink', [node('Shrink', ['x'], lambd=0.6, bias=0.2)], {'x': randn(3, 4)})
+case('hardmax', [node('Hardmax', ['x'], axis=1)], {'x': randn(2, 5, 3)})
+case('lpnorm_l2', [node('LpNormalization', ['x'], axis=1)], {'x': randn(3, 4, 2)})
+case('lpnorm_l1', [node('LpNormalization', ['x'], axis=-1, p=1)], {'x': randn(3, 4)})
+case('mvn', [node('MeanVarianceNormalization', ['x'])], {'x': randn(2, 3, 4, 5)})
+case('mvn_axes', [node('MeanVarianceNormalization', ['x'], axes=[1])], {'x': randn(2, 3, 4)})
+case('lrn', [node('LRN', ['x'], size=3, alpha=1e-2, beta=0.75, bias=2.0)], {'x': randn(2, 5, 3, 3)})
+
 
 def main():
     only = set(sys.argv[1:])
