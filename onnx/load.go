@@ -231,6 +231,11 @@ func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("onnx: graph input %q: %w", vi.GetName(), err)
 		}
+		if et := vi.GetType().GetTensorType().GetElemType(); et != 0 {
+			if _, err := dtypeOf(et); err != nil {
+				return nil, fmt.Errorf("onnx: graph input %q: %w", vi.GetName(), err)
+			}
+		}
 		m.inputs = append(m.inputs, info)
 	}
 	for _, vi := range g.GetOutput() {

@@ -141,6 +141,15 @@ func TestLoadRejects(t *testing.T) {
 				[]*onnxpb.ValueInfoProto{valueInfoProto("t", onnxpb.TensorProto_FLOAT)})
 			g.Node = append(g.Node, node("If", "branch", []string{"flag"}, []string{"z"}, attrGraph("then_branch", then), attrGraph("else_branch", then)))
 		}), `sub-graph "then": node "inner" (Relu) reads "ghost"`},
+		{"unsupported op in a sub-graph", withGraph(func(g *onnxpb.GraphProto) {
+			g.Initializer = append(g.Initializer, boolTensor("flag", true))
+			then := graphProto("then", []*onnxpb.NodeProto{node("NoSuchInnerOp", "inner", []string{"y"}, []string{"t"})}, nil, nil,
+				[]*onnxpb.ValueInfoProto{valueInfoProto("t", onnxpb.TensorProto_FLOAT)})
+			g.Node = append(g.Node, node("If", "branch", []string{"flag"}, []string{"z"}, attrGraph("then_branch", then), attrGraph("else_branch", then)))
+		}), `NoSuchInnerOp (domain ai.onnx, 2 node(s), first "inner")`},
+		{"float16 input", withGraph(func(g *onnxpb.GraphProto) {
+			g.Input[0] = valueInfoProto("x", onnxpb.TensorProto_FLOAT16, -1, 3)
+		}), `graph input "x": element type FLOAT16 is not supported`},
 		{"sub-graphs nested too deep", withGraph(func(g *onnxpb.GraphProto) {
 			g.Initializer = append(g.Initializer, boolTensor("flag", true))
 			leafGraph := func() *onnxpb.GraphProto {
@@ -292,6 +301,12 @@ func TestCheckReport(t *testing.T) {
 	}
 	if _, err := Check(bytes.NewReader([]byte("junk"))); err == nil {
 		t.Error("Check accepted junk")
+	}
+	old := mlpModel()
+	old.OpsetImport[0].Version = proto.Int64(9)
+	rep, err = Check(bytes.NewReader(marshal(t, old)))
+	if err != nil || rep.OK() || !strings.Contains(rep.String(), "problem: the model uses ai.onnx opset 9; spore supports opsets 13 to 21") {
+		t.Errorf("opset 9: %v\n%v", err, rep)
 	}
 	rep, err = Check(bytes.NewReader(marshal(t, mlpModel())))
 	if err != nil || !rep.OK() || !strings.Contains(rep.String(), "spore can load this model") {
