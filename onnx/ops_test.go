@@ -684,3 +684,42 @@ func FuzzOpAttributes(f *testing.F) {
 		}
 	})
 }
+
+// TestOpFixturesThroughLoad runs every op fixture through the loader, as
+// a user would: LoadFile, then Run in PyNative mode and in Graph mode
+// (the model's compiled plan), against ONNX Runtime's outputs.
+func TestOpFixturesThroughLoad(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := loadOpCase(t, dir)
+			if v := modelOpset(c.model); v < 13 {
+				t.Skipf("opset %d: the loader takes opsets 13 and on; TestOpsMatchONNXRuntime checks the op table at this opset", v)
+			}
+			m, err := LoadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+				var got []*tensor.Tensor
+				func() {
+					defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
+					spore.SetContext(spore.WithMode(mode))
+					got, err = m.Run(c.inputs...)
+				}()
+				if err != nil {
+					t.Fatalf("%v: %v", mode, err)
+				}
+				for i, w := range c.want {
+					if err := closeTo(got[i], w); err != nil {
+						t.Errorf("%v, output %d: %v", mode, i, err)
+					}
+				}
+			}
+		})
+	}
+}
