@@ -15,6 +15,10 @@ type plan struct {
 	nodes  []*onnxpb.NodeProto
 	fns    []opFunc
 	consts map[string]*tensor.Tensor // sub-graph initializers (the main graph's live on the Model)
+	// release[k] lists the values computed in this graph that no node
+	// after nodes[k] reads and that are not outputs: the walker drops
+	// them, so that a model run eagerly holds only live intermediates.
+	release [][]string
 }
 
 // analyzer validates a model's graphs and builds their plans. It collects
@@ -115,6 +119,7 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 	free := map[string]bool{}
 	// deps[i] lists the nodes node i waits for.
 	deps := make([][]int, len(nodes))
+	readsOf := make([][]string, len(nodes))
 	waitsOn := make([][]string, len(nodes)) // the value behind each dep, for messages
 	for i, n := range nodes {
 		if err := a.checkAttrs(n); err != nil {
@@ -135,6 +140,7 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 				reads = append(reads, name)
 			}
 		}
+		readsOf[i] = reads
 		for _, in := range reads {
 			if defined[in] {
 				continue
@@ -173,6 +179,24 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 	for k, i := range order {
 		p.nodes[k] = nodes[i]
 		p.fns[k] = lookupOp(nodes[i].GetOpType(), a.opset)
+	}
+	// Last readers, in run order: a value produced here and read last by
+	// the k-th node to run is released after it.
+	last := map[string]int{}
+	for k, i := range order {
+		for _, in := range readsOf[i] {
+			if _, ok := producer[in]; ok {
+				last[in] = k
+			}
+		}
+	}
+	for _, o := range g.GetOutput() {
+		delete(last, o.GetName())
+	}
+	p.release = make([][]string, len(order))
+	for _, name := range sortedKeys(last) {
+		k := last[name]
+		p.release[k] = append(p.release[k], name)
 	}
 	a.plans[g] = p
 	return free, nil

@@ -191,6 +191,9 @@ func (m *Model) runGraph(g *onnxpb.GraphProto, s *scope, training bool) []*tenso
 	}
 	for i, n := range p.nodes {
 		m.runNode(n, p.fns[i], s, training)
+		for _, name := range p.release[i] {
+			delete(s.vals, name)
+		}
 	}
 	outs := make([]*tensor.Tensor, len(g.GetOutput()))
 	for i, o := range g.GetOutput() {
