@@ -15,6 +15,7 @@ import (
 
 	"github.com/sporeml/spore/npy"
 	"github.com/sporeml/spore/onnx"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -25,10 +26,13 @@ name, shape, dtype and a summary (min, max, mean, first values).
 
 Inputs: --input PATH gives the model's inputs in order, one flag each;
 --input NAME=PATH gives the input NAME; --input PATH.npz gives the inputs
-named by the archive's keys. With --batch B, inputs that are not given are
-made up (float inputs from N(0, 1) with seed 0, integer and bool inputs
-zero) with batch B and the rest of the shape the model declares, and given
-inputs whose batch differs are tiled (their rows repeated) to B rows.
+named by the archive's keys. A float input of another precision than the
+model's (NumPy's default float64 for a float32 model) is converted.
+
+With --batch B, inputs that are not given are made up (float inputs from
+N(0, 1) with seed 0, integer and bool inputs zero) with batch B and the rest
+of the shape the model declares, and given inputs whose batch differs are
+tiled (their rows repeated) to B rows.
 
 Outputs: --output F.npz writes every output into one archive, keyed by
 output name; --output F.npy writes a model's only output; one --output F.npy
@@ -268,6 +272,12 @@ func gatherInputs(infos []onnx.ValueInfo, flags []string, batch int) (xs []*tens
 		xs[next], sources[next] = t, f
 	}
 	for i, in := range infos {
+		// NumPy's default float is float64 (np.random.randn), a model's
+		// float32: convert between float types rather than refuse.
+		if x := xs[i]; x != nil && x.DType().IsFloat() && in.DType.IsFloat() && x.DType() != in.DType {
+			xs[i] = ops.Cast(x, in.DType)
+			sources[i] += fmt.Sprintf(" (%v converted to %v)", x.DType(), in.DType)
+		}
 		switch {
 		case xs[i] == nil && batch == 0:
 			return nil, nil, usagef("input %s is not given: pass --input (or --batch B to make one up)", in)

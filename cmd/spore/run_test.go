@@ -125,6 +125,10 @@ func TestRunFlags(t *testing.T) {
 	if err := npy.WriteNPZ(npz, []string{"x"}, []*tensor.Tensor{cnnIn}); err != nil {
 		t.Fatal(err)
 	}
+	f64 := filepath.Join(dir, "in64.npy")
+	if err := npy.WriteFile(f64, tensor.FromSlice(cnnIn.Float64s(), cnnIn.Shape()...)); err != nil {
+		t.Fatal(err)
+	}
 	// rows checks the output's first rows against PyTorch's, cyclically.
 	rows := func(n int) func(t *testing.T, y *tensor.Tensor) {
 		return func(t *testing.T, y *tensor.Tensor) {
@@ -157,6 +161,7 @@ func TestRunFlags(t *testing.T) {
 		}},
 		{"pynative", []string{"run", fixture("cnn.onnx"), "--input", fixture("cnn_in.npy"), "--mode", "pynative"}, "pynative mode", rows(2)},
 		{"bench", []string{"run", fixture("cnn.onnx"), "--batch", "2", "--bench", "3", "--rounds", "2"}, "µs per call at batch 2 (best of 2 rounds of 3 calls, after 2 warm-up calls)", nil},
+		{"float64", []string{"run", fixture("cnn.onnx"), "--input", f64}, "(Float64 converted to Float32)", rows(2)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
