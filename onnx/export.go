@@ -44,10 +44,20 @@ const (
 // reads the opset reads the file.
 var exportIRVersions = map[int64]int64{17: 8, 18: 8, 19: 9, 20: 9, 21: 10}
 
-// DynamicBatch makes axis 0 of every input and output a symbolic "batch"
-// dimension: the model runs at any batch size, not only the example
-// inputs'. Reshapes whose target includes the traced batch are written
-// with -1 in its place, so that they follow the batch.
+// DynamicBatch makes axis 0 of every input a symbolic "batch" dimension,
+// and the axis of every output that follows it: the model runs at any
+// batch size, not only the example inputs'. Export follows the batch
+// axis through the graph; reshapes whose target includes the traced
+// batch are written with -1 in its place, broadcasts with 1, slices of
+// the whole batch up to the end, so that they follow the input.
+//
+// To make sure the model is right at other batch sizes, Export traces f
+// a second time at another batch and checks that every value's shape
+// changed exactly along the batch axis found for it. A function whose
+// graph depends on the batch otherwise — a constant made with the batch
+// size as a Go int (ops.Zeros(x.Dim(0), n)), a Scan along the batch —
+// fails to export with an error naming the line, rather than giving a
+// model that is wrong at other batch sizes.
 func DynamicBatch() ExportOption { return func(c *exportConfig) { c.dynBatch = true } }
 
 // InputNames names the model's inputs, in order (default "input" for one
