@@ -248,6 +248,14 @@ func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
 	if len(m.outputs) == 0 {
 		return nil, fmt.Errorf("onnx: the graph has no outputs")
 	}
+	// The decoded tensors are all that is needed of the initializers:
+	// dropping their bytes from the kept graph halves a model's memory.
+	g.Initializer = nil
+	for sub := range m.plans {
+		if sub != g {
+			sub.Initializer = nil
+		}
+	}
 	nn.Init(m)
 	return m, nil
 }
