@@ -123,6 +123,20 @@ func TestNodeErrorNamed(t *testing.T) {
 			t.Errorf("mode %v: error %v, want one naming node fc1/matmul", mode, err)
 		}
 	}
+	// Inside a sub-graph, the error names the enclosing node too.
+	ip := ifModel()
+	ip.Graph.Input[0] = &onnxpb.ValueInfoProto{Name: proto.String("x")}
+	m = mustLoad(t, marshal(t, ip))
+	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		var err error
+		inMode(mode, func() { _, err = m.Run(tensor.Ones(tensor.Float32, 2, 4)) })
+		if err == nil || !strings.Contains(err.Error(), `node "branch" (If): node "then/mul" (Mul): `) {
+			t.Errorf("mode %v: error %v, want one naming the If and the Mul in its branch", mode, err)
+		}
+		if testing.Verbose() {
+			t.Log(err)
+		}
+	}
 }
 
 // toDouble rewrites a float32 model to float64, for finite differences.
