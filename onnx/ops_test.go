@@ -535,7 +535,7 @@ var gradCases = []string{
 	"pad_wrap_op19", "expand", "tile", "transpose", "shape_subgraph", "flatten_axis2", "unsqueeze", "squeeze",
 	"elu", "selu", "prelu", "instancenorm", "reducel2_op18", "reducelogsumexp", "cumsum_excl_rev", "topk", "trilu_lower_k",
 	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
-	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish", "maxpool_dilated", "lrn", "lpnorm_l2", "mvn", "shrink",
+	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish", "maxpool_dilated", "lrn", "lpnorm_l2", "mvn", "shrink", "resize_0", "resize_4", "resize_5", "resize_axes_op18",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of

@@ -360,6 +360,27 @@ case('mvn', [node('MeanVarianceNormalization', ['x'])], {'x': randn(2, 3, 4, 5)}
 case('mvn_axes', [node('MeanVarianceNormalization', ['x'], axes=[1])], {'x': randn(2, 3, 4)})
 case('lrn', [node('LRN', ['x'], size=3, alpha=1e-2, beta=0.75, bias=2.0)], {'x': randn(2, 5, 3, 3)})
 
+# ---- Resize ------------------------------------------------------------
+E = np.zeros(0, np.float32)
+sc = lambda *v: np.array(v, np.float32)
+for i, (attrs, x, scales, sizes) in enumerate([
+        (dict(mode='nearest'), randn(1, 2, 3, 4), sc(1, 1, 2, 2), None),
+        (dict(mode='nearest', coordinate_transformation_mode='asymmetric', nearest_mode='floor'), randn(1, 2, 3, 4), sc(1, 1, 2, 3), None),
+        (dict(mode='nearest', nearest_mode='round_prefer_ceil'), randn(1, 1, 5, 5), None, ints(1, 1, 3, 8)),
+        (dict(mode='nearest', coordinate_transformation_mode='tf_half_pixel_for_nn', nearest_mode='ceil'), randn(1, 1, 4, 4), sc(1, 1, 1.5, 0.5), None),
+        (dict(mode='linear'), randn(1, 2, 3, 4), sc(1, 1, 2, 2), None),
+        (dict(mode='linear', coordinate_transformation_mode='align_corners'), randn(2, 1, 3, 4), None, ints(2, 1, 7, 5)),
+        (dict(mode='linear', coordinate_transformation_mode='pytorch_half_pixel'), randn(1, 2, 4, 6), None, ints(1, 2, 1, 3)),
+        (dict(mode='linear', coordinate_transformation_mode='asymmetric'), randn(1, 1, 4, 4), sc(1, 1, 0.5, 1.75), None),
+        (dict(mode='linear'), randn(2, 3, 5), sc(1, 1, 2.5), None)]):
+    inits = {'roi': E, 'scales': scales if scales is not None else E}
+    names = ['x', 'roi', 'scales']
+    if sizes is not None:
+        inits['sizes'] = sizes
+        names.append('sizes')
+    case('resize_%d' % i, [node('Resize', names, **attrs)], {'x': x}, inits, opset=11 if i == 8 else 13 if i % 2 else 19)
+case('resize_axes_op18', [node('Resize', ['x', '', 's'], mode='linear', axes=[2, 3])], {'x': randn(1, 2, 3, 3)}, {'s': sc(2, 0.7)}, opset=18)
+
 
 def main():
     only = set(sys.argv[1:])
