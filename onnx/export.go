@@ -113,6 +113,12 @@ func Export(f any, inputs []*tensor.Tensor, path string, opts ...ExportOption) (
 	if err != nil {
 		return err
 	}
+	if n := proto.Size(m); n > math.MaxInt32 {
+		// Protobuf's limit, which every ONNX reader enforces; larger models
+		// keep their initializers in external data files, which Export
+		// does not write.
+		return fmt.Errorf("onnx: Export: the model is %d bytes, over the 2 GiB a single ONNX file may hold (Export does not write external data)", n)
+	}
 	data, err := proto.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("onnx: Export: encoding the model: %v", err)
@@ -183,11 +189,13 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 	defer restore()
 	defer func() {
 		if r := recover(); r != nil {
+			// A shape or dtype error of the traced function (which names
+			// the op and the line), or a bug of the exporter.
 			if e, ok := r.(error); ok {
-				err = fmt.Errorf("onnx: Export: tracing %s: %w", name, e)
+				err = fmt.Errorf("onnx: Export: %s: %w", name, e)
 				return
 			}
-			err = fmt.Errorf("onnx: Export: tracing %s: %v", name, r)
+			err = fmt.Errorf("onnx: Export: %s: %v", name, r)
 		}
 	}()
 	g, err := exportTrace(name, metas, fn)
