@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/npy"
@@ -173,6 +174,23 @@ func TestExportModels(t *testing.T) {
 	}
 	if !mlp.Training() {
 		t.Errorf("Export left a training cell in evaluation mode")
+	}
+	// What Graph mode runs of these models is fused (GEMM epilogues,
+	// elementwise loops), which ONNX has no ops for: the exports above
+	// are of the graph before fusion.
+	for _, c := range []struct {
+		cell nn.Module
+		x    *tensor.Tensor
+	}{{lenet, randn(2, 1, 28, 28)}, {enc, randn(5, 2, 16)}} {
+		ir, err := spore.IR(c.cell.(interface {
+			Construct(*tensor.Tensor) *tensor.Tensor
+		}).Construct, []any{c.x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ir, compile.MatMulBiasAct.Name) && !strings.Contains(ir, "Fused[") {
+			t.Errorf("%T's optimised IR has no fused op:\n%s", c.cell, ir)
+		}
 	}
 }
 
