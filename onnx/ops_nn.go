@@ -59,7 +59,7 @@ func (c *nodeCtx) to2D(x *tensor.Tensor, what string) (*tensor.Tensor, bool, err
 		s := x.Shape()
 		return ops.Reshape(x, s[0], s[1], 1, s[2]), true, nil
 	}
-	return nil, false, c.Errorf("%s has shape %v; spore supports 1-D (N×C×L) and 2-D (N×C×H×W) only", what, x.Shape())
+	return nil, false, c.Errorf("%s has shape %v; spore supports 1-D (N×C×L), 2-D (N×C×H×W) and, for Conv and pooling, 3-D (N×C×D×H×W)", what, x.Shape())
 }
 
 // from2D undoes to2D on a result.
@@ -186,6 +186,9 @@ func convOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	w, err := c.need(ins, 1, "W")
 	if err != nil {
 		return nil, err
+	}
+	if x.Rank() == 5 {
+		return c.conv3D(x, w, c.In(ins, 2))
 	}
 	x, oneD, err := c.to2D(x, "X")
 	if err != nil {
@@ -512,6 +515,9 @@ func poolOp(isMax bool) opFunc {
 		}
 		if !c.Has("kernel_shape") {
 			return nil, c.Errorf("attribute kernel_shape is missing")
+		}
+		if x.Rank() == 5 {
+			return c.pool3D(x, isMax)
 		}
 		x, oneD, err := c.to2D(x, "X")
 		if err != nil {

@@ -408,7 +408,9 @@ func TestOpErrors(t *testing.T) {
 		{"maxpool indices", 17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxPool"), Input: []string{"x"}, Output: []string{"y", "idx"}, Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2)}}, nil, []*tensor.Tensor{img}, "Indices output"},
 		{"averagepool dilations", 19, node("AveragePool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("dilations", 2, 2)), nil, []*tensor.Tensor{img}, "dilations [2 2] are not supported"},
 		{"maxpool no kernel", 17, node("MaxPool", []string{"x"}), nil, []*tensor.Tensor{img}, "kernel_shape is missing"},
-		{"conv 3-D", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 1, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2)}, "1-D (N×C×L) and 2-D"},
+		{"conv 4-D spatial", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 1, 1, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2, 2)}, "2-D (N×C×H×W) and, for Conv and pooling, 3-D"},
+		{"maxpool 3-D ceil", 17, node("MaxPool", []string{"x"}, intsAttr("kernel_shape", 2, 2, 2), intAttr("ceil_mode", 1)), nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 3, 3, 3)}, "ceil_mode=1 is not supported for 3-D"},
+		{"conv 3-D window too large", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 4, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 3, 3, 3)}, "larger than the padded input"},
 		{"conv bad auto_pad", 17, node("Conv", []string{"x", "w"}, strAttr("auto_pad", "SAME")), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, `auto_pad is "SAME"`},
 		{"conv kernel disagrees", 17, node("Conv", []string{"x", "w"}, intsAttr("kernel_shape", 3, 3)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, "disagrees"},
 		{"batchnorm training", 17, node("BatchNormalization", []string{"x", "s", "b", "m", "v"}, intAttr("training_mode", 1)), map[string]*tensor.Tensor{"s": tensor.Ones(tensor.Float32, 2), "b": tensor.Ones(tensor.Float32, 2), "m": tensor.Ones(tensor.Float32, 2), "v": tensor.Ones(tensor.Float32, 2)}, []*tensor.Tensor{img}, "training_mode=1"},
@@ -536,6 +538,7 @@ var gradCases = []string{
 	"elu", "selu", "prelu", "instancenorm", "reducel2_op18", "reducelogsumexp", "cumsum_excl_rev", "topk", "trilu_lower_k",
 	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
 	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish", "maxpool_dilated", "lrn", "lpnorm_l2", "mvn", "shrink", "resize_0", "resize_4", "resize_5", "resize_axes_op18",
+	"conv3d", "conv3d_groups_dil", "maxpool3d", "avgpool3d_exclude", "avgpool3d_include",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of

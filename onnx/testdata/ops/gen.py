@@ -381,6 +381,13 @@ for i, (attrs, x, scales, sizes) in enumerate([
     case('resize_%d' % i, [node('Resize', names, **attrs)], {'x': x}, inits, opset=11 if i == 8 else 13 if i % 2 else 19)
 case('resize_axes_op18', [node('Resize', ['x', '', 's'], mode='linear', axes=[2, 3])], {'x': randn(1, 2, 3, 3)}, {'s': sc(2, 0.7)}, opset=18)
 
+# ---- 3-D convolution and pooling ---------------------------------------
+case('conv3d', [node('Conv', ['x', 'w', 'b'], pads=[1, 0, 1, 0, 1, 1], strides=[2, 1, 2])], {'x': randn(2, 2, 5, 4, 6)}, {'w': randn(3, 2, 3, 2, 3), 'b': randn(3)})
+case('conv3d_groups_dil', [node('Conv', ['x', 'w'], group=2, dilations=[2, 1, 1], pads=[1, 1, 0, 0, 1, 1])], {'x': randn(1, 4, 6, 3, 4)}, {'w': randn(2, 2, 2, 3, 2)})
+case('maxpool3d', [node('MaxPool', ['x'], kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 1, 0, 0, 1, 1])], {'x': randn(1, 2, 5, 4, 5)})
+case('avgpool3d_exclude', [node('AveragePool', ['x'], kernel_shape=[3, 2, 2], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0])], {'x': randn(2, 1, 5, 4, 3)})
+case('avgpool3d_include', [node('AveragePool', ['x'], kernel_shape=[3, 2, 2], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0], count_include_pad=1)], {'x': randn(2, 1, 5, 4, 3)})
+
 
 def main():
     only = set(sys.argv[1:])
