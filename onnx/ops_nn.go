@@ -241,6 +241,9 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	if err != nil {
 		return nil, err
 	}
+	if x.Rank() == 5 {
+		return nil, c.Errorf("3-D ConvTranspose (X %v) is not supported", x.Shape())
+	}
 	x, oneD, err := c.to2D(x, "X")
 	if err != nil {
 		return nil, err
