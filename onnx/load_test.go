@@ -231,6 +231,13 @@ func TestExternalData(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mlp.onnx.data"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	outside := filepath.Join(t.TempDir(), "secret.data")
+	if err := os.WriteFile(outside, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link.data")); err != nil {
+		t.Fatal(err)
+	}
 	write := func(name string, edit func(g *onnxpb.GraphProto)) string {
 		m := mlpModel()
 		m.Graph.Initializer[0] = externalTensor("fc1.weight", []int64{3, 4}, "mlp.onnx.data", 8, 48)
@@ -263,6 +270,7 @@ func TestExternalData(t *testing.T) {
 		{"past the end", externalTensor("fc1.weight", []int64{3, 4}, "mlp.onnx.data", 80, 48), "too short"},
 		{"wrong length", externalTensor("fc1.weight", []int64{3, 4}, "mlp.onnx.data", 0, 40), "want 48"},
 		{"huge dims", externalTensor("fc1.weight", []int64{1 << 20, 1 << 10}, "mlp.onnx.data", 0, 48), "want 4294967296"},
+		{"symbolic link out", externalTensor("fc1.weight", []int64{3, 4}, "link.data", 8, 48), "through a symbolic link"},
 		{"directory", externalTensor("fc1.weight", []int64{3, 4}, ".", 0, 48), "not a regular file"},
 	}
 	for _, c := range bad {

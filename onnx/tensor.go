@@ -224,6 +224,14 @@ func readExternal(tp *onnxpb.TensorProto, dir string, want int) ([]byte, error) 
 		return nil, fmt.Errorf("external data in %q: negative offset %d or length %d", loc, offset, length)
 	}
 	path := filepath.Join(dir, clean)
+	// A symbolic link inside dir must not lead out of it either.
+	if realDir, err := filepath.EvalSymlinks(dir); err == nil {
+		if realPath, err := filepath.EvalSymlinks(path); err == nil {
+			if rel, err := filepath.Rel(realDir, realPath); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return nil, fmt.Errorf("external data location %q leads out of the model's directory through a symbolic link", loc)
+			}
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("external data: %w", err)
