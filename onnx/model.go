@@ -66,7 +66,9 @@ func (m *Model) Construct(xs ...*tensor.Tensor) *tensor.Tensor {
 // Outputs runs the model and returns all its outputs, in the order of
 // OutputInfo. In Graph mode (spore.GraphMode in the context) it runs a
 // plan compiled once per input shapes, as Call does for the first output;
-// inside a traced function it is traced inline.
+// inside a traced function it is traced inline. nn.Jit, which compiles
+// Call, does not reach Outputs: outside Graph mode, compile it with
+// spore.Jit(m.Outputs).
 func (m *Model) Outputs(xs ...*tensor.Tensor) []*tensor.Tensor {
 	if spore.GetContext().Mode != spore.GraphMode || anySymbolic(xs) {
 		return m.forward(xs)

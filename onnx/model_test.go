@@ -383,7 +383,10 @@ func loopModel() *onnxpb.ModelProto {
 
 // whileModel doubles x until its sum reaches 100: a Loop whose condition
 // the body computes, which becomes a While.
-func whileModel() *onnxpb.ModelProto {
+func whileModel() *onnxpb.ModelProto { return whileModelTrips(-1) }
+
+// whileModelTrips is whileModel with at most trips trips (-1: no limit).
+func whileModelTrips(trips int64) *onnxpb.ModelProto {
 	body := graphProto("body", []*onnxpb.NodeProto{
 		constNode("two", scalarFloat(2)),
 		constNode("limit", scalarFloat(100)),
@@ -393,10 +396,15 @@ func whileModel() *onnxpb.ModelProto {
 	}, nil, []*onnxpb.ValueInfoProto{
 		valueInfoProto("i", onnxpb.TensorProto_INT64), valueInfoProto("c", onnxpb.TensorProto_BOOL), valueInfoProto("v", onnxpb.TensorProto_FLOAT),
 	}, []*onnxpb.ValueInfoProto{valueInfoProto("c2", onnxpb.TensorProto_BOOL), valueInfoProto("v2", onnxpb.TensorProto_FLOAT)})
-	g := graphProto("whilemodel", []*onnxpb.NodeProto{
+	nodes := []*onnxpb.NodeProto{
 		constNode("go", boolTensor("", true)),
 		node("Loop", "loop", []string{"", "go", "x"}, []string{"y"}, attrGraph("body", body)),
-	}, nil,
+	}
+	if trips >= 0 {
+		nodes = append([]*onnxpb.NodeProto{constNode("trips", int64Tensor("", nil, []int64{trips}))}, nodes...)
+		nodes[2].Input[0] = "trips"
+	}
+	g := graphProto("whilemodel", nodes, nil,
 		[]*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
 		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT, -1, 3)})
 	return modelProto(17, g)
@@ -459,6 +467,12 @@ func TestLoopAndScan(t *testing.T) {
 		want[i] = float64(v[i])
 	}
 	assertClose(t, "Loop with a computed condition", got[0].Float64s(), want, 1e-6)
+	// With a trip count of 2 the loop stops before the sum reaches 100.
+	got = bothModes(t, marshal(t, whileModelTrips(2)), 0, xt)
+	for i := range x {
+		want[i] = float64(4 * x[i])
+	}
+	assertClose(t, "Loop with a computed condition and a trip count", got[0].Float64s(), want, 1e-6)
 
 	for _, reverse := range []bool{false, true} {
 		s0 := tensor.FromSlice([]float32{10, 20, 30}, 3)
