@@ -157,6 +157,8 @@ func init() {
 	})
 	register("LRN", 13, 0, lrnOp)
 	register("GatherElements", 11, 0, gatherElementsOp)
+	register("ScatterND", 11, 0, scatterNDOp)
+	register("ScatterElements", 11, 0, scatterElementsOp)
 	register("OneHot", 11, 0, oneHotOp)
 	register("DepthToSpace", 11, 0, depthToSpaceOp)
 	register("SpaceToDepth", 11, 0, spaceToDepthOp)
@@ -519,4 +521,152 @@ func lrnOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	den := ops.PowScalar(ops.AddScalar(ops.MulScalar(sum, alpha/float64(size)), bias), beta)
 	return one(ops.Div(x, den))
+}
+
+// scatterGather writes updates into data at the flat positions pos (pos[j]
+// receives updates' element j; a later j wins) as one Gather from data
+// and updates joined end to end, whose indices are constants: spore has
+// no scatter primitive, and a Gather's gradient reaches both operands.
+func scatterGather(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
+	n := data.Size()
+	src := make([]int64, n)
+	for i := range src {
+		src[i] = int64(i)
+	}
+	for j, p := range pos {
+		src[p] = int64(n + j)
+	}
+	joined := ops.Concat(0, ops.Reshape(data, n), ops.Reshape(updates, updates.Size()))
+	return ops.Reshape(ops.Gather(joined, tensor.FromSlice(src, n), 0), data.Shape()...)
+}
+
+// scatterIndices reads a scatter node's concrete indices after checking
+// its reduction and dtypes.
+func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, error) {
+	if r := c.String("reduction", "none"); r != "none" {
+		return nil, c.Errorf("reduction %q is not supported (none is)", r)
+	}
+	if data.DType() != updates.DType() {
+		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
+	}
+	if idx.IsSymbolic() {
+		return nil, c.Errorf("indices depend on the model's input values; spore scatters only at indices known at trace time")
+	}
+	return c.Ints(idx, "indices")
+}
+
+// scatterNDOp is ScatterND: each index tuple (the last axis of indices)
+// picks a slice of data that the matching slice of updates replaces.
+func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	updates, err := c.need(ins, 2, "updates")
+	if err != nil {
+		return nil, err
+	}
+	iv, err := c.scatterIndices(data, idx, updates)
+	if err != nil {
+		return nil, err
+	}
+	if idx.Rank() < 1 {
+		return nil, c.Errorf("indices must have rank 1 or more, got %v", idx.Shape())
+	}
+	k := idx.Dim(-1)
+	ds := data.Shape()
+	if k < 1 || k > len(ds) {
+		return nil, c.Errorf("index tuples of length %d do not fit data %v", k, ds)
+	}
+	want := append(append([]int(nil), idx.Shape()[:idx.Rank()-1]...), ds[k:]...)
+	if !updates.Shape().Equal(want) {
+		return nil, c.Errorf("updates have shape %v, want %v for data %v and indices %v", updates.Shape(), want, ds, idx.Shape())
+	}
+	inner := 1
+	for _, d := range ds[k:] {
+		inner *= d
+	}
+	var pos []int
+	for t := 0; t < len(iv)/k; t++ {
+		off := 0
+		for j := range k {
+			v, n := iv[t*k+j], int64(ds[j])
+			if v < -n || v >= n {
+				return nil, c.Errorf("index %d is out of range for axis %d of extent %d", v, j, n)
+			}
+			if v < 0 {
+				v += n
+			}
+			off = off*ds[j] + int(v)
+		}
+		for e := range inner {
+			pos = append(pos, off*inner+e)
+		}
+	}
+	return one(scatterGather(data, updates, pos))
+}
+
+// scatterElementsOp is ScatterElements: updates[p] replaces the element of
+// data at p with its axis coordinate replaced by indices[p].
+func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	updates, err := c.need(ins, 2, "updates")
+	if err != nil {
+		return nil, err
+	}
+	iv, err := c.scatterIndices(data, idx, updates)
+	if err != nil {
+		return nil, err
+	}
+	ds, is := data.Shape(), idx.Shape()
+	if len(is) != len(ds) || !updates.Shape().Equal(is) {
+		return nil, c.Errorf("indices %v and updates %v must share a shape of data %v's rank", is, updates.Shape(), ds)
+	}
+	for i := range is {
+		if is[i] > ds[i] {
+			return nil, c.Errorf("indices %v exceed data %v on axis %d", is, ds, i)
+		}
+	}
+	ax, err := c.axis(c.Int("axis", 0), len(ds), "axis")
+	if err != nil {
+		return nil, err
+	}
+	pos := make([]int, len(iv))
+	coord := make([]int, len(is))
+	for j, v := range iv {
+		n := int64(ds[ax])
+		if v < -n || v >= n {
+			return nil, c.Errorf("index %d is out of range for axis %d of extent %d", v, ax, n)
+		}
+		if v < 0 {
+			v += n
+		}
+		off := 0
+		for i := range is {
+			x := coord[i]
+			if i == ax {
+				x = int(v)
+			}
+			off = off*ds[i] + x
+		}
+		pos[j] = off
+		for i := len(is) - 1; i >= 0; i-- { // next coordinate, row-major
+			if coord[i]++; coord[i] < is[i] {
+				break
+			}
+			coord[i] = 0
+		}
+	}
+	return one(scatterGather(data, updates, pos))
 }

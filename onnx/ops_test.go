@@ -438,16 +438,17 @@ func TestOpErrors(t *testing.T) {
 		{"einsum bad letter", 17, node("Einsum", []string{"x"}, strAttr("equation", "i1j->j")), nil, []*tensor.Tensor{x}, "not an index letter"},
 		{"einsum operand count", 17, node("Einsum", []string{"x"}, strAttr("equation", "ij,jk->ik")), nil, []*tensor.Tensor{x}, "has 2 operands"},
 		{"einsum unknown output", 17, node("Einsum", []string{"x"}, strAttr("equation", "ijk->z")), nil, []*tensor.Tensor{x}, "in no operand"},
+		{"scatter reduction", 17, node("ScatterElements", []string{"x", "i", "u"}, strAttr("reduction", "add")), map[string]*tensor.Tensor{"i": i64(0)}, []*tensor.Tensor{x, tensor.Ones(tensor.Float32, 1)}, `reduction "add"`},
 		{"missing input", 17, node("MatMul", []string{"x"}), nil, []*tensor.Tensor{x}, "required input 1 (B) is missing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// The node's inputs that are not constants are the graph
+			// inputs, bound to tc.inputs in order.
 			var data []string
-			for i, in := range tc.node.GetInput() {
-				if _, ok := tc.consts[in]; !ok && i < len(tc.inputs) && in != "" {
-					if len(data) < len(tc.inputs) && !contains(data, in) {
-						data = append(data, in)
-					}
+			for _, in := range tc.node.GetInput() {
+				if _, ok := tc.consts[in]; !ok && in != "" && len(data) < len(tc.inputs) && !contains(data, in) {
+					data = append(data, in)
 				}
 			}
 			m := oneNodeModel(tc.opset, tc.node, data, tc.consts)
@@ -544,6 +545,7 @@ var gradCases = []string{
 	"softmax_op11", "mod_fmod_float", "avgpool_ceil_include", "reduceprod", "reducelogsum",
 	"einsum_2", "einsum_8", "einsum_11", "gatherelements_short", "depthtospace_crd", "spacetodepth", "celu", "mish", "maxpool_dilated", "lrn", "lpnorm_l2", "mvn", "shrink", "resize_0", "resize_4", "resize_5", "resize_axes_op18",
 	"conv3d", "conv3d_groups_dil", "maxpool3d", "avgpool3d_exclude", "avgpool3d_include",
+	"scatternd", "scatterelements",
 }
 
 // TestOpGradients checks, for each of gradCases, that the gradient of
@@ -727,6 +729,41 @@ func TestOpFixturesThroughLoad(t *testing.T) {
 						t.Errorf("%v, output %d: %v", mode, i, err)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestTracedShapeInputsRefused checks the Graph-mode side of inputs that
+// must be known at trace time: computed from the model's input values
+// they are traced, and the op says so. (In PyNative mode the same values
+// are concrete and the ops run; refusing them there too needs the
+// loader's view of which values depend on the model's inputs.)
+func TestTracedShapeInputsRefused(t *testing.T) {
+	x := tensor.RandNormal(tensor.Float32, 0, 1, 2, 3, 4)
+	cases := []struct {
+		op     string
+		attrs  []*onnxpb.AttributeProto
+		inputs []*tensor.Tensor
+		want   string
+	}{
+		{"Reshape", nil, []*tensor.Tensor{x, int64s([]int64{4, 6})}, "input shape depends on the model's input values"},
+		{"Range", nil, []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(5)), tensor.Scalar(int64(1))}, "length of a Range must be known at trace time"},
+		{"ScatterND", nil, []*tensor.Tensor{x, int64s([]int64{0}), tensor.Ones(tensor.Float32, 3, 4)}, "indices known at trace time"},
+		{"Tile", nil, []*tensor.Tensor{x, int64s([]int64{1, 1, 2})}, "input repeats depends on the model's input values"},
+		{"Slice", nil, []*tensor.Tensor{x, int64s([]int64{0}), int64s([]int64{1})}, "input starts depends on the model's input values"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.op, func(t *testing.T) {
+			names := make([]string, len(tc.inputs))
+			for i := range names {
+				names[i] = fmt.Sprintf("in%d", i)
+			}
+			n := &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String(tc.op), Input: names, Output: []string{"y"}, Attribute: tc.attrs}
+			m := oneNodeModel(17, n, names, nil)
+			_, _, _, gerr := runBothModes(m, tc.inputs)
+			if gerr == nil || !strings.Contains(gerr.Error(), tc.want) {
+				t.Errorf("Graph: got %v, want an error containing %q", gerr, tc.want)
 			}
 		})
 	}

@@ -388,6 +388,12 @@ case('maxpool3d', [node('MaxPool', ['x'], kernel_shape=[2, 3, 2], strides=[2, 1,
 case('avgpool3d_exclude', [node('AveragePool', ['x'], kernel_shape=[3, 2, 2], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0])], {'x': randn(2, 1, 5, 4, 3)})
 case('avgpool3d_include', [node('AveragePool', ['x'], kernel_shape=[3, 2, 2], strides=[2, 2, 1], pads=[1, 0, 1, 1, 1, 0], count_include_pad=1)], {'x': randn(2, 1, 5, 4, 3)})
 
+# ---- scatters with constant indices -----------------------------------
+case('scatternd', [node('ScatterND', ['x', 'i', 'u'])], {'x': randn(4, 3, 2), 'u': randn(2, 3, 2)}, {'i': np.array([[1], [-1]], np.int64)})
+case('scatternd_elems', [node('ScatterND', ['x', 'i', 'u'])], {'x': randn(4, 3), 'u': randn(3)}, {'i': np.array([[0, 1], [3, -1], [2, 0]], np.int64)})
+case('scatterelements', [node('ScatterElements', ['x', 'i', 'u'], axis=1)], {'x': randn(3, 5), 'u': randn(3, 2)}, {'i': np.array([[0, 4], [-1, 1], [2, 3]], np.int64)})
+case('scatterelements_axis0', [node('ScatterElements', ['x', 'i', 'u'])], {'x': randn(4, 3), 'u': randn(2, 3)}, {'i': np.array([[1, 0, 3], [2, 2, -4]], np.int64)})
+
 
 def main():
     only = set(sys.argv[1:])
