@@ -17,11 +17,13 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// The ai.onnx opset versions the loader accepts. Older opsets changed the
-// meaning of common ops (Split, Squeeze, ReduceSum took attributes instead
-// of inputs before 13), and newer ones are not yet known to the op table.
+// The ai.onnx opset versions the loader accepts. Within them, the op table
+// says which op types it implements at the model's opset (Split, Squeeze
+// and the reductions changed from attributes to inputs at 13, and the
+// table has both forms); opsets before 11 changed too much else, and newer
+// ones are not yet known to it.
 const (
-	MinOpset = 13
+	MinOpset = 11
 	MaxOpset = 21
 )
 

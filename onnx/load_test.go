@@ -93,7 +93,7 @@ func TestLoadRejects(t *testing.T) {
 		{"random bytes", random, "not a valid ONNX model"},
 		{"text", []byte("this is not a model\n"), "not a valid ONNX model"},
 		{"no graph", marshal(t, &onnxpb.ModelProto{IrVersion: proto.Int64(8)}), "holds no graph"},
-		{"old opset", withOpset(7), "opset 7; spore supports opsets 13 to 21"},
+		{"old opset", withOpset(7), "opset 7; spore supports opsets 11 to 21"},
 		{"new opset", withOpset(99), "opset 99"},
 		{"huge dims", withGraph(func(g *onnxpb.GraphProto) {
 			g.Initializer[0] = floatTensor("fc1.weight", []int64{1 << 40, 1 << 40}, []float32{1})
@@ -175,6 +175,23 @@ func TestLoadRejects(t *testing.T) {
 				t.Fatalf("error %q\ndoes not contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestOpsets loads the MLP at every opset the loader accepts.
+func TestOpsets(t *testing.T) {
+	x := []float32{1, -2, 3, 0.5, 0.25, -1}
+	for v := int64(MinOpset); v <= MaxOpset; v++ {
+		mp := mlpModel()
+		mp.OpsetImport[0].Version = proto.Int64(v)
+		m, err := Load(bytes.NewReader(marshal(t, mp)))
+		if err != nil {
+			t.Fatalf("opset %d: %v", v, err)
+		}
+		if m.Opset() != v {
+			t.Errorf("Opset() = %d, want %d", m.Opset(), v)
+		}
+		assertClose(t, "opset "+itoa(int(v)), m.Call(tensor.FromSlice(x, 2, 3)).Float64s(), mlpRef(x, 2), 1e-5)
 	}
 }
 
@@ -313,7 +330,7 @@ func TestCheckReport(t *testing.T) {
 	old := mlpModel()
 	old.OpsetImport[0].Version = proto.Int64(9)
 	rep, err = Check(bytes.NewReader(marshal(t, old)))
-	if err != nil || rep.OK() || !strings.Contains(rep.String(), "problem: the model uses ai.onnx opset 9; spore supports opsets 13 to 21") {
+	if err != nil || rep.OK() || !strings.Contains(rep.String(), "problem: the model uses ai.onnx opset 9; spore supports opsets 11 to 21") {
 		t.Errorf("opset 9: %v\n%v", err, rep)
 	}
 	rep, err = Check(bytes.NewReader(marshal(t, mlpModel())))
