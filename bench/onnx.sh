@@ -17,7 +17,8 @@
 #         8->16 3x3 stride 2, Relu, Flatten, Gemm 3136->10 (PyTorch, opset 13)
 # Each runtime runs with 1 and 2 threads (GOMAXPROCS for spore and gonnx,
 # intra-op threads for ONNX Runtime) and reports the best of 5 rounds; the
-# table keeps each one's faster setting.
+# table keeps each one's faster setting. Its last column compares spore's
+# outputs with ONNX Runtime's (onnx/testdata/ortrun.js) on the same input.
 #
 # Needs, besides Go:
 #   /usr/bin/python3 with numpy (the inputs) and torch (the seed model):
@@ -86,11 +87,15 @@ for m in "${models[@]}"; do
     tag="${m}_b$b"
     echo "$m, batch $b: spore..." >&2
     for t in 1 2; do
-      GOMAXPROCS=$t "$out/spore" run "$model" --input "$out/x_b$b.npy" --bench "$calls" --json >> "$out/spore_$tag.json"
+      GOMAXPROCS=$t "$out/spore" run "$model" --input "$out/x_b$b.npy" --bench "$calls" --json \
+        --output "$out/spore_out_$tag.npz" >> "$out/spore_$tag.json"
     done
     if [ "$ort" = yes ]; then
       echo "$m, batch $b: ONNX Runtime..." >&2
       NODE_PATH="$ortdir/node_modules" node bench/ort_onnx.js "$model" "$out/x_b$b.npy" "$calls" > "$out/ort_$tag.json"
+      # The outputs too, to show that both computed the same thing.
+      mkdir -p "$out/ort_out_$tag"
+      NODE_PATH="$ortdir/node_modules" node onnx/testdata/ortrun.js "$model" "$out/ort_out_$tag" "x=$out/x_b$b.npy" > /dev/null
     fi
     if [ "$gonnx" = yes ]; then
       echo "$m, batch $b: gonnx..." >&2
@@ -101,8 +106,10 @@ for m in "${models[@]}"; do
   done
 done
 
-python3 - "$out" "${models[@]}" <<'PY'
+/usr/bin/python3 - "$out" "${models[@]}" <<'PY'
 import json, os, sys
+
+import numpy as np
 
 d, models = sys.argv[1], sys.argv[2:]
 
@@ -115,6 +122,18 @@ def best(rs, get):
     vals = [(get(r), r.get("threads")) for r in rs]
     vals = [v for v in vals if v[0] is not None]
     return min(vals) if vals else None
+
+def agreement(tag):
+    """max |spore - ORT| / max |ORT| over the outputs, or None."""
+    ref = os.path.join(d, f"ort_out_{tag}")
+    if not os.path.isdir(ref):
+        return None
+    worst = 0.0
+    with np.load(os.path.join(d, f"spore_out_{tag}.npz")) as got:
+        for name in got.files:
+            want = np.load(os.path.join(ref, name + ".npy"))
+            worst = max(worst, float(np.abs(got[name] - want).max() / max(np.abs(want).max(), 1e-30)))
+    return worst
 
 errors = []
 table = []
@@ -130,17 +149,19 @@ for m in models:
             msg = g[0]["error"].split(": ", 1)[-1]
             if f"gonnx on {m}: {msg}" not in errors:
                 errors.append(f"gonnx on {m}: {msg}")
-        table.append((m, b, spore, ort, gonnx))
+        table.append((m, b, spore, ort, gonnx, agreement(tag)))
 
 fmt = lambda v: "-" if v is None else f"{v[0]:.1f} ({v[1]}t)"
 ratio = lambda a, b: "-" if a is None or b is None else f"{b[0] / a[0]:.2f}x"
 print("imported ONNX models, fp32, µs per inference (threads of the best setting); best of 5 rounds")
 print("ratios: how many times as fast spore's Graph mode is (aims: >= 1x ONNX Runtime, >= 5x gonnx)\n")
-cols = ["spore Graph", "ONNX Runtime", "gonnx", "vs ORT", "vs gonnx"]
+cols = ["spore Graph", "ONNX Runtime", "gonnx", "vs ORT", "vs gonnx", "spore-ORT diff"]
 print(f"{'model':6}{'batch':>6}" + "".join(f"{c:>16}" for c in cols))
-for m, b, spore, ort, gonnx in table:
-    cells = [fmt(spore), fmt(ort), fmt(gonnx), ratio(spore, ort), ratio(spore, gonnx)]
+for m, b, spore, ort, gonnx, agree in table:
+    cells = [fmt(spore), fmt(ort), fmt(gonnx), ratio(spore, ort), ratio(spore, gonnx),
+             "-" if agree is None else f"{agree:.1e}"]
     print(f"{m:6}{b:>6}" + "".join(f"{c:>16}" for c in cells))
+print("(spore-ORT diff: the largest difference between their outputs, relative to ORT's largest value)")
 for e in errors:
     print(e)
 PY
