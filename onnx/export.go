@@ -127,7 +127,7 @@ func Export(f any, inputs []*tensor.Tensor, path string, opts ...ExportOption) (
 		_, err := w.Write(data)
 		return err
 	}); err != nil {
-		return fmt.Errorf("onnx: Export: %v", err)
+		return fmt.Errorf("onnx: Export: writing %s: %v", path, err)
 	}
 	return nil
 }
@@ -206,26 +206,34 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 		return nil, fmt.Errorf("onnx: Export: %d output names for %d outputs", len(cfg.outNames), len(g.Outputs))
 	}
 	x := newExporter(cfg, names)
+	var g2 *graph.Graph
+	b1, b2 := 0, 0
+	if cfg.dynBatch {
+		// The graph is traced again at another batch size. Constants
+		// filled with one value whose shape follows the batch (an RNN's
+		// zero initial state) are written as an Expand of that value to a
+		// shape computed from the input's; and once the model is
+		// translated, every value must have the same shape at both batch
+		// sizes but for the batch axis found for it, scaled. Anything else
+		// that depends on the batch — a constant sized by the batch that
+		// is not a fill, an op whose batch axis was misplaced — fails here
+		// instead of giving a model that is wrong at other batch sizes.
+		b1 = metas[0].Shape[0]
+		b2 = b1 + 1
+		other := make([]tensor.Meta, len(metas))
+		for i, m := range metas {
+			other[i] = tensor.Meta{Shape: append(tensor.Shape{b2}, m.Shape[1:]...), DType: m.DType}
+		}
+		if g2, err = exportTrace(name, other, fn); err != nil {
+			return nil, fmt.Errorf("onnx: Export: DynamicBatch: traced again at batch %d: %v", b2, err)
+		}
+		x.findFills(g, g2, b1, b2)
+	}
 	gp, err := x.topGraph(g, name)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.dynBatch {
-		// The graph is traced again at another batch size: every value
-		// must have the same shape but for the batch axis found for it,
-		// scaled. A constant sized by the batch at trace time, or an op
-		// whose batch axis was misplaced, shows up here instead of as a
-		// model that fails, or is wrong, at other batch sizes.
-		b1 := metas[0].Shape[0]
-		b2 := b1 + 1
-		other := make([]tensor.Meta, len(metas))
-		for i, m := range metas {
-			other[i] = tensor.Meta{Shape: append(tensor.Shape{b2}, m.Shape[1:]...), DType: m.DType}
-		}
-		g2, err := exportTrace(name, other, fn)
-		if err != nil {
-			return nil, fmt.Errorf("onnx: Export: DynamicBatch: traced again at batch %d: %v", b2, err)
-		}
 		if err := x.checkBatch(g, g2, b1, b2); err != nil {
 			return nil, fmt.Errorf("onnx: Export: DynamicBatch: %v", err)
 		}

@@ -29,12 +29,25 @@ type exporter struct {
 	// sub-graph's while one is being built.
 	nodes *[]*onnxpb.NodeProto
 	// name and bax are per value: its ONNX name, and with DynamicBatch the
-	// axis whose extent scales with the batch (-1: none).
-	name map[*graph.Value]string
-	bax  map[*graph.Value]int
+	// axis whose extent scales with the batch (-1: none). That extent is
+	// outer·batch·inner — a reshape may merge the batch with axes around
+	// it — and inner is kept too (absent: 1).
+	name  map[*graph.Value]string
+	bax   map[*graph.Value]int
+	inner map[*graph.Value]int
 	// batch is the example inputs' batch size (DynamicBatch only).
 	batch int
+	// fills are the constants filled with one value whose extent on one
+	// axis is a multiple of the batch at two batch sizes (DynamicBatch
+	// only), and batchDim names the input's batch size as a 1-D int64
+	// value, computed once at the top of the graph when a fill needs it.
+	fills    map[*graph.Value]exFill
+	batchDim string
 }
+
+// exFill is a constant to write as its value expanded to a shape whose
+// extent on axis is factor times the batch.
+type exFill struct{ axis, factor int }
 
 func newExporter(cfg exportConfig, pnames map[*tensor.Tensor]string) *exporter {
 	return &exporter{
@@ -44,6 +57,7 @@ func newExporter(cfg exportConfig, pnames map[*tensor.Tensor]string) *exporter {
 		used:   map[string]bool{},
 		name:   map[*graph.Value]string{},
 		bax:    map[*graph.Value]int{},
+		inner:  map[*graph.Value]int{},
 	}
 }
 
@@ -205,6 +219,10 @@ func (x *exporter) topGraph(g *graph.Graph, name string) (*onnxpb.GraphProto, er
 		}
 		gp.Input = append(gp.Input, vi)
 	}
+	if len(x.fills) > 0 {
+		shape := x.op1("Shape", []string{x.name[g.Inputs[0]]})
+		x.batchDim = x.op1("Slice", []string{shape, x.constInts(0), x.constInts(1)})
+	}
 	if err := x.values(g); err != nil {
 		return nil, err
 	}
@@ -266,6 +284,12 @@ func (x *exporter) values(g *graph.Graph) error {
 			x.name[v] = n
 			x.bax[v] = -1
 		case graph.KindConst:
+			if f, ok := x.fills[v]; ok {
+				if err := x.fill(v, f); err != nil {
+					return fmt.Errorf("onnx: Export: constant at %s: %v", exLocOr(v), err)
+				}
+				continue
+			}
 			n, err := x.initializer(v.Tensor, "const")
 			if err != nil {
 				return fmt.Errorf("onnx: Export: constant at %s: %v", exLocOr(v), err)
@@ -337,6 +361,14 @@ func (x *exporter) argBax(v *graph.Value, i int) int {
 	return -1
 }
 
+// argInner is the inner factor of the batch extent of v's argument i.
+func (x *exporter) argInner(v *graph.Value, i int) int {
+	if n, ok := x.inner[v.Args[i]]; ok {
+		return n
+	}
+	return 1
+}
+
 // region translates a control-flow body into a sub-graph. Its inputs are
 // bound as in: the first len(lead) to the sub-graph inputs named there
 // (with metas ms and batch axes lbax), the others, captures, to the names
@@ -346,12 +378,13 @@ func (x *exporter) argBax(v *graph.Value, i int) int {
 func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string, lbax []int) ([]string, error) {
 	g := r.Graph
 	for i, in := range g.Inputs {
+		a := owner.Args[r.Binds[i]]
+		x.inner[in] = x.argInner(owner, r.Binds[i])
 		if i < len(lead) {
 			x.name[in] = lead[i]
 			x.bax[in] = lbax[i]
 			continue
 		}
-		a := owner.Args[r.Binds[i]]
 		x.name[in] = x.name[a]
 		x.bax[in] = x.bax[a]
 		if _, ok := x.bax[a]; !ok {
@@ -598,4 +631,96 @@ func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
 		}
 	}
 	return nil
+}
+
+// findFills records the constants of g that are fills whose shape in g2,
+// the same function traced at batch b2, is theirs with one extent scaled
+// from b1 to b2.
+func (x *exporter) findFills(g, g2 *graph.Graph, b1, b2 int) {
+	x.fills = map[*graph.Value]exFill{}
+	var vs, vs2 []*graph.Value
+	_ = graph.Walk(g, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { vs = append(vs, v); return nil })
+	_ = graph.Walk(g2, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { vs2 = append(vs2, v); return nil })
+	if len(vs) != len(vs2) {
+		return // checkBatch says why
+	}
+	for i, v := range vs {
+		v2 := vs2[i]
+		if v.Kind != graph.KindConst || v2.Kind != graph.KindConst || len(v.Meta.Shape) != len(v2.Meta.Shape) {
+			continue
+		}
+		axis := -1
+		for k := range v.Meta.Shape {
+			if d, d2 := v.Meta.Shape[k], v2.Meta.Shape[k]; d != d2 {
+				if axis >= 0 || d%b1 != 0 || d/b1*b2 != d2 {
+					axis = -2
+					break
+				}
+				axis = k
+			}
+		}
+		if axis >= 0 && exIsFill(v.Tensor) && exIsFill(v2.Tensor) {
+			x.fills[v] = exFill{axis: axis, factor: v.Meta.Shape[axis] / b1}
+		}
+	}
+}
+
+// exIsFill reports whether every element of t is the same.
+func exIsFill(t *tensor.Tensor) bool {
+	vals := t.Float64s()
+	for _, v := range vals {
+		if v != vals[0] && !(v != v && vals[0] != vals[0]) {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// fill writes constant v as its one value expanded to its shape, with
+// the batch axis's extent computed from the input's batch size.
+func (x *exporter) fill(v *graph.Value, f exFill) error {
+	scalar, err := x.scalarOf(v.Tensor)
+	if err != nil {
+		return err
+	}
+	parts := make([]string, len(v.Meta.Shape))
+	for k, d := range v.Meta.Shape {
+		if k == f.axis {
+			parts[k] = x.batchDim
+			if f.factor != 1 {
+				parts[k] = x.op1("Mul", []string{x.batchDim, x.constInts(int64(f.factor))})
+			}
+			continue
+		}
+		parts[k] = x.constInts(int64(d))
+	}
+	shape := x.op1("Concat", parts, exAInt("axis", 0))
+	n := x.unique(fmt.Sprintf("v%d", v.ID))
+	x.node("Expand", []string{scalar, shape}, []string{n})
+	x.name[v] = n
+	x.bax[v] = f.axis
+	x.inner[v] = f.factor
+	return nil
+}
+
+// scalarOf adds a rank-0 initializer holding t's first element.
+func (x *exporter) scalarOf(t *tensor.Tensor) (string, error) {
+	var s *tensor.Tensor
+	switch d := t.Data().(type) {
+	case []float32:
+		s = tensor.Scalar(d[0])
+	case []float64:
+		s = tensor.Scalar(d[0])
+	case []int32:
+		s = tensor.Scalar(d[0])
+	case []int64:
+		s = tensor.Scalar(d[0])
+	case []bool:
+		s = tensor.Scalar(d[0])
+	case []uint8:
+		s = tensor.Scalar(d[0])
+	default:
+		return "", fmt.Errorf("elements of type %T cannot be written", d)
+	}
+	return x.initializer(s, "fill")
 }

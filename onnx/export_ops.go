@@ -384,7 +384,7 @@ func exEmitMatMul(x *exporter, v *graph.Value, in, outs []string) error {
 func exEmitReshape(x *exporter, v *graph.Value, in, outs []string) error {
 	shape := exInts64(v.Meta.Shape)
 	if b := x.argBax(v, 0); x.cfg.dynBatch && b >= 0 {
-		j, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, b, v.Meta.Shape, x.batch)
+		j, _, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, b, x.argInner(v, 0), v.Meta.Shape, x.batch)
 		if err != nil {
 			return err
 		}
@@ -395,26 +395,27 @@ func exEmitReshape(x *exporter, v *graph.Value, in, outs []string) error {
 }
 
 // exReshapeBatchAxis finds the axis of a reshape's target that carries the
-// batch of input axis b: the first axis j whose leading extents
-// out[:j+1] hold whole batches of the input's leading extents in[:b+1],
-// and such that out[:j] splits only what precedes the batch. The target
-// then stays right at any batch size with -1 at j.
-func exReshapeBatchAxis(in tensor.Shape, b int, out tensor.Shape, batch int) (int, error) {
-	lead := 1
-	for _, d := range in[:b] {
-		lead *= d
+// batch of input axis b (whose extent is outer·batch·inner), and the inner
+// factor there. In row-major order the batch index steps the flat index by
+// s = inner·(the extents after b) and spans s·batch; the target axis j
+// carrying it is the one whose stride divides s and whose stride·extent
+// holds whole spans. The target then stays right at any batch size with
+// -1 at j. When no axis does (the batch split over two axes), there is
+// none to write -1 at.
+func exReshapeBatchAxis(in tensor.Shape, b, inner int, out tensor.Shape, batch int) (j, innerOut int, err error) {
+	s := inner
+	for _, d := range in[b+1:] {
+		s *= d
 	}
-	unit := lead * batch
-	if batch > 0 && in[b]%batch == 0 {
-		p := 1
-		for j, d := range out {
-			if lead%p == 0 && unit > 0 && (p*d)%unit == 0 {
-				return j, nil
-			}
-			p *= d
+	span := s * batch
+	stride := 1
+	for j := len(out) - 1; j >= 0 && span > 0 && stride <= s; j-- {
+		if s%stride == 0 && (stride*out[j])%span == 0 {
+			return j, s / stride, nil
 		}
+		stride *= out[j]
 	}
-	return 0, fmt.Errorf("cannot tell which extent of the target %v carries the batch of %v (axis %d)", out, in, b)
+	return 0, 0, fmt.Errorf("cannot tell which extent of the target %v carries the batch of %v (axis %d)", out, in, b)
 }
 
 // exEmitBroadcastTo writes Expand. Under DynamicBatch, the target extent of
@@ -543,6 +544,20 @@ func (x *exporter) propagate(v *graph.Value, projs []*graph.Value) error {
 	for i := range v.Args {
 		batched = batched || x.argBax(v, i) >= 0
 	}
+	// The inner factor of a merged batch extent goes through every op but
+	// a reshape unchanged: from the first argument that has the batch, or
+	// for control flow from the body results or carries that become the
+	// results.
+	inner := 1
+	for i := range v.Args {
+		if x.argBax(v, i) >= 0 {
+			inner = x.argInner(v, i)
+			break
+		}
+	}
+	for _, r := range exResultsOf(v, projs) {
+		x.inner[r] = inner
+	}
 	set := func(b int) {
 		x.bax[v] = b
 		for _, p := range projs {
@@ -555,11 +570,12 @@ func (x *exporter) propagate(v *graph.Value, projs []*graph.Value) error {
 	}
 	switch v.Prim {
 	case ops.ReshapePrim:
-		j, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, x.argBax(v, 0), v.Meta.Shape, x.batch)
+		j, inner, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, x.argBax(v, 0), x.argInner(v, 0), v.Meta.Shape, x.batch)
 		if err != nil {
 			return err
 		}
 		set(j)
+		x.inner[v] = inner
 		return nil
 	case ops.TransposePrim:
 		b := x.argBax(v, 0)
@@ -614,11 +630,13 @@ func (x *exporter) propagate(v *graph.Value, projs []*graph.Value) error {
 		r := v.Regions[0].Graph
 		for _, p := range projs {
 			x.bax[p] = x.bax[r.Outputs[p.Index]]
+			x.inner[p] = x.inner[r.Outputs[p.Index]]
 		}
 		return nil
 	case exCfWhile:
 		for _, p := range projs {
 			x.bax[p] = x.argBax(v, p.Index)
+			x.inner[p] = x.argInner(v, p.Index)
 		}
 		return nil
 	case exCfScan:
@@ -627,8 +645,10 @@ func (x *exporter) propagate(v *graph.Value, projs []*graph.Value) error {
 		for _, p := range projs {
 			if p.Index < nc {
 				x.bax[p] = x.argBax(v, p.Index)
+				x.inner[p] = x.argInner(v, p.Index)
 			} else if b := x.bax[r.Outputs[p.Index]]; b >= 0 {
 				x.bax[p] = b + 1
+				x.inner[p] = x.inner[r.Outputs[p.Index]]
 			} else {
 				x.bax[p] = -1
 			}

@@ -149,6 +149,9 @@ func TestExportModels(t *testing.T) {
 		{"encoder", enc, []int{5, 2, 16}, nil},
 		{"conv_bn_pool", bnNet, []int{2, 3, 8, 8}, nil},
 		{"encoder_opset20", enc, []int{5, 2, 16}, []ExportOption{Opset(20)}},
+		// Recurrent layers are Scans.
+		{"lstm", nn.NewLSTM(4, 6), []int{5, 2, 4}, nil},
+		{"gru_bidirectional", nn.NewGRU(4, 6, nn.RNNConfig{Bidirectional: true, NumLayers: 2}), []int{5, 2, 4}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,6 +281,7 @@ func TestExportDynamicBatch(t *testing.T) {
 		{"lenet", lenet, []int{2, 1, 28, 28}},
 		// Sequence-first, as torch's layer: axis 0 is the sequence.
 		{"encoder", enc, []int{3, 2, 16}},
+		{"lstm_batch_first", nn.NewLSTM(4, 6, nn.RNNConfig{BatchFirst: true}), []int{2, 5, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,6 +304,22 @@ func TestExportDynamicBatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExportDynamicFill exports with a dynamic batch a function that
+// makes constants sized by the batch it is traced at, filled with one
+// value (as RNNs make their zero state), and runs it at other batches.
+func TestExportDynamicFill(t *testing.T) {
+	f := func(x *tensor.Tensor) *tensor.Tensor {
+		n := x.Dim(0)
+		ones := ops.Ones(n, 3)                               // [batch, 3]
+		twos := ops.AddScalar(ops.Ones(2, n*2), 1)           // [2, 2·batch], folded to a fill
+		flat := ops.Reshape(ops.Transpose(twos, 1, 0), n, 4) // back to [batch, 4]
+		return ops.Concat(1, ops.Mul(x, ones), flat)
+	}
+	x := randn(2, 3)
+	runs := [][]*tensor.Tensor{{x}, {randn(5, 3)}, {randn(1, 3)}}
+	exportAndRun(t, "fill", f, func(xs []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{f(xs[0])} }, []*tensor.Tensor{x}, runs, DynamicBatch())
 }
 
 // TestExportRoundTrip loads each PyTorch fixture, exports it again and
@@ -405,7 +425,9 @@ func TestExportErrors(t *testing.T) {
 		{"names", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "names.onnx"), []ExportOption{InputNames("a", "b")}, []string{"2 input names for 1 inputs"}},
 		{"scalar batch", ops.Exp, []*tensor.Tensor{tensor.Scalar(float32(1))}, filepath.Join(dir, "scalar_batch.onnx"), []ExportOption{DynamicBatch()}, []string{"input 0 is a scalar"}},
 		{"shape error", func(a *tensor.Tensor) *tensor.Tensor { return ops.MatMul(a, a) }, []*tensor.Tensor{x}, filepath.Join(dir, "shape.onnx"), nil, []string{"MatMul"}},
-		{"batch-sized constant", func(a *tensor.Tensor) *tensor.Tensor { return ops.Add(a, ops.Ones(a.Dim(0), 3)) }, []*tensor.Tensor{x}, filepath.Join(dir, "const.onnx"),
+		{"batch-sized constant", func(a *tensor.Tensor) *tensor.Tensor {
+			return ops.Add(a, tensor.RandNormal(tensor.Float32, 0, 1, a.Dim(0), 3))
+		}, []*tensor.Tensor{x}, filepath.Join(dir, "const.onnx"),
 			[]ExportOption{DynamicBatch()}, []string{"constant read by Add at", "export_test.go:", "is [2 3] at batch 2 and [3 3] at batch 3"}},
 		{"scan over the batch", func(a *tensor.Tensor) *tensor.Tensor {
 			_, ys := spore.Scan(func(c, xt []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
