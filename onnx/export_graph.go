@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -343,6 +344,9 @@ func (x *exporter) op(v *graph.Value, projs []*graph.Value) error {
 		x.name[v] = outs[0]
 	}
 	if err := emit(x, v, in, outs); err != nil {
+		if strings.HasPrefix(err.Error(), "onnx: Export: ") { // from a value of a body
+			return fmt.Errorf("%v (in a body of %s applied at %s)", err, v.Prim.Name, exLocOr(v))
+		}
 		return fmt.Errorf("onnx: Export: %s (applied at %s): %v", v.Prim.Name, exLocOr(v), err)
 	}
 	if x.cfg.dynBatch {
@@ -369,12 +373,12 @@ func (x *exporter) argInner(v *graph.Value, i int) int {
 	return 1
 }
 
-// region translates a control-flow body into a sub-graph. Its inputs are
-// bound as in: the first len(lead) to the sub-graph inputs named there
-// (with metas ms and batch axes lbax), the others, captures, to the names
-// of the owner's arguments they are bound to (read from the outer scope).
-// It returns the sub-graph's nodes and the names of the body's results,
-// before any renaming.
+// inline translates the values of a control-flow body r of owner into
+// the current node list. The body's first len(lead) inputs get the names
+// in lead (a sub-graph's own inputs: loop carries, scan slices) and the
+// batch axes in lbax; the others, captures, take the names of the owner's
+// arguments they are bound to, which a sub-graph reads from the outer
+// scope. It returns the names of the body's results.
 func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string, lbax []int) ([]string, error) {
 	g := r.Graph
 	for i, in := range g.Inputs {
@@ -405,7 +409,7 @@ func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string, lb
 // the body fn fills in, and outputs renamed through Identity nodes (an
 // ONNX sub-graph's outputs must be produced inside it, under names of
 // their own).
-func (x *exporter) subgraph(name string, inputs []*onnxpb.ValueInfoProto, exOutMetas []tensor.Meta, outBax func(i int) int, body func() ([]string, error)) (*onnxpb.GraphProto, error) {
+func (x *exporter) subgraph(name string, inputs []*onnxpb.ValueInfoProto, metas []tensor.Meta, outBax func(i int) int, body func() ([]string, error)) (*onnxpb.GraphProto, error) {
 	saved := x.nodes
 	var nodes []*onnxpb.NodeProto
 	x.nodes = &nodes
@@ -418,7 +422,7 @@ func (x *exporter) subgraph(name string, inputs []*onnxpb.ValueInfoProto, exOutM
 	for i, o := range outs {
 		n := x.tmp()
 		x.node("Identity", []string{o}, []string{n})
-		vi, err := x.valueInfo(n, exOutMetas[i], outBax(i))
+		vi, err := x.valueInfo(n, metas[i], outBax(i))
 		if err != nil {
 			return nil, err
 		}
@@ -428,7 +432,7 @@ func (x *exporter) subgraph(name string, inputs []*onnxpb.ValueInfoProto, exOutM
 	return gp, nil
 }
 
-// metasOf returns the metas of a graph's outputs.
+// exOutMetas returns the metas of a graph's outputs.
 func exOutMetas(g *graph.Graph) []tensor.Meta {
 	ms := make([]tensor.Meta, len(g.Outputs))
 	for i, o := range g.Outputs {

@@ -414,6 +414,12 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"unsupported primitive", printing, []*tensor.Tensor{x}, filepath.Join(dir, "print.onnx"), nil,
 			[]string{"primitive Print", "export_test.go:"}},
+		{"unsupported primitive in a body", func(x *tensor.Tensor) *tensor.Tensor {
+			return spore.Cond(ops.Greater(ops.Sum(x), ops.ScalarLike(x, 0)),
+				func(a ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{printing(a[0])} },
+				func(a ...*tensor.Tensor) []*tensor.Tensor { return a }, x)[0]
+		}, []*tensor.Tensor{x}, filepath.Join(dir, "print_cond.onnx"), nil,
+			[]string{"primitive Print", "in a body of Cond applied at export_test.go:"}},
 		{"missing directory", ops.Exp, []*tensor.Tensor{x}, filepath.Join(dir, "no", "such", "dir", "m.onnx"), nil,
 			[]string{"no such file or directory"}},
 		{"empty path", ops.Exp, []*tensor.Tensor{x}, "", nil, []string{"empty output path"}},
