@@ -3,6 +3,7 @@ package onnx
 import (
 	"math"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -158,6 +159,7 @@ func init() {
 	register("LRN", 13, 0, lrnOp)
 	register("GatherElements", 11, 0, gatherElementsOp)
 	register("ScatterND", 11, 0, scatterNDOp)
+	register("GatherND", 12, 0, gatherNDOp)
 	register("ScatterElements", 11, 0, scatterElementsOp)
 	register("OneHot", 11, 0, oneHotOp)
 	register("DepthToSpace", 11, 0, depthToSpaceOp)
@@ -669,4 +671,99 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 	}
 	return one(scatterGather(data, updates, pos))
+}
+
+// gatherNDOp is GatherND: each index tuple (the last axis of indices)
+// picks a slice of data, after batch_dims leading axes that data and
+// indices share. The tuples become flat row numbers of data viewed as a
+// matrix, and one Gather reads the rows: this works for indices computed
+// from the model's inputs too. Each component is range-checked by
+// spore's index check, the same in both modes, since a flat row in range
+// does not make its components so.
+func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	if idx.DType() != tensor.Int64 {
+		return nil, c.Errorf("indices have dtype %v, want int64", idx.DType())
+	}
+	ds, is := data.Shape(), idx.Shape()
+	b := int(c.Int("batch_dims", 0))
+	if len(is) < 1 || b < 0 || b >= len(is) || b >= len(ds) {
+		return nil, c.Errorf("batch_dims %d does not fit data %v and indices %v", b, ds, is)
+	}
+	k := is[len(is)-1]
+	if k < 1 || b+k > len(ds) {
+		return nil, c.Errorf("index tuples of length %d do not fit data %v after %d batch axes", k, ds, b)
+	}
+	if !tensor.Shape(ds[:b]).Equal(is[:b]) {
+		return nil, c.Errorf("data %v and indices %v differ on the %d batch axes", ds, is, b)
+	}
+	batch, rows := 1, 1
+	for _, d := range ds[:b] {
+		batch *= d
+	}
+	for _, d := range ds[b : b+k] {
+		rows *= d
+	}
+	rest := ds[b+k:]
+	// flat = batch number · rows + Σ component_j · stride_j
+	lead := is[:len(is)-1]
+	var flat *tensor.Tensor
+	stride := rows
+	for j := range k {
+		n := ds[b+j]
+		stride /= n
+		comp := ops.Reshape(ops.StridedSlice(idx, zerosInts(len(is), j), endInts(is, j+1), onesInts(len(is))), lead...)
+		comp = core.Apply(ops.CheckIndicesPrim, ops.IndexCheckAttrs{Op: "GatherND", Axis: b + j, Extent: n}, comp)
+		comp = ops.Select(ops.Less(comp, ops.ScalarLike(comp, 0)), ops.AddScalar(comp, float64(n)), comp)
+		term := ops.MulScalar(comp, float64(stride))
+		if flat == nil {
+			flat = term
+		} else {
+			flat = ops.Add(flat, term)
+		}
+	}
+	if b > 0 {
+		// Each index position's batch number, a constant of the shapes.
+		per := 1
+		for _, d := range lead[b:] {
+			per *= d
+		}
+		nums := make([]int64, batch*per)
+		for i := range nums {
+			nums[i] = int64(i/per) * int64(rows)
+		}
+		flat = ops.Add(flat, tensor.FromSlice(nums, lead...))
+	}
+	m := ops.Reshape(data, append([]int{batch * rows}, rest...)...)
+	y := ops.Gather(m, flat, 0)
+	return one(ops.Reshape(y, append(append([]int(nil), lead...), rest...)...))
+}
+
+// zerosInts is n zeros but for j last (a slice's start on the last
+// axis); endInts is shape with the last entry e; onesInts is n ones.
+func zerosInts(n, j int) []int {
+	v := make([]int, n)
+	v[n-1] = j
+	return v
+}
+
+func endInts(shape []int, e int) []int {
+	v := append([]int(nil), shape...)
+	v[len(v)-1] = e
+	return v
+}
+
+func onesInts(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

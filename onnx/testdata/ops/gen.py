@@ -394,6 +394,15 @@ case('scatternd_elems', [node('ScatterND', ['x', 'i', 'u'])], {'x': randn(4, 3),
 case('scatterelements', [node('ScatterElements', ['x', 'i', 'u'], axis=1)], {'x': randn(3, 5), 'u': randn(3, 2)}, {'i': np.array([[0, 4], [-1, 1], [2, 3]], np.int64)})
 case('scatterelements_axis0', [node('ScatterElements', ['x', 'i', 'u'])], {'x': randn(4, 3), 'u': randn(2, 3)}, {'i': np.array([[1, 0, 3], [2, 2, -4]], np.int64)})
 
+case('gathernd', [node('GatherND', ['x', 'i'])], {'x': randn(4, 3, 2)}, {'i': np.array([[1, 2], [-1, 0], [0, -3]], np.int64)})
+case('gathernd_slices', [node('GatherND', ['x', 'i'])], {'x': randn(4, 3, 2)}, {'i': np.array([[[3], [0]]], np.int64)})
+case('gathernd_batch', [node('GatherND', ['x', 'i'], batch_dims=1)], {'x': randn(2, 4, 3)}, {'i': np.array([[[1], [3]], [[0], [-2]]], np.int64)}, opset=13)
+case('gathernd_data_indices', [node('Shape', ['x'], ['s']), node('Slice', ['s', 'z', 'o'], ['d']), node('Sub', ['d', 'one'], ['last']),
+                               node('Reshape', ['last', 'shp'], ['i']), node('GatherND', ['x', 'i'])],
+     {'x': randn(5, 3)}, {'z': ints(0), 'o': ints(1), 'one': ints(1), 'shp': ints(1, 1)})
+
+case('gathernd_traced_indices', [node('GatherND', ['x', 'i'], batch_dims=1)], {'x': randn(2, 4, 3), 'i': np.array([[[1, 2], [3, -1]], [[0, 0], [-2, 1]]], np.int64)})
+
 
 def main():
     only = set(sys.argv[1:])
