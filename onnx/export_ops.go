@@ -22,6 +22,7 @@ type exportEmit func(x *exporter, v *graph.Value, in, outs []string) error
 // passes that make them, so the graph it translates holds only these.
 var exportEmitters = map[*core.Prim]exportEmit{}
 
+// exScanLayout reads a Scan node's layout from its attributes.
 func exScanLayout(attrs any) (nc, nx int, reverse, ok bool) { return spore.ScanLayout(attrs) }
 
 // exSame1 translates a primitive to the ONNX op of the same meaning, with
@@ -33,8 +34,9 @@ func exSame1(op string) exportEmit {
 	}
 }
 
-// floatOnly is exSame1 for ONNX ops defined on floats only; on integers
-// the primitive is the identity (Floor, Ceil and Round of an integer).
+// exFloatOr is exSame1 for ONNX ops defined on floats only; on integers
+// it writes intOp instead (Identity: rounding an integer changes nothing),
+// or fails when intOp is "".
 func exFloatOr(op, intOp string) exportEmit {
 	return func(x *exporter, v *graph.Value, in, outs []string) error {
 		if v.Meta.DType.IsFloat() {
