@@ -84,8 +84,10 @@ var exportPasses = []string{"transposefold", "hoist", "epilogue", "gemmupdate", 
 
 // Export traces f in Graph mode on the example inputs and writes the
 // traced, optimised graph to path as an ONNX model (ai.onnx opset 17 by
-// default, IR version 8), whole or not at all: it is written to a
-// temporary file and renamed.
+// default, with the IR version of that opset's release: 8), whole or not
+// at all: it is written to a temporary file and renamed. The graph is
+// taken before the compiler's fusions, so that it holds only standard
+// ops; ONNX runtimes fuse for themselves.
 //
 // f is a function over tensors — func(*Tensor) *Tensor, func(a, b
 // *Tensor) *Tensor, func(...*Tensor) *Tensor, func([]*Tensor) []*Tensor
@@ -94,7 +96,9 @@ var exportPasses = []string{"transposefold", "hoist", "epilogue", "gemmupdate", 
 // running statistics) and put back in the mode it was in. Parameters
 // become initializers named as the cell names them (conv1.weight);
 // constants become initializers too. Cond becomes If, While and Scan
-// become Loop and Scan, with their bodies as sub-graphs.
+// become Loop and Scan, with their bodies as sub-graphs. An imported
+// Model exports every output, and keeps its inputs', outputs' and
+// initializers' names: a model loaded and exported again round-trips.
 //
 // A primitive with no ONNX counterpart (a training-only op, Print, a
 // collective) makes Export fail with an error naming it and the source
