@@ -539,3 +539,41 @@ func TestControlFlowStaged(t *testing.T) {
 		t.Errorf("If under nn.Jit: %v %v, %d compiles", pos, neg, m.JitStats().Compiles)
 	}
 }
+
+// TestConcurrentCalls runs one model from several goroutines, eagerly and
+// compiled, as a server would: the walker keeps no per-call state on the
+// Model.
+func TestConcurrentCalls(t *testing.T) {
+	data := marshal(t, ifModel())
+	eager := mustLoad(t, data)
+	jitted := nn.Jit(mustLoad(t, data))
+	x := tensor.FromSlice([]float32{1, 2, 3, -4, -5, -6}, 2, 3)
+	want := eager.Call(x).Float64s()
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for range 20 {
+				var got []*tensor.Tensor
+				var err error
+				if g%2 == 0 {
+					got, err = eager.Run(x)
+				} else {
+					got = []*tensor.Tensor{jitted.Call(x)} // the compiled plan
+				}
+				if err == nil && maxRelErr(got[0].Float64s(), want) != 0 {
+					err = errors.New("a concurrent call computed another result")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
