@@ -19,7 +19,7 @@ func (c *nodeCtx) need(ins []*tensor.Tensor, i int, what string) (*tensor.Tensor
 	return nil, c.Errorf("required input %d (%s) is missing", i, what)
 }
 
-// wantOutputs reports whether the node asks for output i (a non-empty
+// wantOutput reports whether the node asks for output i (a non-empty
 // name), so that optional outputs cost nothing when unused.
 func (c *nodeCtx) wantOutput(i int) bool {
 	outs := c.Node.GetOutput()
@@ -192,8 +192,7 @@ func shapeInts(t *tensor.Tensor) []int64 {
 	return out
 }
 
-// lowest and highest are the bounds of dt's values, for clipping with one
-// side absent.
+// lowest is the least value of dt, the bound of a Clip without min.
 func lowest(dt tensor.DType) float64 {
 	switch dt {
 	case tensor.Int64:
@@ -206,6 +205,7 @@ func lowest(dt tensor.DType) float64 {
 	return math.Inf(-1)
 }
 
+// highest is the greatest value of dt, the bound of a Clip without max.
 func highest(dt tensor.DType) float64 {
 	switch dt {
 	case tensor.Int64:

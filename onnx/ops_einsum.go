@@ -23,10 +23,13 @@ type einTerm struct {
 	idx []rune
 }
 
-// ellipsisRunes are the letters that stand for the axes of "...": runes
-// no equation can spell, so they never clash with the user's letters.
+// ellipsisBase is the first of the letters that stand for the axes of
+// "...": runes no equation can spell, so they never clash with the
+// user's letters.
 const ellipsisBase = rune(0x2460)
 
+// einsumOp is Einsum: it parses the equation, names the axes of "..."
+// with letters of their own, then contracts the operands left to right.
 func einsumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	eq := strings.ReplaceAll(c.String("equation", ""), " ", "")
 	if eq == "" {
@@ -256,6 +259,7 @@ func contract(c *nodeCtx, a, b einTerm, keep map[rune]bool) (einTerm, error) {
 	return einTerm{t: ops.Reshape(y, shape...), idx: order(batch, freeA, freeB)}, nil
 }
 
+// indexOf returns the position of r in rs, or -1.
 func indexOf(rs []rune, r rune) int {
 	for i, x := range rs {
 		if x == r {

@@ -746,20 +746,21 @@ func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Reshape(y, append(append([]int(nil), lead...), rest...)...))
 }
 
-// zerosInts is n zeros but for j last (a slice's start on the last
-// axis); endInts is shape with the last entry e; onesInts is n ones.
+// zerosInts is n zeros but for j last: a slice's start on the last axis.
 func zerosInts(n, j int) []int {
 	v := make([]int, n)
 	v[n-1] = j
 	return v
 }
 
+// endInts is shape with the last entry e: a slice's end on the last axis.
 func endInts(shape []int, e int) []int {
 	v := append([]int(nil), shape...)
 	v[len(v)-1] = e
 	return v
 }
 
+// onesInts is n ones: a slice's unit steps.
 func onesInts(n int) []int {
 	v := make([]int, n)
 	for i := range v {

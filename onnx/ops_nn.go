@@ -221,6 +221,7 @@ func convOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(from2D(y, oneD))
 }
 
+// boolInt is 1 for true: the axis a 1-D op adds.
 func boolInt(b bool) int {
 	if b {
 		return 1

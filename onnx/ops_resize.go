@@ -18,6 +18,8 @@ func init() {
 	register("Resize", 11, 0, resizeOp)
 }
 
+// resizeOp is Resize: the output extents from sizes or scales, then one
+// interpolation per axis whose extent changes.
 func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
