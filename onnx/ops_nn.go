@@ -432,7 +432,10 @@ func softmaxOp(f func(*tensor.Tensor, int) *tensor.Tensor) opFunc {
 
 // layerNormOp is LayerNormalization over the axes from axis to the last;
 // Scale and B broadcast to those axes. The optional Mean and InvStdDev
-// outputs are computed when the node asks for them.
+// outputs are computed when the node asks for them. stash_type is not
+// read: the statistics are computed in the input's type, which for the
+// float32 and float64 inputs spore takes is at least stash_type's
+// default float32.
 func layerNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
