@@ -244,6 +244,25 @@ func init() {
 			exAInt("group", int64(max(a.Groups, 1))))
 		return nil
 	}
+	e[ops.Conv2DBackpropInputPrim] = exEmitConvTranspose
+	e[ops.ArgTopKPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
+		k := v.Attrs.(ops.TopKAttrs).K
+		// ONNX's TopK breaks ties towards the lower position, as spore's.
+		x.node("TopK", []string{in[0], x.constInts(int64(k))}, []string{x.tmp(), outs[0]}, exAInt("axis", -1), exAInt("largest", 1), exAInt("sorted", 1))
+		return nil
+	}
+	e[ops.ArgSortPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
+		a := v.Attrs.(ops.SortAttrs)
+		n := v.Args[0].Meta.Shape[a.Axis]
+		largest := int64(0)
+		if a.Descending {
+			largest = 1
+		}
+		// A sort is a TopK of every element; ties keep their order both
+		// ways in both.
+		x.node("TopK", []string{in[0], x.constInts(int64(n))}, []string{x.tmp(), outs[0]}, exAInt("axis", int64(a.Axis)), exAInt("largest", largest), exAInt("sorted", 1))
+		return nil
+	}
 	pool := func(op string) exportEmit {
 		return func(x *exporter, v *graph.Value, in, outs []string) error {
 			a := v.Attrs.(ops.PoolAttrs)
@@ -320,6 +339,32 @@ func init() {
 	e[ops.StridedSlicePrim] = exEmitSlice
 	e[ops.StridedSliceGradPrim] = exEmitPadWindow
 	e[ops.ScaledDotProductAttentionPrim] = exEmitAttention
+}
+
+// exEmitConvTranspose writes Conv2DBackpropInput — the gradient of a
+// convolution with respect to its input, which is what a transposed
+// convolution computes — as ConvTranspose: spore's filter [O, C/groups,
+// kh, kw] is ONNX's ConvTranspose weight as it is. The output's extent,
+// which strides leave ambiguous, is pinned with output_padding.
+func exEmitConvTranspose(x *exporter, v *graph.Value, in, outs []string) error {
+	a := v.Attrs.(ops.ConvGradAttrs)
+	dy, ws := v.Args[0].Meta.Shape, v.Args[1].Meta.Shape
+	var outPad [2]int64
+	for i := range 2 {
+		natural := a.Stride[i]*(dy[2+i]-1) + (ws[2+i]-1)*a.Dilation[i] + 1 - a.Pads[2*i] - a.Pads[2*i+1]
+		outPad[i] = int64(a.Shape[2+i] - natural)
+		if outPad[i] < 0 || outPad[i] >= int64(max(a.Stride[i], a.Dilation[i])) {
+			return fmt.Errorf("output extent %d on axis %d is not reachable with ConvTranspose's output_padding", a.Shape[2+i], 2+i)
+		}
+	}
+	x.node("ConvTranspose", in, outs,
+		exAInts("kernel_shape", int64(ws[2]), int64(ws[3])),
+		exAInts("strides", int64(a.Stride[0]), int64(a.Stride[1])),
+		exAInts("pads", int64(a.Pads[0]), int64(a.Pads[2]), int64(a.Pads[1]), int64(a.Pads[3])),
+		exAInts("dilations", int64(a.Dilation[0]), int64(a.Dilation[1])),
+		exAInts("output_padding", outPad[0], outPad[1]),
+		exAInt("group", int64(max(a.Groups, 1))))
+	return nil
 }
 
 // exEmitGelu writes GELU as the Gelu op from opset 20 on, and before that

@@ -510,6 +510,10 @@ func TestExportOps(t *testing.T) {
 		true, false, true, true, false, false, false, false, false, false, true, true, true, true, true,
 		false, false, false, false, true, true, true, false, true, false, true, false, true, false, true,
 	}, 2, 3, 5)
+	topIdx := func(x *tensor.Tensor) *tensor.Tensor {
+		_, i := ops.TopK(x, 2)
+		return i
+	}
 	fmask := ops.Where(mask, tensor.Scalar(float32(0)), tensor.Scalar(float32(math.Inf(-1))))
 	outputs := func(x, a, b *tensor.Tensor) []out {
 		pos := ops.AddScalar(ops.Abs(x), 0.5)
@@ -545,6 +549,9 @@ func TestExportOps(t *testing.T) {
 			{"matmul", ops.MatMulT(a, b, false, true)}, {"matmul_ta", ops.MatMulT(ops.Transpose(a, 0, 2, 1), b, true, true)},
 			{"gemm", ops.MatMulT(x, x, true, false)},
 			{"layer_norm", ops.LayerNorm(x, c, c, 1, 1e-5)},
+			{"top_k", f32(topIdx(x))}, {"arg_sort", f32(ops.ArgSort(x, 0, false))}, {"arg_sort_desc", f32(ops.ArgSort(x, 1, true))},
+			{"conv_transpose", ops.Conv2DBackpropInput(ops.Reshape(a, 1, 2, 3, 4), ops.Reshape(b, 2, 5, 2, 2),
+				ops.ConvGradAttrs{ConvAttrs: ops.ConvAttrs{Stride: [2]int{2, 2}, Pads: [4]int{1, 0, 1, 1}, Dilation: [2]int{1, 1}, Groups: 1}, Shape: tensor.Shape{1, 5, 6, 7}})},
 			{"attention", ops.ScaledDotProductAttention(a, b, b, ops.AttentionOptions{Causal: true})},
 			{"attention_mask", ops.ScaledDotProductAttention(a, b, b, ops.AttentionOptions{Mask: mask})},
 			{"attention_float_mask", ops.ScaledDotProductAttention(a, b, b, ops.AttentionOptions{Mask: fmask})},
