@@ -11,6 +11,7 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
+	"github.com/sporeml/spore/dataset"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
@@ -575,5 +576,41 @@ func TestConcurrentCalls(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestTrainModel fine-tunes the Go-built MLP through train.Model in Graph
+// mode: Train lowers the evaluation loss, Predict runs the trained model,
+// and the checkpoint holds the parameters under their ONNX names.
+func TestTrainModel(t *testing.T) {
+	tensor.SetSeed(5)
+	x := tensor.RandNormal(tensor.Float32, 0, 1, 64, 3)
+	y := ops.Slice(ops.Mul(x, tensor.Scalar(float32(0.5))), []int{0, 0}, []int{64, 2})
+	m := mustLoad(t, marshal(t, mlpModel()))
+	tm := train.NewModel(m.Layer(), nn.NewMSELoss(nn.Mean), optim.NewAdam(m.TrainableParameters(), optim.AdamConfig{Common: optim.Common{LR: optim.Constant(0.02)}}), train.NewLoss())
+	ds := dataset.FromTensors(x, y).Batch(16, false)
+	var before, after map[string]float64
+	var err error
+	inMode(spore.GraphMode, func() {
+		if before, err = tm.Eval(ds); err != nil {
+			t.Fatal(err)
+		}
+		if err = tm.Train(10, ds); err != nil {
+			t.Fatal(err)
+		}
+		if after, err = tm.Eval(ds); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("evaluation loss %.4f before, %.4f after", before["loss"], after["loss"])
+	if !(after["loss"] < 0.5*before["loss"]) {
+		t.Errorf("train.Model: loss %.4f before, %.4f after 10 epochs; want a fall by half", before["loss"], after["loss"])
+	}
+	if p := tm.Predict(x); !p.Shape().Equal(tensor.Shape{64, 2}) {
+		t.Errorf("Predict gives %v", p.Shape())
+	}
+	names := checkpoint.Names(tm.CheckpointParams())
+	if !strings.Contains(strings.Join(names, ","), "fc1.weight,fc1.bias,fc2.weight,fc2.bias") {
+		t.Errorf("checkpoint names %v", names)
 	}
 }
