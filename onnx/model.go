@@ -43,7 +43,14 @@ type Model struct {
 	outputs  []ValueInfo
 
 	mu   sync.Mutex
-	jits map[bool]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]
+	jits map[outputsKey]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]
+}
+
+// outputsKey tells apart Outputs' compiled versions: the training flag and
+// the level are baked into a plan.
+type outputsKey struct {
+	training bool
+	level    spore.Level
 }
 
 // Opset returns the model's ai.onnx opset version.
@@ -93,18 +100,18 @@ func (m *Model) Run(xs ...*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 }
 
 // compiledOutputs returns the compiled all-outputs function for the
-// current training state (which the trace bakes in).
+// current training state and the context's level.
 func (m *Model) compiledOutputs() *spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor] {
+	k := outputsKey{training: m.Training(), level: spore.GetContext().JitLevel}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tr := m.Training()
 	if m.jits == nil {
-		m.jits = map[bool]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]{}
+		m.jits = map[outputsKey]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]{}
 	}
-	j := m.jits[tr]
+	j := m.jits[k]
 	if j == nil {
-		j = spore.NewJit(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, spore.JitConfig{Name: "onnx.Model.Outputs"})
-		m.jits[tr] = j
+		j = spore.NewJit(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, spore.JitConfig{Name: "onnx.Model.Outputs", Level: k.level})
+		m.jits[k] = j
 	}
 	return j
 }
