@@ -403,6 +403,16 @@ case('gathernd_data_indices', [node('Shape', ['x'], ['s']), node('Slice', ['s', 
 
 case('gathernd_traced_indices', [node('GatherND', ['x', 'i'], batch_dims=1)], {'x': randn(2, 4, 3), 'i': np.array([[[1, 2], [3, -1]], [[0, 0], [-2, 1]]], np.int64)})
 
+# ---- float64 -----------------------------------------------------------
+d64 = lambda *s: randn(*s, dtype=np.float64)
+case('gemm_f64', [node('Gemm', ['a', 'b', 'c'], transB=1)], {'a': d64(3, 4)}, {'b': d64(5, 4), 'c': d64(5)}, [('y', D)])
+case('matmul_f64', [node('MatMul', ['a', 'b'])], {'a': d64(2, 3, 4), 'b': d64(4, 2)}, outputs=[('y', D)])
+case('softmax_f64', [node('Softmax', ['x'], axis=1)], {'x': d64(2, 3, 4)}, outputs=[('y', D)])
+case('layernorm_f64', [node('LayerNormalization', ['x', 's', 'b'])], {'x': d64(2, 5)}, {'s': d64(5), 'b': d64(5)}, [('y', D)])
+case('maxpool_f64', [node('MaxPool', ['x'], kernel_shape=[2, 2], strides=[1, 1])], {'x': d64(1, 2, 4, 4)}, outputs=[('y', D)])
+case('reducemean_f64', [node('ReduceMean', ['x'], axes=[1])], {'x': d64(2, 3, 4)}, outputs=[('y', D)])
+case('sqrt_exp_f64', [node('Abs', ['x'], ['a']), node('Sqrt', ['a'], ['s']), node('Exp', ['s'])], {'x': d64(3, 4)}, outputs=[('y', D)])
+
 
 def main():
     only = set(sys.argv[1:])
