@@ -73,12 +73,17 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 	// constraints (inputs, initializers); producer: node outputs.
 	defined := map[string]bool{}
 	for _, vi := range g.GetInput() {
+		if vi.GetName() == "" || defined[vi.GetName()] {
+			return nil, fmt.Errorf("onnx: %s: input name %q is empty or declared twice", where, vi.GetName())
+		}
 		defined[vi.GetName()] = true
 	}
+	inits := map[string]bool{}
 	for _, init := range g.GetInitializer() {
-		if init.GetName() == "" {
-			return nil, fmt.Errorf("onnx: %s has an initializer with no name", where)
+		if init.GetName() == "" || inits[init.GetName()] {
+			return nil, fmt.Errorf("onnx: %s: initializer name %q is empty or used twice", where, init.GetName())
 		}
+		inits[init.GetName()] = true
 		defined[init.GetName()] = true
 		if depth > 0 && !a.checkOnly {
 			t, err := tensorFromProto(init, a.dir)

@@ -18,7 +18,11 @@ import (
 )
 
 func TestLoadMLP(t *testing.T) {
-	m, err := Load(bytes.NewReader(marshal(t, mlpModel())))
+	// Old exporters also list initializers as graph inputs (defaults that
+	// may be overridden); they are parameters, not inputs to feed.
+	mp := mlpModel()
+	mp.Graph.Input = append(mp.Graph.Input, valueInfoProto("fc1.bias", onnxpb.TensorProto_FLOAT, 4))
+	m, err := Load(bytes.NewReader(marshal(t, mp)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +145,12 @@ func TestLoadRejects(t *testing.T) {
 				[]*onnxpb.ValueInfoProto{valueInfoProto("t", onnxpb.TensorProto_FLOAT)})
 			g.Node = append(g.Node, node("If", "branch", []string{"flag"}, []string{"z"}, attrGraph("then_branch", then), attrGraph("else_branch", then)))
 		}), `sub-graph "then": node "inner" (Relu) reads "ghost"`},
+		{"input declared twice", withGraph(func(g *onnxpb.GraphProto) {
+			g.Input = append(g.Input, g.Input[0])
+		}), `input name "x" is empty or declared twice`},
+		{"initializer twice", withGraph(func(g *onnxpb.GraphProto) {
+			g.Initializer = append(g.Initializer, g.Initializer[1])
+		}), `initializer name "fc1.bias" is empty or used twice`},
 		{"unsupported op in a sub-graph", withGraph(func(g *onnxpb.GraphProto) {
 			g.Initializer = append(g.Initializer, boolTensor("flag", true))
 			then := graphProto("then", []*onnxpb.NodeProto{node("NoSuchInnerOp", "inner", []string{"y"}, []string{"t"})}, nil, nil,
