@@ -141,9 +141,6 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 	if cfg.opset < exportMinOpset || cfg.opset > exportMaxOpset {
 		return nil, fmt.Errorf("onnx: Export: opset %d is not supported; Export writes opsets %d to %d", cfg.opset, exportMinOpset, exportMaxOpset)
 	}
-	if len(inputs) == 0 {
-		return nil, errors.New("onnx: Export: no example inputs")
-	}
 	metas := make([]tensor.Meta, len(inputs))
 	for i, x := range inputs {
 		if x == nil {
@@ -164,6 +161,9 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 		return nil, err
 	}
 	if cfg.dynBatch {
+		if len(metas) == 0 {
+			return nil, errors.New("onnx: Export: DynamicBatch: the function has no inputs to take the batch from")
+		}
 		for i, m := range metas {
 			if len(m.Shape) == 0 {
 				return nil, fmt.Errorf("onnx: Export: DynamicBatch: input %d is a scalar and has no batch axis", i)

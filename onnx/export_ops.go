@@ -95,7 +95,7 @@ func init() {
 		ops.EqualPrim: "Equal", ops.LessPrim: "Less", ops.LessEqualPrim: "LessOrEqual",
 		ops.GreaterPrim: "Greater", ops.GreaterEqualPrim: "GreaterOrEqual",
 		ops.LogicalAndPrim: "And", ops.LogicalOrPrim: "Or", ops.LogicalNotPrim: "Not",
-		ops.SelectPrim: "Where",
+		ops.SelectPrim: "Where", ops.HardswishPrim: "HardSwish",
 	} {
 		e[p] = exSame1(op)
 	}

@@ -660,3 +660,114 @@ func TestExportEdges(t *testing.T) {
 		})
 	}
 }
+
+// exportClose compares an ONNX Runtime output with spore's: same dtype and
+// shape, integers and booleans equal, floats within exportTol norm-wise.
+func exportClose(got, want *tensor.Tensor) error {
+	if got.DType() != want.DType() || !got.Shape().Equal(want.Shape()) {
+		return fmt.Errorf("got %v %v, want %v %v", got.DType(), got.Shape(), want.DType(), want.Shape())
+	}
+	if !want.DType().IsFloat() {
+		g, w := got.Float64s(), want.Float64s()
+		for i := range w {
+			if g[i] != w[i] {
+				return fmt.Errorf("element %d is %v, want %v", i, g[i], w[i])
+			}
+		}
+		return nil
+	}
+	g, w := got.Float64s(), want.Float64s()
+	peak, diff := 0.0, 0.0
+	for i := range w {
+		if math.IsNaN(g[i]) != math.IsNaN(w[i]) {
+			return fmt.Errorf("element %d is %g, want %g", i, g[i], w[i])
+		}
+		if !math.IsNaN(w[i]) && !math.IsInf(w[i], 0) {
+			peak = math.Max(peak, math.Abs(w[i]))
+			diff = math.Max(diff, math.Abs(g[i]-w[i]))
+		} else if !math.IsNaN(w[i]) && g[i] != w[i] {
+			return fmt.Errorf("element %d is %g, want %g", i, g[i], w[i])
+		}
+	}
+	if diff > exportTol*peak {
+		return fmt.Errorf("differs by %.3g of the largest magnitude %g (tolerance %g)", diff/math.Max(peak, math.SmallestNonzeroFloat64), peak, exportTol)
+	}
+	return nil
+}
+
+// TestExportOpFixtures exports every single-op fixture the loader takes
+// (testdata/ops: one ONNX operator each, at the opsets ONNX Runtime runs)
+// and runs the exports in ONNX Runtime, in one process, against spore's
+// outputs: whatever spore makes of an imported operator, Export writes
+// back.
+func TestExportOpFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 100 {
+		t.Fatalf("found %d op fixtures", len(files))
+	}
+	dir := t.TempDir()
+	type pending struct {
+		name  string
+		outs  []string
+		wants []*tensor.Tensor
+	}
+	var jobs []ortJob
+	var ps []pending
+	refused := 0
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f))
+		m, err := LoadFile(f)
+		if err != nil {
+			refused++ // an opset before 13, or an op the loader lacks: the op tests say which
+			continue
+		}
+		in := map[string]*tensor.Tensor{}
+		var xs []*tensor.Tensor
+		for _, vi := range m.Inputs() {
+			x, err := npy.ReadFile(filepath.Join(filepath.Dir(f), vi.Name+".npy"))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			in[vi.Name] = x
+			xs = append(xs, x)
+		}
+		want, err := m.Run(xs...)
+		if err != nil {
+			t.Errorf("%s: spore: %v", name, err)
+			continue
+		}
+		path := filepath.Join(dir, name+".onnx")
+		if err := Export(m, xs, path); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		p := pending{name: name, wants: want}
+		for _, vi := range m.OutputInfo() {
+			p.outs = append(p.outs, vi.Name)
+		}
+		jobs = append(jobs, ortJob{Model: path, Inputs: in})
+		ps = append(ps, p)
+	}
+	results := runORTBatch(t, jobs)
+	for i, r := range results {
+		p := ps[i]
+		if r.Err != "" {
+			t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			continue
+		}
+		for k, o := range p.outs {
+			got, ok := r.Outputs[o]
+			if !ok {
+				t.Errorf("%s: ONNX Runtime gave no output %s", p.name, o)
+				continue
+			}
+			if err := exportClose(got, p.wants[k]); err != nil {
+				t.Errorf("%s, output %s: %v", p.name, o, err)
+			}
+		}
+	}
+	t.Logf("%d op fixtures exported and run in ONNX Runtime; %d the loader does not take", len(jobs), refused)
+}

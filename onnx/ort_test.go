@@ -179,3 +179,88 @@ func runORT(t testing.TB, modelPath string, inputs map[string]*tensor.Tensor) ma
 	}
 	return outs
 }
+
+// ortJob is one model run of runORTBatch.
+type ortJob struct {
+	Model  string                    // path of the model
+	Inputs map[string]*tensor.Tensor // by input name
+}
+
+// ortResult is what one job gave: the outputs by name, or why ONNX
+// Runtime refused the model.
+type ortResult struct {
+	Outputs map[string]*tensor.Tensor
+	Err     string
+}
+
+// runORTBatch runs many models in one ONNX Runtime process (ortrun.js
+// --batch), so that a test over hundreds of small models does not start
+// node hundreds of times. A model that ONNX Runtime refuses fails its
+// job, not the others.
+func runORTBatch(t testing.TB, jobs []ortJob) []ortResult {
+	t.Helper()
+	needORT(t)
+	dir := t.TempDir()
+	type wire struct {
+		Model  string            `json:"model"`
+		Outdir string            `json:"outdir"`
+		Inputs map[string]string `json:"inputs"`
+	}
+	ws := make([]wire, len(jobs))
+	for i, j := range jobs {
+		w := wire{Model: j.Model, Outdir: filepath.Join(dir, fmt.Sprintf("out%d", i)), Inputs: map[string]string{}}
+		k := 0
+		for name, x := range j.Inputs {
+			f := filepath.Join(dir, fmt.Sprintf("in%d_%d.npy", i, k))
+			k++
+			if err := npy.WriteFile(f, x); err != nil {
+				t.Fatalf("job %d: writing input %s: %v", i, name, err)
+			}
+			w.Inputs[name] = f
+		}
+		ws[i] = w
+	}
+	spec, err := json.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobsFile := filepath.Join(dir, "jobs.json")
+	if err := os.WriteFile(jobsFile, spec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join("testdata", "ortrun.js"), "--batch", jobsFile)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(ortDir, "node_modules"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ONNX Runtime batch: %v\n%s", err, stderr.String())
+	}
+	var res struct {
+		Results []struct {
+			Outputs []string
+			Error   string
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || len(res.Results) != len(jobs) {
+		t.Fatalf("ONNX Runtime batch: reading its report (%d results for %d jobs): %v", len(res.Results), len(jobs), err)
+	}
+	safe := regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+	results := make([]ortResult, len(jobs))
+	for i, r := range res.Results {
+		if r.Error != "" {
+			results[i].Err = r.Error
+			continue
+		}
+		results[i].Outputs = map[string]*tensor.Tensor{}
+		for _, name := range r.Outputs {
+			y, err := npy.ReadFile(filepath.Join(ws[i].Outdir, safe.ReplaceAllString(name, "_")+".npy"))
+			if err != nil {
+				t.Fatalf("job %d: ONNX Runtime output %s: %v", i, name, err)
+			}
+			results[i].Outputs[name] = y
+		}
+	}
+	return results
+}

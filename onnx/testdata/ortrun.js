@@ -4,10 +4,17 @@
 //
 // Usage:
 //   NODE_PATH=DIR/node_modules node ortrun.js MODEL.onnx OUTDIR [NAME=FILE.npy ...]
+//   NODE_PATH=DIR/node_modules node ortrun.js --batch JOBS.json
 //
 // Each NAME=FILE.npy binds a model input; the outputs are written to
 // OUTDIR/<output name>.npy (characters outside [A-Za-z0-9_.-] in the name
 // become '_'). On success it prints one JSON line: {"outputs":[names...]}.
+//
+// With --batch, JOBS.json lists many runs, [{"model": M, "outdir": D,
+// "inputs": {NAME: FILE.npy, ...}}, ...], done in one process (starting
+// node and loading ONNX Runtime once, not once per model). It prints one
+// JSON line, {"results": [...]}, with per job {"outputs": [names...]} or
+// {"error": message}: one model failing does not stop the others.
 // ONNX Runtime runs with its default graph optimisations and one thread, so
 // that results are reproducible.
 'use strict';
@@ -76,16 +83,12 @@ function writeNpy(file, tensor) {
   fs.renameSync(tmp, file);
 }
 
-async function main() {
-  const [model, outdir, ...binds] = process.argv.slice(2);
-  if (!model || !outdir) {
-    throw new Error('usage: node ortrun.js MODEL.onnx OUTDIR [NAME=FILE.npy ...]');
-  }
+// run runs one model on the inputs (name -> .npy file) and writes its
+// outputs to outdir; it returns the output names.
+async function run(model, outdir, inputs) {
   const feeds = {};
-  for (const b of binds) {
-    const i = b.indexOf('=');
-    if (i <= 0) throw new Error(`input binding ${b}: want NAME=FILE.npy`);
-    feeds[b.slice(0, i)] = readNpy(b.slice(i + 1));
+  for (const [name, file] of Object.entries(inputs)) {
+    feeds[name] = readNpy(file);
   }
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: 1, interOpNumThreads: 1,
@@ -97,7 +100,36 @@ async function main() {
     writeNpy(path.join(outdir, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.npy`), results[name]);
     names.push(name);
   }
-  console.log(JSON.stringify({ outputs: names }));
+  return names;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--batch') {
+    if (!args[1]) throw new Error('usage: node ortrun.js --batch JOBS.json');
+    const jobs = JSON.parse(fs.readFileSync(args[1], 'utf8'));
+    const results = [];
+    for (const job of jobs) {
+      try {
+        results.push({ outputs: await run(job.model, job.outdir, job.inputs || {}) });
+      } catch (e) {
+        results.push({ error: String(e && e.message ? e.message : e) });
+      }
+    }
+    console.log(JSON.stringify({ results }));
+    return;
+  }
+  const [model, outdir, ...binds] = args;
+  if (!model || !outdir) {
+    throw new Error('usage: node ortrun.js MODEL.onnx OUTDIR [NAME=FILE.npy ...]');
+  }
+  const inputs = {};
+  for (const b of binds) {
+    const i = b.indexOf('=');
+    if (i <= 0) throw new Error(`input binding ${b}: want NAME=FILE.npy`);
+    inputs[b.slice(0, i)] = b.slice(i + 1);
+  }
+  console.log(JSON.stringify({ outputs: await run(model, outdir, inputs) }));
 }
 
 main().catch((e) => {
