@@ -617,6 +617,11 @@ func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
 		if v.IsMulti() {
 			continue // its projections carry its results' shapes
 		}
+		if _, fill := x.fills[v]; v.Kind == graph.KindConst && !fill && v.Meta.Shape.Equal(v2.Meta.Shape) && !exSameValues(v.Tensor, v2.Tensor) {
+			// A value computed from the shapes at trace time: a mean over
+			// the batch axis divides by the batch, Shape and Size give it.
+			return fmt.Errorf("constant %s holds %v at batch %d and %v at batch %d: its value depends on the batch size (a mean over the batch axis, a shape read from the input), or on randomness, and the exported model would keep the first", where(v), exPreview(v.Tensor), b1, exPreview(v2.Tensor), b2)
+		}
 		want := v.Meta.Shape.Clone()
 		if b, ok := x.bax[v]; ok && b >= 0 {
 			want[b] = want[b] / b1 * b2
@@ -727,4 +732,28 @@ func (x *exporter) scalarOf(t *tensor.Tensor) (string, error) {
 		return "", fmt.Errorf("elements of type %T cannot be written", d)
 	}
 	return x.initializer(s, "fill")
+}
+
+// exSameValues reports whether two constants of one shape hold the same
+// elements (NaN equal to NaN).
+func exSameValues(a, b *tensor.Tensor) bool {
+	if a.DType() != b.DType() {
+		return false
+	}
+	va, vb := a.Float64s(), b.Float64s()
+	for i := range va {
+		if va[i] != vb[i] && !(va[i] != va[i] && vb[i] != vb[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// exPreview prints a constant's first elements.
+func exPreview(t *tensor.Tensor) string {
+	v := t.Float64s()
+	if len(v) > 4 {
+		return fmt.Sprintf("%v...", v[:4])
+	}
+	return fmt.Sprint(v)
 }

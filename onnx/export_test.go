@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -770,4 +771,108 @@ func TestExportOpFixtures(t *testing.T) {
 		}
 	}
 	t.Logf("%d op fixtures exported and run in ONNX Runtime; %d the loader does not take", len(jobs), refused)
+}
+
+// TestExportOpFixturesDynamicBatch exports the single-op fixtures again
+// with DynamicBatch wherever spore runs them at twice their batch, and
+// runs the exports at both batches. An export may be refused (an op whose
+// batch axis Export cannot follow); one that is written must be right at
+// the other batch too.
+func TestExportOpFixturesDynamicBatch(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	type pending struct {
+		name  string
+		outs  []string
+		wants []*tensor.Tensor
+	}
+	var jobs []ortJob
+	var ps []pending
+	refused := 0
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f))
+		// The fixtures declare fixed input shapes: axis 0 is made symbolic
+		// so that spore runs the model at twice the batch too.
+		mp := readModel(t, f)
+		for _, vi := range mp.GetGraph().GetInput() {
+			if dims := vi.GetType().GetTensorType().GetShape().GetDim(); len(dims) > 0 {
+				dims[0].Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "N"}
+			}
+		}
+		for _, vi := range mp.GetGraph().GetOutput() {
+			if dims := vi.GetType().GetTensorType().GetShape().GetDim(); len(dims) > 0 {
+				dims[0].Value = nil
+			}
+		}
+		mp.GetGraph().ValueInfo = nil
+		b, err := proto.Marshal(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(bytes.NewReader(b))
+		if err != nil {
+			continue
+		}
+		var xs, xs2 []*tensor.Tensor
+		in, in2 := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
+		for _, vi := range m.Inputs() {
+			x, err := npy.ReadFile(filepath.Join(filepath.Dir(f), vi.Name+".npy"))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if x.Rank() == 0 {
+				xs = nil
+				break
+			}
+			// The second half differs from the first without cancelling it.
+			x2 := ops.Concat(0, x, ops.AddScalar(ops.MulScalar(x, 0.5), 0.25))
+			if !x.DType().IsFloat() {
+				x2 = ops.Concat(0, x, x)
+			}
+			xs, xs2 = append(xs, x), append(xs2, x2)
+			in[vi.Name], in2[vi.Name] = x, x2
+		}
+		if len(xs) == 0 || len(xs) != len(m.Inputs()) {
+			continue
+		}
+		want, err1 := m.Run(xs...)
+		want2, err2 := m.Run(xs2...)
+		if err1 != nil || err2 != nil {
+			continue // the model's shapes do not follow the batch
+		}
+		path := filepath.Join(dir, name+".onnx")
+		if err := Export(m, xs, path, DynamicBatch()); err != nil {
+			refused++
+			t.Logf("%s: %v", name, err)
+			continue
+		}
+		var outs []string
+		for _, vi := range m.OutputInfo() {
+			outs = append(outs, vi.Name)
+		}
+		jobs = append(jobs, ortJob{Model: path, Inputs: in}, ortJob{Model: path, Inputs: in2})
+		ps = append(ps, pending{name, outs, want}, pending{name + "@2x", outs, want2})
+	}
+	results := runORTBatch(t, jobs)
+	for i, r := range results {
+		p := ps[i]
+		if r.Err != "" {
+			t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			continue
+		}
+		for k, o := range p.outs {
+			got, ok := r.Outputs[o]
+			if !ok {
+				t.Errorf("%s: ONNX Runtime gave no output %s", p.name, o)
+				continue
+			}
+			if err := exportClose(got, p.wants[k]); err != nil {
+				t.Errorf("%s, output %s: %v", p.name, o, err)
+			}
+		}
+	}
+	t.Logf("%d op fixtures exported with a dynamic batch and run at two batches; %d refused with an error", len(jobs)/2, refused)
 }
