@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -46,10 +47,13 @@ type Report struct {
 func (r *Report) OK() bool { return r.Problem == "" && len(r.Unsupported) == 0 }
 
 // Check reads a model from r and reports on it without running it or
-// decoding its initializers. It returns an error only when r does not
-// hold an ONNX model at all; a model spore cannot load is described by
-// the report's Unsupported and Problem.
-func Check(r io.Reader) (*Report, error) {
+// decoding its initializers (their sizes are checked against the data
+// present; external data, which needs a directory, only by CheckFile). It
+// returns an error only when r does not hold an ONNX model at all; a model
+// spore cannot load is described by the report's Unsupported and Problem.
+func Check(r io.Reader) (*Report, error) { return check(r, "") }
+
+func check(r io.Reader, dir string) (*Report, error) {
 	mp, err := parseModel(r)
 	if err != nil {
 		return nil, err
@@ -90,9 +94,17 @@ func Check(r io.Reader) (*Report, error) {
 	// The structure and the op table are checked at the model's opset even
 	// when it is out of range, so that the report still lists what is
 	// missing. Tensor attributes are decoded, initializers are not.
-	an := analyzer{opset: rep.Opset, dir: "", plans: map[*onnxpb.GraphProto]*plan{}, unsupported: map[string]int{}, checkOnly: true}
+	an := analyzer{opset: rep.Opset, dir: dir, plans: map[*onnxpb.GraphProto]*plan{}, unsupported: map[string]int{}, checkOnly: true}
 	if _, err := an.graph(g, nil, 0); err != nil && rep.Problem == "" {
 		rep.Problem = strings.TrimPrefix(err.Error(), "onnx: ")
+	}
+	for _, init := range g.GetInitializer() {
+		if rep.Problem != "" {
+			break
+		}
+		if err := checkTensorProto(init, dir); err != nil {
+			rep.Problem = "initializer: " + err.Error()
+		}
 	}
 	an.survey(g, 0)
 	rep.Nodes = an.nodes
@@ -111,7 +123,7 @@ func CheckFile(path string) (*Report, error) {
 		return nil, fmt.Errorf("onnx: %w", err)
 	}
 	defer f.Close()
-	rep, err := Check(f)
+	rep, err := check(f, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}

@@ -18,7 +18,7 @@ import (
 func allocBound(n int) uint64 { return 64*uint64(n) + 4<<20 }
 
 // fuzzSeeds are the models the fuzzer starts from: the Go-built ones, the
-// committed PyTorch fixtures, and truncations of each.
+// committed PyTorch fixtures and hostile files, and truncations of each.
 func fuzzSeeds(t testing.TB) [][]byte {
 	var seeds [][]byte
 	huge := mlpModel()
@@ -29,6 +29,8 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		seeds = append(seeds, marshal(t, mp))
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "torch", "*.onnx"))
+	hostile, _ := filepath.Glob(filepath.Join("testdata", "hostile", "*.onnx"))
+	files = append(files, hostile...)
 	for _, f := range files {
 		if b, err := os.ReadFile(f); err == nil && len(b) < 1<<20 {
 			seeds = append(seeds, b)

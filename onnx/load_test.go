@@ -347,6 +347,11 @@ func TestCheckReport(t *testing.T) {
 	if err != nil || !rep.OK() || !strings.Contains(rep.String(), "spore can load this model") {
 		t.Errorf("good model: %v %v", err, rep)
 	}
+	// CheckFile finds external data beside the model.
+	rep, err = CheckFile(filepath.Join("testdata", "torch", "ext.onnx"))
+	if err != nil || !rep.OK() {
+		t.Errorf("ext.onnx: %v\n%v", err, rep)
+	}
 }
 
 // rawFloats decodes little-endian float32 bytes, for tests.
@@ -356,4 +361,39 @@ func rawFloats(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
+}
+
+// TestHostileFiles loads the files make_hostile.py writes, as a user
+// would: each fails with its own clear error, and Check still reports on
+// those that are models.
+func TestHostileFiles(t *testing.T) {
+	cases := []struct {
+		file, want string
+		check      bool // Check reads the file as a model
+	}{
+		{"truncated.onnx", "truncated or not a protobuf ModelProto", false},
+		{"random.onnx", "not a valid ONNX model", false},
+		{"hugedims.onnx", `tensor "w": dimensions [1048576 1048576] hold too many elements`, true},
+		{"cyclic.onnx", `the main graph is cyclic: node "add" (Add) reads "b", which is computed from the node's own output`, true},
+		{"missing_input.onnx", `node "add" (Add) reads "nowhere", which no node, initializer or graph input defines`, true},
+		{"unsupported.onnx", `2 op type(s) that spore does not support at opset 17: NoSuchOp (domain ai.onnx, 2 node(s), first "first_missing"); Custom (domain com.example, 1 node(s), first "mine")`, true},
+		{"opset7.onnx", "the model uses ai.onnx opset 7; spore supports opsets 11 to 21", true},
+		{"extescape.onnx", `external data location "../../../etc/passwd" leaves the model's directory`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "hostile", c.file)
+			_, err := LoadFile(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("LoadFile: error %v\nwant one containing %q", err, c.want)
+			}
+			rep, err := CheckFile(path)
+			if c.check != (err == nil) {
+				t.Fatalf("CheckFile: error %v, want a report: %v", err, c.check)
+			}
+			if err == nil && (rep.OK() || !strings.Contains(rep.String(), c.want) && c.file != "unsupported.onnx") {
+				t.Errorf("CheckFile's report lacks the problem %q:\n%s", c.want, rep)
+			}
+		})
+	}
 }

@@ -64,7 +64,7 @@ func dtypeOf(dt int32) (tensor.DType, error) {
 // little data fails without allocating. dir is the directory external
 // data files are resolved against ("" when the model came from a reader).
 func tensorFromProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
-	t, err := decodeTensorProto(tp, dir)
+	t, err := decodeTensorProto(tp, dir, false)
 	if err == nil && len(tp.GetDims()) == 0 && t.Rank() != 0 {
 		// No dims is a scalar; tensor.FromSlice without a shape makes a
 		// vector, so reshape to rank 0.
@@ -73,8 +73,18 @@ func tensorFromProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error)
 	return t, err
 }
 
-// decodeTensorProto is tensorFromProto before the rank-0 fix-up.
-func decodeTensorProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, error) {
+// checkTensorProto makes every check tensorFromProto makes — element
+// type, dimensions against the data present, external data's location and
+// size (when dir is known) — without decoding or reading any data: Check's
+// test of the initializers.
+func checkTensorProto(tp *onnxpb.TensorProto, dir string) error {
+	_, err := decodeTensorProto(tp, dir, true)
+	return err
+}
+
+// decodeTensorProto is tensorFromProto before the rank-0 fix-up; with
+// checkOnly it stops before allocating and returns a nil tensor.
+func decodeTensorProto(tp *onnxpb.TensorProto, dir string, checkOnly bool) (*tensor.Tensor, error) {
 	name := tp.GetName()
 	wrap := func(err error) error {
 		if name == "" {
@@ -97,14 +107,23 @@ func decodeTensorProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, erro
 	raw := tp.GetRawData()
 	width := map[tensor.DType]int{tensor.Float32: 4, tensor.Float64: 8, tensor.Int64: 8, tensor.Int32: 4, tensor.Bool: 1, tensor.Uint8: 1}[dt]
 	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		raw, err = readExternal(tp, dir, n*width)
+		if checkOnly && dir == "" {
+			return nil, nil // nothing to check the location against
+		}
+		raw, err = readExternal(tp, dir, n*width, !checkOnly)
 		if err != nil {
 			return nil, wrap(err)
+		}
+		if checkOnly {
+			return nil, nil
 		}
 	}
 	if raw != nil {
 		if len(raw) != n*width {
 			return nil, wrap(fmt.Errorf("raw data holds %d bytes, want %d for %v %v", len(raw), n*width, dt, tp.GetDims()))
+		}
+		if checkOnly {
+			return nil, nil
 		}
 		return fromRaw(dt, raw, n, shape), nil
 	}
@@ -121,6 +140,9 @@ func decodeTensorProto(tp *onnxpb.TensorProto, dir string) (*tensor.Tensor, erro
 	}
 	if have != n {
 		return nil, wrap(fmt.Errorf("holds %d values, want %d for %v %v", have, n, dt, tp.GetDims()))
+	}
+	if checkOnly {
+		return nil, nil
 	}
 	switch dt {
 	case tensor.Float32:
@@ -186,11 +208,12 @@ func fromRaw(dt tensor.DType, raw []byte, n int, shape []int) *tensor.Tensor {
 }
 
 // readExternal reads the want bytes of a tensor stored outside the model
-// (external_data: location, offset, length). The location must be a
+// (external_data: location, offset, length); without read it only checks
+// that they are there. The location must be a
 // relative path that stays inside dir: a model file must not be able to
 // read /etc/passwd or ../../secrets. Offset and length are checked
 // against the file's size before anything is allocated.
-func readExternal(tp *onnxpb.TensorProto, dir string, want int) ([]byte, error) {
+func readExternal(tp *onnxpb.TensorProto, dir string, want int, read bool) ([]byte, error) {
 	var loc string
 	offset, length := int64(0), int64(-1)
 	for _, kv := range tp.GetExternalData() {
@@ -252,6 +275,9 @@ func readExternal(tp *onnxpb.TensorProto, dir string, want int) ([]byte, error) 
 	}
 	if offset > st.Size() || length > st.Size()-offset {
 		return nil, fmt.Errorf("external data %s is %d bytes, too short for %d bytes at offset %d", loc, st.Size(), length, offset)
+	}
+	if !read {
+		return nil, nil
 	}
 	buf := make([]byte, length)
 	if _, err := f.ReadAt(buf, offset); err != nil && err != io.EOF {
