@@ -709,9 +709,6 @@ func TestOpFixturesThroughLoad(t *testing.T) {
 		dir := filepath.Dir(f)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			c := loadOpCase(t, dir)
-			if v := modelOpset(c.model); v < 13 {
-				t.Skipf("opset %d: the loader takes opsets 13 and on; TestOpsMatchONNXRuntime checks the op table at this opset", v)
-			}
 			m, err := LoadFile(f)
 			if err != nil {
 				t.Fatal(err)
