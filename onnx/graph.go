@@ -345,6 +345,12 @@ func (h *intHeap) pop() int {
 type scope struct {
 	vals   map[string]*tensor.Tensor
 	parent *scope
+	// fromData holds, for the whole call, the tensors whose values depend
+	// on the model's inputs or parameters (not only on their shapes). In
+	// Graph mode those are exactly the symbolic ones; marking them in
+	// PyNative mode too lets an op refuse to read one as a shape in both
+	// modes alike.
+	fromData map[*tensor.Tensor]bool
 }
 
 func (s *scope) get(name string) (*tensor.Tensor, bool) {

@@ -152,7 +152,7 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 		}
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
-	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs))}
+	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]bool{}}
 	for k, v := range m.consts {
 		root.vals[k] = v
 	}
@@ -164,6 +164,7 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 			panic(&tensor.Error{Op: "onnx.Model", Msg: err.Error()})
 		}
 		root.vals[m.inputs[i].Name] = x
+		root.fromData[x] = true
 	}
 	return m.runGraph(m.graph, root, m.Training())
 }
@@ -230,11 +231,30 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		}
 		ins[i] = t
 	}
-	c := &nodeCtx{Node: n, Opset: m.opset, Training: training}
+	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData}
 	c.runGraph = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return m.runSubGraph(g, s, gins, training)
 	}
 	outs := callOp(n, fn, c, ins)
+	// An op on an input value, or on a parameter (which Graph mode traces),
+	// gives values that are symbolic in Graph mode; Shape and Size read
+	// only shapes, which are static.
+	if op := n.GetOpType(); op != "Shape" && op != "Size" {
+		dep := false
+		for _, t := range ins {
+			if t != nil && (s.fromData[t] || t.IsParameter()) {
+				dep = true
+				break
+			}
+		}
+		if dep {
+			for _, t := range outs {
+				if t != nil {
+					s.fromData[t] = true
+				}
+			}
+		}
+	}
 	for i, name := range n.GetOutput() {
 		if name == "" {
 			continue
@@ -258,9 +278,14 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	if len(ins) != len(g.GetInput()) {
 		return nil, fmt.Errorf("sub-graph %q takes %d inputs, given %d", g.GetName(), len(g.GetInput()), len(ins))
 	}
-	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s}
+	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData}
 	for i, vi := range g.GetInput() {
 		child.vals[vi.GetName()] = ins[i]
+		// A body's inputs (Loop's iteration number and carried values,
+		// Scan's slices) are symbolic in Graph mode.
+		if ins[i] != nil {
+			s.fromData[ins[i]] = true
+		}
 	}
 	return m.runGraph(g, child, training), nil
 }

@@ -84,7 +84,7 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			scales[a] = float32(v[i]) / float32(x.Dim(a))
 		}
 	case sc != nil:
-		if sc.IsSymbolic() {
+		if c.dynamic(sc) {
 			return nil, c.Errorf("input scales depends on the model's input values; spore needs it at trace time")
 		}
 		if sc.DType() != tensor.Float32 && sc.DType() != tensor.Float64 {

@@ -695,7 +695,7 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.IsSymbolic() {
+		if c.dynamic(t) {
 			return nil, c.Errorf("input %s depends on the model's input values; the length of a Range must be known at trace time", n)
 		}
 		if t.Size() != 1 {

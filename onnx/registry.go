@@ -83,6 +83,16 @@ type nodeCtx struct {
 	// on the given inputs, with names of the enclosing scopes visible. Set
 	// by the graph walker.
 	runGraph func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
+	// fromData marks the tensors of this call computed from the model's
+	// inputs or parameters (see scope.fromData); nil outside a Model.
+	fromData map[*tensor.Tensor]bool
+}
+
+// dynamic reports whether t's value depends on the model's input values or
+// parameters: symbolic while tracing, and marked so in PyNative mode, so
+// that an op reading it as a shape fails alike in both modes.
+func (c *nodeCtx) dynamic(t *tensor.Tensor) bool {
+	return t.IsSymbolic() || c.fromData[t]
 }
 
 // Errorf returns an error that names the node and its op type.
@@ -181,7 +191,7 @@ func (c *nodeCtx) Ints(t *tensor.Tensor, what string) ([]int64, error) {
 	if t == nil {
 		return nil, c.Errorf("input %s is missing", what)
 	}
-	if t.IsSymbolic() {
+	if c.dynamic(t) {
 		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
 	}
 	switch t.DType() {
