@@ -46,18 +46,18 @@ var exportIRVersions = map[int64]int64{17: 8, 18: 8, 19: 9, 20: 9, 21: 10}
 
 // DynamicBatch makes axis 0 of every input a symbolic "batch" dimension,
 // and the axis of every output that follows it: the model runs at any
-// batch size, not only the example inputs'. Export follows the batch
-// axis through the graph; reshapes whose target includes the traced
-// batch are written with -1 in its place, broadcasts with 1, slices of
-// the whole batch up to the end, so that they follow the input.
+// batch size, not only the example inputs'.
 //
-// To make sure the model is right at other batch sizes, Export traces f
-// a second time at another batch and checks that every value's shape
-// changed exactly along the batch axis found for it. A function whose
-// graph depends on the batch otherwise — a constant made with the batch
-// size as a Go int (ops.Zeros(x.Dim(0), n)), a Scan along the batch —
-// fails to export with an error naming the line, rather than giving a
-// model that is wrong at other batch sizes.
+// Export traces f a second time, at another batch size, and compares
+// the two graphs value by value: the axis whose extent changed in
+// proportion to the batch is each value's batch axis. Reshapes write -1
+// there, broadcasts and constants filled with one value (an RNN's zero
+// state, ops.Zeros(x.Dim(0), n)) compute it from the input's batch, and
+// slices of the whole batch run to its end. Anything else that changes
+// with the batch — an extent such as batch+1, a constant that is not a
+// fill, a value computed from the batch size (a mean over the batch
+// axis, the input's Shape) — makes Export fail with an error naming the
+// line, rather than write a model that is wrong at other batch sizes.
 func DynamicBatch() ExportOption { return func(c *exportConfig) { c.dynBatch = true } }
 
 // InputNames names the model's inputs, in order (default "input" for one
@@ -231,16 +231,14 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 		if g2, err = exportTrace(name, other, fn); err != nil {
 			return nil, fmt.Errorf("onnx: Export: DynamicBatch: traced again at batch %d: %v", b2, err)
 		}
-		x.findFills(g, g2, b1, b2)
+		x.batch = b1
+		if err := x.deriveBatch(g, g2, b1, b2); err != nil {
+			return nil, fmt.Errorf("onnx: Export: DynamicBatch: %v", err)
+		}
 	}
 	gp, err := x.topGraph(g, name)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.dynBatch {
-		if err := x.checkBatch(g, g2, b1, b2); err != nil {
-			return nil, fmt.Errorf("onnx: Export: DynamicBatch: %v", err)
-		}
 	}
 	return &onnxpb.ModelProto{
 		IrVersion:    proto.Int64(exportIRVersions[cfg.opset]),

@@ -30,25 +30,24 @@ type exporter struct {
 	// sub-graph's while one is being built.
 	nodes *[]*onnxpb.NodeProto
 	// name and bax are per value: its ONNX name, and with DynamicBatch the
-	// axis whose extent scales with the batch (-1: none). That extent is
-	// outer·batch·inner — a reshape may merge the batch with axes around
-	// it — and inner is kept too (absent: 1).
-	name  map[*graph.Value]string
-	bax   map[*graph.Value]int
-	inner map[*graph.Value]int
+	// axis whose extent is a multiple of the batch (absent: none), found
+	// by tracing at two batch sizes (deriveBatch).
+	name map[*graph.Value]string
+	bax  map[*graph.Value]int
 	// batch is the example inputs' batch size (DynamicBatch only).
 	batch int
 	// fills are the constants filled with one value whose extent on one
-	// axis is a multiple of the batch at two batch sizes (DynamicBatch
-	// only), and batchDim names the input's batch size as a 1-D int64
-	// value, computed once at the top of the graph when a fill needs it.
+	// axis is a multiple of the batch (DynamicBatch only). batchDim names
+	// the input's batch size as a 1-D int64 value, computed at the top of
+	// the graph when a fill or a broadcast needs it.
 	fills    map[*graph.Value]exFill
 	batchDim string
+	topInput string
 }
 
-// exFill is a constant to write as its value expanded to a shape whose
-// extent on axis is factor times the batch.
-type exFill struct{ axis, factor int }
+// exFill is a constant to write as its value expanded to its shape, whose
+// extent on axis follows the batch.
+type exFill struct{ axis int }
 
 func newExporter(cfg exportConfig, pnames map[*tensor.Tensor]string) *exporter {
 	return &exporter{
@@ -58,7 +57,6 @@ func newExporter(cfg exportConfig, pnames map[*tensor.Tensor]string) *exporter {
 		used:   map[string]bool{},
 		name:   map[*graph.Value]string{},
 		bax:    map[*graph.Value]int{},
-		inner:  map[*graph.Value]int{},
 	}
 }
 
@@ -151,10 +149,6 @@ func exAInts(name string, v ...int64) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
 }
 
-func exAFloat(name string, v float32) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
-}
-
 func exAGraph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
 }
@@ -220,9 +214,8 @@ func (x *exporter) topGraph(g *graph.Graph, name string) (*onnxpb.GraphProto, er
 		}
 		gp.Input = append(gp.Input, vi)
 	}
-	if len(x.fills) > 0 {
-		shape := x.op1("Shape", []string{x.name[g.Inputs[0]]})
-		x.batchDim = x.op1("Slice", []string{shape, x.constInts(0), x.constInts(1)})
+	if len(g.Inputs) > 0 {
+		x.topInput = x.name[g.Inputs[0]]
 	}
 	if err := x.values(g); err != nil {
 		return nil, err
@@ -243,9 +236,37 @@ func (x *exporter) topGraph(g *graph.Graph, name string) (*onnxpb.GraphProto, er
 		}
 		gp.Output = append(gp.Output, vi)
 	}
+	if x.batchDim != "" {
+		// The batch size, read from the input before anything uses it.
+		shape := &onnxpb.NodeProto{OpType: proto.String("Shape"), Name: proto.String(x.unique("Shape_batch")), Input: []string{x.topInput}, Output: []string{x.unique("input_shape")}}
+		slice := &onnxpb.NodeProto{OpType: proto.String("Slice"), Name: proto.String(x.unique("Slice_batch")),
+			Input: []string{shape.GetOutput()[0], x.constInts(0), x.constInts(1)}, Output: []string{x.batchDim}}
+		nodes = append([]*onnxpb.NodeProto{shape, slice}, nodes...)
+	}
 	gp.Node = nodes
 	gp.Initializer = x.inits
 	return gp, nil
+}
+
+// batchShape returns the name of a 1-D int64 value holding shape with
+// axis b's extent computed from the input's batch size (the extent is a
+// multiple of the traced batch).
+func (x *exporter) batchShape(shape tensor.Shape, b int) string {
+	if x.batchDim == "" {
+		x.batchDim = x.unique("batch_size")
+	}
+	parts := make([]string, len(shape))
+	for k, d := range shape {
+		switch {
+		case k != b:
+			parts[k] = x.constInts(int64(d))
+		case d == x.batch:
+			parts[k] = x.batchDim
+		default:
+			parts[k] = x.op1("Mul", []string{x.batchDim, x.constInts(int64(d / x.batch))})
+		}
+	}
+	return x.op1("Concat", parts, exAInt("axis", 0))
 }
 
 func exDefaultName(base string, i, n int) string {
@@ -349,51 +370,34 @@ func (x *exporter) op(v *graph.Value, projs []*graph.Value) error {
 		}
 		return fmt.Errorf("onnx: Export: %s (applied at %s): %v", v.Prim.Name, exLocOr(v), err)
 	}
-	if x.cfg.dynBatch {
-		if err := x.propagate(v, projs); err != nil {
-			return fmt.Errorf("onnx: Export: DynamicBatch: %s (applied at %s): %v", v.Prim.Name, exLocOr(v), err)
-		}
-	}
 	return nil
 }
 
-// argBax is the batch axis of v's argument i (-1: none).
-func (x *exporter) argBax(v *graph.Value, i int) int {
-	if b, ok := x.bax[v.Args[i]]; ok {
+// baxOf is the batch axis of v (-1: none).
+func (x *exporter) baxOf(v *graph.Value) int {
+	if b, ok := x.bax[v]; ok {
 		return b
 	}
 	return -1
 }
 
-// argInner is the inner factor of the batch extent of v's argument i.
-func (x *exporter) argInner(v *graph.Value, i int) int {
-	if n, ok := x.inner[v.Args[i]]; ok {
-		return n
-	}
-	return 1
-}
+// argBax is the batch axis of v's argument i (-1: none).
+func (x *exporter) argBax(v *graph.Value, i int) int { return x.baxOf(v.Args[i]) }
 
 // inline translates the values of a control-flow body r of owner into
 // the current node list. The body's first len(lead) inputs get the names
-// in lead (a sub-graph's own inputs: loop carries, scan slices) and the
-// batch axes in lbax; the others, captures, take the names of the owner's
-// arguments they are bound to, which a sub-graph reads from the outer
-// scope. It returns the names of the body's results.
-func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string, lbax []int) ([]string, error) {
+// in lead (a sub-graph's own inputs: loop carries, scan slices); the
+// others, captures, take the names of the owner's arguments they are
+// bound to, which a sub-graph reads from the outer scope. It returns the
+// names of the body's results.
+func (x *exporter) inline(owner *graph.Value, r *graph.Region, lead []string) ([]string, error) {
 	g := r.Graph
 	for i, in := range g.Inputs {
-		a := owner.Args[r.Binds[i]]
-		x.inner[in] = x.argInner(owner, r.Binds[i])
 		if i < len(lead) {
 			x.name[in] = lead[i]
-			x.bax[in] = lbax[i]
 			continue
 		}
-		x.name[in] = x.name[a]
-		x.bax[in] = x.bax[a]
-		if _, ok := x.bax[a]; !ok {
-			x.bax[in] = -1
-		}
+		x.name[in] = x.name[owner.Args[r.Binds[i]]]
 	}
 	if err := x.values(g); err != nil {
 		return nil, err
@@ -448,8 +452,8 @@ var exCfCond, exCfWhile, exCfScan *core.Prim
 func exEmitCond(x *exporter, v *graph.Value, in, outs []string) error {
 	branch := func(k int, name string) (*onnxpb.GraphProto, error) {
 		r := v.Regions[k]
-		return x.subgraph(name, nil, exOutMetas(r.Graph), func(i int) int { return x.bax[r.Graph.Outputs[i]] }, func() ([]string, error) {
-			return x.inline(v, r, nil, nil)
+		return x.subgraph(name, nil, exOutMetas(r.Graph), func(i int) int { return x.baxOf(r.Graph.Outputs[i]) }, func() ([]string, error) {
+			return x.inline(v, r, nil)
 		})
 	}
 	thenG, err := branch(0, "then")
@@ -471,11 +475,8 @@ func exEmitCond(x *exporter, v *graph.Value, in, outs []string) error {
 func exEmitWhile(x *exporter, v *graph.Value, in, outs []string) error {
 	condR, bodyR := v.Regions[0], v.Regions[1]
 	n := condR.Lead
-	initNames, initBax := in[:n], make([]int, n)
-	for i := range n {
-		initBax[i] = x.argBax(v, i)
-	}
-	c0, err := x.inline(v, condR, initNames, initBax)
+	initNames := in[:n]
+	c0, err := x.inline(v, condR, initNames)
 	if err != nil {
 		return err
 	}
@@ -487,7 +488,7 @@ func exEmitWhile(x *exporter, v *graph.Value, in, outs []string) error {
 	carries := make([]string, n)
 	for i := range n {
 		carries[i] = x.tmp()
-		vi, err := x.valueInfo(carries[i], bodyR.Graph.Inputs[i].Meta, initBax[i])
+		vi, err := x.valueInfo(carries[i], bodyR.Graph.Inputs[i].Meta, x.baxOf(bodyR.Graph.Inputs[i]))
 		if err != nil {
 			return err
 		}
@@ -498,15 +499,18 @@ func exEmitWhile(x *exporter, v *graph.Value, in, outs []string) error {
 		if i == 0 {
 			return -1
 		}
-		return initBax[i-1]
+		return x.baxOf(bodyR.Graph.Outputs[i-1])
 	}, func() ([]string, error) {
-		next, err := x.inline(v, bodyR, carries, initBax)
+		next, err := x.inline(v, bodyR, carries)
 		if err != nil {
 			return nil, err
 		}
-		// The condition's own copy of its values: the region is inlined
-		// twice, so its values are renamed on the second pass.
-		c, err := x.inline(v, condR.Clone(), next, initBax)
+		// The condition again, on the new carries: a copy of the region,
+		// so that its values get names of their own, with the batch axes
+		// of the values they copy.
+		cr := condR.Clone()
+		x.copyBax(condR.Graph, cr.Graph)
+		c, err := x.inline(v, cr, next)
 		if err != nil {
 			return nil, err
 		}
@@ -517,6 +521,18 @@ func exEmitWhile(x *exporter, v *graph.Value, in, outs []string) error {
 	}
 	x.node("Loop", append([]string{"", cond0}, initNames...), outs, exAGraph("body", body))
 	return nil
+}
+
+// copyBax gives the values of c, a clone of g, the batch axes of g's.
+func (x *exporter) copyBax(g, c *graph.Graph) {
+	var vs, cs []*graph.Value
+	_ = graph.Walk(g, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { vs = append(vs, v); return nil })
+	_ = graph.Walk(c, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { cs = append(cs, v); return nil })
+	for i, v := range vs {
+		if b, ok := x.bax[v]; ok && i < len(cs) {
+			x.bax[cs[i]] = b
+		}
+	}
 }
 
 // exEmitScan translates Scan to ONNX Scan: the carries are its state
@@ -530,25 +546,17 @@ func exEmitScan(x *exporter, v *graph.Value, in, outs []string) error {
 	}
 	r := v.Regions[0]
 	lead := make([]string, nc+nx)
-	lbax := make([]int, nc+nx)
 	var inputs []*onnxpb.ValueInfoProto
 	for i := range nc + nx {
 		lead[i] = x.tmp()
-		lbax[i] = x.argBax(v, i)
-		if i >= nc && lbax[i] >= 0 {
-			lbax[i]-- // a slice loses the scanned axis
-			if lbax[i] < 0 {
-				return fmt.Errorf("DynamicBatch: the scan runs along the batch axis, a length the exported model would not know")
-			}
-		}
-		vi, err := x.valueInfo(lead[i], r.Graph.Inputs[i].Meta, lbax[i])
+		vi, err := x.valueInfo(lead[i], r.Graph.Inputs[i].Meta, x.baxOf(r.Graph.Inputs[i]))
 		if err != nil {
 			return err
 		}
 		inputs = append(inputs, vi)
 	}
-	body, err := x.subgraph("scan", inputs, exOutMetas(r.Graph), func(i int) int { return x.bax[r.Graph.Outputs[i]] }, func() ([]string, error) {
-		return x.inline(v, r, lead, lbax)
+	body, err := x.subgraph("scan", inputs, exOutMetas(r.Graph), func(i int) int { return x.baxOf(r.Graph.Outputs[i]) }, func() ([]string, error) {
+		return x.inline(v, r, lead)
 	})
 	if err != nil {
 		return err
@@ -576,12 +584,18 @@ func exEmitScan(x *exporter, v *graph.Value, in, outs []string) error {
 	return nil
 }
 
-// checkBatch compares g, the graph exported at batch b1, with g2, the
-// same function traced at batch b2: value for value, the shapes must be
-// equal but for each value's batch axis, whose extent scales from b1 to
-// b2. It names the first value that breaks this, by the source line of
-// the op that made it or, for a constant, of an op that reads it.
-func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
+// deriveBatch finds the batch axis of every value of g, the graph traced
+// at batch b1, from g2, the same function traced at batch b2: the one
+// axis whose extent changed, in proportion to the batch (c·b1 to c·b2).
+// Constants sized by the batch and filled with one value become fills.
+// Anything else that changes with the batch — a second extent, an extent
+// that is not a multiple of it (b+1), a constant sized by it that is not
+// a fill, a constant whose value changes with it, a different graph —
+// is an error naming the first such value, by the source line of the op
+// that made it or, for a constant, of an op that reads it: a model that
+// would be wrong at other batch sizes is never written.
+func (x *exporter) deriveBatch(g, g2 *graph.Graph, b1, b2 int) error {
+	x.fills = map[*graph.Value]exFill{}
 	var vs, vs2 []*graph.Value
 	users := map[*graph.Value]*graph.Value{}
 	collect := func(into *[]*graph.Value) func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error {
@@ -609,6 +623,19 @@ func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
 		}
 		return "(no source line)"
 	}
+	what := func(v *graph.Value) string {
+		switch v.Kind {
+		case graph.KindConst:
+			return "constant"
+		case graph.KindOp:
+			return v.Prim.Name
+		case graph.KindProj:
+			return v.Args[0].Prim.Name
+		case graph.KindInput:
+			return "input"
+		}
+		return "value"
+	}
 	for i, v := range vs {
 		v2 := vs2[i]
 		if v.Kind != v2.Kind || v.Prim != v2.Prim {
@@ -617,61 +644,47 @@ func (x *exporter) checkBatch(g, g2 *graph.Graph, b1, b2 int) error {
 		if v.IsMulti() {
 			continue // its projections carry its results' shapes
 		}
-		if _, fill := x.fills[v]; v.Kind == graph.KindConst && !fill && v.Meta.Shape.Equal(v2.Meta.Shape) && !exSameValues(v.Tensor, v2.Tensor) {
-			// A value computed from the shapes at trace time: a mean over
-			// the batch axis divides by the batch, Shape and Size give it.
-			return fmt.Errorf("constant %s holds %v at batch %d and %v at batch %d: its value depends on the batch size (a mean over the batch axis, a shape read from the input), or on randomness, and the exported model would keep the first", where(v), exPreview(v.Tensor), b1, exPreview(v2.Tensor), b2)
+		s1, s2 := v.Meta.Shape, v2.Meta.Shape
+		axis := -1
+		if len(s1) != len(s2) {
+			axis = -2
 		}
-		want := v.Meta.Shape.Clone()
-		if b, ok := x.bax[v]; ok && b >= 0 {
-			want[b] = want[b] / b1 * b2
-		}
-		if !want.Equal(v2.Meta.Shape) {
-			what := "value"
-			switch v.Kind {
-			case graph.KindConst:
-				what = "constant"
-			case graph.KindOp:
-				what = v.Prim.Name
-			case graph.KindProj:
-				what = v.Args[0].Prim.Name
+		for k := 0; axis > -2 && k < len(s1); k++ {
+			if s1[k] == s2[k] {
+				continue
 			}
-			return fmt.Errorf("%s %s is %v at batch %d and %v at batch %d, which the exported model cannot follow (make it from the inputs with ops the batch flows through, not from a Go int such as x.Dim(0))", what, where(v), v.Meta.Shape, b1, v2.Meta.Shape, b2)
+			if axis >= 0 || s1[k]%b1 != 0 || s1[k]/b1*b2 != s2[k] {
+				axis = -2
+				break
+			}
+			axis = k
+		}
+		if axis == -2 {
+			return fmt.Errorf("%s %s is %v at batch %d and %v at batch %d, which the exported model cannot follow: only one extent may change with the batch, in proportion to it (make constants from the inputs with ops the batch flows through, not from a Go int such as x.Dim(0))", what(v), where(v), s1, b1, s2, b2)
+		}
+		if v.Kind == graph.KindConst {
+			switch {
+			case axis >= 0 && exIsFill(v.Tensor) && exIsFill(v2.Tensor) && exSameValues(exFirst(v.Tensor), exFirst(v2.Tensor)):
+				x.fills[v] = exFill{axis: axis}
+			case axis >= 0:
+				return fmt.Errorf("constant %s is %v at batch %d and %v at batch %d and is not filled with one value: the exported model cannot follow it (make it from the inputs with ops the batch flows through)", where(v), s1, b1, s2, b2)
+			case !exSameValues(v.Tensor, v2.Tensor):
+				// A value computed from the shapes at trace time: a mean
+				// over the batch axis divides by the batch, Shape and Size
+				// give it.
+				return fmt.Errorf("constant %s holds %v at batch %d and %v at batch %d: its value depends on the batch size (a mean over the batch axis, a shape read from the input), or on randomness, and the exported model would keep the first", where(v), exPreview(v.Tensor), b1, exPreview(v2.Tensor), b2)
+			}
+		}
+		if axis >= 0 {
+			x.bax[v] = axis
 		}
 	}
 	return nil
 }
 
-// findFills records the constants of g that are fills whose shape in g2,
-// the same function traced at batch b2, is theirs with one extent scaled
-// from b1 to b2.
-func (x *exporter) findFills(g, g2 *graph.Graph, b1, b2 int) {
-	x.fills = map[*graph.Value]exFill{}
-	var vs, vs2 []*graph.Value
-	_ = graph.Walk(g, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { vs = append(vs, v); return nil })
-	_ = graph.Walk(g2, func(v *graph.Value, _ *graph.Graph, _ *graph.Value) error { vs2 = append(vs2, v); return nil })
-	if len(vs) != len(vs2) {
-		return // checkBatch says why
-	}
-	for i, v := range vs {
-		v2 := vs2[i]
-		if v.Kind != graph.KindConst || v2.Kind != graph.KindConst || len(v.Meta.Shape) != len(v2.Meta.Shape) {
-			continue
-		}
-		axis := -1
-		for k := range v.Meta.Shape {
-			if d, d2 := v.Meta.Shape[k], v2.Meta.Shape[k]; d != d2 {
-				if axis >= 0 || d%b1 != 0 || d/b1*b2 != d2 {
-					axis = -2
-					break
-				}
-				axis = k
-			}
-		}
-		if axis >= 0 && exIsFill(v.Tensor) && exIsFill(v2.Tensor) {
-			x.fills[v] = exFill{axis: axis, factor: v.Meta.Shape[axis] / b1}
-		}
-	}
+// exFirst is a one-element tensor holding t's first element.
+func exFirst(t *tensor.Tensor) *tensor.Tensor {
+	return tensor.FromSlice(t.Float64s()[:1])
 }
 
 // exIsFill reports whether every element of t is the same.
@@ -692,23 +705,9 @@ func (x *exporter) fill(v *graph.Value, f exFill) error {
 	if err != nil {
 		return err
 	}
-	parts := make([]string, len(v.Meta.Shape))
-	for k, d := range v.Meta.Shape {
-		if k == f.axis {
-			parts[k] = x.batchDim
-			if f.factor != 1 {
-				parts[k] = x.op1("Mul", []string{x.batchDim, x.constInts(int64(f.factor))})
-			}
-			continue
-		}
-		parts[k] = x.constInts(int64(d))
-	}
-	shape := x.op1("Concat", parts, exAInt("axis", 0))
 	n := x.unique(fmt.Sprintf("v%d", v.ID))
-	x.node("Expand", []string{scalar, shape}, []string{n})
+	x.node("Expand", []string{scalar, x.batchShape(v.Meta.Shape, f.axis)}, []string{n})
 	x.name[v] = n
-	x.bax[v] = f.axis
-	x.inner[v] = f.factor
 	return nil
 }
 

@@ -426,54 +426,34 @@ func exEmitMatMul(x *exporter, v *graph.Value, in, outs []string) error {
 }
 
 // exEmitReshape writes Reshape to the traced shape; under DynamicBatch the
-// extent that carries the batch is written -1, so that it follows the
-// input's.
+// extent that follows the batch is written -1, so that it follows the
+// input's (the others do not change with the batch).
 func exEmitReshape(x *exporter, v *graph.Value, in, outs []string) error {
 	shape := exInts64(v.Meta.Shape)
-	if b := x.argBax(v, 0); x.cfg.dynBatch && b >= 0 {
-		j, _, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, b, x.argInner(v, 0), v.Meta.Shape, x.batch)
-		if err != nil {
-			return err
-		}
-		shape[j] = -1
+	if b := x.baxOf(v); b >= 0 {
+		shape[b] = -1
 	}
 	x.node("Reshape", []string{in[0], x.constInts(shape...)}, outs)
 	return nil
 }
 
-// exReshapeBatchAxis finds the axis of a reshape's target that carries the
-// batch of input axis b (whose extent is outer·batch·inner), and the inner
-// factor there. In row-major order the batch index steps the flat index by
-// s = inner·(the extents after b) and spans s·batch; the target axis j
-// carrying it is the one whose stride divides s and whose stride·extent
-// holds whole spans. The target then stays right at any batch size with
-// -1 at j. When no axis does (the batch split over two axes), there is
-// none to write -1 at.
-func exReshapeBatchAxis(in tensor.Shape, b, inner int, out tensor.Shape, batch int) (j, innerOut int, err error) {
-	s := inner
-	for _, d := range in[b+1:] {
-		s *= d
-	}
-	span := s * batch
-	stride := 1
-	for j := len(out) - 1; j >= 0 && span > 0 && stride <= s; j-- {
-		if s%stride == 0 && (stride*out[j])%span == 0 {
-			return j, s / stride, nil
-		}
-		stride *= out[j]
-	}
-	return 0, 0, fmt.Errorf("cannot tell which extent of the target %v carries the batch of %v (axis %d)", out, in, b)
-}
-
 // exEmitBroadcastTo writes Expand. Under DynamicBatch, the target extent of
-// a batch axis the operand already has is written 1: Expand broadcasts
-// both ways, so the operand's own extent wins.
+// a batch axis the operand has too is written 1 (Expand broadcasts both
+// ways, so the operand's extent wins); one the operand lacks is computed
+// from the input's batch.
 func exEmitBroadcastTo(x *exporter, v *graph.Value, in, outs []string) error {
-	shape := exInts64(v.Meta.Shape)
-	if b := x.argBax(v, 0); x.cfg.dynBatch && b >= 0 {
-		shape[b+len(v.Meta.Shape)-len(v.Args[0].Meta.Shape)] = 1
+	b := x.baxOf(v)
+	if b < 0 {
+		x.node("Expand", []string{in[0], x.constInts(exInts64(v.Meta.Shape)...)}, outs)
+		return nil
 	}
-	x.node("Expand", []string{in[0], x.constInts(shape...)}, outs)
+	shape := exInts64(v.Meta.Shape)
+	if ob := x.argBax(v, 0); ob >= 0 && ob+len(v.Meta.Shape)-len(v.Args[0].Meta.Shape) == b {
+		shape[b] = 1
+		x.node("Expand", []string{in[0], x.constInts(shape...)}, outs)
+		return nil
+	}
+	x.node("Expand", []string{in[0], x.batchShape(v.Meta.Shape, b)}, outs)
 	return nil
 }
 
@@ -484,15 +464,19 @@ func exEmitSlice(x *exporter, v *graph.Value, in, outs []string) error {
 	r := len(a.Begin)
 	starts, ends, axes, steps := make([]int64, r), make([]int64, r), make([]int64, r), make([]int64, r)
 	b := -1
-	if x.cfg.dynBatch {
-		b = x.argBax(v, 0)
+	if x.baxOf(v) >= 0 && x.baxOf(v) == x.argBax(v, 0) {
+		b = x.baxOf(v) // the whole batch, whatever its size
 	}
 	for i := range r {
 		starts[i], steps[i], axes[i] = int64(a.Begin[i]), int64(a.Strides[i]), int64(i)
 		end := int64(a.Begin[i] + a.Size[i]*a.Strides[i])
 		switch {
-		case i == b && a.Begin[i] == 0 && a.Strides[i] == 1 && a.Size[i] == a.Shape[i]:
-			end = math.MaxInt64
+		// The whole batch axis (the only slice of it whose extent is a
+		// multiple of the batch), forwards or backwards, at any batch.
+		case i == b && a.Strides[i] == 1 && a.Size[i] == a.Shape[i]:
+			starts[i], end = 0, math.MaxInt64
+		case i == b && a.Strides[i] == -1 && a.Size[i] == a.Shape[i]:
+			starts[i], end = -1, math.MinInt64
 		case a.Strides[i] < 0 && end < 0:
 			end = math.MinInt64 // past the first element; -1 would mean the last
 		}
@@ -582,193 +566,4 @@ func exEmitAttention(x *exporter, v *graph.Value, in, outs []string) error {
 	}
 	x.node("Where", []string{x.op1("Squeeze", []string{dead, x.constInts(-1)}), pinf, lse}, outs[1:2])
 	return nil
-}
-
-// propagate records the batch axis of v's results (DynamicBatch), from
-// its arguments': where the extent that scales with the batch goes.
-func (x *exporter) propagate(v *graph.Value, projs []*graph.Value) error {
-	batched := false
-	for i := range v.Args {
-		batched = batched || x.argBax(v, i) >= 0
-	}
-	// The inner factor of a merged batch extent goes through every op but
-	// a reshape unchanged: from the first argument that has the batch, or
-	// for control flow from the body results or carries that become the
-	// results.
-	inner := 1
-	for i := range v.Args {
-		if x.argBax(v, i) >= 0 {
-			inner = x.argInner(v, i)
-			break
-		}
-	}
-	for _, r := range exResultsOf(v, projs) {
-		x.inner[r] = inner
-	}
-	set := func(b int) {
-		x.bax[v] = b
-		for _, p := range projs {
-			x.bax[p] = b
-		}
-	}
-	if !batched {
-		set(-1)
-		return nil
-	}
-	switch v.Prim {
-	case ops.ReshapePrim:
-		j, inner, err := exReshapeBatchAxis(v.Args[0].Meta.Shape, x.argBax(v, 0), x.argInner(v, 0), v.Meta.Shape, x.batch)
-		if err != nil {
-			return err
-		}
-		set(j)
-		x.inner[v] = inner
-		return nil
-	case ops.TransposePrim:
-		b := x.argBax(v, 0)
-		for i, p := range v.Attrs.(ops.PermAttr).Perm {
-			if p == b {
-				set(i)
-			}
-		}
-		return nil
-	case ops.SumPrim, ops.MaxPrim, ops.MinPrim, ops.ProdPrim, ops.AnyPrim, ops.AllPrim:
-		a := v.Attrs.(ops.ReduceAttrs)
-		set(exReducedAxis(x.argBax(v, 0), a.Axes, a.KeepDims))
-		return nil
-	case ops.ArgMaxPrim, ops.ArgMinPrim:
-		a := v.Attrs.(ops.ArgAttrs)
-		set(exReducedAxis(x.argBax(v, 0), []int{a.Axis}, a.KeepDims))
-		return nil
-	case ops.UnstackPrim:
-		b, ax := x.argBax(v, 0), v.Attrs.(ops.AxisAttr).Axis
-		switch {
-		case b == ax:
-			return fmt.Errorf("unstacking along the batch axis")
-		case b > ax:
-			b--
-		}
-		set(b)
-		return nil
-	case ops.GatherPrim:
-		ax := v.Attrs.(ops.AxisAttr).Axis
-		b, ib := x.argBax(v, 0), x.argBax(v, 1)
-		switch {
-		case b == ax:
-			return fmt.Errorf("gathering along the batch axis")
-		case b > ax:
-			set(b - 1 + len(v.Args[1].Meta.Shape))
-		case b >= 0:
-			set(b)
-		default:
-			set(ax + ib)
-		}
-		return nil
-	case ops.StridedSlicePrim:
-		a := v.Attrs.(ops.SliceAttrs)
-		b := x.argBax(v, 0)
-		if a.Size[b] == a.Shape[b] && a.Begin[b] == 0 && a.Strides[b] == 1 {
-			set(b)
-		} else {
-			set(-1) // a fixed part of the batch
-		}
-		return nil
-	case exCfCond:
-		r := v.Regions[0].Graph
-		for _, p := range projs {
-			x.bax[p] = x.bax[r.Outputs[p.Index]]
-			x.inner[p] = x.inner[r.Outputs[p.Index]]
-		}
-		return nil
-	case exCfWhile:
-		for _, p := range projs {
-			x.bax[p] = x.argBax(v, p.Index)
-			x.inner[p] = x.argInner(v, p.Index)
-		}
-		return nil
-	case exCfScan:
-		nc, _, _, _ := exScanLayout(v.Attrs)
-		r := v.Regions[0].Graph
-		for _, p := range projs {
-			if p.Index < nc {
-				x.bax[p] = x.argBax(v, p.Index)
-				x.inner[p] = x.argInner(v, p.Index)
-			} else if b := x.bax[r.Outputs[p.Index]]; b >= 0 {
-				x.bax[p] = b + 1
-				x.inner[p] = x.inner[r.Outputs[p.Index]]
-			} else {
-				x.bax[p] = -1
-			}
-		}
-		return nil
-	}
-	// Elementwise ops, MatMul, convolutions, pooling, attention, Concat:
-	// the batch axis keeps its position and extent, aligned on the left
-	// or, for broadcasting, on the right.
-	for _, res := range exResultsOf(v, projs) {
-		b, err := x.alignedBax(v, res.Meta.Shape)
-		if err != nil {
-			return err
-		}
-		x.bax[res] = b
-	}
-	return nil
-}
-
-func exResultsOf(v *graph.Value, projs []*graph.Value) []*graph.Value {
-	if v.IsMulti() {
-		return projs
-	}
-	return []*graph.Value{v}
-}
-
-// alignedBax finds where the batch axes of v's arguments sit in a result
-// of shape out: at the same position with the same extent, counted from
-// the left or from the right.
-func (x *exporter) alignedBax(v *graph.Value, out tensor.Shape) (int, error) {
-	res := -1
-	for i, a := range v.Args {
-		b := x.argBax(v, i)
-		if b < 0 {
-			continue
-		}
-		s := a.Meta.Shape
-		cand := -1
-		if b < len(out) && out[b] == s[b] {
-			cand = b
-		} else if r := b + len(out) - len(s); r >= 0 && r < len(out) && out[r] == s[b] {
-			cand = r
-		}
-		if cand < 0 {
-			return 0, fmt.Errorf("cannot follow the batch axis %d of operand %d (%v) to the result %v", b, i, s, out)
-		}
-		if res >= 0 && res != cand {
-			return 0, fmt.Errorf("operands put the batch on different axes of the result %v", out)
-		}
-		res = cand
-	}
-	return res, nil
-}
-
-// exReducedAxis is where axis b goes when axes are reduced (-1 when b is
-// one of them).
-func exReducedAxis(b int, axes []int, keep bool) int {
-	if keep {
-		for _, a := range axes {
-			if a == b {
-				return -1
-			}
-		}
-		return b
-	}
-	n := b
-	for _, a := range axes {
-		if a == b {
-			return -1
-		}
-		if a < b {
-			n--
-		}
-	}
-	return n
 }

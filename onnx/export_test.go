@@ -283,6 +283,11 @@ func TestExportDynamicBatch(t *testing.T) {
 		// Sequence-first, as torch's layer: axis 0 is the sequence.
 		{"encoder", enc, []int{3, 2, 16}},
 		{"lstm_batch_first", nn.NewLSTM(4, 6, nn.RNNConfig{BatchFirst: true}), []int{2, 5, 4}},
+		// Traced at batch 1, where an extent of 1 could be any axis's.
+		{"mlp_b1", mlp, []int{1, 1, 28, 28}},
+		{"lenet_b1", lenet, []int{1, 1, 28, 28}},
+		{"encoder_b1", enc, []int{1, 2, 16}},
+		{"lstm_b1", nn.NewLSTM(4, 6, nn.RNNConfig{BatchFirst: true}), []int{1, 5, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,6 +326,23 @@ func TestExportDynamicFill(t *testing.T) {
 	x := randn(2, 3)
 	runs := [][]*tensor.Tensor{{x}, {randn(5, 3)}, {randn(1, 3)}}
 	exportAndRun(t, "fill", f, func(xs []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{f(xs[0])} }, []*tensor.Tensor{x}, runs, DynamicBatch())
+}
+
+// TestExportDynamicScan exports with a dynamic batch a Scan along the
+// batch axis and a reversal of the batch: ONNX's Scan takes its length
+// from its input, and Slice runs to the end, whatever the batch.
+func TestExportDynamicScan(t *testing.T) {
+	f := func(x *tensor.Tensor) []*tensor.Tensor {
+		c, ys := spore.Scan(func(c, xt []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+			h := ops.Tanh(ops.Add(c[0], xt[0]))
+			return []*tensor.Tensor{h}, []*tensor.Tensor{ops.Exp(h)}
+		}, []*tensor.Tensor{ops.Zeros(3)}, []*tensor.Tensor{x})
+		rev := ops.StridedSlice(ys[0], []int{-1}, []int{-x.Dim(0) - 1}, []int{-1})
+		return []*tensor.Tensor{c[0], rev}
+	}
+	x := randn(2, 3)
+	runs := [][]*tensor.Tensor{{x}, {randn(6, 3)}, {randn(1, 3)}}
+	exportAndRun(t, "scan", f, func(xs []*tensor.Tensor) []*tensor.Tensor { return f(xs[0]) }, []*tensor.Tensor{x}, runs, DynamicBatch())
 }
 
 // TestExportRoundTrip loads each PyTorch fixture, exports it again and
@@ -436,12 +458,9 @@ func TestExportErrors(t *testing.T) {
 			return ops.Add(a, tensor.RandNormal(tensor.Float32, 0, 1, a.Dim(0), 3))
 		}, []*tensor.Tensor{x}, filepath.Join(dir, "const.onnx"),
 			[]ExportOption{DynamicBatch()}, []string{"constant read by Add at", "export_test.go:", "is [2 3] at batch 2 and [3 3] at batch 3"}},
-		{"scan over the batch", func(a *tensor.Tensor) *tensor.Tensor {
-			_, ys := spore.Scan(func(c, xt []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
-				return c, []*tensor.Tensor{ops.Exp(xt[0])}
-			}, []*tensor.Tensor{ops.Sum(a)}, []*tensor.Tensor{a})
-			return ys[0]
-		}, []*tensor.Tensor{x}, filepath.Join(dir, "scanbatch.onnx"), []ExportOption{DynamicBatch()}, []string{"the scan runs along the batch axis"}},
+		{"partial batch slice", func(a *tensor.Tensor) *tensor.Tensor { return ops.StridedSlice(a, []int{1}, []int{a.Dim(0)}, []int{1}) },
+			[]*tensor.Tensor{x}, filepath.Join(dir, "batchslice.onnx"), []ExportOption{DynamicBatch()},
+			[]string{"StridedSlice at export_test.go:", "is [1 3] at batch 2 and [2 3] at batch 3", "only one extent may change with the batch, in proportion to it"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
