@@ -210,25 +210,19 @@ func exportModel(f any, inputs []*tensor.Tensor, cfg exportConfig) (m *onnxpb.Mo
 		return nil, fmt.Errorf("onnx: Export: %d output names for %d outputs", len(cfg.outNames), len(g.Outputs))
 	}
 	x := newExporter(cfg, names)
-	var g2 *graph.Graph
-	b1, b2 := 0, 0
 	if cfg.dynBatch {
-		// The graph is traced again at another batch size. Constants
-		// filled with one value whose shape follows the batch (an RNN's
-		// zero initial state) are written as an Expand of that value to a
-		// shape computed from the input's; and once the model is
-		// translated, every value must have the same shape at both batch
-		// sizes but for the batch axis found for it, scaled. Anything else
-		// that depends on the batch — a constant sized by the batch that
-		// is not a fill, an op whose batch axis was misplaced — fails here
-		// instead of giving a model that is wrong at other batch sizes.
-		b1 = metas[0].Shape[0]
-		b2 = b1 + 1
+		// Traced again at another batch size, the graph tells each value's
+		// batch axis, or why the model could not follow the batch (see
+		// DynamicBatch and deriveBatch). b+1, not 2b: an extent such as
+		// b+1 is then told apart from one proportional to the batch.
+		b1 := metas[0].Shape[0]
+		b2 := b1 + 1
 		other := make([]tensor.Meta, len(metas))
 		for i, m := range metas {
 			other[i] = tensor.Meta{Shape: append(tensor.Shape{b2}, m.Shape[1:]...), DType: m.DType}
 		}
-		if g2, err = exportTrace(name, other, fn); err != nil {
+		g2, err := exportTrace(name, other, fn)
+		if err != nil {
 			return nil, fmt.Errorf("onnx: Export: DynamicBatch: traced again at batch %d: %v", b2, err)
 		}
 		x.batch = b1

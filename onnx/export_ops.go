@@ -426,8 +426,8 @@ func exEmitMatMul(x *exporter, v *graph.Value, in, outs []string) error {
 }
 
 // exEmitReshape writes Reshape to the traced shape; under DynamicBatch the
-// extent that follows the batch is written -1, so that it follows the
-// input's (the others do not change with the batch).
+// batch axis's extent is written -1, inferred from the input's at run
+// time (the other extents do not change with the batch).
 func exEmitReshape(x *exporter, v *graph.Value, in, outs []string) error {
 	shape := exInts64(v.Meta.Shape)
 	if b := x.baxOf(v); b >= 0 {
