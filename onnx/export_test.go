@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -911,4 +912,86 @@ func TestExportOpFixturesDynamicBatch(t *testing.T) {
 		}
 	}
 	t.Logf("%d op fixtures exported with a dynamic batch and run at two batches; %d refused with an error", len(jobs)/2, refused)
+}
+
+// onnxCheckScript runs ONNX's reference checker, with shape inference, on
+// every model named on its command line, and prints one line per model:
+// "ok NAME" or "FAIL NAME: why".
+const onnxCheckScript = `
+import sys
+import onnx
+from onnx import checker
+for path in sys.argv[1:]:
+    try:
+        checker.check_model(onnx.load(path), full_check=True)
+        print("ok", path)
+    except Exception as e:
+        print("FAIL", path + ":", str(e).replace("\n", " ")[:400])
+`
+
+// TestExportONNXChecker runs the onnx package's checker (Python's, the
+// specification's reference) over exports of models with every kind of
+// node Export writes: control flow, a dynamic batch, recurrent layers,
+// attention. It skips where Python's onnx package is not installed
+// (apt-get install -y python3-onnx).
+func TestExportONNXChecker(t *testing.T) {
+	// Debian's python3-onnx is for the system's Python, which may not be
+	// the python3 first on PATH.
+	python := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import onnx").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("no python3 with the onnx package (apt-get install -y python3-onnx)")
+	}
+	spore.SetSeed(6)
+	dir := t.TempDir()
+	enc := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerLayerConfig{DimFeedforward: 16, Activation: "gelu"})
+	cond := func(x *tensor.Tensor) *tensor.Tensor {
+		return spore.Cond(ops.Greater(ops.Sum(x), ops.ScalarLike(x, 0)),
+			func(a ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{ops.Exp(a[0])} },
+			func(a ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{ops.Neg(a[0])} }, x)[0]
+	}
+	while := func(x *tensor.Tensor) *tensor.Tensor {
+		return spore.While(func(c ...*tensor.Tensor) *tensor.Tensor { return ops.Less(ops.Sum(c[0]), ops.ScalarLike(c[0], 100)) },
+			func(c ...*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{ops.AddScalar(ops.MulScalar(c[0], 2), 1)}
+			}, x)[0]
+	}
+	models := []struct {
+		name string
+		f    any
+		x    *tensor.Tensor
+		opts []ExportOption
+	}{
+		{"lenet", models.NewLeNet5(10), randn(2, 1, 28, 28), []ExportOption{DynamicBatch()}},
+		{"encoder", enc, randn(3, 2, 8), []ExportOption{DynamicBatch()}},
+		{"lstm", nn.NewLSTM(4, 5, nn.RNNConfig{BatchFirst: true}), randn(1, 3, 4), []ExportOption{DynamicBatch()}},
+		{"cond", cond, randn(2, 3), nil},
+		{"while", while, randn(2, 3), nil},
+	}
+	args := []string{"-c", onnxCheckScript}
+	for _, m := range models {
+		p := filepath.Join(dir, m.name+".onnx")
+		if err := Export(m.f, []*tensor.Tensor{m.x}, p, m.opts...); err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		args = append(args, p)
+	}
+	out, err := exec.Command(python, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the checker failed to run: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(models) {
+		t.Fatalf("the checker reported on %d of %d models:\n%s", len(lines), len(models), out)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "ok ") {
+			t.Error(l)
+		}
+	}
 }
