@@ -5,12 +5,16 @@
 //
 // LoadFile (or Load, from an io.Reader) turns a .onnx file — from
 // torch.onnx.export, tf2onnx or any other exporter — into a *Model, an nn
-// cell:
+// cell. Call runs it in PyNative mode, its ops one by one; nn.Jit traces
+// and compiles it once per input shapes (Graph mode):
 //
-//	m, err := onnx.LoadFile("model.onnx")
-//	y := m.Call(x)                // PyNative: the ops run one by one
-//	nn.Jit(m).Call(x)             // Graph mode: traced and compiled once per input shapes
-//	outs, err := m.Run(x)         // every output, errors instead of panics
+//	m, err := onnx.LoadFile("testdata/torch/cnn.onnx")
+//
+//	eager := m.Call(x)
+//	compiled := nn.Jit(m).Call(x)
+//
+// Call panics on bad input, as every cell does; Run returns every output,
+// and an error instead of panicking.
 //
 // Everything is checked before Load returns: the ai.onnx opset (MinOpset
 // to MaxOpset), that each node reads only values defined by the graph's
@@ -41,7 +45,9 @@
 //
 //	net := nn.NewWithLossCell(m.Layer(), nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean))
 //	step := nn.NewTrainOneStepCell(net, optim.NewAdam(net.TrainableParameters(), optim.AdamConfig{}))
-//	loss := step.Call(images, labels) // in Graph mode: forward, backward and update in one plan
+//
+// step.Call(images, labels) then runs a training step; in Graph mode the
+// forward pass, the backward pass and the update are one compiled plan.
 //
 // Dynamic dimensions (a batch declared as dim_param "batch") work because
 // Graph mode compiles once per input shapes; shape computations in the
