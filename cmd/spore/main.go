@@ -6,6 +6,8 @@
 //	spore bench [--json]  the seed network in both modes, side by side
 //	spore graph [--out D] the training step's IR before and after every pass
 //	spore dashboard --logdir D  the training dashboard in the browser
+//	spore run M.onnx --input X.npy  run an ONNX model on NumPy inputs
+//	spore onnx check|export  inspect an ONNX model; export mlp or lenet
 //
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
 // flags.
@@ -48,6 +50,8 @@ var commands = []command{
 	{"bench", "time the seed network in PyNative and Graph mode", cmdBench},
 	{"graph", "dump the training step's IR before and after every pass", cmdGraph},
 	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
+	{"run", "run an ONNX model on .npy inputs, print and save its outputs, time it", cmdRun},
+	{"onnx", "check an ONNX model, or export mlp or lenet as ONNX", cmdOnnx},
 }
 
 func usage(w io.Writer) {
@@ -98,7 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph, dashboard)\n", args[0])
+	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph, dashboard, run, onnx)\n", args[0])
 	return 2
 }
 

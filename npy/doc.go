@@ -1,0 +1,18 @@
+// Package npy reads and writes NumPy's array files: .npy, one array, and
+// .npz, a zip archive of named .npy files.
+//
+// They are how arrays travel between Python and spore: inputs for
+// `spore run`, reference outputs for tests, weights to inspect. Read and
+// ReadFile accept format versions 1.0, 2.0 and 3.0 with elements of type
+// float32, float64, int32, int64, bool and uint8, in either byte order,
+// stored in C (row-major) order; anything else (Fortran order, float16,
+// object arrays, structured types) is refused with an error that says
+// what was found. Write produces the same bytes as np.save, and
+// WriteNPZ / WriteNPZCompressed the same archives as np.savez /
+// np.savez_compressed; every file is written whole or not at all.
+//
+// Reading is safe on untrusted files: a header is parsed as data (never
+// evaluated), its declared size is checked against the bytes present, and
+// the data is read in chunks, so a file that declares a huge shape it does
+// not hold fails without allocating for it.
+package npy

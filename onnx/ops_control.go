@@ -1,0 +1,303 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Control flow: If, Loop and Scan become spore.Cond, spore.Scan and
+// spore.While, which run Go closures in PyNative mode and become nodes
+// holding their bodies as sub-graphs in Graph mode (not unrolled). The
+// bodies run through c.runGraph, which gives them the enclosing graphs'
+// values (ONNX's outer scope); under a trace those become the control-flow
+// node's captured inputs.
+//
+// Limits, shared by both modes so that they agree: If's branches must
+// return the same shapes when the condition is only known at run time
+// (spore.Cond's rule); a Loop whose stopping condition depends on its
+// values cannot also have scan outputs (spore.While carries fixed shapes
+// and has no stacked outputs), nor can one without a constant trip count.
+
+func init() {
+	register("If", 11, 0, opIf)
+	register("Loop", 11, 0, opLoop)
+	register("Scan", 11, 0, opScan)
+}
+
+// maxScanTrips bounds a Loop's constant trip count when it runs as a Scan,
+// which materialises the iteration numbers: a hostile M of 2^62 must not
+// allocate, and a loop that long has no scan outputs worth stacking.
+const maxScanTrips = 1 << 24
+
+// body returns a Go closure that runs sub-graph g on its arguments,
+// panicking with the runner's error (callOp names the node).
+func body(c *nodeCtx, g *onnxpb.GraphProto) func(...*tensor.Tensor) []*tensor.Tensor {
+	return func(xs ...*tensor.Tensor) []*tensor.Tensor {
+		outs, err := c.runGraph(g, xs)
+		if err != nil {
+			panic(c.Errorf("%v", err))
+		}
+		return outs
+	}
+}
+
+// opIf runs then_branch or else_branch. A condition known when the node
+// runs (a constant, or computed from shapes) picks its branch at once, in
+// both modes, so that branches of different shapes work there; otherwise
+// spore.Cond stages both.
+func opIf(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	cond := c.In(ins, 0)
+	thenG, elseG := c.GraphAttr("then_branch"), c.GraphAttr("else_branch")
+	if thenG == nil || elseG == nil {
+		return nil, c.Errorf("then_branch and else_branch are required")
+	}
+	if cond == nil || cond.DType() != tensor.Bool || cond.Size() != 1 {
+		return nil, c.Errorf("the condition must be a one-element bool tensor")
+	}
+	for _, g := range []*onnxpb.GraphProto{thenG, elseG} {
+		if len(g.GetInput()) != 0 {
+			return nil, c.Errorf("branch %q takes %d inputs; If's branches take none", g.GetName(), len(g.GetInput()))
+		}
+	}
+	if !cond.IsSymbolic() {
+		if cond.Bool() {
+			return body(c, thenG)(), nil
+		}
+		return body(c, elseG)(), nil
+	}
+	return spore.Cond(cond, body(c, thenG), body(c, elseG)), nil
+}
+
+// alwaysTrue reports whether the Loop body's output condition is its
+// input condition passed through (directly or by Identity), or a
+// constant true: a loop that stops only on its trip count.
+func alwaysTrue(g *onnxpb.GraphProto) bool {
+	if len(g.GetInput()) < 2 || len(g.GetOutput()) < 1 {
+		return false
+	}
+	condIn, name := g.GetInput()[1].GetName(), g.GetOutput()[0].GetName()
+	for range len(g.GetNode()) + 1 {
+		if name == condIn {
+			return true
+		}
+		var prod *onnxpb.NodeProto
+		for _, n := range g.GetNode() {
+			for _, o := range n.GetOutput() {
+				if o == name {
+					prod = n
+				}
+			}
+		}
+		switch {
+		case prod == nil:
+			return false
+		case prod.GetOpType() == "Identity" && len(prod.GetInput()) == 1:
+			name = prod.GetInput()[0]
+		case prod.GetOpType() == "Constant":
+			for _, a := range prod.GetAttribute() {
+				if a.GetName() == "value" && a.GetT() != nil {
+					t, err := tensorFromProto(a.GetT(), "")
+					return err == nil && t.DType() == tensor.Bool && t.Size() == 1 && t.Bool()
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// opLoop runs ONNX's Loop: inputs M (trip count, optional), cond
+// (optional) and the loop-carried values; the body maps (iteration, cond,
+// carried...) to (cond, carried..., scan outputs...).
+//
+// A loop that stops only on a constant trip count becomes spore.Scan over
+// the iteration numbers, which stacks scan outputs and is differentiable
+// in both modes; any other becomes spore.While, which has neither.
+func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	g := c.GraphAttr("body")
+	if g == nil {
+		return nil, c.Errorf("attribute body is required")
+	}
+	var vs []*tensor.Tensor
+	if len(ins) > 2 {
+		vs = ins[2:]
+	}
+	nv := len(vs)
+	for i, v := range vs {
+		if v == nil {
+			return nil, c.Errorf("loop-carried input %d is absent", i)
+		}
+	}
+	if len(g.GetInput()) != 2+nv {
+		return nil, c.Errorf("the body takes %d inputs, want 2 + %d loop-carried values", len(g.GetInput()), nv)
+	}
+	nScan := len(g.GetOutput()) - 1 - nv
+	if nScan < 0 {
+		return nil, c.Errorf("the body returns %d outputs, want at least 1 + %d loop-carried values", len(g.GetOutput()), nv)
+	}
+	mIn, condIn := c.In(ins, 0), c.In(ins, 1)
+	if condIn != nil && (condIn.DType() != tensor.Bool || condIn.Size() != 1) {
+		return nil, c.Errorf("cond must be a one-element bool tensor, got %v %v", condIn.Shape(), condIn.DType())
+	}
+	if mIn != nil && (mIn.DType() != tensor.Int64 || mIn.Size() != 1) {
+		return nil, c.Errorf("M must be a one-element int64 tensor, got %v %v", mIn.Shape(), mIn.DType())
+	}
+	run := body(c, g)
+	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
+
+	trips := int64(-1) // constant trip count, or -1
+	if mIn != nil && !mIn.IsSymbolic() {
+		trips = mIn.Int64s()[0]
+	}
+	condTrue := condIn == nil || !condIn.IsSymbolic() && condIn.Bool()
+	if condIn != nil && !condIn.IsSymbolic() && !condIn.Bool() {
+		if nScan > 0 {
+			return nil, c.Errorf("the loop runs zero times (cond is false) and has scan outputs, whose shapes spore cannot know")
+		}
+		return vs, nil
+	}
+	if trips >= 0 && condTrue && alwaysTrue(g) && trips <= maxScanTrips {
+		if trips == 0 {
+			if nScan > 0 {
+				return nil, c.Errorf("the loop runs zero times (M is 0) and has scan outputs, whose shapes spore cannot know")
+			}
+			return vs, nil
+		}
+		iters := tensor.Arange(tensor.Int64, 0, float64(trips), 1)
+		t := tensor.Scalar(true)
+		carry, ys := spore.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+			outs := run(append([]*tensor.Tensor{x[0], t}, carry...)...)
+			return outs[1 : 1+nv], outs[1+nv:]
+		}, vs, []*tensor.Tensor{iters})
+		return append(carry, ys...), nil
+	}
+	if nScan > 0 {
+		return nil, c.Errorf("a Loop with scan outputs needs a constant trip count M (at most %d) and a body whose condition stays true; this one has M %s and a condition computed by the body", maxScanTrips, describeTrips(mIn, trips))
+	}
+	if mIn == nil && alwaysTrue(g) && condTrue {
+		return nil, c.Errorf("the loop has no trip count and its condition never changes: it would never end")
+	}
+	// spore.While: carries (iteration, cond, values...).
+	iter0 := tensor.Scalar(int64(0))
+	cond0 := tensor.Scalar(true)
+	if condIn != nil {
+		cond0 = scalar(condIn)
+	}
+	var limit *tensor.Tensor
+	if mIn != nil {
+		limit = scalar(mIn)
+	}
+	init := append([]*tensor.Tensor{iter0, cond0}, vs...)
+	outs := spore.While(func(carry ...*tensor.Tensor) *tensor.Tensor {
+		if limit == nil {
+			return carry[1]
+		}
+		return ops.LogicalAnd(carry[1], ops.Less(carry[0], limit))
+	}, func(carry ...*tensor.Tensor) []*tensor.Tensor {
+		outs := run(carry...)
+		next := []*tensor.Tensor{ops.Add(carry[0], tensor.Scalar(int64(1))), scalar(outs[0])}
+		return append(next, outs[1:1+nv]...)
+	}, init...)
+	return outs[2:], nil
+}
+
+func describeTrips(m *tensor.Tensor, trips int64) string {
+	switch {
+	case m == nil:
+		return "absent"
+	case trips < 0:
+		return "computed from the data"
+	default:
+		return fmt.Sprint(trips)
+	}
+}
+
+// opScan runs ONNX's Scan (opset 9 semantics, unchanged since): the first
+// len(ins)-num_scan_inputs inputs are state, the rest are scanned along
+// scan_input_axes in scan_input_directions; the body maps (state...,
+// slices...) to (state..., per-step outputs...), which are stacked along
+// scan_output_axes in scan_output_directions.
+func opScan(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	g := c.GraphAttr("body")
+	if g == nil {
+		return nil, c.Errorf("attribute body is required")
+	}
+	m := int(c.Int("num_scan_inputs", 0))
+	if m <= 0 || m > len(ins) {
+		return nil, c.Errorf("num_scan_inputs is %d with %d inputs", m, len(ins))
+	}
+	n := len(ins) - m
+	if len(g.GetInput()) != n+m {
+		return nil, c.Errorf("the body takes %d inputs, want %d states + %d scanned", len(g.GetInput()), n, m)
+	}
+	k := len(g.GetOutput()) - n
+	if k < 0 {
+		return nil, c.Errorf("the body returns %d outputs, fewer than the %d states", len(g.GetOutput()), n)
+	}
+	inAxes := c.IntsAttr("scan_input_axes", make([]int64, m))
+	inDirs := c.IntsAttr("scan_input_directions", make([]int64, m))
+	outAxes := c.IntsAttr("scan_output_axes", make([]int64, k))
+	outDirs := c.IntsAttr("scan_output_directions", make([]int64, k))
+	if len(inAxes) != m || len(inDirs) != m || len(outAxes) != k || len(outDirs) != k {
+		return nil, c.Errorf("scan_input_axes/directions need %d entries and scan_output_axes/directions %d", m, k)
+	}
+	state := ins[:n]
+	xs := make([]*tensor.Tensor, m)
+	for i, x := range ins[n:] {
+		if x == nil {
+			return nil, c.Errorf("scan input %d is absent", i)
+		}
+		ax, err := normAxis(inAxes[i], x.Rank())
+		if err != nil {
+			return nil, c.Errorf("scan_input_axes[%d]: %v", i, err)
+		}
+		x = ops.MoveAxis(x, ax, 0)
+		if inDirs[i] != 0 {
+			x = flip0(x)
+		}
+		xs[i] = x
+	}
+	run := body(c, g)
+	carry, ys := spore.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+		outs := run(append(append([]*tensor.Tensor(nil), carry...), x...)...)
+		return outs[:n], outs[n:]
+	}, state, xs)
+	for j, y := range ys {
+		if outDirs[j] != 0 {
+			y = flip0(y)
+		}
+		ax, err := normAxis(outAxes[j], y.Rank())
+		if err != nil {
+			return nil, c.Errorf("scan_output_axes[%d]: %v", j, err)
+		}
+		ys[j] = ops.MoveAxis(y, 0, ax)
+	}
+	return append(carry, ys...), nil
+}
+
+// normAxis maps a possibly negative axis into [0, rank).
+func normAxis(ax int64, rank int) (int, error) {
+	if ax < -int64(rank) || ax >= int64(rank) {
+		return 0, fmt.Errorf("axis %d is out of range for rank %d", ax, rank)
+	}
+	if ax < 0 {
+		ax += int64(rank)
+	}
+	return int(ax), nil
+}
+
+// flip0 reverses x along its first axis.
+func flip0(x *tensor.Tensor) *tensor.Tensor {
+	n := x.Dim(0)
+	idx := make([]int64, n)
+	for i := range idx {
+		idx[i] = int64(n - 1 - i)
+	}
+	return ops.Gather(x, tensor.FromSlice(idx, n), 0)
+}

@@ -1,0 +1,770 @@
+package onnx
+
+import (
+	"math"
+
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Ops beyond the core set that exporters emit often enough to be worth
+// their few lines: activations with parameters, masks, normalisation per
+// instance, cumulative sums, top-k and the remaining reductions.
+
+func init() {
+	register("Round", 11, 0, unaryOp(ops.Round))
+	register("Elu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
+	})
+	register("Selu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1.67326319217681884765625))
+		gamma := float64(c.Float("gamma", 1.05070102214813232421875))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
+		return one(ops.MulScalar(ops.Select(ops.LessEqual(x, ops.ScalarLike(x, 0)), neg, x), gamma))
+	})
+	register("HardSigmoid", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha, beta := float64(c.Float("alpha", 0.2)), float64(c.Float("beta", 0.5))
+		return one(ops.Clip(ops.AddScalar(ops.MulScalar(x, alpha), beta), 0, 1))
+	})
+	register("HardSwish", 14, 0, unaryOp(ops.Hardswish))
+	register("Softsign", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
+		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
+	}))
+	register("PRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		slope, err := c.need(ins, 1, "slope")
+		if err != nil {
+			return nil, err
+		}
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
+	})
+	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
+	register("Mod", 11, 0, modOp)
+	register("Trilu", 14, 0, triluOp)
+	register("CumSum", 11, 0, cumSumOp)
+	register("TopK", 11, 0, topKOp)
+	register("InstanceNormalization", 11, 0, instanceNormOp)
+	register("ThresholdedRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		return one(ops.Select(ops.Greater(x, ops.ScalarLike(x, alpha)), x, ops.ScalarLike(x, 0)))
+	})
+	register("Celu", 12, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 1))
+		neg := ops.MulScalar(ops.SubScalar(ops.Exp(ops.DivScalar(x, alpha)), 1), alpha)
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
+	})
+	register("Mish", 18, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
+		return ops.Mul(x, ops.Tanh(ops.Softplus(x)))
+	}))
+	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		pos, neg := c.Int("detect_positive", 1) != 0, c.Int("detect_negative", 1) != 0
+		y := ops.Equal(x, ops.ScalarLike(x, math.Inf(1)))
+		if !pos {
+			y = ops.LogicalAnd(y, ops.Less(x, ops.ScalarLike(x, 0)))
+		}
+		yn := ops.Equal(x, ops.ScalarLike(x, math.Inf(-1)))
+		if !neg {
+			yn = ops.LogicalAnd(yn, ops.Greater(x, ops.ScalarLike(x, 0)))
+		}
+		return one(ops.LogicalOr(y, yn))
+	})
+	register("Shrink", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		lambd, bias := float64(c.Float("lambd", 0.5)), float64(c.Float("bias", 0))
+		zero := ops.ScalarLike(x, 0)
+		y := ops.Select(ops.Less(x, ops.ScalarLike(x, -lambd)), ops.AddScalar(x, bias), zero)
+		return one(ops.Select(ops.Greater(x, ops.ScalarLike(x, lambd)), ops.SubScalar(x, bias), y))
+	})
+	register("Hardmax", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+		if err != nil {
+			return nil, err
+		}
+		hot := ops.OneHot(ops.ArgMax(x, ax), x.Dim(ax), x.DType())
+		return one(ops.MoveAxis(hot, x.Rank()-1, ax))
+	})
+	register("LpNormalization", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+		if err != nil {
+			return nil, err
+		}
+		var norm *tensor.Tensor
+		switch p := c.Int("p", 2); p {
+		case 1:
+			norm = ops.SumKeepDims(ops.Abs(x), ax)
+		case 2:
+			norm = ops.Sqrt(ops.SumKeepDims(ops.Mul(x, x), ax))
+		default:
+			return nil, c.Errorf("p is %d, want 1 or 2", p)
+		}
+		// A zero vector stays zero, as in ONNX Runtime.
+		zero := ops.Equal(norm, ops.ScalarLike(norm, 0))
+		return one(ops.Div(x, ops.Select(zero, ops.ScalarLike(norm, 1), norm)))
+	})
+	register("MeanVarianceNormalization", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		axes, err := c.axes(c.IntsAttr("axes", []int64{0, 2, 3}), x.Rank(), "axes")
+		if err != nil {
+			return nil, err
+		}
+		mean := ops.MeanKeepDims(x, axes...)
+		d := ops.Sub(x, mean)
+		std := ops.Sqrt(ops.MeanKeepDims(ops.Mul(d, d), axes...))
+		return one(ops.Div(d, ops.AddScalar(std, 1e-9)))
+	})
+	register("LRN", 13, 0, lrnOp)
+	register("GatherElements", 11, 0, gatherElementsOp)
+	register("ScatterND", 11, 0, scatterNDOp)
+	register("GatherND", 12, 0, gatherNDOp)
+	register("ScatterElements", 11, 0, scatterElementsOp)
+	register("OneHot", 11, 0, oneHotOp)
+	register("DepthToSpace", 11, 0, depthToSpaceOp)
+	register("SpaceToDepth", 11, 0, spaceToDepthOp)
+	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
+	for _, r := range []struct {
+		name string
+		pre  func(*tensor.Tensor) *tensor.Tensor
+		post func(*tensor.Tensor) *tensor.Tensor
+	}{
+		{"ReduceL1", ops.Abs, nil},
+		{"ReduceL2", sq, ops.Sqrt},
+		{"ReduceSumSquare", sq, nil},
+		{"ReduceLogSum", nil, ops.Log},
+	} {
+		pre, post := r.pre, r.post
+		register(r.name, 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+			if pre != nil {
+				x = pre(x)
+			}
+			y := ops.Sum(x, axes...)
+			if post != nil {
+				y = post(y)
+			}
+			return y
+		}, 18))
+	}
+	// Stably: log Σ exp(x − max) + max.
+	register("ReduceLogSumExp", 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+		return ops.LogSumExp(x, axes, false)
+	}, 18))
+}
+
+// modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
+// fmod), else the divisor's (Python's %, spore's Mod).
+func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	a, err := c.need(ins, 0, "A")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.need(ins, 1, "B")
+	if err != nil {
+		return nil, err
+	}
+	if a.DType() != b.DType() {
+		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+	}
+	if c.Int("fmod", 0) == 0 {
+		if isFloat(a.DType()) {
+			return nil, c.Errorf("fmod=0 on floating-point inputs is invalid ONNX; use fmod=1")
+		}
+		return one(ops.Mod(a, b))
+	}
+	if isFloat(a.DType()) {
+		// a − trunc(a/b)·b
+		return one(ops.Sub(a, ops.Mul(ops.Trunc(ops.Div(a, b)), b)))
+	}
+	return one(ops.Sub(a, ops.Mul(divOp(a, b), b)))
+}
+
+// triluOp is Trilu: the upper (upper=1, the default) or lower triangle of
+// the last two axes, diagonal shifted by k. The mask depends only on the
+// shape and k, so it is a constant.
+func triluOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 2 {
+		return nil, c.Errorf("input has shape %v; want rank 2 or more", x.Shape())
+	}
+	k := int64(0)
+	if kt := c.In(ins, 1); kt != nil {
+		v, err := c.Ints(kt, "k")
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != 1 {
+			return nil, c.Errorf("k must hold one value, got %v", v)
+		}
+		k = max(min(v[0], maxIndex), -maxIndex)
+	}
+	upper := c.Int("upper", 1) != 0
+	n, m := x.Dim(-2), x.Dim(-1)
+	mask := make([]bool, n*m)
+	for i := range n {
+		for j := range m {
+			d := int64(j - i)
+			mask[i*m+j] = (upper && d >= k) || (!upper && d <= k)
+		}
+	}
+	return one(ops.Select(tensor.FromSlice(mask, n, m), x, ops.ScalarLike(x, 0)))
+}
+
+// cumSumOp is CumSum along a concrete axis, with exclusive and reverse.
+func cumSumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "x")
+	if err != nil {
+		return nil, err
+	}
+	av, err := c.Ints(c.In(ins, 1), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if len(av) != 1 {
+		return nil, c.Errorf("axis must hold one value, got %v", av)
+	}
+	ax, err := c.axis(av[0], x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	return one(ops.CumSum(x, ax, c.Int("exclusive", 0) != 0, c.Int("reverse", 0) != 0))
+}
+
+// topKOp is TopK with the largest values, sorted (the defaults); the
+// axis is moved last for spore's TopK and back.
+func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	kv, err := c.Ints(c.In(ins, 1), "K")
+	if err != nil {
+		return nil, err
+	}
+	if len(kv) != 1 {
+		return nil, c.Errorf("K must hold one value, got %v", kv)
+	}
+	if c.Int("largest", 1) == 0 || c.Int("sorted", 1) == 0 {
+		return nil, c.Errorf("largest=0 and sorted=0 are not supported")
+	}
+	ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if kv[0] < 0 || kv[0] > int64(x.Dim(ax)) {
+		return nil, c.Errorf("K=%d is outside [0, %d] for axis %d of %v", kv[0], x.Dim(ax), ax, x.Shape())
+	}
+	last := x.Rank() - 1
+	v, i := ops.TopK(ops.MoveAxis(x, ax, last), int(kv[0]))
+	return []*tensor.Tensor{ops.MoveAxis(v, last, ax), ops.MoveAxis(i, last, ax)}, nil
+}
+
+// instanceNormOp is InstanceNormalization: each channel of each sample
+// normalised over its spatial axes, then scaled and shifted per channel.
+func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	scale, err := c.need(ins, 1, "scale")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.need(ins, 2, "B")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 3 || !scale.Shape().Equal(tensor.Shape{x.Dim(1)}) || !b.Shape().Equal(tensor.Shape{x.Dim(1)}) {
+		return nil, c.Errorf("input %v, scale %v and B %v: want N×C×spatial… and two [C]", x.Shape(), scale.Shape(), b.Shape())
+	}
+	axes := make([]int, x.Rank()-2)
+	for i := range axes {
+		axes[i] = i + 2
+	}
+	per := make([]int, x.Rank())
+	for i := range per {
+		per[i] = 1
+	}
+	per[1] = x.Dim(1)
+	eps := float64(c.Float("epsilon", 1e-5))
+	mean := ops.MeanKeepDims(x, axes...)
+	d := ops.Sub(x, mean)
+	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
+	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
+}
+
+// gatherElementsOp is GatherElements: take_along_axis, where the indices
+// may be shorter than the data on the other axes (the data is cut to
+// them first).
+func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	if idx.Rank() != x.Rank() {
+		return nil, c.Errorf("indices %v must have the rank of data %v", idx.Shape(), x.Shape())
+	}
+	if idx.DType() != tensor.Int64 && idx.DType() != tensor.Int32 {
+		return nil, c.Errorf("indices have dtype %v, want int64 or int32", idx.DType())
+	}
+	ax, err := c.axis(c.Int("axis", 0), x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	size := make([]int, x.Rank())
+	cut := false
+	for i := range size {
+		size[i] = x.Dim(i)
+		if i != ax && idx.Dim(i) != x.Dim(i) {
+			if idx.Dim(i) > x.Dim(i) {
+				return nil, c.Errorf("indices %v exceed data %v on axis %d", idx.Shape(), x.Shape(), i)
+			}
+			size[i], cut = idx.Dim(i), true
+		}
+	}
+	if cut {
+		x = ops.Slice(x, make([]int, x.Rank()), size)
+	}
+	return one(ops.TakeAlongAxis(x, idx, ax))
+}
+
+// oneHotOp is OneHot: values[1] where the index is, values[0] elsewhere,
+// along a new axis of extent depth. Negative indices count from the end
+// of the depth; others outside it give a row of values[0].
+func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	idx, err := c.need(ins, 0, "indices")
+	if err != nil {
+		return nil, err
+	}
+	dt, err := c.need(ins, 1, "depth")
+	if err != nil {
+		return nil, err
+	}
+	vals, err := c.need(ins, 2, "values")
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.scalarValue(dt, "depth")
+	if err != nil {
+		return nil, err
+	}
+	if !(d >= 1 && d <= maxMade) { // NaN fails too
+		return nil, c.Errorf("depth %g is out of range", d)
+	}
+	depth := int(d)
+	if vals.Size() != 2 {
+		return nil, c.Errorf("values must hold [off, on], got shape %v", vals.Shape())
+	}
+	ax, err := c.axis(c.Int("axis", -1), idx.Rank()+1, "axis")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkMade(append(append([]int(nil), idx.Shape()...), depth), "output"); err != nil {
+		return nil, err
+	}
+	if !(idx.DType() == tensor.Int64 || idx.DType() == tensor.Int32) {
+		idx = ops.Cast(idx, tensor.Int64)
+	}
+	n := ops.ScalarLike(idx, float64(depth))
+	idx = ops.Select(ops.Less(idx, ops.ScalarLike(idx, 0)), ops.Add(idx, n), idx)
+	hot := ops.OneHot(idx, depth, vals.DType())
+	flat := ops.Reshape(vals, 2)
+	off := ops.Reshape(ops.Slice(flat, []int{0}, []int{1}))
+	on := ops.Reshape(ops.Slice(flat, []int{1}, []int{1}))
+	y := ops.Add(ops.Mul(hot, ops.Sub(on, off)), off)
+	if ax != idx.Rank() {
+		y = ops.MoveAxis(y, idx.Rank(), ax)
+	}
+	return one(y)
+}
+
+// blockAttr reads DepthToSpace's and SpaceToDepth's blocksize for a 4-D
+// input.
+func (c *nodeCtx) blockAttr(x *tensor.Tensor) (int, error) {
+	if x.Rank() != 4 {
+		return 0, c.Errorf("input has shape %v; want N×C×H×W", x.Shape())
+	}
+	b := c.Int("blocksize", 0)
+	if b < 1 || b > 1<<16 {
+		return 0, c.Errorf("blocksize %d is missing or out of range", b)
+	}
+	return int(b), nil
+}
+
+// depthToSpaceOp is DepthToSpace in DCR (default) or CRD order.
+func depthToSpaceOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if ch%(b*b) != 0 {
+		return nil, c.Errorf("channels %d are not a multiple of blocksize² = %d", ch, b*b)
+	}
+	cc := ch / (b * b)
+	var y *tensor.Tensor
+	switch mode := c.String("mode", "DCR"); mode {
+	case "DCR":
+		y = ops.Transpose(ops.Reshape(x, n, b, b, cc, h, w), 0, 3, 4, 1, 5, 2)
+	case "CRD":
+		y = ops.Transpose(ops.Reshape(x, n, cc, b, b, h, w), 0, 1, 4, 2, 5, 3)
+	default:
+		return nil, c.Errorf("mode %q, want DCR or CRD", mode)
+	}
+	return one(ops.Reshape(y, n, cc, h*b, w*b))
+}
+
+// spaceToDepthOp is SpaceToDepth, the inverse of DepthToSpace in DCR order.
+func spaceToDepthOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if h%b != 0 || w%b != 0 {
+		return nil, c.Errorf("height %d and width %d must be multiples of blocksize %d", h, w, b)
+	}
+	y := ops.Transpose(ops.Reshape(x, n, ch, h/b, b, w/b, b), 0, 3, 5, 1, 2, 4)
+	return one(ops.Reshape(y, n, ch*b*b, h/b, w/b))
+}
+
+// lrnOp is LRN, local response normalisation across channels:
+// y = x / (bias + alpha/size · Σ x²)^beta, the sum over the size channels
+// centred on each one (floor((size−1)/2) before, ceil after), built from
+// slices of the zero-padded squares.
+func lrnOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 3 {
+		return nil, c.Errorf("X has shape %v; want N×C×spatial…", x.Shape())
+	}
+	size := int(c.Int("size", 0))
+	if size < 1 || size > maxWindow {
+		return nil, c.Errorf("size %d is missing or out of range", size)
+	}
+	alpha, beta, bias := float64(c.Float("alpha", 1e-4)), float64(c.Float("beta", 0.75)), float64(c.Float("bias", 1))
+	r := x.Rank()
+	before, after := (size-1)/2, size-1-(size-1)/2
+	pp := make([][2]int, r)
+	pp[1] = [2]int{before, after}
+	sq := ops.Pad(ops.Mul(x, x), pp)
+	ch := x.Dim(1)
+	var sum *tensor.Tensor
+	for k := range size {
+		begin, end, stride := make([]int, r), make([]int, r), make([]int, r)
+		for i := range r {
+			begin[i], end[i], stride[i] = 0, sq.Dim(i), 1
+		}
+		begin[1], end[1] = k, k+ch
+		sl := ops.StridedSlice(sq, begin, end, stride)
+		if sum == nil {
+			sum = sl
+		} else {
+			sum = ops.Add(sum, sl)
+		}
+	}
+	den := ops.PowScalar(ops.AddScalar(ops.MulScalar(sum, alpha/float64(size)), bias), beta)
+	return one(ops.Div(x, den))
+}
+
+// scatterGather writes updates into data at the flat positions pos (pos[j]
+// receives updates' element j; a later j wins) as one Gather from data
+// and updates joined end to end, whose indices are constants: spore has
+// no scatter primitive, and a Gather's gradient reaches both operands.
+func scatterGather(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
+	n := data.Size()
+	src := make([]int64, n)
+	for i := range src {
+		src[i] = int64(i)
+	}
+	for j, p := range pos {
+		src[p] = int64(n + j)
+	}
+	joined := ops.Concat(0, ops.Reshape(data, n), ops.Reshape(updates, updates.Size()))
+	return ops.Reshape(ops.Gather(joined, tensor.FromSlice(src, n), 0), data.Shape()...)
+}
+
+// scatterIndices reads a scatter node's concrete indices after checking
+// its reduction and dtypes.
+func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, error) {
+	if r := c.String("reduction", "none"); r != "none" {
+		return nil, c.Errorf("reduction %q is not supported (none is)", r)
+	}
+	if data.DType() != updates.DType() {
+		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
+	}
+	if c.dynamic(idx) {
+		return nil, c.Errorf("indices depend on the model's input values; spore scatters only at indices known at trace time")
+	}
+	return c.Ints(idx, "indices")
+}
+
+// scatterNDOp is ScatterND: each index tuple (the last axis of indices)
+// picks a slice of data that the matching slice of updates replaces.
+func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	updates, err := c.need(ins, 2, "updates")
+	if err != nil {
+		return nil, err
+	}
+	iv, err := c.scatterIndices(data, idx, updates)
+	if err != nil {
+		return nil, err
+	}
+	if idx.Rank() < 1 {
+		return nil, c.Errorf("indices must have rank 1 or more, got %v", idx.Shape())
+	}
+	k := idx.Dim(-1)
+	ds := data.Shape()
+	if k < 1 || k > len(ds) {
+		return nil, c.Errorf("index tuples of length %d do not fit data %v", k, ds)
+	}
+	want := append(append([]int(nil), idx.Shape()[:idx.Rank()-1]...), ds[k:]...)
+	if !updates.Shape().Equal(want) {
+		return nil, c.Errorf("updates have shape %v, want %v for data %v and indices %v", updates.Shape(), want, ds, idx.Shape())
+	}
+	inner := 1
+	for _, d := range ds[k:] {
+		inner *= d
+	}
+	var pos []int
+	for t := 0; t < len(iv)/k; t++ {
+		off := 0
+		for j := range k {
+			v, n := iv[t*k+j], int64(ds[j])
+			if v < -n || v >= n {
+				return nil, c.Errorf("index %d is out of range for axis %d of extent %d", v, j, n)
+			}
+			if v < 0 {
+				v += n
+			}
+			off = off*ds[j] + int(v)
+		}
+		for e := range inner {
+			pos = append(pos, off*inner+e)
+		}
+	}
+	return one(scatterGather(data, updates, pos))
+}
+
+// scatterElementsOp is ScatterElements: updates[p] replaces the element of
+// data at p with its axis coordinate replaced by indices[p].
+func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	updates, err := c.need(ins, 2, "updates")
+	if err != nil {
+		return nil, err
+	}
+	iv, err := c.scatterIndices(data, idx, updates)
+	if err != nil {
+		return nil, err
+	}
+	ds, is := data.Shape(), idx.Shape()
+	if len(is) != len(ds) || !updates.Shape().Equal(is) {
+		return nil, c.Errorf("indices %v and updates %v must share a shape of data %v's rank", is, updates.Shape(), ds)
+	}
+	for i := range is {
+		if is[i] > ds[i] {
+			return nil, c.Errorf("indices %v exceed data %v on axis %d", is, ds, i)
+		}
+	}
+	ax, err := c.axis(c.Int("axis", 0), len(ds), "axis")
+	if err != nil {
+		return nil, err
+	}
+	pos := make([]int, len(iv))
+	coord := make([]int, len(is))
+	for j, v := range iv {
+		n := int64(ds[ax])
+		if v < -n || v >= n {
+			return nil, c.Errorf("index %d is out of range for axis %d of extent %d", v, ax, n)
+		}
+		if v < 0 {
+			v += n
+		}
+		off := 0
+		for i := range is {
+			x := coord[i]
+			if i == ax {
+				x = int(v)
+			}
+			off = off*ds[i] + x
+		}
+		pos[j] = off
+		for i := len(is) - 1; i >= 0; i-- { // next coordinate, row-major
+			if coord[i]++; coord[i] < is[i] {
+				break
+			}
+			coord[i] = 0
+		}
+	}
+	return one(scatterGather(data, updates, pos))
+}
+
+// gatherNDOp is GatherND: each index tuple (the last axis of indices)
+// picks a slice of data, after batch_dims leading axes that data and
+// indices share. The tuples become flat row numbers of data viewed as a
+// matrix, and one Gather reads the rows: this works for indices computed
+// from the model's inputs too. Each component is range-checked by
+// spore's index check, the same in both modes, since a flat row in range
+// does not make its components so.
+func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	data, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.need(ins, 1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	if idx.DType() != tensor.Int64 {
+		return nil, c.Errorf("indices have dtype %v, want int64", idx.DType())
+	}
+	ds, is := data.Shape(), idx.Shape()
+	b := int(c.Int("batch_dims", 0))
+	if len(is) < 1 || b < 0 || b >= len(is) || b >= len(ds) {
+		return nil, c.Errorf("batch_dims %d does not fit data %v and indices %v", b, ds, is)
+	}
+	k := is[len(is)-1]
+	if k < 1 || b+k > len(ds) {
+		return nil, c.Errorf("index tuples of length %d do not fit data %v after %d batch axes", k, ds, b)
+	}
+	if !tensor.Shape(ds[:b]).Equal(is[:b]) {
+		return nil, c.Errorf("data %v and indices %v differ on the %d batch axes", ds, is, b)
+	}
+	batch, rows := 1, 1
+	for _, d := range ds[:b] {
+		batch *= d
+	}
+	for _, d := range ds[b : b+k] {
+		rows *= d
+	}
+	rest := ds[b+k:]
+	// flat = batch number · rows + Σ component_j · stride_j
+	lead := is[:len(is)-1]
+	var flat *tensor.Tensor
+	stride := rows
+	for j := range k {
+		n := ds[b+j]
+		stride /= n
+		comp := ops.Reshape(ops.StridedSlice(idx, zerosInts(len(is), j), endInts(is, j+1), onesInts(len(is))), lead...)
+		comp = core.Apply(ops.CheckIndicesPrim, ops.IndexCheckAttrs{Op: "GatherND", Axis: b + j, Extent: n}, comp)
+		comp = ops.Select(ops.Less(comp, ops.ScalarLike(comp, 0)), ops.AddScalar(comp, float64(n)), comp)
+		term := ops.MulScalar(comp, float64(stride))
+		if flat == nil {
+			flat = term
+		} else {
+			flat = ops.Add(flat, term)
+		}
+	}
+	if b > 0 {
+		// Each index position's batch number, a constant of the shapes.
+		per := 1
+		for _, d := range lead[b:] {
+			per *= d
+		}
+		nums := make([]int64, batch*per)
+		for i := range nums {
+			nums[i] = int64(i/per) * int64(rows)
+		}
+		flat = ops.Add(flat, tensor.FromSlice(nums, lead...))
+	}
+	m := ops.Reshape(data, append([]int{batch * rows}, rest...)...)
+	y := ops.Gather(m, flat, 0)
+	return one(ops.Reshape(y, append(append([]int(nil), lead...), rest...)...))
+}
+
+// zerosInts is n zeros but for j last: a slice's start on the last axis.
+func zerosInts(n, j int) []int {
+	v := make([]int, n)
+	v[n-1] = j
+	return v
+}
+
+// endInts is shape with the last entry e: a slice's end on the last axis.
+func endInts(shape []int, e int) []int {
+	v := append([]int(nil), shape...)
+	v[len(v)-1] = e
+	return v
+}
+
+// onesInts is n ones: a slice's unit steps.
+func onesInts(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}

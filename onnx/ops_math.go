@@ -1,0 +1,322 @@
+package onnx
+
+import (
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Elementwise arithmetic, comparison and logic, and the matrix products.
+// Every op broadcasts as NumPy does (ONNX's multidirectional
+// broadcasting), which spore's binary ops do already.
+
+func init() {
+	unary := map[string]func(*tensor.Tensor) *tensor.Tensor{
+		"Relu":       ops.ReLU,
+		"Sigmoid":    ops.Sigmoid,
+		"Tanh":       ops.Tanh,
+		"Erf":        ops.Erf,
+		"Sqrt":       ops.Sqrt,
+		"Exp":        ops.Exp,
+		"Log":        ops.Log,
+		"Neg":        ops.Neg,
+		"Abs":        ops.Abs,
+		"Reciprocal": ops.Reciprocal,
+		"Floor":      ops.Floor,
+		"Ceil":       ops.Ceil,
+		"Sin":        ops.Sin,
+		"Cos":        ops.Cos,
+		"Softplus":   ops.Softplus,
+		"Sign":       ops.Sign,
+		"Not":        ops.LogicalNot,
+	}
+	for name, f := range unary {
+		register(name, 11, 0, unaryOp(f))
+	}
+	binary := map[string]func(a, b *tensor.Tensor) *tensor.Tensor{
+		"Add":            ops.Add,
+		"Sub":            ops.Sub,
+		"Mul":            ops.Mul,
+		"Div":            divOp,
+		"Equal":          equalOp,
+		"Less":           ops.Less,
+		"Greater":        ops.Greater,
+		"LessOrEqual":    ops.LessEqual,
+		"GreaterOrEqual": ops.GreaterEqual,
+		"And":            ops.LogicalAnd,
+		"Or":             ops.LogicalOr,
+		"Xor":            xorOp,
+	}
+	for name, f := range binary {
+		register(name, 11, 0, binaryOp(f))
+	}
+	register("Pow", 11, 0, powOp)
+	register("Identity", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		return one(x)
+	})
+	register("LeakyRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		alpha := float64(c.Float("alpha", 0.01))
+		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.MulScalar(x, alpha), x))
+	})
+	register("Clip", 11, 0, clipOp)
+	register("Min", 11, 0, variadic(ops.Minimum))
+	register("Max", 11, 0, variadic(ops.Maximum))
+	register("Sum", 11, 0, variadic(ops.Add))
+	register("Mean", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		s, err := variadic(ops.Add)(c, ins)
+		if err != nil {
+			return nil, err
+		}
+		return one(ops.DivScalar(s[0], float64(len(ins))))
+	})
+	register("Where", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		cond, err := c.need(ins, 0, "condition")
+		if err != nil {
+			return nil, err
+		}
+		a, err := c.need(ins, 1, "X")
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.need(ins, 2, "Y")
+		if err != nil {
+			return nil, err
+		}
+		if cond.DType() != tensor.Bool {
+			return nil, c.Errorf("condition has dtype %v, want bool", cond.DType())
+		}
+		return one(ops.Select(cond, a, b))
+	})
+	register("Cast", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		if !c.Has("to") {
+			return nil, c.Errorf("attribute to is missing")
+		}
+		dt, err := dtypeOf(int32(c.Int("to", 0)))
+		if err != nil {
+			return nil, c.Errorf("attribute to: %v", err)
+		}
+		if x.DType() == dt {
+			return one(x)
+		}
+		return one(ops.Cast(x, dt))
+	})
+	register("Gemm", 11, 0, gemmOp)
+	register("MatMul", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, err := c.need(ins, 0, "A")
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.need(ins, 1, "B")
+		if err != nil {
+			return nil, err
+		}
+		return one(matMul(c, a, b))
+	})
+}
+
+// unaryOp applies f to the node's single input.
+func unaryOp(f func(*tensor.Tensor) *tensor.Tensor) opFunc {
+	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		return one(f(x))
+	}
+}
+
+// binaryOp applies f to the node's two inputs, which must share a dtype.
+func binaryOp(f func(a, b *tensor.Tensor) *tensor.Tensor) opFunc {
+	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, err := c.need(ins, 0, "A")
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.need(ins, 1, "B")
+		if err != nil {
+			return nil, err
+		}
+		if a.DType() != b.DType() {
+			return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+		}
+		return one(f(a, b))
+	}
+}
+
+// variadic folds f over one or more inputs (Min, Max, Sum).
+func variadic(f func(a, b *tensor.Tensor) *tensor.Tensor) opFunc {
+	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		if len(ins) == 0 || ins[0] == nil {
+			return nil, c.Errorf("needs at least one input")
+		}
+		acc := ins[0]
+		for i, x := range ins[1:] {
+			if x == nil {
+				return nil, c.Errorf("input %d is missing", i+1)
+			}
+			if x.DType() != acc.DType() {
+				return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", acc.DType(), x.DType())
+			}
+			acc = f(acc, x)
+		}
+		return one(acc)
+	}
+}
+
+// divOp divides; integer division truncates toward zero as ONNX (and C)
+// say, where spore's FloorDiv rounds toward −∞, so the floored quotient
+// is corrected by one where the remainder is non-zero and the operands'
+// signs differ. The same ops run on concrete shape values and on traced
+// ones.
+func divOp(a, b *tensor.Tensor) *tensor.Tensor {
+	if isFloat(a.DType()) {
+		return ops.Div(a, b)
+	}
+	q := ops.FloorDiv(a, b)
+	r := ops.Mod(a, b)
+	zero := ops.ScalarLike(a, 0)
+	fix := ops.LogicalAnd(ops.NotEqual(r, zero), xorOp(ops.Less(a, zero), ops.Less(b, zero)))
+	return ops.Add(q, ops.Cast(fix, a.DType()))
+}
+
+// equalOp compares; spore's Equal takes numbers, so booleans compare as
+// "not exclusive or".
+func equalOp(a, b *tensor.Tensor) *tensor.Tensor {
+	if a.DType() == tensor.Bool {
+		return ops.LogicalNot(xorOp(a, b))
+	}
+	return ops.Equal(a, b)
+}
+
+// xorOp is "not equal" on booleans, compared as bytes.
+func xorOp(a, b *tensor.Tensor) *tensor.Tensor {
+	return ops.NotEqual(ops.Cast(a, tensor.Uint8), ops.Cast(b, tensor.Uint8))
+}
+
+// powOp raises X to Y. ONNX lets the exponent's dtype differ from the
+// base's; it is cast to the base's. Integer powers go through float64,
+// exact for the magnitudes integer tensors hold in practice.
+func powOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	y, err := c.need(ins, 1, "Y")
+	if err != nil {
+		return nil, err
+	}
+	if isFloat(x.DType()) {
+		if y.DType() != x.DType() {
+			y = ops.Cast(y, x.DType())
+		}
+		return one(ops.Pow(x, y))
+	}
+	r := ops.Round(ops.Pow(ops.Cast(x, tensor.Float64), ops.Cast(y, tensor.Float64)))
+	return one(ops.Cast(r, x.DType()))
+}
+
+// clipOp limits X to [min, max]; from opset 11 the bounds are optional
+// scalar inputs. Concrete bounds (the usual case: initializers) become
+// constants of the op; traced ones use ClipTensor.
+func clipOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := c.In(ins, 1), c.In(ins, 2)
+	for _, b := range []*tensor.Tensor{lo, hi} {
+		if b != nil && b.Size() != 1 {
+			return nil, c.Errorf("bounds must be scalars, got shape %v", b.Shape())
+		}
+	}
+	// Bounds that are plain constants become constants of the op; traced
+	// bounds and Parameters (float initializers, which training may
+	// change) stay tensors.
+	live := func(b *tensor.Tensor) bool { return b != nil && (b.IsSymbolic() || b.IsParameter()) }
+	if !live(lo) && !live(hi) {
+		l, h := lowest(x.DType()), highest(x.DType())
+		if lo != nil {
+			if l, err = c.scalarValue(lo, "min"); err != nil {
+				return nil, err
+			}
+		}
+		if hi != nil {
+			if h, err = c.scalarValue(hi, "max"); err != nil {
+				return nil, err
+			}
+		}
+		return one(ops.Clip(x, l, h))
+	}
+	for _, b := range []*tensor.Tensor{lo, hi} {
+		if b != nil && b.DType() != x.DType() {
+			return nil, c.Errorf("bounds have dtype %v, input %v; ONNX wants one", b.DType(), x.DType())
+		}
+	}
+	if lo == nil {
+		lo = scalarOf(x.DType(), lowest(x.DType()))
+	}
+	if hi == nil {
+		hi = scalarOf(x.DType(), highest(x.DType()))
+	}
+	return one(ops.ClipTensor(x, ops.Reshape(lo), ops.Reshape(hi)))
+}
+
+// matMul is NumPy's matmul: batched with broadcasting over leading axes,
+// and a 1-D operand is a row (left) or column (right) vector whose unit
+// axis is dropped from the result.
+func matMul(c *nodeCtx, a, b *tensor.Tensor) *tensor.Tensor {
+	ra, rb := a.Rank(), b.Rank()
+	if ra == 1 {
+		a = ops.ExpandDims(a, 0)
+	}
+	if rb == 1 {
+		b = ops.ExpandDims(b, -1)
+	}
+	y := ops.MatMul(a, b)
+	if ra == 1 {
+		y = ops.Squeeze(y, y.Rank()-2)
+	}
+	if rb == 1 {
+		y = ops.Squeeze(y, y.Rank()-1)
+	}
+	return y
+}
+
+// gemmOp is Y = alpha·A'·B' + beta·C with A' and B' optionally
+// transposed; C broadcasts to the product's shape.
+func gemmOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	a, err := c.need(ins, 0, "A")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.need(ins, 1, "B")
+	if err != nil {
+		return nil, err
+	}
+	if a.Rank() != 2 || b.Rank() != 2 {
+		return nil, c.Errorf("A and B must be matrices, got shapes %v and %v", a.Shape(), b.Shape())
+	}
+	alpha, beta := float64(c.Float("alpha", 1)), float64(c.Float("beta", 1))
+	y := ops.MatMulT(a, b, c.Int("transA", 0) != 0, c.Int("transB", 0) != 0)
+	if alpha != 1 {
+		y = ops.MulScalar(y, alpha)
+	}
+	if cc := c.In(ins, 2); cc != nil && beta != 0 {
+		if beta != 1 {
+			cc = ops.MulScalar(cc, beta)
+		}
+		y = ops.Add(y, cc)
+	}
+	return one(y)
+}
