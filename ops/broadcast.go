@@ -172,3 +172,117 @@ func sumTo(g *tensor.Tensor, s tensor.Shape) *tensor.Tensor {
 	}
 	return r
 }
+
+// maxRunRank bounds the rank runWalk handles; it keeps the walk's state in
+// fixed arrays, so that kernels in compiled plans allocate nothing.
+const maxRunRank = 8
+
+// minRun is the shortest run worth a vectorised call per run; shorter ones
+// go through map2's scalar loop.
+const minRun = 16
+
+// runWalk splits a broadcast binary op whose other operand has the
+// output's full size into runs of contiguous output elements along which
+// operand b, of a smaller shape, is either one repeated value (zero) or a
+// contiguous slice, as for a per-channel operand [1 C 1 1] against
+// [N C H W] (runs of H·W, one value each) or a bias row. Each run then
+// goes to the op's vectorised scalar or same-size kernel instead of a
+// scalar call per element.
+type runWalk struct {
+	run  int  // elements per run
+	zero bool // b holds one value per run (else a contiguous slice)
+	n    int  // outer axes (extent-1 axes left out)
+	ext  [maxRunRank]int
+	st   [maxRunRank]int // b's stride along each outer axis
+}
+
+// newRunWalk describes reading b (shape bs) along the broadcast shape os
+// in runs; ok is false when the rank is too high.
+func newRunWalk(bs, os tensor.Shape) (w runWalk, ok bool) {
+	r := len(os)
+	if r == 0 || r > maxRunRank || len(bs) > r {
+		return w, false
+	}
+	var sb [maxRunRank]int
+	k := 1
+	for i := r - 1; i >= 0; i-- {
+		j := len(bs) - r + i
+		if j >= 0 && bs[j] != 1 {
+			sb[i] = k
+		}
+		if j >= 0 {
+			k *= bs[j]
+		}
+	}
+	// The run: the trailing axes along which b is uniformly repeated or
+	// uniformly contiguous (extent-1 axes fit either).
+	w.run = 1
+	mode := -1 // 0: repeated, 1: contiguous
+	i := r - 1
+	for ; i >= 0; i-- {
+		if os[i] == 1 {
+			continue
+		}
+		m := 0
+		if sb[i] != 0 {
+			m = 1
+		}
+		if mode == -1 {
+			mode = m
+		}
+		if m != mode || m == 1 && sb[i] != w.run {
+			break
+		}
+		w.run *= os[i]
+	}
+	w.zero = mode != 1
+	for a := 0; a <= i; a++ {
+		if os[a] != 1 {
+			w.ext[w.n], w.st[w.n] = os[a], sb[a]
+			w.n++
+		}
+	}
+	return w, true
+}
+
+// each calls fn with the output offset of every run, in order, and b's
+// offset for it.
+func (w *runWalk) each(fn func(o, off int)) {
+	var idx [maxRunRank]int
+	off := 0
+	for o := 0; ; o += w.run {
+		fn(o, off)
+		ax := w.n - 1
+		for ; ax >= 0; ax-- {
+			idx[ax]++
+			off += w.st[ax]
+			if idx[ax] < w.ext[ax] {
+				break
+			}
+			off -= w.st[ax] * w.ext[ax]
+			idx[ax] = 0
+		}
+		if ax < 0 {
+			return
+		}
+	}
+}
+
+// mapRuns computes o = op(x, y) for an x of the output's full size and a
+// broadcast y by runs (see runWalk): scal(d, a, s) for runs along which y
+// repeats one value, body(d, a, b) for runs along which it is contiguous.
+// It reports false, doing nothing, when the runs are too short or the
+// kernel a run needs is missing.
+func mapRuns[T any](o, x, y []T, ys, os tensor.Shape, body func(d, a, b []T), scal func(d, a []T, s T)) bool {
+	w, ok := newRunWalk(ys, os)
+	if !ok || w.run < minRun || w.zero && scal == nil || !w.zero && body == nil {
+		return false
+	}
+	n := w.run
+	if w.zero {
+		w.each(func(i, off int) { scal(o[i:i+n], x[i:i+n], y[off]) })
+	} else {
+		w.each(func(i, off int) { body(o[i:i+n], x[i:i+n], y[off:off+n]) })
+	}
+	return true
+}

@@ -104,8 +104,9 @@ func regUnary[T core.Elem](p *core.Prim, b *bodyTable) {
 
 // binaryKernel is the eager kernel of a binary op over dtype T: the body
 // when the operands have the result's size; the vectorised scalar or row
-// form (when the op has one) for a scalar operand or a bias; else the
-// scalar function f over the broadcast.
+// form (when the op has one) for a scalar operand or a bias; runs of either
+// for an operand broadcast over trailing axes (a per-channel [1 C 1 1]);
+// else the scalar function f over the broadcast.
 func binaryKernel[T core.Elem](body func(d, a, b []T), f func(a, b T) T, scal func(d, a []T, s T), row func(d, a, r []T), commutative bool) core.KernelFunc {
 	return func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
 		x, y, o := in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T)
@@ -118,6 +119,8 @@ func binaryKernel[T core.Elem](body func(d, a, b []T), f func(a, b T) T, scal fu
 			scal(o, y, x[0])
 		case row != nil && len(x) == len(o) && len(y) > 0 && len(y) == lastDim(out.Shape()) && isRow(in[1].Shape()):
 			row(o, x, y)
+		case len(x) == len(o) && mapRuns(o, x, y, in[1].Shape(), out.Shape(), body, scal):
+		case commutative && len(y) == len(o) && mapRuns(o, y, x, in[0].Shape(), out.Shape(), body, scal):
 		default:
 			map2(o, x, y, in[0].Shape(), in[1].Shape(), out.Shape(), f)
 		}
