@@ -370,6 +370,20 @@ func Cases() []Case {
 		Inputs: in(u(-2, 2, 0, 2, 3, 4), u(-2, 2, 5, 2, 5, 4), u(-1, 1, 9, 2, 5, 3), u(-1, 1, 17, 2, 3, 3),
 			u(0.5, 1.5, 21, 2, 3), u(-1, 1, 25, 2, 3, 3), u(-1, 1, 29, 2, 3), u(-1, 1, 13, 3, 5)),
 		Differentiable: true, Diff: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	// Layer normalisation over the last two axes, and its gradient
+	// primitive (x, gamma, dy).
+	ln := ops.LayerNormAttrs{Begin: 1, Eps: 1e-3}
+	add(Case{Prim: ops.LayerNormPrim, Name: "LayerNorm", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return ops.LayerNorm(xs[0], xs[1], xs[2], 1, 1e-3)
+	}, Inputs: in(u(-2, 2, 0, 2, 3, 4), u(0.5, 1.5, 3, 3, 4), u(-1, 1, 7, 3, 4)), Differentiable: true, Diff: []int{0, 1, 2}})
+	add(Case{Prim: ops.LayerNormGradPrim, Name: "LayerNormGrad",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return core.ApplyN(ops.LayerNormGradPrim, ln, xs...)[0]
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.LayerNormGradPrim, ln, xs...)
+		},
+		Inputs: in(u(-2, 2, 0, 2, 3, 4), u(0.5, 1.5, 3, 3, 4), u(-1, 1, 11, 2, 3, 4)), Differentiable: true, Diff: []int{0, 1, 2}})
 	return append(cs, defaultCases(cs)...)
 }
 
