@@ -10,33 +10,63 @@ import (
 )
 
 // Impl is the kernels for one element type, bound to that type's row
-// operations; Float32 and Float64 are the two instances.
+// passes; Float32 and Float64 are the two instances.
 type Impl[T float32 | float64] struct {
-	sum       func(x []T) T
-	dot       func(a, b []T) T
-	addScalar func(dst, a []T, s T)
-	mulScalar func(dst, a []T, s T)
-	add       func(dst, a, b []T)
-	mul       func(dst, a, b []T)
-	axpy      func(dst, x []T, a T)
-	jobs      *sync.Pool // of *job[T]
-	partials  *sync.Pool // of *[]T
+	// stats returns a row's mean and 1/√(var + eps).
+	stats func(x []T, eps float64) (mean, rstd T)
+	// row sets y = (x − mean)·rstd·g + b.
+	row func(y, x, g, b []T, mean, rstd T)
+	// gradSums adds dy∘x̂ to pg and dy to pb and returns Σ g and Σ g∘x̂
+	// (g = dy∘gamma); gradRow sets dx = rstd·(g − a − c·x̂).
+	gradSums func(x, dy, gamma, pg, pb []T, mean, rstd T) (sg, sgx T)
+	gradRow  func(dx, x, dy, gamma []T, mean, rstd, a, c T)
+	jobs     *sync.Pool // of *job[T]
+	partials *sync.Pool // of *[]T
 }
 
 // The kernels per element type: registration picks one, so no kernel
-// switches on its operands' type when it runs.
+// switches on its operands' type when it runs. Float32 runs package vec's
+// row kernels (AVX-512 where available); Float64 the loops below.
 var (
-	Float32 = &Impl[float32]{sum: vec.Sum, dot: vec.Dot, addScalar: vec.AddScalar, mulScalar: vec.MulScalar,
-		add: vec.Add, mul: vec.Mul, axpy: vec.Axpy, jobs: new(sync.Pool), partials: new(sync.Pool)}
-	Float64 = &Impl[float64]{sum: vec.SumF64, dot: vec.DotF64, addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64,
-		add: vec.AddF64, mul: vec.MulF64, axpy: axpy64, jobs: new(sync.Pool), partials: new(sync.Pool)}
+	Float32 = &Impl[float32]{stats: stats32, row: vec.LayerNormRow, gradSums: vec.LayerNormGradSums, gradRow: vec.LayerNormGradRow,
+		jobs: new(sync.Pool), partials: new(sync.Pool)}
+	Float64 = &Impl[float64]{stats: rowStats[float64], row: rowGo[float64], gradSums: gradSumsGo[float64], gradRow: gradRowGo[float64],
+		jobs: new(sync.Pool), partials: new(sync.Pool)}
 )
 
-// axpy64 sets dst[i] += a·x[i].
-func axpy64(dst, x []float64, a float64) {
-	x = x[:len(dst)]
+// stats32 is a float32 row's mean and 1/√(var + eps), the variance taken
+// about the mean in a second pass (the row is in cache).
+func stats32(x []float32, eps float64) (mean, rstd float32) {
+	return vec.LayerNormStats(x, float32(eps))
+}
+
+func rowGo[T float32 | float64](y, x, g, b []T, mean, rstd T) {
+	x, g, b = x[:len(y)], g[:len(y)], b[:len(y)]
 	for i, v := range x {
-		dst[i] += a * v
+		y[i] = (v-mean)*rstd*g[i] + b[i]
+	}
+}
+
+func gradSumsGo[T float32 | float64](x, dy, gamma, pg, pb []T, mean, rstd T) (sg, sgx T) {
+	n := len(x)
+	dy, gamma, pg, pb = dy[:n], gamma[:n], pg[:n], pb[:n]
+	for i, v := range x {
+		xh := (v - mean) * rstd
+		d := dy[i]
+		g := d * gamma[i]
+		sg += g
+		sgx += g * xh
+		pg[i] += d * xh
+		pb[i] += d
+	}
+	return sg, sgx
+}
+
+func gradRowGo[T float32 | float64](dx, x, dy, gamma []T, mean, rstd, a, c T) {
+	n := len(dx)
+	x, dy, gamma = x[:n], dy[:n], gamma[:n]
+	for i, v := range x {
+		dx[i] = rstd * (dy[i]*gamma[i] - a - c*(v-mean)*rstd)
 	}
 }
 
@@ -108,17 +138,6 @@ func checkLen(op, name string, got, want int) {
 	}
 }
 
-// stats returns the mean of row x and 1/√(var + eps) with the biased
-// variance, leaving x − mean in xc.
-func (im *Impl[T]) stats(x, xc []T, eps float64) (mean, rstd T) {
-	d := T(len(x))
-	mean = im.sum(x) / d
-	im.addScalar(xc, x, -mean)
-	v := im.dot(xc, xc) / d
-	rstd = T(1 / math.Sqrt(float64(v)+eps))
-	return mean, rstd
-}
-
 // LayerNorm sets y to x normalised over each of its rows of d elements —
 // (x − mean)/√(var + eps), with the biased variance — scaled by gamma and
 // shifted by beta (each d long): x and y are [rows, d]. y may be x.
@@ -145,11 +164,43 @@ func (j *job[T]) forwardRows(r0, r1 int) {
 	g, b := j.gamma[:d], j.beta[:d]
 	for r := r0; r < r1; r++ {
 		x, y := j.x[r*d:(r+1)*d], j.y[r*d:(r+1)*d]
-		_, rstd := im.stats(x, y, j.eps)
-		im.mulScalar(y, y, rstd)
-		im.mul(y, y, g)
-		im.add(y, y, b)
+		mean, rstd := im.stats(x, j.eps)
+		im.row(y, x, g, b, mean, rstd)
 	}
+}
+
+// rowStats returns the mean of row x and 1/√(var + eps), the biased
+// variance taken about the mean (two passes over the row, which is in
+// cache), in four float64 accumulators.
+func rowStats[T float32 | float64](x []T, eps float64) (mean, rstd T) {
+	n := len(x)
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += float64(x[i])
+	}
+	m := (s0 + s1 + s2 + s3) / float64(n)
+	s0, s1, s2, s3 = 0, 0, 0, 0
+	i = 0
+	for ; i+4 <= n; i += 4 {
+		d0, d1, d2, d3 := float64(x[i])-m, float64(x[i+1])-m, float64(x[i+2])-m, float64(x[i+3])-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < n; i++ {
+		d0 := float64(x[i]) - m
+		s0 += d0 * d0
+	}
+	v := (s0 + s1 + s2 + s3) / float64(n)
+	return T(m), T(1 / math.Sqrt(v+eps))
 }
 
 // LayerNormGrad is LayerNorm's gradient: given x [rows, d], gamma [d] and
@@ -177,8 +228,8 @@ func (im *Impl[T]) LayerNormGrad(rows, d int, eps float64, x, gamma, dy, dx, dga
 	j := im.job()
 	j.rows, j.d, j.nb, j.eps, j.backward = rows, d, blocks(rows), eps, true
 	j.x, j.gamma, j.dy, j.dx = x, gamma, dy, dx
-	// Per block: its sums of dy∘x̂ and dy, then a row of scratch.
-	need := j.nb*2*d + j.nb*d
+	// Per block: its sums of dy∘x̂ and dy.
+	need := j.nb * 2 * d
 	pp, _ := im.partials.Get().(*[]T)
 	if pp == nil {
 		pp = new([]T)
@@ -188,10 +239,15 @@ func (im *Impl[T]) LayerNormGrad(rows, d int, eps float64, x, gamma, dy, dx, dga
 	}
 	j.partial = (*pp)[:need]
 	parallel.ForBody(j.nb, 1, j)
+	dg, db := dgamma[:d], dbeta[:d]
 	for b := range j.nb {
 		p := j.partial[b*2*d : (b+1)*2*d]
-		im.add(dgamma[:d], dgamma[:d], p[:d])
-		im.add(dbeta[:d], dbeta[:d], p[d:])
+		for i, v := range p[:d] {
+			dg[i] += v
+		}
+		for i, v := range p[d:] {
+			db[i] += v
+		}
 	}
 	j.release()
 	im.partials.Put(pp)
@@ -202,26 +258,13 @@ func (j *job[T]) backwardRows(b, r0, r1 int) {
 	gamma := j.gamma[:d]
 	pg := j.partial[b*2*d : b*2*d+d]
 	pb := j.partial[b*2*d+d : (b+1)*2*d]
-	tmp := j.partial[j.nb*2*d+b*d : j.nb*2*d+(b+1)*d]
 	clear(pg)
 	clear(pb)
 	inv := 1 / T(d)
 	for r := r0; r < r1; r++ {
 		x, dy, dx := j.x[r*d:(r+1)*d], j.dy[r*d:(r+1)*d], j.dx[r*d:(r+1)*d]
-		// x̂ in dx, which is written last.
-		_, rstd := im.stats(x, dx, j.eps)
-		xhat := dx
-		im.mulScalar(xhat, xhat, rstd)
-		im.add(pb, pb, dy)
-		im.mul(tmp, dy, xhat)
-		im.add(pg, pg, tmp)
-		im.mul(tmp, dy, gamma) // g
-		a := im.sum(tmp) * inv
-		c := im.dot(tmp, xhat) * inv
-		// dx = rstd·(g − a − c·x̂), built in place of x̂.
-		im.mulScalar(xhat, xhat, -c)
-		im.add(xhat, xhat, tmp)
-		im.addScalar(xhat, xhat, -a)
-		im.mulScalar(dx, xhat, rstd)
+		mean, rstd := im.stats(x, j.eps)
+		sg, sgx := im.gradSums(x, dy, gamma, pg, pb, mean, rstd)
+		im.gradRow(dx, x, dy, gamma, mean, rstd, sg*inv, sgx*inv)
 	}
 }
