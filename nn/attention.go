@@ -53,7 +53,9 @@ type MultiheadAttentionConfig struct {
 //
 // Without NeedWeights the attention is one ops.ScaledDotProductAttention,
 // the fused kernel that works tile by tile and never builds the L×S
-// weights; with it, the weights are built by the plain composition of
+// weights (for self-attention with the packed in-projection,
+// ops.PackedSelfAttention, which also reads the heads from the
+// projection and writes them back merged without transposes); with it, the weights are built by the plain composition of
 // ops (MatMul, mask, Softmax, Dropout, MatMul). The two agree to rounding.
 //
 // Add_bias_kv and add_zero_attn, rarely used options of PyTorch's layer,
@@ -182,7 +184,6 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 		}
 		query, key, value = ops.ExpandDims(query, ax), ops.ExpandDims(key, ax), ops.ExpandDims(value, ax)
 	}
-	q, k, v := m.projectHeads(query, key, value, N, L, S)
 	mk := m.masks(op, opts, unbatched, N, L, S, dt)
 	drop := 0.0
 	if m.Training() {
@@ -190,18 +191,20 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 	}
 
 	var o, p *spore.Tensor // [N, H, L, D] and the weights [N, H, L, S]
-	if !opts.NeedWeights {
+	var merged *spore.Tensor
+	if m.InProjWeight != nil && query == key && key == value && !opts.NeedWeights {
+		// Self-attention on the packed projection: the kernels read the
+		// heads from it and write them back side by side, so neither the
+		// split nor the merge of the heads is a copy.
+		qkv := linear(query, m.InProjWeight, m.InProjBias)
+		merged = ops.PackedSelfAttention(qkv, m.NumHeads, !m.BatchFirst, ops.AttentionOptions{Mask: mk.kernelMask(), Causal: opts.IsCausal, DropoutP: drop})
+	} else if !opts.NeedWeights {
 		// The fused kernel never builds the [L, S] weights; it masks
 		// causally by itself, skipping the tiles above the diagonal.
-		var mask *spore.Tensor
-		switch {
-		case mk.masked != nil:
-			mask = ops.LogicalNot(mk.masked) // the kernel's Bool masks say where to attend
-		case mk.additive != nil:
-			mask = mk.additive
-		}
-		o = ops.ScaledDotProductAttention(q, k, v, ops.AttentionOptions{Mask: mask, Causal: opts.IsCausal, DropoutP: drop})
+		q, k, v := m.projectHeads(query, key, value, N, L, S)
+		o = ops.ScaledDotProductAttention(q, k, v, ops.AttentionOptions{Mask: mk.kernelMask(), Causal: opts.IsCausal, DropoutP: drop})
 	} else {
+		q, k, v := m.projectHeads(query, key, value, N, L, S)
 		// The weights are wanted, so they are built: the composition of
 		// ops that the fused kernel computes tile by tile.
 		scores := ops.MatMulT(ops.MulScalar(q, 1/math.Sqrt(float64(D))), k, false, true)
@@ -221,9 +224,12 @@ func (m *MultiheadAttention) Forward(query, key, value *spore.Tensor, opts Atten
 		o = ops.MatMul(p, v)
 	}
 
-	if m.BatchFirst {
+	switch {
+	case merged != nil:
+		o = merged
+	case m.BatchFirst:
 		o = ops.Reshape(ops.Transpose(o, 0, 2, 1, 3), N, L, E)
-	} else {
+	default:
 		o = ops.Reshape(ops.Transpose(o, 2, 0, 1, 3), L, N, E)
 	}
 	out = m.OutProj.Construct(o)
@@ -350,6 +356,18 @@ func linear(x, w, b *spore.Tensor) *spore.Tensor {
 // against the [N, H, L, S] scores. Both are nil when there is no mask;
 // the causal mask is not included.
 type attnMasks struct{ masked, additive *spore.Tensor }
+
+// kernelMask returns the mask in the form the fused kernels take: a Bool
+// mask saying where to attend, or the additive one; nil for none.
+func (mk attnMasks) kernelMask() *spore.Tensor {
+	switch {
+	case mk.masked != nil:
+		return ops.LogicalNot(mk.masked)
+	case mk.additive != nil:
+		return mk.additive
+	}
+	return nil
+}
 
 // masks checks and combines the attention and key padding masks of opts.
 func (m *MultiheadAttention) masks(op string, opts AttentionOptions, unbatched bool, N, L, S int, dt tensor.DType) attnMasks {

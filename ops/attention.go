@@ -41,11 +41,21 @@ type AttentionAttrs struct {
 	// MaskGrad (gradient primitive only): also return the gradient of the
 	// scaled scores, [..., L, S], for a float mask that needs one.
 	MaskGrad bool
+	// Packed, when positive, is the number of heads H of self-attention
+	// on a packed projection qkv [N, L, 3·H·D] (with SeqFirst,
+	// [L, N, 3·H·D]), the primitives' one dense operand in place of q, k
+	// and v (see PackedSelfAttention).
+	Packed   int
+	SeqFirst bool
 }
 
 // String prints every attribute, for IR dumps and CSE keys.
 func (a AttentionAttrs) String() string {
-	return fmt.Sprintf("scale=%v causal=%v p=%v mask=%v maskgrad=%v", a.Scale, a.Causal, a.P, a.HasMask, a.MaskGrad)
+	s := fmt.Sprintf("scale=%v causal=%v p=%v mask=%v maskgrad=%v", a.Scale, a.Causal, a.P, a.HasMask, a.MaskGrad)
+	if a.Packed > 0 {
+		s += fmt.Sprintf(" packed=%d seqfirst=%v", a.Packed, a.SeqFirst)
+	}
+	return s
 }
 
 // The attention primitives: the fused forward pass (results: the output
@@ -149,6 +159,9 @@ func init() {
 		Traits: core.Traits{Cost: 200},
 		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
 			a := attrs.(AttentionAttrs)
+			if a.Packed > 0 {
+				return packedInfer(a, in)
+			}
 			batch, l, _, _, ev := attnCheck("ScaledDotProductAttention", a, in)
 			dt := in[0].DType()
 			return []tensor.Meta{
@@ -158,16 +171,19 @@ func init() {
 		},
 		VJPN:   attentionVJP,
 		JVPN:   attentionJVP,
-		BatchN: batchAttention(&ScaledDotProductAttentionPrim, 3),
+		BatchN: batchAttention(&ScaledDotProductAttentionPrim, 3, 1),
 	})
 	ScaledDotProductAttentionGradPrim = core.Define(&core.Prim{
 		Name:   "ScaledDotProductAttentionGrad",
 		Traits: core.Traits{Cost: 400},
 		VJPN:   attentionGradVJP,
 		JVPN:   attentionGradJVP,
-		BatchN: batchAttention(&ScaledDotProductAttentionGradPrim, 7),
+		BatchN: batchAttention(&ScaledDotProductAttentionGradPrim, 7, 5),
 		InferN: func(attrs any, in []*tensor.Tensor) []tensor.Meta {
 			a := attrs.(AttentionAttrs)
+			if a.Packed > 0 {
+				return packedGradInfer(a, in)
+			}
 			const op = "ScaledDotProductAttentionGrad"
 			if len(in) < 7 {
 				core.Panicf(op, "got %d operands, want q, k, v, out, lse, dout, dlse[, mask][, seed]", len(in))
@@ -216,9 +232,13 @@ func init() {
 // more leading axis. A batched mask gets unit axes after its batch axis to
 // line up with theirs; a batched seed (every element the same, see
 // AttentionSeed) is read from its first element.
-func batchAttention(pp **core.Prim, dense int) func(any, []*tensor.Tensor, []int) ([]*tensor.Tensor, []int) {
+func batchAttention(pp **core.Prim, dense, packedDense int) func(any, []*tensor.Tensor, []int) ([]*tensor.Tensor, []int) {
+	packed := packedBatch(pp, packedDense)
 	return func(attrs any, in []*tensor.Tensor, dims []int) ([]*tensor.Tensor, []int) {
 		a := attrs.(AttentionAttrs)
+		if a.Packed > 0 {
+			return packed(attrs, in, dims)
+		}
 		n := batchSize(in, dims)
 		args := make([]*tensor.Tensor, len(in))
 		for i := range dense {
@@ -300,6 +320,10 @@ func attnParams[T float32 | float64](p *attention.Params[T], a AttentionAttrs, f
 // attentionKernel is the forward primitive's kernel for T.
 func attentionKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFunc {
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
+		if attrs.(AttentionAttrs).Packed > 0 {
+			packedKernel(im, attrs, in, outs)
+			return
+		}
 		var p attention.Params[T]
 		attnParams(&p, attrs.(AttentionAttrs), in)
 		im.Forward(&p, in[0].Data().([]T), in[1].Data().([]T), in[2].Data().([]T), outs[0].Data().([]T), outs[1].Data().([]T))
@@ -310,6 +334,10 @@ func attentionKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFun
 func attentionGradKernel[T float32 | float64](im *attention.Impl[T]) core.KernelNFunc {
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
 		a := attrs.(AttentionAttrs)
+		if a.Packed > 0 {
+			packedGradKernel(im, attrs, in, outs)
+			return
+		}
 		var buf [5]*tensor.Tensor
 		fwd := append(append(buf[:0], in[:3]...), in[7:]...)
 		var p attention.Params[T]
@@ -379,6 +407,9 @@ func ScaledDotProductAttention(q, k, v *tensor.Tensor, opt AttentionOptions) *te
 // primitive, which recomputes the weights tile by tile.
 func attentionVJP(attrs any, in, outs, gs []*tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(AttentionAttrs)
+	if a.Packed > 0 {
+		return packedVJP(a, in, outs, gs)
+	}
 	q, k, v, mask, seed := attnInputs(a, in)
 	ga := a
 	ga.MaskGrad = mask != nil && mask.DType() != tensor.Bool && core.NeedsGrad(mask)
@@ -426,6 +457,9 @@ func noDropout(a AttentionAttrs, what string) {
 // through each line in reverse.
 func attentionGradVJP(attrs any, in, outs, cs []*tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(AttentionAttrs)
+	if a.Packed > 0 {
+		return packedGradVJP(a, in, outs, cs)
+	}
 	noDropout(a, "gradients of gradients")
 	q, k, v, out, lse, g, glse, mask := gradOperands(a, in)
 	cq, ck, cv := cs[0], cs[1], cs[2]
@@ -472,6 +506,9 @@ func attentionGradVJP(attrs any, in, outs, cs []*tensor.Tensor) []*tensor.Tensor
 // tangent of each line of attentionGradVJP's formulas, in order.
 func attentionGradJVP(attrs any, in, t, outs []*tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(AttentionAttrs)
+	if a.Packed > 0 {
+		return packedGradJVP(a, in, t, outs)
+	}
 	noDropout(a, "forward-mode derivatives of gradients")
 	q, k, v, out, lse, g, glse, mask := gradOperands(a, in)
 	z := func(i int) *tensor.Tensor { return orZeros(t[i], in[i]) }
@@ -544,6 +581,9 @@ func attnWeights(a AttentionAttrs, q, k, mask, lse *tensor.Tensor) *tensor.Tenso
 // log-sum-exp's is rowsum(P∘T).
 func attentionJVP(attrs any, in, t, outs []*tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(AttentionAttrs)
+	if a.Packed > 0 {
+		return packedJVP(a, in, t, outs)
+	}
 	if a.P > 0 {
 		core.Panicf("ScaledDotProductAttention", "forward-mode differentiation with dropout (p=%v) is not supported", a.P)
 	}

@@ -134,36 +134,6 @@ func MSE(pred, target *tensor.Tensor, reduction string) *tensor.Tensor {
 	return reduceLoss("MSE", Mul(d, d), reduction)
 }
 
-// LayerNorm normalises x over the axes from axis (MindSpore's
-// begin_norm_axis; negative counts from the end) to the last, to zero mean
-// and unit variance (the biased variance, with eps added), then scales by
-// gamma and shifts by beta, both shaped like those axes (x.Shape()[axis:]).
-func LayerNorm(x, gamma, beta *tensor.Tensor, axis int, eps float64) *tensor.Tensor {
-	const op = "LayerNorm"
-	checkFloat(op, x)
-	begin := core.NormAxis(op, axis, x.Rank())
-	ps := x.Shape()[begin:]
-	for _, p := range []*tensor.Tensor{gamma, beta} {
-		if !p.Shape().Equal(ps) || p.DType() != x.DType() {
-			core.Panicf(op, "gamma and beta must be %v %v (x %v from axis %d), got %v %v", ps, x.DType(), x.Shape(), axis, p.Shape(), p.DType())
-		}
-	}
-	axes := make([]int, 0, x.Rank()-begin)
-	for i := begin; i < x.Rank(); i++ {
-		axes = append(axes, i)
-	}
-	xhat := normalize(x, axes, eps)
-	return Add(Mul(xhat, gamma), beta)
-}
-
-// normalize returns (x − mean)/√(var + eps) over axes, with the biased
-// variance.
-func normalize(x *tensor.Tensor, axes []int, eps float64) *tensor.Tensor {
-	d := Sub(x, meanKeep(x, axes))
-	v := meanKeep(Mul(d, d), axes)
-	return Mul(d, Rsqrt(Add(v, ScalarLike(v, eps))))
-}
-
 // BatchNorm normalises x per channel, MindSpore's nn.BatchNorm1d/2d: x is
 // [N, C] or NCHW [N, C, H, W], and gamma, beta, runningMean, runningVar are
 // [C].

@@ -370,6 +370,44 @@ func Cases() []Case {
 		Inputs: in(u(-2, 2, 0, 2, 3, 4), u(-2, 2, 5, 2, 5, 4), u(-1, 1, 9, 2, 5, 3), u(-1, 1, 17, 2, 3, 3),
 			u(0.5, 1.5, 21, 2, 3), u(-1, 1, 25, 2, 3, 3), u(-1, 1, 29, 2, 3), u(-1, 1, 13, 3, 5)),
 		Differentiable: true, Diff: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+	// Self-attention on a packed projection [N, L, 3·H·D] (N 2, L 3, H 2,
+	// D 2) with an additive mask, and its gradient primitive (qkv, out,
+	// lse, dout, dlse, mask).
+	packed := ops.AttentionAttrs{Scale: 0.6, Causal: true, HasMask: true, Packed: 2}
+	add(Case{Prim: ops.ScaledDotProductAttentionPrim, Name: "ScaledDotProductAttention/packed",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return ops.PackedSelfAttention(xs[0], 2, false, ops.AttentionOptions{Mask: xs[1], Causal: true, Scale: 0.6})
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionPrim, packed, xs...)
+		},
+		Inputs: in(u(-2, 2, 0, 2, 3, 12), u(-1, 1, 13, 2, 1, 3, 3)), Differentiable: true, Diff: []int{0, 1}})
+	packedGrad := packed
+	packedGrad.MaskGrad = true
+	add(Case{Prim: ops.ScaledDotProductAttentionGradPrim, Name: "ScaledDotProductAttentionGrad/packed",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionGradPrim, packedGrad, xs...)[0]
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.ScaledDotProductAttentionGradPrim, packedGrad, xs...)
+		},
+		Inputs: in(u(-2, 2, 0, 2, 3, 12), u(-1, 1, 17, 2, 3, 4), u(0.5, 1.5, 21, 2, 2, 3), u(-1, 1, 25, 2, 3, 4),
+			u(-1, 1, 29, 2, 2, 3), u(-1, 1, 13, 2, 1, 3, 3)),
+		Differentiable: true, Diff: []int{0, 1, 2, 3, 4, 5}})
+	// Layer normalisation over the last two axes, and its gradient
+	// primitive (x, gamma, dy).
+	ln := ops.LayerNormAttrs{Begin: 1, Eps: 1e-3}
+	add(Case{Prim: ops.LayerNormPrim, Name: "LayerNorm", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return ops.LayerNorm(xs[0], xs[1], xs[2], 1, 1e-3)
+	}, Inputs: in(u(-2, 2, 0, 2, 3, 4), u(0.5, 1.5, 3, 3, 4), u(-1, 1, 7, 3, 4)), Differentiable: true, Diff: []int{0, 1, 2}})
+	add(Case{Prim: ops.LayerNormGradPrim, Name: "LayerNormGrad",
+		Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return core.ApplyN(ops.LayerNormGradPrim, ln, xs...)[0]
+		},
+		FnN: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return core.ApplyN(ops.LayerNormGradPrim, ln, xs...)
+		},
+		Inputs: in(u(-2, 2, 0, 2, 3, 4), u(0.5, 1.5, 3, 3, 4), u(-1, 1, 11, 2, 3, 4)), Differentiable: true, Diff: []int{0, 1, 2}})
 	return append(cs, defaultCases(cs)...)
 }
 

@@ -45,6 +45,80 @@ type Params[T float32 | float64] struct {
 	AddMask     []T
 	Batch       []int
 	MaskStrides [MaxRank]int
+	// Q, K, V and O place the rows of q (and dq), k (and dk), v (and dv)
+	// and out (and dout) in their slices; the zero Layout is the
+	// contiguous [B, rows, width] above. Other layouts let the kernels
+	// read the heads straight from a projection's output and write them
+	// back interleaved, with no transposes around them.
+	Q, K, V, O Layout
+}
+
+// Layout places the rows of each batch slice in a slice: batch slice
+// b = n·Heads + h has its row i at element offset
+//
+//	Base + n·N + h·Head + i·Row
+//
+// and the row's elements follow contiguously. The zero Layout means
+// contiguous slices ([B, rows, width]: Heads 1, N = rows·width, Row =
+// width). For multi-head self-attention on a packed projection
+// [batch, L, 3, H, D], q, k and v are one slice with Heads H, N = 3·L·H·D,
+// Head D, Row 3·H·D and Base 0, H·D and 2·H·D; the output [batch, L, H, D]
+// has Heads H, N = L·H·D, Head D, Row H·D.
+type Layout struct {
+	Heads, Base, N, Head, Row int
+}
+
+// at returns the offset of row i of batch slice b.
+func (l *Layout) at(b, i int) int {
+	n, h := b/l.Heads, b%l.Heads
+	return l.Base + n*l.N + h*l.Head + i*l.Row
+}
+
+// orContiguous returns l, or for the zero Layout the contiguous one for
+// rows rows of width elements.
+func (l Layout) orContiguous(rows, width int) Layout {
+	if l == (Layout{}) {
+		return Layout{Heads: 1, N: rows * width, Row: max(width, 1)}
+	}
+	return l
+}
+
+// need returns the number of elements a slice must hold for b batch
+// slices of rows rows of width elements in layout l: one past the last
+// element of the last row of every slice (0 when there is none).
+func (l *Layout) need(b, rows, width int) int {
+	if b == 0 || rows == 0 || width == 0 {
+		return 0
+	}
+	// Offsets grow with n, h and i, so the farthest row is the last one
+	// of batch slice b − 1 or, when that is not the last head of its n,
+	// of the last head of the n before.
+	last := l.at(b-1, rows-1)
+	if n := (b - 1) / l.Heads; n > 0 {
+		last = max(last, l.at(n*l.Heads-1, rows-1))
+	}
+	return last + width
+}
+
+// checkLayout panics when layout l of slice name is invalid.
+func checkLayout(op, name string, l Layout) {
+	if l.Heads < 1 || l.Base < 0 || l.N < 0 || l.Head < 0 || l.Row < 1 {
+		panic(fmt.Sprintf("attention.%s: invalid layout of %s: %+v", op, name, l))
+	}
+}
+
+// layouts resolves the zero layouts to contiguous ones and checks them.
+func (p *Params[T]) layouts(op string) {
+	p.Q = p.Q.orContiguous(p.L, p.E)
+	p.K = p.K.orContiguous(p.S, p.E)
+	p.V = p.V.orContiguous(p.S, p.Ev)
+	p.O = p.O.orContiguous(p.L, p.Ev)
+	for _, c := range []struct {
+		name string
+		l    Layout
+	}{{"q", p.Q}, {"k", p.K}, {"v", p.V}, {"out", p.O}} {
+		checkLayout(op, c.name, c.l)
+	}
 }
 
 // check panics when the sizes are negative or the mask or dropout
@@ -228,10 +302,9 @@ func Keep(seed uint64, b, i, j, l, s int, p float64) bool {
 // with the scaled and masked scores of batch slice b: -Inf where a mask
 // forbids attending.
 func (im *Impl[T]) scores(p *Params[T], b, i0, r, j0, c int, q, k []T, s []T) {
-	e := p.E
-	qb := q[(b*p.L+i0)*e:]
-	kb := k[(b*p.S+j0)*e:]
-	im.gemm(false, true, r, c, e, p.Scale, qb, max(e, 1), kb, max(e, 1), 0, s, BlockK)
+	qb := q[p.Q.at(b, i0):]
+	kb := k[p.K.at(b, j0):]
+	im.gemm(false, true, r, c, p.E, p.Scale, qb, p.Q.Row, kb, p.K.Row, 0, s, BlockK)
 	mask(p, b, i0, r, j0, c, s, BlockK)
 }
 
@@ -322,11 +395,11 @@ func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out
 				}
 			}
 		}
-		im.gemm(false, false, r, ev, c, 1, s, BlockK, v[(b*p.S+j0)*ev:], max(ev, 1), 1, acc, max(ev, 1))
+		im.gemm(false, false, r, ev, c, 1, s, BlockK, v[p.V.at(b, j0):], p.V.Row, 1, acc, max(ev, 1))
 	}
 	keep := T(1 / (1 - p.P))
 	for ii := range r {
-		o := out[(b*p.L+i0+ii)*ev : (b*p.L+i0+ii+1)*ev]
+		o := out[p.O.at(b, i0+ii):][:ev]
 		li := &lse[b*p.L+i0+ii]
 		if l[ii] == 0 {
 			// A query that may attend no key gets a zero output (as
@@ -352,12 +425,14 @@ func (im *Impl[T]) forward(p *Params[T], sc *scratch[T], b, i0 int, q, k, v, out
 func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
 	const op = "Forward"
 	p.check(op)
-	checkLen(op, "q", len(q), p.B*p.L*p.E)
-	checkLen(op, "k", len(k), p.B*p.S*p.E)
-	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
-	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
-	checkLen(op, "lse", len(lse), p.B*p.L)
 	j := im.job(p)
+	p = &j.p
+	p.layouts(op)
+	checkLen(op, "q", len(q), p.Q.need(p.B, p.L, p.E))
+	checkLen(op, "k", len(k), p.K.need(p.B, p.S, p.E))
+	checkLen(op, "v", len(v), p.V.need(p.B, p.S, p.Ev))
+	checkLen(op, "out", len(out), p.O.need(p.B, p.L, p.Ev))
+	checkLen(op, "lse", len(lse), p.B*p.L)
 	j.backward = false
 	j.nq = (p.L + BlockQ - 1) / BlockQ
 	j.q, j.k, j.v, j.out, j.lse = q, k, v, out, lse
@@ -384,22 +459,24 @@ func (im *Impl[T]) Forward(p *Params[T], q, k, v, out, lse []T) {
 func (im *Impl[T]) Backward(p *Params[T], q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
 	const op = "Backward"
 	p.check(op)
-	checkLen(op, "q", len(q), p.B*p.L*p.E)
-	checkLen(op, "k", len(k), p.B*p.S*p.E)
-	checkLen(op, "v", len(v), p.B*p.S*p.Ev)
-	checkLen(op, "out", len(out), p.B*p.L*p.Ev)
+	j := im.job(p)
+	p = &j.p
+	p.layouts(op)
+	checkLen(op, "q", len(q), p.Q.need(p.B, p.L, p.E))
+	checkLen(op, "k", len(k), p.K.need(p.B, p.S, p.E))
+	checkLen(op, "v", len(v), p.V.need(p.B, p.S, p.Ev))
+	checkLen(op, "out", len(out), p.O.need(p.B, p.L, p.Ev))
 	checkLen(op, "lse", len(lse), p.B*p.L)
-	checkLen(op, "dout", len(dout), p.B*p.L*p.Ev)
-	checkLen(op, "dq", len(dq), p.B*p.L*p.E)
-	checkLen(op, "dk", len(dk), p.B*p.S*p.E)
-	checkLen(op, "dv", len(dv), p.B*p.S*p.Ev)
+	checkLen(op, "dout", len(dout), p.O.need(p.B, p.L, p.Ev))
+	checkLen(op, "dq", len(dq), p.Q.need(p.B, p.L, p.E))
+	checkLen(op, "dk", len(dk), p.K.need(p.B, p.S, p.E))
+	checkLen(op, "dv", len(dv), p.V.need(p.B, p.S, p.Ev))
 	if dlse != nil {
 		checkLen(op, "dlse", len(dlse), p.B*p.L)
 	}
 	if dmask != nil {
 		checkLen(op, "dmask", len(dmask), p.B*p.L*p.S)
 	}
-	j := im.job(p)
 	j.backward = true
 	j.q, j.k, j.v, j.out, j.lse, j.dout, j.dlse, j.dq, j.dk, j.dv, j.dms = q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask
 	grain := 1
@@ -421,16 +498,20 @@ func (im *Impl[T]) Backward(p *Params[T], q, k, v, out, lse, dout, dlse, dq, dk,
 // where Z is the dropout mask scaled by 1/(1−p).
 func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
 	L, S, E, Ev := p.L, p.S, p.E, p.Ev
-	clear(dq[b*L*E : (b+1)*L*E])
-	clear(dk[b*S*E : (b+1)*S*E])
-	clear(dv[b*S*Ev : (b+1)*S*Ev])
+	for i := range L {
+		clear(dq[p.Q.at(b, i):][:E])
+	}
+	for j := range S {
+		clear(dk[p.K.at(b, j):][:E])
+		clear(dv[p.V.at(b, j):][:Ev])
+	}
 	if dmask != nil {
 		clear(dmask[b*L*S : (b+1)*L*S])
 	}
 	d := sc.d[:L]
 	for i := range L {
-		o := out[(b*L+i)*Ev : (b*L+i+1)*Ev]
-		g := dout[(b*L+i)*Ev : (b*L+i+1)*Ev]
+		o := out[p.O.at(b, i):][:Ev]
+		g := dout[p.O.at(b, i):][:Ev]
 		sum := T(0)
 		for e := range o {
 			sum += o[e] * g[e]
@@ -441,7 +522,6 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 		d[i] = sum
 	}
 	keep := T(1 / (1 - p.P))
-	le, lev := max(E, 1), max(Ev, 1)
 	for j0 := 0; j0 < S; j0 += BlockK {
 		c := min(BlockK, S-j0)
 		i0 := 0
@@ -458,7 +538,7 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 				im.exp(row, row)
 			}
 			// dP = dO·Vᵀ, before s becomes P∘Z for dV.
-			im.gemm(false, true, r, c, Ev, 1, dout[(b*L+i0)*Ev:], lev, v[(b*S+j0)*Ev:], lev, 0, dp, BlockK)
+			im.gemm(false, true, r, c, Ev, 1, dout[p.O.at(b, i0):], p.O.Row, v[p.V.at(b, j0):], p.V.Row, 0, dp, BlockK)
 			for ii := range r {
 				row := s[ii*BlockK : ii*BlockK+c]
 				drow := dp[ii*BlockK : ii*BlockK+c]
@@ -483,9 +563,9 @@ func (im *Impl[T]) backward(p *Params[T], sc *scratch[T], b int, q, k, v, out, l
 					copy(dmask[(b*L+i0+ii)*S+j0:(b*L+i0+ii)*S+j0+c], drow)
 				}
 			}
-			im.gemm(true, false, c, Ev, r, 1, s, BlockK, dout[(b*L+i0)*Ev:], lev, 1, dv[(b*S+j0)*Ev:], lev)
-			im.gemm(false, false, r, E, c, p.Scale, dp, BlockK, k[(b*S+j0)*E:], le, 1, dq[(b*L+i0)*E:], le)
-			im.gemm(true, false, c, E, r, p.Scale, dp, BlockK, q[(b*L+i0)*E:], le, 1, dk[(b*S+j0)*E:], le)
+			im.gemm(true, false, c, Ev, r, 1, s, BlockK, dout[p.O.at(b, i0):], p.O.Row, 1, dv[p.V.at(b, j0):], p.V.Row)
+			im.gemm(false, false, r, E, c, p.Scale, dp, BlockK, k[p.K.at(b, j0):], p.K.Row, 1, dq[p.Q.at(b, i0):], p.Q.Row)
+			im.gemm(true, false, c, E, r, p.Scale, dp, BlockK, q[p.Q.at(b, i0):], p.Q.Row, 1, dk[p.K.at(b, j0):], p.K.Row)
 		}
 	}
 }
@@ -508,7 +588,7 @@ func grow[T float32 | float64](b []T, n int) []T {
 // masked scores when the whole slice is one tile.
 func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
 	L, S, E := p.L, p.S, p.E
-	im.gemmTB(L, S, E, p.Scale, q[b*L*E:], max(E, 1), k[b*S*E:], max(E, 1), s, max(S, 1))
+	im.gemmTB(L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, k[p.K.at(b, 0):], p.K.Row, s, max(S, 1))
 	mask(p, b, 0, L, 0, S, s, S)
 }
 
@@ -610,10 +690,9 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 			}
 		}
 	}
-	ob := out[b*L*Ev : (b+1)*L*Ev]
-	im.gemm(false, false, L, Ev, S, 1, s, max(S, 1), v[b*S*Ev:], max(Ev, 1), 0, ob, max(Ev, 1))
+	im.gemm(false, false, L, Ev, S, 1, s, max(S, 1), v[p.V.at(b, 0):], p.V.Row, 0, out[p.O.at(b, 0):], p.O.Row)
 	for i := range L {
-		o := ob[i*Ev : (i+1)*Ev]
+		o := out[p.O.at(b, i):][:Ev]
 		li := &lse[b*L+i]
 		if l[i] == 0 {
 			// As in forward: a zero output and an lse of +Inf.
@@ -633,8 +712,8 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 // same products, each one GEMM call over the whole slice.
 func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
 	L, S, E, Ev := p.L, p.S, p.E, p.Ev
-	ls, le, lev := max(S, 1), max(E, 1), max(Ev, 1)
-	gb := dout[b*L*Ev : (b+1)*L*Ev]
+	ls := max(S, 1)
+	gb, lo := dout[p.O.at(b, 0):], p.O.Row
 	s, dp := sc.s[:L*S], sc.dp[:L*S]
 	im.smallScores(p, b, q, k, s)
 	for i := range L {
@@ -646,13 +725,13 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	im.exp(s, s)
 	// dP = dO·Vᵀ.
-	im.gemmTB(L, S, Ev, 1, gb, lev, v[b*S*Ev:], lev, dp, ls)
+	im.gemmTB(L, S, Ev, 1, gb, lo, v[p.V.at(b, 0):], p.V.Row, dp, ls)
 	keep := T(1 / (1 - p.P))
 	for i := range L {
 		row := s[i*S : (i+1)*S]
 		drow := dp[i*S : (i+1)*S]
-		g := gb[i*Ev : (i+1)*Ev]
-		o := out[(b*L+i)*Ev : (b*L+i+1)*Ev]
+		g := dout[p.O.at(b, i):][:Ev]
+		o := out[p.O.at(b, i):][:Ev]
 		di := T(0)
 		for e, x := range g {
 			di += o[e] * x
@@ -683,7 +762,7 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	// dV = (P∘Z)ᵀ·dO, dQ = scale·dS·K, dK = scale·dSᵀ·Q, each written
 	// whole (beta 0).
-	im.gemm(true, false, S, Ev, L, 1, s, ls, gb, lev, 0, dv[b*S*Ev:], lev)
-	im.gemm(false, false, L, E, S, p.Scale, dp, ls, k[b*S*E:], le, 0, dq[b*L*E:], le)
-	im.gemm(true, false, S, E, L, p.Scale, dp, ls, q[b*L*E:], le, 0, dk[b*S*E:], le)
+	im.gemm(true, false, S, Ev, L, 1, s, ls, gb, lo, 0, dv[p.V.at(b, 0):], p.V.Row)
+	im.gemm(false, false, L, E, S, p.Scale, dp, ls, k[p.K.at(b, 0):], p.K.Row, 0, dq[p.Q.at(b, 0):], p.Q.Row)
+	im.gemm(true, false, S, E, L, p.Scale, dp, ls, q[p.Q.at(b, 0):], p.Q.Row, 0, dk[p.K.at(b, 0):], p.K.Row)
 }

@@ -29,6 +29,12 @@
 // Work is spread over the threads of package parallel: query blocks of
 // every batch slice in the forward pass, batch slices (batch × heads) in
 // the backward pass, whose key blocks accumulate into shared dQ rows.
+// Each operand's rows may lie in a larger slice at a stride (Params.Q, K,
+// V and O, a Layout each): multi-head self-attention reads q, k and v
+// straight from the packed projection [batch, L, 3, H, D] and writes its
+// output as [batch, L, H, D], the layout the projections around it use,
+// so no transpose splits or merges the heads.
+//
 // Like every kernel package it knows nothing of tensors: flat row-major
 // slices plus sizes, panicking if a slice is too short for them.
 package attention

@@ -42,6 +42,12 @@ func cbits(name string, bits uint32) string {
 // for one 16-lane vector at byte offset off from every pointer, using
 // register set u (0 ≤ u < unroll); when masked, K1 holds the tail mask.
 func loop(ptrs []ptr, unroll int, body func(u, off int, masked bool) []string) {
+	loopNamed("", ptrs, unroll, body)
+}
+
+// loopNamed is loop with its labels prefixed, for a kernel that runs more
+// than one loop.
+func loopNamed(pre string, ptrs []ptr, unroll int, body func(u, off int, masked bool) []string) {
 	step := func(k int) {
 		for _, p := range ptrs {
 			emit("\tADDQ $%d, %s", 64*k, p.reg)
@@ -49,28 +55,28 @@ func loop(ptrs []ptr, unroll int, body func(u, off int, masked bool) []string) {
 		emit("\tSUBQ $%d, CX", 16*k)
 	}
 	if unroll > 1 {
-		emit("loopU:")
+		emit("%sloopU:", pre)
 		emit("\tCMPQ CX, $%d", 16*unroll)
-		emit("\tJL   loop1")
+		emit("\tJL   %sloop1", pre)
 		for u := 0; u < unroll; u++ {
 			for _, l := range body(u, 64*u, false) {
 				emit("\t%s", l)
 			}
 		}
 		step(unroll)
-		emit("\tJMP  loopU")
+		emit("\tJMP  %sloopU", pre)
 	}
-	emit("loop1:")
+	emit("%sloop1:", pre)
 	emit("\tCMPQ CX, $16")
-	emit("\tJL   tail")
+	emit("\tJL   %stail", pre)
 	for _, l := range body(0, 0, false) {
 		emit("\t%s", l)
 	}
 	step(1)
-	emit("\tJMP  loop1")
-	emit("tail:")
+	emit("\tJMP  %sloop1", pre)
+	emit("%stail:", pre)
 	emit("\tTESTQ CX, CX")
-	emit("\tJZ   done")
+	emit("\tJZ   %sdone", pre)
 	emit("\tMOVL $1, AX")
 	emit("\tSHLL CX, AX")
 	emit("\tDECL AX")
@@ -78,7 +84,7 @@ func loop(ptrs []ptr, unroll int, body func(u, off int, masked bool) []string) {
 	for _, l := range body(0, 0, true) {
 		emit("\t%s", l)
 	}
-	emit("done:")
+	emit("%sdone:", pre)
 }
 
 func load(off int, reg, dst string, masked bool) string {
@@ -459,6 +465,8 @@ func main() {
 		footer()
 	}
 
+	layerNormKernels()
+
 	emit("")
 	for _, n := range constOrder {
 		emit("DATA %s<>+0(SB)/4, $0x%08x", n, math.Float32bits(consts[n]))
@@ -466,5 +474,145 @@ func main() {
 	}
 	if err := os.WriteFile("vec_amd64.s", []byte(out.String()), 0o644); err != nil {
 		panic(err)
+	}
+}
+
+// reduce4 adds the accumulators Z0..Z3 and then Z0's lanes into X0.
+func reduce4() {
+	emit("\tVADDPS Z1, Z0, Z0")
+	emit("\tVADDPS Z3, Z2, Z2")
+	emit("\tVADDPS Z2, Z0, Z0")
+	hsum(0, 1)
+}
+
+// hsum adds the 16 lanes of Z(r) into lane 0 of X(r), in the order of
+// lanes in dispatch_amd64.go (halves, then quarters, ...), using Z(t) as
+// scratch: no store to memory and reload, which stalls on store
+// forwarding.
+func hsum(r, t int) {
+	emit("\tVEXTRACTF64X4 $1, Z%d, Y%d", r, t)
+	emit("\tVADDPS Y%d, Y%d, Y%d", t, r, r)
+	emit("\tVEXTRACTF128 $1, Y%d, X%d", r, t)
+	emit("\tVADDPS X%d, X%d, X%d", t, r, r)
+	emit("\tVPSHUFD $0x4e, X%d, X%d", r, t)
+	emit("\tVADDPS X%d, X%d, X%d", t, r, r)
+	emit("\tVPSHUFD $0xb1, X%d, X%d", r, t)
+	emit("\tVADDPS X%d, X%d, X%d", t, r, r)
+}
+
+// layerNormKernels emits the row kernels of layer normalisation: a row's
+// mean and 1/√(var + eps) (two passes in one call), the normalised,
+// scaled and shifted row, and the two passes of its gradient. The scalar
+// steps use VEX-encoded instructions only: a legacy SSE instruction with
+// the upper halves of the vector registers dirty costs a state
+// transition, which made a row ten times slower. Z28 holds the mean, Z29
+// 1/√(var + eps), Z30 and Z31 the gradient's row constants. A masked
+// tail loads zeros, so its lanes add nothing to the sums (the deviation
+// is masked to zero too) and its stores are masked.
+func layerNormKernels() {
+	{
+		// The row's mean, then Σ (x − mean)² in a second pass, then
+		// 1/√(var + eps): one call per row. n is kept in R11 and x in
+		// R12 for the second pass.
+		ptrs := []ptr{{"x", "SI"}}
+		header("lnStatsAVX512", "x *float32, n int, eps float32) (mean, rstd float32", 32, ptrs, "n")
+		emit("\tMOVQ CX, R11")
+		emit("\tMOVQ SI, R12")
+		for u := 0; u < 4; u++ {
+			emit("\tVXORPS %s, %s, %s", z(u), z(u), z(u))
+		}
+		loopNamed("s", ptrs, 4, func(u, off int, m bool) []string {
+			if m {
+				return []string{load(off, "SI", "Z4", true), "VADDPS Z4, Z0, Z0"}
+			}
+			return []string{fmt.Sprintf("VADDPS %d(SI), %s, %s", off, z(u), z(u))}
+		})
+		reduce4()
+		emit("\tVCVTSI2SSQ R11, X10, X10")
+		emit("\tVDIVSS X10, X0, X0")
+		emit("\tVMOVSS X0, mean+24(FP)")
+		emit("\tVBROADCASTSS X0, Z28")
+		emit("\tMOVQ R11, CX")
+		emit("\tMOVQ R12, SI")
+		for u := 0; u < 4; u++ {
+			emit("\tVXORPS %s, %s, %s", z(u), z(u), z(u))
+		}
+		loopNamed("v", ptrs, 4, func(u, off int, m bool) []string {
+			x := z(4 + u)
+			if m {
+				return []string{load(off, "SI", x, true), "VSUBPS.Z Z28, " + x + ", K1, " + x, "VFMADD231PS " + x + ", " + x + ", Z0"}
+			}
+			return []string{load(off, "SI", x, false), "VSUBPS Z28, " + x + ", " + x, "VFMADD231PS " + x + ", " + x + ", " + z(u)}
+		})
+		reduce4()
+		emit("\tVDIVSS X10, X0, X0")
+		emit("\tVADDSS eps+16(FP), X0, X0")
+		emit("\tVSQRTSS X0, X0, X0")
+		emit("\tVMOVSS %s, X1", c("one", 1))
+		emit("\tVDIVSS X0, X1, X1")
+		emit("\tVMOVSS X1, rstd+28(FP)")
+		footer()
+	}
+	{
+		// y = (x − mean)·rstd·g + b.
+		ptrs := []ptr{{"y", "DI"}, {"x", "SI"}, {"gamma", "DX"}, {"beta", "R8"}}
+		header("lnRowAVX512", "y, x, gamma, beta *float32, n int, mean, rstd float32", 48, ptrs, "n")
+		emit("\tVBROADCASTSS mean+40(FP), Z28")
+		emit("\tVBROADCASTSS rstd+44(FP), Z29")
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			x, g, b := z(3*u), z(3*u+1), z(3*u+2)
+			return []string{load(off, "SI", x, m), "VSUBPS Z28, " + x + ", " + x, "VMULPS Z29, " + x + ", " + x,
+				load(off, "DX", g, m), load(off, "R8", b, m), "VFMADD213PS " + b + ", " + g + ", " + x, store(off, x, "DI", m)}
+		})
+		footer()
+	}
+	{
+		// With x̂ = (x − mean)·rstd and g = dy∘gamma: pg += dy∘x̂,
+		// pb += dy, and the lanes of Σ g and Σ g∘x̂ into acc[0:16] and
+		// acc[16:32].
+		ptrs := []ptr{{"x", "SI"}, {"dy", "DX"}, {"gamma", "R8"}, {"pg", "R9"}, {"pb", "R10"}}
+		header("lnGradSumsAVX512", "x, dy, gamma, pg, pb *float32, n int, mean, rstd float32) (sg, sgx float32", 64, ptrs, "n")
+		emit("\tVBROADCASTSS mean+48(FP), Z28")
+		emit("\tVBROADCASTSS rstd+52(FP), Z29")
+		for i := 16; i < 20; i++ {
+			emit("\tVXORPS %s, %s, %s", z(i), z(i), z(i))
+		}
+		loop(ptrs, 2, func(u, off int, m bool) []string {
+			x, dy, g, p, q := z(8*u), z(8*u+1), z(8*u+2), z(8*u+3), z(8*u+4)
+			sa, sc := z(16+u), z(18+u)
+			return []string{
+				load(off, "SI", x, m), "VSUBPS Z28, " + x + ", " + x, "VMULPS Z29, " + x + ", " + x,
+				load(off, "DX", dy, m), load(off, "R8", g, m), "VMULPS " + g + ", " + dy + ", " + g,
+				"VADDPS " + g + ", " + sa + ", " + sa, "VFMADD231PS " + x + ", " + g + ", " + sc,
+				load(off, "R9", p, m), "VFMADD231PS " + x + ", " + dy + ", " + p, store(off, p, "R9", m),
+				load(off, "R10", q, m), "VADDPS " + dy + ", " + q + ", " + q, store(off, q, "R10", m),
+			}
+		})
+		emit("\tVADDPS Z17, Z16, Z0")
+		hsum(0, 1)
+		emit("\tVMOVSS X0, sg+56(FP)")
+		emit("\tVADDPS Z19, Z18, Z0")
+		hsum(0, 1)
+		emit("\tVMOVSS X0, sgx+60(FP)")
+		footer()
+	}
+	{
+		// dx = rstd·(dy∘gamma − a − c·x̂).
+		ptrs := []ptr{{"dx", "DI"}, {"x", "SI"}, {"dy", "DX"}, {"gamma", "R8"}}
+		header("lnGradRowAVX512", "dx, x, dy, gamma *float32, n int, mean, rstd, a, c float32", 56, ptrs, "n")
+		emit("\tVBROADCASTSS mean+40(FP), Z28")
+		emit("\tVBROADCASTSS rstd+44(FP), Z29")
+		emit("\tVBROADCASTSS a+48(FP), Z30")
+		emit("\tVBROADCASTSS c+52(FP), Z31")
+		loop(ptrs, 4, func(u, off int, m bool) []string {
+			x, dy, g := z(3*u), z(3*u+1), z(3*u+2)
+			return []string{
+				load(off, "SI", x, m), "VSUBPS Z28, " + x + ", " + x, "VMULPS Z29, " + x + ", " + x,
+				load(off, "DX", dy, m), load(off, "R8", g, m), "VMULPS " + g + ", " + dy + ", " + dy,
+				"VSUBPS Z30, " + dy + ", " + dy, "VFNMADD231PS Z31, " + x + ", " + dy, "VMULPS Z29, " + dy + ", " + dy,
+				store(off, dy, "DI", m),
+			}
+		})
+		footer()
 	}
 }
