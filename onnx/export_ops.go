@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -339,6 +340,26 @@ func init() {
 	e[ops.StridedSlicePrim] = exEmitSlice
 	e[ops.StridedSliceGradPrim] = exEmitPadWindow
 	e[ops.ScaledDotProductAttentionPrim] = exEmitAttention
+	e[ops.AttentionSeedPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
+		// Only attention with dropout draws a seed.
+		return errors.New("attention dropout has no ONNX translation; export the cell in evaluation mode, or call attention with DropoutP 0")
+	}
+	e[ops.LayerNormPrim] = exEmitLayerNorm
+}
+
+// exEmitLayerNorm writes LayerNorm as LayerNormalization (opset 17) over
+// the axes from the first normalised one, gamma and beta as its Scale and
+// B. ONNX stashes the statistics in stash_type, float32 unless told: a
+// float64 input is told float64, so that they keep its precision as
+// spore's kernel does.
+func exEmitLayerNorm(x *exporter, v *graph.Value, in, outs []string) error {
+	a := v.Attrs.(ops.LayerNormAttrs)
+	attrs := []*onnxpb.AttributeProto{exAInt("axis", int64(a.Begin)), exAFloat("epsilon", float32(a.Eps))}
+	if v.Meta.DType == tensor.Float64 {
+		attrs = append(attrs, exAInt("stash_type", int64(onnxpb.TensorProto_DOUBLE)))
+	}
+	x.node("LayerNormalization", in, outs, attrs...)
+	return nil
 }
 
 // exEmitConvTranspose writes Conv2DBackpropInput — the gradient of a
@@ -505,39 +526,66 @@ func exEmitPadWindow(x *exporter, v *graph.Value, in, outs []string) error {
 
 // exEmitAttention writes scaled dot-product attention as the ops torch
 // exports it to: softmax(q·kᵀ·scale + mask)·v, with a causal mask as a
-// constant lower triangle. Its second result, the scores' log-sum-exp
-// per query, is written too (runtimes drop it when nothing reads it).
+// lower triangle. Its second result, the scores' log-sum-exp per query,
+// is written too (runtimes drop it when nothing reads it). The packed
+// form (AttentionAttrs.Packed) reads q, k and v from one projection and
+// writes the heads side by side; it becomes the same ops between a split
+// and a merge of the heads.
 func exEmitAttention(x *exporter, v *graph.Value, in, outs []string) error {
 	a := v.Attrs.(ops.AttentionAttrs)
 	if a.P != 0 {
 		return fmt.Errorf("attention dropout (p=%v) has no ONNX translation; export the cell in evaluation mode", a.P)
 	}
+	if a.Packed > 0 {
+		return exEmitPackedAttention(x, v, a, in, outs)
+	}
 	q, k := v.Args[0].Meta.Shape, v.Args[1].Meta.Shape
-	dt := v.Args[0].Meta.DType
-	L, S := q[len(q)-2], k[len(k)-2]
-	kt := x.transposeLast2(in[1], len(k))
+	at := exAttn{
+		q: in[0], k: in[1], v: in[2], dt: v.Args[0].Meta.DType,
+		L: q[len(q)-2], S: k[len(k)-2], rankK: len(k),
+		// A sequence axis that follows the batch: its extent is known
+		// only at run time.
+		dynSeq: x.argBax(v, 0) == len(q)-2 || x.argBax(v, 1) == len(k)-2,
+	}
+	if a.HasMask {
+		at.mask, at.boolMask = in[3], v.Args[3].Meta.DType == tensor.Bool
+	}
+	return x.attention(a, at, outs[0], outs[1])
+}
+
+// exAttn is one attention call for exporter.attention: the names of q
+// [..., L, E], k [..., S, E], v [..., S, Ev] and the optional mask, and
+// what the translation needs of their types and shapes.
+type exAttn struct {
+	q, k, v, mask string
+	boolMask      bool
+	dt            tensor.DType
+	L, S, rankK   int
+	// dynSeq says L or S varies with the batch (DynamicBatch), so that a
+	// causal mask is built from the scores' shape at run time.
+	dynSeq bool
+}
+
+// attention writes softmax(q·kᵀ·scale + mask)·v into out and the scores'
+// log-sum-exp per query into lse.
+func (x *exporter) attention(a ops.AttentionAttrs, at exAttn, out, lse string) error {
+	dt := at.dt
+	kt := x.transposeLast2(at.k, at.rankK)
 	sc, err := x.constScalar(dt, a.Scale)
 	if err != nil {
 		return err
 	}
-	scores := x.op1("Mul", []string{x.op1("MatMul", []string{in[0], kt}), sc})
+	scores := x.op1("Mul", []string{x.op1("MatMul", []string{at.q, kt}), sc})
 	ninf, _ := x.constScalar(dt, math.Inf(-1))
 	if a.HasMask {
-		mask := in[3]
-		if v.Args[3].Meta.DType == tensor.Bool {
-			scores = x.op1("Where", []string{mask, scores, ninf})
+		if at.boolMask {
+			scores = x.op1("Where", []string{at.mask, scores, ninf})
 		} else {
-			scores = x.op1("Add", []string{scores, mask})
+			scores = x.op1("Add", []string{scores, at.mask})
 		}
 	}
 	if a.Causal {
-		tri := make([]bool, L*S)
-		for i := range L {
-			for j := 0; j <= i && j < S; j++ {
-				tri[i*S+j] = true
-			}
-		}
-		tn, err := x.initializer(tensor.FromSlice(tri, L, S), "causal_mask")
+		tn, err := x.causalMask(scores, at)
 		if err != nil {
 			return err
 		}
@@ -545,8 +593,8 @@ func exEmitAttention(x *exporter, v *graph.Value, in, outs []string) error {
 	}
 	p := x.op1("Softmax", []string{scores}, exAInt("axis", -1))
 	if !a.HasMask {
-		x.node("MatMul", []string{p, in[2]}, outs[:1])
-		return x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, outs[1:2])
+		x.node("MatMul", []string{p, at.v}, []string{out})
+		return x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, []string{lse})
 	}
 	// A query whose keys are all masked attends nothing: spore gives it
 	// a zero output and a log-sum-exp of +Inf where a plain softmax gives
@@ -559,11 +607,80 @@ func exEmitAttention(x *exporter, v *graph.Value, in, outs []string) error {
 	zero, _ := x.constScalar(dt, 0)
 	pinf, _ := x.constScalar(dt, math.Inf(1))
 	p = x.op1("Where", []string{dead, zero, p})
-	x.node("MatMul", []string{p, in[2]}, outs[:1])
-	lse := x.tmp()
-	if err := x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, []string{lse}); err != nil {
+	x.node("MatMul", []string{p, at.v}, []string{out})
+	l := x.tmp()
+	if err := x.reduce("ReduceLogSumExp", 18, scores, []int64{-1}, false, []string{l}); err != nil {
 		return err
 	}
-	x.node("Where", []string{x.op1("Squeeze", []string{dead, x.constInts(-1)}), pinf, lse}, outs[1:2])
+	x.node("Where", []string{x.op1("Squeeze", []string{dead, x.constInts(-1)}), pinf, l}, []string{lse})
+	return nil
+}
+
+// causalMask returns the name of a Bool [L, S] value, true where key j
+// may be attended by query i (j ≤ i): a constant lower triangle, or, when
+// L or S follows the batch, one computed from the scores' last two
+// extents at run time.
+func (x *exporter) causalMask(scores string, at exAttn) (string, error) {
+	if !at.dynSeq {
+		L, S := at.L, at.S
+		tri := make([]bool, L*S)
+		for i := range L {
+			for j := 0; j <= i && j < S; j++ {
+				tri[i*S+j] = true
+			}
+		}
+		return x.initializer(tensor.FromSlice(tri, L, S), "causal_mask")
+	}
+	zero, err := x.constScalar(tensor.Int64, 0)
+	if err != nil {
+		return "", err
+	}
+	one, _ := x.constScalar(tensor.Int64, 1)
+	ls := x.op1("Shape", []string{scores}, exAInt("start", -2)) // [L, S]
+	iota := func(k int64) string {
+		n := x.op1("Squeeze", []string{x.op1("Slice", []string{ls, x.constInts(k), x.constInts(k + 1)}), x.constInts(0)})
+		return x.op1("Range", []string{zero, n, one})
+	}
+	rows := x.op1("Unsqueeze", []string{iota(0), x.constInts(1)}) // [L, 1]
+	cols := x.op1("Unsqueeze", []string{iota(1), x.constInts(0)}) // [1, S]
+	return x.op1("GreaterOrEqual", []string{rows, cols}), nil
+}
+
+// exEmitPackedAttention writes packed self-attention (ops.
+// PackedSelfAttention): qkv [N, L, 3·H·D] (or [L, N, 3·H·D]) is sliced
+// into q, k and v along its last axis, each reshaped to [N, L, H, D] (or
+// [L, N, H, D]) and transposed to [N, H, L, D]; after the attention the
+// heads go back to [N, L, H, D] (or [L, N, H, D]) and merge into
+// [N, L, H·D] (or [L, N, H·D]). The reshapes copy the two leading
+// extents from their input (a 0 in ONNX's Reshape), so that either may
+// follow the batch. A mask broadcasts to [N, H, L, L] as the scores do.
+func exEmitPackedAttention(x *exporter, v *graph.Value, a ops.AttentionAttrs, in, outs []string) error {
+	qs := v.Args[0].Meta.Shape
+	h := int64(a.Packed)
+	hd := int64(qs[2]) / 3
+	d := hd / h
+	seqAxis, perm, back := 1, []int64{0, 2, 1, 3}, []int64{0, 2, 1, 3}
+	if a.SeqFirst {
+		seqAxis, perm, back = 0, []int64{1, 2, 0, 3}, []int64{2, 0, 1, 3}
+	}
+	heads := func(i int64) string {
+		part := x.op1("Slice", []string{in[0], x.constInts(i * hd), x.constInts((i + 1) * hd), x.constInts(2)})
+		split := x.op1("Reshape", []string{part, x.constInts(0, 0, h, d)})
+		return x.op1("Transpose", []string{split}, exAInts("perm", perm...))
+	}
+	L := qs[seqAxis]
+	at := exAttn{
+		q: heads(0), k: heads(1), v: heads(2), dt: v.Args[0].Meta.DType,
+		L: L, S: L, rankK: 4, dynSeq: x.argBax(v, 0) == seqAxis,
+	}
+	if a.HasMask {
+		at.mask, at.boolMask = in[1], v.Args[1].Meta.DType == tensor.Bool
+	}
+	o := x.tmp()
+	if err := x.attention(a, at, o, outs[1]); err != nil {
+		return err
+	}
+	merged := x.op1("Transpose", []string{o}, exAInts("perm", back...))
+	x.node("Reshape", []string{merged, x.constInts(0, 0, hd)}, outs[:1])
 	return nil
 }

@@ -476,6 +476,10 @@ func TestExportErrors(t *testing.T) {
 			return ops.Add(a, tensor.RandNormal(tensor.Float32, 0, 1, a.Dim(0), 3))
 		}, []*tensor.Tensor{x}, filepath.Join(dir, "const.onnx"),
 			[]ExportOption{DynamicBatch()}, []string{"constant read by Add at", "export_test.go:", "is [2 3] at batch 2 and [3 3] at batch 3"}},
+		{"attention dropout", func(a *tensor.Tensor) *tensor.Tensor {
+			return ops.PackedSelfAttention(a, 1, false, ops.AttentionOptions{DropoutP: 0.1})
+		}, []*tensor.Tensor{randn(2, 3, 6)}, filepath.Join(dir, "dropout.onnx"), nil,
+			[]string{"attention dropout has no ONNX translation", "export_test.go:"}},
 		{"partial batch slice", func(a *tensor.Tensor) *tensor.Tensor { return ops.StridedSlice(a, []int{1}, []int{a.Dim(0)}, []int{1}) },
 			[]*tensor.Tensor{x}, filepath.Join(dir, "batchslice.onnx"), []ExportOption{DynamicBatch()},
 			[]string{"StridedSlice at export_test.go:", "is [1 3] at batch 2 and [2 3] at batch 3", "only one extent may change with the batch, in proportion to it"}},
@@ -612,6 +616,64 @@ func TestExportOps(t *testing.T) {
 		t.Run(fmt.Sprint("opset", opset), func(t *testing.T) {
 			exportAndRun(t, "ops", fn, func(xs []*tensor.Tensor) []*tensor.Tensor { return fn(xs[0], xs[1], xs[2]) },
 				[]*tensor.Tensor{x, a, b}, nil, Opset(opset), OutputNames(names...))
+		})
+	}
+}
+
+// TestExportPackedAttention exports packed self-attention (the form
+// nn.MultiheadAttention takes for self-attention) in both layouts, with
+// and without masks and causality, with fixed and dynamic batches — a
+// dynamic sequence axis too, where a causal mask must follow it — and
+// layer normalisation in float64 and over several axes, and runs them in
+// ONNX Runtime.
+func TestExportPackedAttention(t *testing.T) {
+	spore.SetSeed(7)
+	const heads = 2
+	// Row 1 of the mask lets its query attend nothing.
+	bm := make([]bool, 25)
+	for i := range bm {
+		bm[i] = i/5 != 1 && (i%5 <= i/5 || i%3 == 0)
+	}
+	boolMask := tensor.FromSlice(bm, 5, 5)
+	floatMask := ops.MulScalar(randn(1, heads, 5, 5), 0.5)
+	packed := func(seqFirst bool, opt ops.AttentionOptions) func(*tensor.Tensor) *tensor.Tensor {
+		return func(qkv *tensor.Tensor) *tensor.Tensor { return ops.PackedSelfAttention(qkv, heads, seqFirst, opt) }
+	}
+	gamma, beta := randn(3, 4), randn(3, 4)
+	g64, b64 := ops.Cast(gamma, tensor.Float64), ops.Cast(beta, tensor.Float64)
+	tests := []struct {
+		name  string
+		f     func(*tensor.Tensor) *tensor.Tensor
+		x     *tensor.Tensor
+		other []int // a second input shape, run with DynamicBatch; nil: fixed shapes
+	}{
+		{"batch_first", packed(false, ops.AttentionOptions{}), randn(2, 5, 3*heads*4), nil},
+		{"seq_first_causal", packed(true, ops.AttentionOptions{Causal: true}), randn(5, 2, 3*heads*4), nil},
+		{"bool_mask", packed(false, ops.AttentionOptions{Mask: boolMask}), randn(2, 5, 3*heads*3), nil},
+		{"float_mask_scale", packed(true, ops.AttentionOptions{Mask: floatMask, Scale: 0.3}), randn(5, 3, 3*heads*2), nil},
+		{"causal_bool_mask", packed(false, ops.AttentionOptions{Mask: boolMask, Causal: true}), randn(2, 5, 3*heads*4), nil},
+		// The batch is N.
+		{"dynamic_batch_first", packed(false, ops.AttentionOptions{Mask: boolMask, Causal: true}), randn(2, 5, 3*heads*4), []int{6, 5, 3 * heads * 4}},
+		// Sequence first, axis 0 (the one DynamicBatch makes symbolic) is
+		// the sequence: a causal mask is built at run time.
+		{"dynamic_seq_first", packed(true, ops.AttentionOptions{Scale: 0.2}), randn(5, 2, 3*heads*4), []int{8, 2, 3 * heads * 4}},
+		{"dynamic_sequence_causal", packed(true, ops.AttentionOptions{Causal: true}), randn(4, 2, 3*heads*4), []int{9, 2, 3 * heads * 4}},
+		{"dynamic_unpacked_causal", func(x *tensor.Tensor) *tensor.Tensor {
+			return ops.ScaledDotProductAttention(x, ops.MulScalar(x, 0.5), ops.Tanh(x), ops.AttentionOptions{Causal: true})
+		}, randn(4, 3), []int{7, 3}},
+		{"layer_norm_f64", func(x *tensor.Tensor) *tensor.Tensor { return ops.LayerNorm(x, g64, b64, 1, 1e-6) }, ops.Cast(randn(2, 3, 4), tensor.Float64), nil},
+		{"layer_norm_dynamic", func(x *tensor.Tensor) *tensor.Tensor { return ops.LayerNorm(x, gamma, beta, -2, 1e-5) }, randn(2, 3, 4), []int{5, 3, 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := func(xs []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{tc.f(xs[0])} }
+			var opts []ExportOption
+			var runs [][]*tensor.Tensor
+			if tc.other != nil {
+				opts = append(opts, DynamicBatch())
+				runs = [][]*tensor.Tensor{{tc.x}, {ops.Cast(randn(tc.other...), tc.x.DType())}}
+			}
+			exportAndRun(t, tc.name, tc.f, ref, []*tensor.Tensor{tc.x}, runs, opts...)
 		})
 	}
 }
