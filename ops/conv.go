@@ -388,65 +388,15 @@ func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Ten
 
 // im2col lays out the receptive fields of one group of one image x
 // ([cg, h, w]) as the columns of col ([cg·kh·kw, oh·ow]), writing zeros
-// where a window reaches into the padding. It is the only place that knows
-// the column layout besides col2im; a faster kernel can replace the pair.
+// where a window reaches into the padding.
 func im2col[T float32 | float64](g *convGeom, x, col []T) {
-	p := g.p()
-	for c := range g.cg {
-		xc := x[c*g.h*g.w : (c+1)*g.h*g.w]
-		for i := range g.kh {
-			for j := range g.kw {
-				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
-				for oy := range g.oh {
-					iy := oy*g.sh - g.pt + i*g.dh
-					dst := row[oy*g.ow : (oy+1)*g.ow]
-					if iy < 0 || iy >= g.h {
-						clear(dst)
-						continue
-					}
-					src := xc[iy*g.w : (iy+1)*g.w]
-					ix := j*g.dw - g.pl
-					for ox := range dst {
-						if ix >= 0 && ix < g.w {
-							dst[ox] = src[ix]
-						} else {
-							dst[ox] = 0
-						}
-						ix += g.sw
-					}
-				}
-			}
-		}
-	}
+	conv.Im2Col(col, x, g.cg, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow)
 }
 
 // col2im is im2col's adjoint: it adds every column entry back into the
 // input position it was read from (dx must be initialised by the caller).
 func col2im[T float32 | float64](g *convGeom, col, dx []T) {
-	p := g.p()
-	for c := range g.cg {
-		xc := dx[c*g.h*g.w : (c+1)*g.h*g.w]
-		for i := range g.kh {
-			for j := range g.kw {
-				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
-				for oy := range g.oh {
-					iy := oy*g.sh - g.pt + i*g.dh
-					if iy < 0 || iy >= g.h {
-						continue
-					}
-					src := row[oy*g.ow : (oy+1)*g.ow]
-					dst := xc[iy*g.w : (iy+1)*g.w]
-					ix := j*g.dw - g.pl
-					for _, v := range src {
-						if ix >= 0 && ix < g.w {
-							dst[ix] += v
-						}
-						ix += g.sw
-					}
-				}
-			}
-		}
-	}
+	conv.Col2Im(dx, col, g.cg, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow)
 }
 
 // conv2DForward computes, per image and group, W_g [og, k] · col [k, p].

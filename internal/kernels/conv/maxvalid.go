@@ -1,0 +1,132 @@
+package conv
+
+// better reports whether v replaces m as a window's maximum when windows
+// are scanned in row-major order: a larger value, or the first NaN (NaN
+// propagates, as in PyTorch). Ties keep the earlier element, so -0 and +0
+// resolve exactly as MaxPool2D resolves them.
+func better[T Float](v, m T) bool { return v > m || (v != v && m == m) }
+
+// validWindows reports whether every kh×kw window at stride sH×sW of an
+// h×w plane with outH×outW outputs lies inside the plane.
+func validWindows(h, w, kh, kw, sH, sW, outH, outW int) bool {
+	return outH >= 0 && outW >= 0 && (outH == 0 || (outH-1)*sH+kh <= h) && (outW == 0 || (outW-1)*sW+kw <= w)
+}
+
+// MaxPoolValid is MaxPool2D without padding and without argmax, for the
+// common case of windows that all lie inside the plane. It scans a whole
+// output row per window tap instead of one window at a time, with no
+// clipping, and unrolls the 2×2 stride-2 window of LeNet-style networks.
+// It panics if a window would leave the plane.
+//
+// It takes Go's built-in max, which compiles without branches and so costs
+// the same on any data (MaxPool2D's first-wins comparison mispredicts on
+// about every other element of random data). The value is MaxPool2D's but
+// for two cases that no comparison can tell apart: a window whose maximum
+// is a zero of both signs gives +0, where MaxPool2D keeps the first; and a
+// window holding NaN gives a NaN, not necessarily the first one's payload.
+func MaxPoolValid[T Float](dst, src []T, planes, h, w, kh, kw, sH, sW, outH, outW int) {
+	plane := outH * outW
+	check("MaxPoolValid", len(dst) >= planes*plane && len(src) >= planes*h*w &&
+		kh >= 1 && kw >= 1 && validWindows(h, w, kh, kw, sH, sW, outH, outW))
+	if plane == 0 {
+		return
+	}
+	if kh == 2 && kw == 2 && sH == 2 && sW == 2 {
+		maxPool2x2(dst, src, planes, h, w, outH, outW)
+		return
+	}
+	for p := 0; p < planes; p++ {
+		img := src[p*h*w : (p+1)*h*w]
+		d := dst[p*plane : (p+1)*plane]
+		for oy := 0; oy < outH; oy++ {
+			dr := d[oy*outW : (oy+1)*outW]
+			for ky := 0; ky < kh; ky++ {
+				r := img[(oy*sH+ky)*w : (oy*sH+ky+1)*w]
+				for kx := 0; kx < kw; kx++ {
+					if ky == 0 && kx == 0 {
+						for ox := range dr {
+							dr[ox] = r[ox*sW]
+						}
+						continue
+					}
+					for ox, m := range dr {
+						dr[ox] = max(m, r[ox*sW+kx])
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxPool2x2 is MaxPoolValid for 2×2 windows at stride 2.
+func maxPool2x2[T Float](dst, src []T, planes, h, w, outH, outW int) {
+	for p := 0; p < planes; p++ {
+		img := src[p*h*w : (p+1)*h*w]
+		d := dst[p*outH*outW : (p+1)*outH*outW]
+		for oy := 0; oy < outH; oy++ {
+			r0 := img[2*oy*w : 2*oy*w+2*outW]
+			r1 := img[(2*oy+1)*w : (2*oy+1)*w+2*outW]
+			dr := d[oy*outW : (oy+1)*outW]
+			for ox := range dr {
+				i := 2 * ox
+				dr[ox] = max(r0[i], r0[i+1], r1[i], r1[i+1])
+			}
+		}
+	}
+}
+
+// MaxPoolValidBackward is the gradient of MaxPoolValid: for each output o
+// of each plane it adds g[o] to dx at the element of x that won o's window,
+// chosen by the rule MaxPool2D uses (the first maximum in row-major order,
+// or the first NaN). The winners are recomputed from x, so no argmax array
+// need be kept. dx is accumulated into; zero it first for a plain gradient.
+// It panics if a window would leave the plane.
+func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, outH, outW int) {
+	plane := outH * outW
+	check("MaxPoolValidBackward", len(dx) >= planes*h*w && len(x) >= planes*h*w && len(g) >= planes*plane &&
+		kh >= 1 && kw >= 1 && validWindows(h, w, kh, kw, sH, sW, outH, outW))
+	if plane == 0 {
+		return
+	}
+	for p := 0; p < planes; p++ {
+		img := x[p*h*w : (p+1)*h*w]
+		d := dx[p*h*w : (p+1)*h*w]
+		gp := g[p*plane : (p+1)*plane]
+		if kh == 2 && kw == 2 && sH == 2 && sW == 2 {
+			for oy := 0; oy < outH; oy++ {
+				i0, i1 := 2*oy*w, (2*oy+1)*w
+				r0, r1 := img[i0:i0+2*outW], img[i1:i1+2*outW]
+				for ox, gv := range gp[oy*outW : (oy+1)*outW] {
+					j := 2 * ox
+					best, m := i0+j, r0[j]
+					if v := r0[j+1]; better(v, m) {
+						best, m = i0+j+1, v
+					}
+					if v := r1[j]; better(v, m) {
+						best, m = i1+j, v
+					}
+					if v := r1[j+1]; better(v, m) {
+						best = i1 + j + 1
+					}
+					d[best] += gv
+				}
+			}
+			continue
+		}
+		for oy := 0; oy < outH; oy++ {
+			for ox, gv := range gp[oy*outW : (oy+1)*outW] {
+				base := oy*sH*w + ox*sW
+				best, m := base, img[base]
+				for ky := 0; ky < kh; ky++ {
+					r := base + ky*w
+					for i := r; i < r+kw; i++ {
+						if v := img[i]; better(v, m) {
+							best, m = i, v
+						}
+					}
+				}
+				d[best] += gv
+			}
+		}
+	}
+}
