@@ -486,6 +486,10 @@ func (l *loop[T]) conv2DForwardRun(lo, hi int) {
 		l.im.putScratch(sp)
 		return
 	}
+	if g.pitched() {
+		l.conv2DForwardPitched(lo, hi)
+		return
+	}
 	colp := l.im.getScratch(k * p)
 	col := *colp
 	for n := lo; n < hi; n++ {
@@ -506,6 +510,10 @@ func (l *loop[T]) conv2DBackInputRun(lo, hi int) {
 	dy, w, dx := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
+	if g.pitched() {
+		l.conv2DBackInputPitched(lo, hi)
+		return
+	}
 	colp := l.im.getScratch(k * p)
 	col := *colp
 	for n := lo; n < hi; n++ {
@@ -525,6 +533,10 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
 	k, p := g.k(), g.p()
 
+	if g.pitched() {
+		l.conv2DBackFilterPitched(lo, hi)
+		return
+	}
 	colp := l.im.getScratch(k*p + g.og*k)
 	col, tmp := (*colp)[:k*p], (*colp)[k*p:k*p+g.og*k]
 	for sl := lo; sl < hi; sl++ {
