@@ -462,9 +462,24 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
 	parallel.ForBody(slices, 1, l)
 	im.putLoop(l)
-	for sl := range slices {
-		for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
-			dw[i] += v
+	if g.pitched() {
+		// The partials are transposed per group: [k][og].
+		for sl := range slices {
+			ps := part[sl*len(dw) : (sl+1)*len(dw)]
+			for gi := range g.groups {
+				pg, dg := ps[gi*g.og*k:(gi+1)*g.og*k], dw[gi*g.og*k:(gi+1)*g.og*k]
+				for kk := range k {
+					for oc, v := range pg[kk*g.og : (kk+1)*g.og] {
+						dg[oc*k+kk] += v
+					}
+				}
+			}
+		}
+	} else {
+		for sl := range slices {
+			for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
+				dw[i] += v
+			}
 		}
 	}
 	im.putScratch(partp)

@@ -94,21 +94,22 @@ func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 		gp := g[p*plane : (p+1)*plane]
 		if kh == 2 && kw == 2 && sH == 2 && sW == 2 {
 			for oy := 0; oy < outH; oy++ {
-				i0, i1 := 2*oy*w, (2*oy+1)*w
-				r0, r1 := img[i0:i0+2*outW], img[i1:i1+2*outW]
+				i0 := 2 * oy * w
+				r0, r1 := img[i0:i0+2*outW], img[i0+w:i0+w+2*outW]
 				for ox, gv := range gp[oy*outW : (oy+1)*outW] {
 					j := 2 * ox
-					best, m := i0+j, r0[j]
-					if v := r0[j+1]; better(v, m) {
-						best, m = i0+j+1, v
+					a, b, c, e := r0[j], r0[j+1], r1[j], r1[j+1]
+					// The winner is the first element equal to the
+					// maximum (-0 == +0, so a zero maximum goes to the
+					// first zero, as MaxPool2D's strict comparison has
+					// it), found without branches: they would
+					// mispredict on about every other window.
+					m := max(a, b, c, e)
+					sel := b2i(a != m) * (1 + b2i(b != m)*(1+b2i(c != m)))
+					if m != m {
+						sel = firstNaN(a, b, c)
 					}
-					if v := r1[j]; better(v, m) {
-						best, m = i1+j, v
-					}
-					if v := r1[j+1]; better(v, m) {
-						best = i1 + j + 1
-					}
-					d[best] += gv
+					d[i0+(sel>>1)*w+j+sel&1] += gv
 				}
 			}
 			continue
@@ -129,4 +130,28 @@ func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 			}
 		}
 	}
+}
+
+// b2i is 1 for true and 0 for false; the compiler turns it into a flag
+// move, not a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// firstNaN returns the position among four of the first NaN, given that
+// one of them is NaN and it is not one of the first three if none of these
+// is.
+func firstNaN[T Float](a, b, c T) int {
+	switch {
+	case a != a:
+		return 0
+	case b != b:
+		return 1
+	case c != c:
+		return 2
+	}
+	return 3
 }

@@ -96,8 +96,10 @@ func Im2ColPitched[T Float](col []T, ld int, padded []T, c, hp, wp, kh, kw, dilH
 
 // Col2ImPitched is Im2ColPitched's adjoint: it adds each row of col back
 // into the run of the padded plane it was copied from. padded is
-// accumulated into; zero it first for a plain gradient.
-func Col2ImPitched[T Float](padded, col []T, ld int, c, hp, wp, kh, kw, dilH, dilW, outH int) {
+// accumulated into; zero it first for a plain gradient. add, if not nil,
+// is the element-wise sum dst = a + b to use on the runs (vec.Add for
+// float32: the runs are long, and this is most of the kernel's time).
+func Col2ImPitched[T Float](padded, col []T, ld int, c, hp, wp, kh, kw, dilH, dilW, outH int, add func(dst, a, b []T)) {
 	plane, n := (hp+1)*wp, outH*wp
 	rows := c * kh * kw
 	check("Col2ImPitched", ld >= n && len(padded) >= c*plane && (rows == 0 || len(col) >= (rows-1)*ld+n) &&
@@ -108,7 +110,11 @@ func Col2ImPitched[T Float](padded, col []T, ld int, c, hp, wp, kh, kw, dilH, di
 		for ki := 0; ki < kh; ki++ {
 			for kj := 0; kj < kw; kj++ {
 				off := ki*dilH*wp + kj*dilW
-				addTo(p[off:off+n], col[r*ld:r*ld+n])
+				if add != nil {
+					add(p[off:off+n], p[off:off+n], col[r*ld:r*ld+n])
+				} else {
+					addTo(p[off:off+n], col[r*ld:r*ld+n])
+				}
 				r++
 			}
 		}

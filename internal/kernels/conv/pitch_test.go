@@ -50,13 +50,19 @@ func testPitched[T Float](t *testing.T) {
 		for row := 0; row < rows; row++ {
 			PitchRows(pcol[row*ld:row*ld+oh*wp], dcol[row*oh*ow:(row+1)*oh*ow], 1, oh, ow, wp)
 		}
-		pgrad := make([]T, g.c*plane)
-		Col2ImPitched(pgrad, pcol, ld, g.c, hp, wp, g.kh, g.kw, g.dH, g.dW, oh)
-		dx := randFloats[T](r, len(src)) // overwritten
-		CropPlanes(dx, pgrad, g.c, g.h, g.w, g.padT, g.padL, hp, wp)
-		for i := range wantDx {
-			if math.Abs(float64(dx[i]-wantDx[i])) > 1e-5*(1+math.Abs(float64(wantDx[i]))) {
-				t.Fatalf("%+v: pitched dx[%d] = %v, want %v", g, i, dx[i], wantDx[i])
+		for _, add := range []func(dst, a, b []T){nil, func(dst, a, b []T) {
+			for i := range dst {
+				dst[i] = a[i] + b[i]
+			}
+		}} {
+			pgrad := make([]T, g.c*plane)
+			Col2ImPitched(pgrad, pcol, ld, g.c, hp, wp, g.kh, g.kw, g.dH, g.dW, oh, add)
+			dx := randFloats[T](r, len(src)) // overwritten
+			CropPlanes(dx, pgrad, g.c, g.h, g.w, g.padT, g.padL, hp, wp)
+			for i := range wantDx {
+				if math.Abs(float64(dx[i]-wantDx[i])) > 1e-5*(1+math.Abs(float64(wantDx[i]))) {
+					t.Fatalf("%+v add=%v: pitched dx[%d] = %v, want %v", g, add != nil, i, dx[i], wantDx[i])
+				}
 			}
 		}
 	}
