@@ -418,12 +418,6 @@ func conv2DForward[T float32 | float64](im *floatImpl[T], g *convGeom, x, w, out
 	im.putLoop(l)
 }
 
-// directOK reports whether the direct convolution kernel applies: one
-// input channel, one group, unit stride and dilation.
-func (g *convGeom) directOK() bool {
-	return g.c == 1 && g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1
-}
-
 // conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
 // scatters it back with col2im. Images are independent, so the batch is
 // split over the cores.
@@ -491,16 +485,6 @@ func (l *loop[T]) conv2DForwardRun(lo, hi int) {
 	x, w, out := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
-	if l.im.direct != nil && g.directOK() {
-		// One input channel, unit stride: the direct kernel beats
-		// building a column matrix (measured on LeNet's first layer:
-		// 0.61 ms against 1.89 ms for a batch of 64; see package conv).
-		sp := l.im.getScratch(conv.DirectScratch(g.c, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow))
-		plane := g.c * g.h * g.w
-		l.im.direct(out[lo*g.o*p:hi*g.o*p], x[lo*plane:hi*plane], w, nil, *sp, hi-lo, g.c, g.h, g.w, g.o, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow)
-		l.im.putScratch(sp)
-		return
-	}
 	if g.pitched() {
 		l.conv2DForwardPitched(lo, hi)
 		return
