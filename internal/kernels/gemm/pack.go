@@ -15,6 +15,16 @@ func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int) {
 		d := dst[ir*kc : ir*kc+mr*kc]
 		if transA {
 			// op(A)[i][p] = a[p·lda + i]: each step copies rows contiguous floats.
+			if rows == 14 && mr == 14 {
+				// The AVX-512 kernel's full panels: a fixed-size array copy
+				// is a few inline moves, where copy() calls memmove for
+				// each 56-byte step (a training step's weight gradients
+				// pack their transposed A this way).
+				for p := 0; p < kc; p++ {
+					*(*[14]float32)(d[p*14:]) = [14]float32(a[p*lda+ir:])
+				}
+				continue
+			}
 			for p := 0; p < kc; p++ {
 				dp := d[p*mr : p*mr+mr]
 				copy(dp, a[p*lda+ir:p*lda+ir+rows])
