@@ -95,9 +95,9 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	}
 	kn := pb.kern
 	threads := parallel.Workers()
-	np := (n + kn.nr - 1) / kn.nr
+	np, mp := (n+kn.nr-1)/kn.nr, (m+kn.mr-1)/kn.mr
 	big := int64(m)*int64(n)*int64(k) >= parallelMACs || (m <= kn.mr && k*n >= packedSplitFloats)
-	if threads == 1 || np < 2 || !big {
+	if threads == 1 || (np < 2 && mp < 2) || !big {
 		ws := getWorkspace(kn)
 		kn.gemmPacked(ws, transA, m, 0, n, k, alpha, a, lda, pb, beta, c, ldc, bias, act)
 		putWorkspace(ws)
@@ -106,14 +106,23 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	t := packedTaskPool.Get().(*packedTask)
 	t.transA, t.m, t.n, t.k, t.alpha, t.a, t.lda, t.pb, t.beta, t.c, t.ldc, t.bias, t.act =
 		transA, m, n, k, alpha, a, lda, pb, beta, c, ldc, bias, act
-	// Chunks of whole panels. Each chunk packs its own A when A needs
-	// packing (transposed, or too tall to read in place), so then one
+	// Each chunk of columns reads all of A, and each chunk of rows all of
+	// B, so split the dimension whose chunks re-read the smaller operand:
+	// columns for the small batches (A is a few rows), rows for large
+	// batches through narrow layers (a 1024-row batch through a 512-wide
+	// layer, or a 10-wide output layer that has a single column panel).
+	// When the operand each chunk reads must also be packed (A
+	// transposed, or a kernel that cannot read it in place), make one
 	// chunk per thread; otherwise For's smaller chunks balance better.
-	grain := 1
-	if transA || !kn.direct {
-		grain = max(1, np/threads)
+	t.byRows = mp >= 2*threads && (m > n || np < 2*threads)
+	panels, grain := np, 1
+	if t.byRows {
+		panels = mp
 	}
-	parallel.ForBody(np, grain, t)
+	if transA || !kn.direct {
+		grain = max(1, panels/threads)
+	}
+	parallel.ForBody(panels, grain, t)
 	t.a, t.pb, t.c, t.bias = nil, nil, nil, nil
 	packedTaskPool.Put(t)
 }
@@ -127,13 +136,25 @@ type packedTask struct {
 	lda, ldc    int
 	pb          *PackedB
 	act         Act
+	byRows      bool // chunks are row tiles (else column panels)
 }
 
 var packedTaskPool = sync.Pool{New: func() any { return new(packedTask) }}
 
-// Run computes the columns of panels [lo, hi).
+// Run computes the row tiles or column panels [lo, hi).
 func (t *packedTask) Run(lo, hi int) {
 	kn := t.pb.kern
+	if t.byRows {
+		i0, i1 := lo*kn.mr, min(hi*kn.mr, t.m)
+		aoff := i0 * t.lda
+		if t.transA {
+			aoff = i0
+		}
+		ws := getWorkspace(kn)
+		kn.gemmPacked(ws, t.transA, i1-i0, 0, t.n, t.k, t.alpha, t.a[aoff:], t.lda, t.pb, t.beta, t.c[i0*t.ldc:], t.ldc, t.bias, t.act)
+		putWorkspace(ws)
+		return
+	}
 	j0, j1 := lo*kn.nr, min(hi*kn.nr, t.n)
 	var bias []float32
 	if t.bias != nil {
