@@ -82,6 +82,21 @@ func maxPool2x2[T Float](dst, src []T, planes, h, w, outH, outW int) {
 // need be kept. dx is accumulated into; zero it first for a plain gradient.
 // It panics if a window would leave the plane.
 func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, outH, outW int) {
+	maxPoolValidBackward(dx, x, g, planes, h, w, kh, kw, sH, sW, outH, outW, false)
+}
+
+// MaxPoolValidBackwardReLU is MaxPoolValidBackward followed by the ReLU
+// gradient, for x the output of a ReLU: it adds g[o] at o's winner only
+// where the winner is > 0, which is ReLUGrad(x, MaxPoolValidBackward(...))
+// for a zeroed dx, bit for bit (the same additions in the same order), in
+// one pass.
+func MaxPoolValidBackwardReLU[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, outH, outW int) {
+	maxPoolValidBackward(dx, x, g, planes, h, w, kh, kw, sH, sW, outH, outW, true)
+}
+
+// maxPoolValidBackward is the two gradients above; relu masks the routed
+// gradient by winner > 0.
+func maxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, outH, outW int, relu bool) {
 	plane := outH * outW
 	check("MaxPoolValidBackward", len(dx) >= planes*h*w && len(x) >= planes*h*w && len(g) >= planes*plane &&
 		kh >= 1 && kw >= 1 && validWindows(h, w, kh, kw, sH, sW, outH, outW))
@@ -109,6 +124,9 @@ func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 					if m != m {
 						sel = firstNaN(a, b, c)
 					}
+					if relu && !(m > 0) {
+						continue // also where the winner is NaN
+					}
 					d[i0+(sel>>1)*w+j+sel&1] += gv
 				}
 			}
@@ -125,6 +143,9 @@ func MaxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 							best, m = i, v
 						}
 					}
+				}
+				if relu && !(m > 0) {
+					continue
 				}
 				d[best] += gv
 			}

@@ -79,6 +79,22 @@ func testMaxPoolValid[T Float](t *testing.T) {
 					t.Fatalf("%s special=%v: dx[%d] = %v, want %v", c.name, special, i, gotDx[i], wantDx[i])
 				}
 			}
+
+			// The ReLU-masked gradient is the plain one (into zeros)
+			// with the ReLU gradient's mask applied after.
+			wantR, gotR := make([]T, n), make([]T, n)
+			MaxPool2DBackward(wantR, g, am, c.planes, c.h, c.w, oh, ow)
+			for i, v := range src {
+				if !(v > 0) {
+					wantR[i] = 0
+				}
+			}
+			MaxPoolValidBackwardReLU(gotR, src, g, c.planes, c.h, c.w, c.kh, c.kw, c.sH, c.sW, oh, ow)
+			for i := range wantR {
+				if math.Float64bits(float64(gotR[i])) != math.Float64bits(float64(wantR[i])) {
+					t.Fatalf("%s special=%v: ReLU-masked dx[%d] = %v, want %v", c.name, special, i, gotR[i], wantR[i])
+				}
+			}
 		}
 	}
 }

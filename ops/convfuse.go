@@ -1,0 +1,278 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/conv"
+	"github.com/sporeml/spore/internal/kernels/parallel"
+	"github.com/sporeml/spore/internal/kernels/vec"
+	"github.com/sporeml/spore/tensor"
+)
+
+// The fused convolution primitives below are made by the compiler's
+// convolution epilogue pass, never by model code: each is one kernel for a
+// chain of ops whose intermediates nobody else reads, computing exactly
+// what the chain computes (the same GEMMs, adds and comparisons, in the same
+// order), so that a compiled plan agrees with PyNative mode.
+
+// ConvEpilogueAttrs are the attributes of Conv2DEpiloguePrim: the
+// convolution's, whether a per-channel bias (the third operand, of shape
+// [1, O, 1, 1]) is added, whether ReLU follows, and the max pooling that
+// follows, if any.
+type ConvEpilogueAttrs struct {
+	Conv ConvAttrs
+	Bias bool
+	ReLU bool
+	// Pool is the max pooling applied last; nil for none. Its windows
+	// must lie inside the convolution's output (PoolFits).
+	Pool *PoolAttrs
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a ConvEpilogueAttrs) String() string {
+	s := fmt.Sprintf("%v bias=%v relu=%v", a.Conv, a.Bias, a.ReLU)
+	if a.Pool != nil {
+		s += fmt.Sprintf(" pool=[kernel=%v stride=%v]", a.Pool.Kernel, a.Pool.Stride)
+	}
+	return s
+}
+
+// PoolFits reports whether a max pooling with attributes p over an input
+// of shape xs has every window inside the input (no padding), the case
+// the fused kernels handle.
+func PoolFits(p PoolAttrs, xs tensor.Shape) bool {
+	if len(xs) != 4 || p.Pads != [4]int{} || p.Kernel[0] < 1 || p.Kernel[1] < 1 || p.Stride[0] < 1 || p.Stride[1] < 1 {
+		return false
+	}
+	return xs[2] >= p.Kernel[0] && xs[3] >= p.Kernel[1]
+}
+
+// Conv2DEpiloguePrim computes
+//
+//	MaxPool2D(ReLU(Conv2D(x, w) + bias))
+//
+// with each of the bias, the ReLU and the pooling optional (see
+// ConvEpilogueAttrs), for stride-1 convolutions. Each output plane is
+// finished while it is still in cache, straight from the GEMM's pitched
+// result: the convolution's output is never written whole, read back for
+// the ReLU, and read again for the pooling. Its VJP is the unfused chain's.
+var Conv2DEpiloguePrim = &core.Prim{
+	Name:   "Conv2DBiasReLUPool",
+	Traits: core.Traits{Cost: 100},
+	Infer:  inferConvEpilogue,
+	VJP:    vjpConvEpilogue,
+}
+
+// MaxPoolReLUGradPrim computes ReLUGrad(a, MaxPool2DGrad(a, dy)) for a
+// max pooling with attributes PoolAttrs whose windows lie inside a: the
+// gradient of MaxPool2D(ReLU(z)) with respect to z, given the ReLU's output
+// a, in one pass that routes each dy to its window's winner only where the
+// winner is positive.
+var MaxPoolReLUGradPrim = &core.Prim{
+	Name:   "MaxPool2DReLUGrad",
+	Traits: core.Traits{Cost: 4},
+	Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		a := attrs.(PoolAttrs)
+		x, dy := in[0], in[1]
+		checkPoolGrad("MaxPool2DReLUGrad", a, x.Shape(), dy.Shape(), x.DType(), dy.DType())
+		if !PoolFits(a, x.Shape()) {
+			core.Panicf("MaxPool2DReLUGrad", "pooling %v has windows outside input %v", a, x.Shape())
+		}
+		return x.Meta()
+	},
+	// Linear in dy: its adjoint gathers the masked cotangent from each
+	// window's winner.
+	VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+		a := in[0]
+		return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, a, apply2(ReluGradPrim, a, h))}
+	},
+}
+
+func init() {
+	registerFloats(Conv2DEpiloguePrim, convEpilogueKernel(impl32), convEpilogueKernel(impl64))
+	registerFloats(MaxPoolReLUGradPrim, maxPoolReLUGradKernel(impl32), maxPoolReLUGradKernel(impl64))
+}
+
+// epilogueGeometry checks a fused convolution's operands and returns the
+// convolution's and the pooling's geometries.
+func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor) (convGeom, poolGeom) {
+	const op = "Conv2DBiasReLUPool"
+	want := 2
+	if a.Bias {
+		want = 3
+	}
+	if len(in) != want {
+		core.Panicf(op, "got %d operands, want %d (bias=%v)", len(in), want, a.Bias)
+	}
+	x, w := in[0], in[1]
+	checkFloatPair(op, x, w)
+	g := convGeometry(op, a.Conv, x.Shape(), w.Shape())
+	if !g.pitched() {
+		core.Panicf(op, "stride %v: the fused kernel takes stride-1 convolutions only", a.Conv.Stride)
+	}
+	if a.Bias {
+		b := in[2]
+		if b.DType() != x.DType() || !b.Shape().Equal(tensor.Shape{1, g.o, 1, 1}) {
+			core.Panicf(op, "bias is %v %v, want %v [1 %d 1 1]", b.Shape(), b.DType(), x.DType(), g.o)
+		}
+	}
+	var pg poolGeom
+	if a.Pool != nil {
+		ys := tensor.Shape{g.n, g.o, g.oh, g.ow}
+		if !PoolFits(*a.Pool, ys) {
+			core.Panicf(op, "pooling %v has windows outside the convolution's output %v", *a.Pool, ys)
+		}
+		pg = poolGeometry(op, *a.Pool, ys)
+	}
+	return g, pg
+}
+
+func inferConvEpilogue(attrs any, in []*tensor.Tensor) tensor.Meta {
+	a, ok := attrs.(ConvEpilogueAttrs)
+	if !ok {
+		core.Panicf("Conv2DBiasReLUPool", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
+	}
+	g, pg := epilogueGeometry(a, in)
+	if a.Pool != nil {
+		return tensor.Meta{Shape: tensor.Shape{g.n, g.o, pg.oh, pg.ow}, DType: in[0].DType()}
+	}
+	return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: in[0].DType()}
+}
+
+// vjpConvEpilogue differentiates the unfused chain, recomputing its
+// intermediates.
+func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	a := attrs.(ConvEpilogueAttrs)
+	x, w := in[0], in[1]
+	z := core.Apply(Conv2DPrim, a.Conv, x, w)
+	if a.Bias {
+		z = Add(z, in[2])
+	}
+	gz := g
+	if a.ReLU {
+		r := ReLU(z)
+		if a.Pool != nil {
+			gz = core.Apply(MaxPoolReLUGradPrim, *a.Pool, r, g)
+		} else {
+			gz = apply2(ReluGradPrim, r, g)
+		}
+	} else if a.Pool != nil {
+		gz = core.Apply(MaxPoolGradPrim, *a.Pool, z, g)
+	}
+	gs := Conv2DPrim.VJP(a.Conv, in[:2], nil, gz)
+	if !a.Bias {
+		return gs
+	}
+	gb := Reshape(Sum(gz, 0, 2, 3), in[2].Shape()...)
+	return []*tensor.Tensor{gs[0], gs[1], gb}
+}
+
+// convEpilogueKernel returns Conv2DEpiloguePrim's kernel for T.
+func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(ConvEpilogueAttrs)
+		g, pg := epilogueGeometry(a, in)
+		var bias []T
+		if a.Bias {
+			bias = in[2].Data().([]T)
+		}
+		x, w, y := in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T)
+		if len(y) == 0 {
+			return
+		}
+		l := im.getLoop()
+		l.kind, l.cg, l.pg = loopConv2DEpilogue, g, pg
+		l.a, l.b, l.c, l.d = x, w, y, bias
+		l.relu, l.pool = a.ReLU, a.Pool != nil
+		parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*g.p()*g.k())), l)
+		im.putLoop(l)
+	}
+}
+
+// conv2DEpilogueRun is the loop body of the fused convolution, over images
+// [lo, hi): conv2DForwardPitched's steps, then per group the bias, the
+// ReLU and the pooling on the pitched result, which pooling reads as
+// planes oh×wp (every window lies in the first ow columns).
+func (l *loop[T]) conv2DEpilogueRun(lo, hi int) {
+	g, pg := &l.cg, &l.pg
+	x, w, out, bias := l.a, l.b, l.c, l.d
+	k := g.k()
+	hp, wp := g.pitch()
+	plane, np := (hp+1)*wp, g.oh*wp
+	outPlane := g.p()
+	if l.pool {
+		outPlane = pg.oh * pg.ow
+	}
+	addScalar, relu := vecAddScalar[T](), vecRelu[T]()
+
+	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
+	padded := (*sp)[:g.c*plane]
+	col := (*sp)[g.c*plane : g.c*plane+k*np]
+	res := (*sp)[g.c*plane+k*np:]
+	for n := lo; n < hi; n++ {
+		conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
+		for gi := range g.groups {
+			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
+			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
+			if bias != nil {
+				for oc := range g.og {
+					r := res[oc*np : (oc+1)*np]
+					addScalar(r, r, bias[gi*g.og+oc])
+				}
+			}
+			if l.relu {
+				relu(res, res)
+			}
+			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
+			if l.pool {
+				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+			} else {
+				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
+			}
+		}
+	}
+	l.im.putScratch(sp)
+}
+
+// maxPoolReLUGradKernel returns MaxPoolReLUGradPrim's kernel for T.
+func maxPoolReLUGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		g := poolGeometry("MaxPool2DReLUGrad", attrs.(PoolAttrs), in[0].Shape())
+		dx := out.Data().([]T)
+		clear(dx)
+		l := im.getLoop()
+		l.kind, l.pg = loopMaxPoolReLUGrad, g
+		l.a, l.b, l.c = in[0].Data().([]T), in[1].Data().([]T), dx
+		parallel.ForBody(g.nc, g.grain(), l)
+		im.putLoop(l)
+	}
+}
+
+// maxPoolReLUGradRun is the loop body of MaxPoolReLUGradPrim's kernel,
+// over planes [lo, hi).
+func (l *loop[T]) maxPoolReLUGradRun(lo, hi int) {
+	g := &l.pg
+	a, dy, dx := l.a, l.b, l.c
+	plane, oplane := g.h*g.w, g.oh*g.ow
+	conv.MaxPoolValidBackwardReLU(dx[lo*plane:hi*plane], a[lo*plane:hi*plane], dy[lo*oplane:hi*oplane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+}
+
+// vecAddScalar returns the SIMD dst = a + s for T.
+func vecAddScalar[T float32 | float64]() func(dst, a []T, s T) {
+	if f, ok := any(vec.AddScalar).(func(dst, a []T, s T)); ok {
+		return f
+	}
+	f, _ := any(vec.AddScalarF64).(func(dst, a []T, s T))
+	return f
+}
+
+// vecRelu returns the SIMD ReLU for T, the ReLU op's own kernel.
+func vecRelu[T float32 | float64]() func(dst, x []T) {
+	if f, ok := any(vec.Relu).(func(dst, x []T)); ok {
+		return f
+	}
+	f, _ := any(vec.ReluF64).(func(dst, x []T))
+	return f
+}
