@@ -12,9 +12,11 @@ import (
 
 // Prepack gives every 2-D float32 product whose right-hand operand is a
 // parameter that the graph does not assign — a layer's weight in an
-// inference graph — a packed copy of that weight, held by the compiled plan
-// between calls: plain MatMuls become MatMulBiasAct with no bias and no
-// activation, and each such MatMulBiasAct gets its own packed weight.
+// inference graph — or a constant, a packed copy of that weight, held by
+// the compiled plan between calls: plain MatMuls become MatMulBiasAct with
+// no bias and no activation, and each such MatMulBiasAct gets its own
+// packed weight. (Constants never change: constant folding already bakes
+// their values.)
 //
 // The GEMM kernel otherwise packs a transposed weight (nn.Dense keeps W as
 // [out, in] and computes x·Wᵀ) on every call, which at small batches costs
@@ -34,7 +36,8 @@ func Prepack(g *graph.Graph) {
 			continue
 		}
 		a, w := v.Args[0], v.Args[1]
-		if w.Kind != graph.KindParam || assigned[w] || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
+		weight := (w.Kind == graph.KindParam && !assigned[w]) || w.Kind == graph.KindConst
+		if !weight || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
 			a.Meta.Shape.Rank() != 2 || w.Meta.Shape.Rank() != 2 {
 			continue
 		}

@@ -124,6 +124,35 @@ func TestPrepackSkipsAssigned(t *testing.T) {
 	}
 }
 
+// TestPrepackConst checks that a product with a constant weight is packed
+// and computes what the unoptimised plan computes, call after call.
+func TestPrepackConst(t *testing.T) {
+	for _, batch := range []int{1, 40} {
+		w := randParam("w", 7, 33, 45)
+		build := func() *graph.Graph {
+			g := graph.New("const")
+			x := g.Input(f32(batch, 45))
+			g.Outputs = []*graph.Value{g.Op(ops.MatMulPrim, ops.MatMulAttrs{TransB: true}, x, g.Const(w.Clone()))}
+			return g
+		}
+		res, err := compile.Run(build(), compile.Options{Level: compile.O1, Verify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ir := res.Graph.String(); !strings.Contains(ir, "packed") {
+			t.Fatalf("constant weight not packed:\n%s", ir)
+		}
+		ref, err := exec.Compile(build())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			args := randArgs(res.Graph, uint64(10+i))
+			closeTo(t, fmt.Sprintf("batch %d call %d", batch, i), res.Plan.Run(args)[0], ref.Run(args)[0])
+		}
+	}
+}
+
 // TestPrepackNoAllocs checks that a plan with packed weights allocates
 // nothing per call once its weights are packed, and nothing to repack
 // them after an update either.
