@@ -97,6 +97,7 @@ func MaxPoolValidBackwardReLU[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, s
 // maxPoolValidBackward is the two gradients above; relu masks the routed
 // gradient by winner > 0.
 func maxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, outH, outW int, relu bool) {
+	var sink T
 	plane := outH * outW
 	check("MaxPoolValidBackward", len(dx) >= planes*h*w && len(x) >= planes*h*w && len(g) >= planes*plane &&
 		kh >= 1 && kw >= 1 && validWindows(h, w, kh, kw, sH, sW, outH, outW))
@@ -124,10 +125,14 @@ func maxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 					if m != m {
 						sel = firstNaN(a, b, c)
 					}
-					if relu && !(m > 0) {
-						continue // also where the winner is NaN
+					p := &d[i0+(sel>>1)*w+j+sel&1]
+					if relu && !(m > 0) { // also where the winner is NaN
+						// A select, not a branch (which would
+						// mispredict on half of a ReLU's outputs):
+						// the masked gradient goes to a sink.
+						p = &sink
 					}
-					d[i0+(sel>>1)*w+j+sel&1] += gv
+					*p += gv
 				}
 			}
 			continue
@@ -144,10 +149,11 @@ func maxPoolValidBackward[T Float](dx, x, g []T, planes, h, w, kh, kw, sH, sW, o
 						}
 					}
 				}
+				p := &d[best]
 				if relu && !(m > 0) {
-					continue
+					p = &sink
 				}
-				d[best] += gv
+				*p += gv
 			}
 		}
 	}
