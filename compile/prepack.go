@@ -68,7 +68,8 @@ type packedWeight struct {
 	// compiled twice).
 	mu      sync.Mutex
 	pb      gemm.PackedB
-	src     *float32 // first element of the buffer packed
+	packed  bool
+	src     *float32 // first element of the buffer packed (nil if empty)
 	version uint64
 }
 
@@ -87,12 +88,9 @@ func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32
 	if len(wd) > 0 {
 		src = &wd[0]
 	}
-	if pk, pn := p.pb.Dims(); p.src == nil || src != p.src || ver != p.version || pk != k || pn != n {
+	if pk, pn := p.pb.Dims(); !p.packed || src != p.src || ver != p.version || pk != k || pn != n {
 		p.pb.Pack(at.TransB, k, n, wd, w.Dim(1))
-		p.src, p.version = src, ver
-		if src == nil {
-			p.src = new(float32) // packed (empty): not nil, so it is not packed again
-		}
+		p.packed, p.src, p.version = true, src, ver
 	}
 	m := a.Dim(0)
 	if at.TransA {
