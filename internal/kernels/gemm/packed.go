@@ -127,7 +127,8 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	packedTaskPool.Put(t)
 }
 
-// packedTask is one parallel packed product, split by column panels.
+// packedTask is one parallel packed product, split by column panels or
+// by row tiles.
 type packedTask struct {
 	transA      bool
 	m, n, k     int
