@@ -183,7 +183,7 @@ func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 		}
 		l := im.getLoop()
 		l.kind, l.cg, l.pg = loopConv2DEpilogue, g, pg
-		l.a, l.b, l.c, l.d = x, w, y, bias
+		l.a, l.b, l.c, l.d = x, w, y, bias // d: the bias, nil for none
 		l.relu, l.pool = a.ReLU, a.Pool != nil
 		parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*g.p()*g.k())), l)
 		im.putLoop(l)
@@ -191,49 +191,14 @@ func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 }
 
 // conv2DEpilogueRun is the loop body of the fused convolution, over images
-// [lo, hi): conv2DForwardPitched's steps, then per group the bias, the
-// ReLU and the pooling on the pitched result, which pooling reads as
-// planes oh×wp (every window lies in the first ow columns).
+// [lo, hi): the pitched convolution with the bias, the ReLU and the
+// pooling applied to each output plane straight from the GEMM's result.
 func (l *loop[T]) conv2DEpilogueRun(lo, hi int) {
-	g, pg := &l.cg, &l.pg
-	x, w, out, bias := l.a, l.b, l.c, l.d
-	k := g.k()
-	hp, wp := g.pitch()
-	plane, np := (hp+1)*wp, g.oh*wp
-	outPlane := g.p()
+	var pg *poolGeom
 	if l.pool {
-		outPlane = pg.oh * pg.ow
+		pg = &l.pg
 	}
-	addScalar, relu := vecAddScalar[T](), vecRelu[T]()
-
-	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
-	padded := (*sp)[:g.c*plane]
-	col := (*sp)[g.c*plane : g.c*plane+k*np]
-	res := (*sp)[g.c*plane+k*np:]
-	for n := lo; n < hi; n++ {
-		conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
-		for gi := range g.groups {
-			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
-			wg := w[gi*g.og*k : (gi+1)*g.og*k]
-			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			if bias != nil {
-				for oc := range g.og {
-					r := res[oc*np : (oc+1)*np]
-					addScalar(r, r, bias[gi*g.og+oc])
-				}
-			}
-			if l.relu {
-				relu(res, res)
-			}
-			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
-			if l.pool {
-				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
-			} else {
-				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
-			}
-		}
-	}
-	l.im.putScratch(sp)
+	l.pitchedForward(lo, hi, l.d, l.relu, pg)
 }
 
 // maxPoolReLUGradKernel returns MaxPoolReLUGradPrim's kernel for T.
