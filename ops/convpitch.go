@@ -58,6 +58,13 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 		for gi := range g.groups {
 			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
+			if wp == g.ow && bias == nil && !relu && pg == nil {
+				// No thrown-away columns and nothing to apply: the
+				// GEMM writes the output itself.
+				l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, og, 1)
+				continue
+			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
 			if bias != nil {
 				for oc := range g.og {
@@ -68,7 +75,6 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 			if relu {
 				vrelu(res, res)
 			}
-			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
 			if pg != nil {
 				// Pooling reads the pitched planes as planes wp wide:
 				// every window lies in the first ow columns.
