@@ -2,13 +2,81 @@ package compile
 
 import (
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
+// Conv2DBiasReLUPool is the fused convolution of ConvEpilogue:
+//
+//	Conv2DBiasReLUPool(x, w[, b]) = MaxPool2D(ReLU(Conv2D(x, w) + b))
+//
+// with each of the bias, the ReLU and the pooling optional
+// (ops.ConvEpilogueAttrs), for stride-1 float convolutions. Its kernel
+// (ops.ConvEpilogueKernel) finishes each output plane from the GEMM's
+// result while it is in cache, with the unfused chain's arithmetic. Its VJP
+// is the unfused chain's, so a graph differentiated after fusion still gets
+// correct gradients.
+var Conv2DBiasReLUPool = &core.Prim{
+	Name:   "Conv2DBiasReLUPool",
+	Traits: core.Traits{Cost: 100},
+	Infer:  ops.InferConvEpilogue,
+	VJP:    vjpConvEpilogue,
+}
+
+// MaxPool2DReLUGrad(a, dy) is ReLUGrad(a, MaxPool2DGrad(a, dy)) in one
+// pass (ops.MaxPoolReLUGradKernel), for max pooling with the attributes
+// (ops.PoolAttrs) whose windows lie inside a: each dy goes to its window's
+// winner where the winner is positive.
+var MaxPool2DReLUGrad = &core.Prim{
+	Name:   "MaxPool2DReLUGrad",
+	Traits: core.Traits{Cost: 4},
+	Infer:  ops.InferMaxPoolReLUGrad,
+	// Linear in dy: its adjoint gathers the masked cotangent from each
+	// window's winner.
+	VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+		a := in[0]
+		return []*tensor.Tensor{nil, core.Apply(ops.MaxPoolGatherPrim, attrs, a, core.Apply(ops.ReluGradPrim, nil, a, h))}
+	},
+}
+
+func init() {
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		Conv2DBiasReLUPool.Register(dt, core.CPU, ops.ConvEpilogueKernel(dt))
+		MaxPool2DReLUGrad.Register(dt, core.CPU, ops.MaxPoolReLUGradKernel(dt))
+	}
+}
+
+// vjpConvEpilogue differentiates the unfused chain, recomputing its
+// intermediates.
+func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	a := attrs.(ops.ConvEpilogueAttrs)
+	x, w := in[0], in[1]
+	z := core.Apply(ops.Conv2DPrim, a.Conv, x, w)
+	if a.Bias {
+		z = ops.Add(z, in[2])
+	}
+	gz := g
+	if a.ReLU {
+		r := ops.ReLU(z)
+		if a.Pool != nil {
+			g = core.Apply(ops.MaxPoolGradPrim, *a.Pool, r, g)
+		}
+		gz = core.Apply(ops.ReluGradPrim, nil, r, g)
+	} else if a.Pool != nil {
+		gz = core.Apply(ops.MaxPoolGradPrim, *a.Pool, z, g)
+	}
+	gs := ops.Conv2DPrim.VJP(a.Conv, in[:2], nil, gz)
+	if !a.Bias {
+		return gs
+	}
+	gb := ops.Reshape(ops.Sum(gz, 0, 2, 3), in[2].Shape()...)
+	return []*tensor.Tensor{gs[0], gs[1], gb}
+}
+
 // ConvEpilogue fuses a stride-1 float convolution with the per-channel bias
 // add, ReLU and max pooling that consume it into one
-// ops.Conv2DEpiloguePrim, each of the three optional but in that order:
+// Conv2DBiasReLUPool, each of the three optional but in that order:
 //
 //	MaxPool2D(ReLU(Add(Conv2D(x, w), b)))  →  Conv2DBiasReLUPool(x, w, b){bias relu pool}
 //	ReLU(Conv2D(x, w))                      →  Conv2DBiasReLUPool(x, w){relu}
@@ -79,7 +147,7 @@ func ConvEpilogue(g *graph.Graph) {
 		if last == cv {
 			continue // a plain convolution is already one kernel
 		}
-		last.Prim = ops.Conv2DEpiloguePrim
+		last.Prim = Conv2DBiasReLUPool
 		last.Attrs = ea
 		last.Args = args
 	}
@@ -96,7 +164,7 @@ func fuseMaxPoolReLUGrad(rg *graph.Value, only func(*graph.Value) *graph.Value) 
 	if !ok || !ops.PoolFits(pa, a.Meta.Shape) {
 		return
 	}
-	rg.Prim = ops.MaxPoolReLUGradPrim
+	rg.Prim = MaxPool2DReLUGrad
 	rg.Attrs = pa
 	rg.Args = []*graph.Value{a, mg.Args[1]}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
@@ -88,7 +89,7 @@ func TestConvEpilogue(t *testing.T) {
 				before, after := build(), build()
 				before.CountUses()
 				applyPasses(t, after, "convepilogue")
-				fused := countOps(after, ops.Conv2DEpiloguePrim)
+				fused := countOps(after, compile.Conv2DBiasReLUPool)
 				if want := map[bool]int{true: 1, false: 0}[c.fused]; fused != want {
 					t.Fatalf("%d fused convolutions, want %d:\n%s", fused, want, after)
 				}
@@ -141,7 +142,7 @@ func TestMaxPoolReLUGradFusion(t *testing.T) {
 				if shared {
 					want = 0
 				}
-				if n := countOps(after, ops.MaxPoolReLUGradPrim); n != want {
+				if n := countOps(after, compile.MaxPool2DReLUGrad); n != want {
 					t.Fatalf("%d fused pooling gradients, want %d:\n%s", n, want, after)
 				}
 				args := randArgs(before, 7)
@@ -166,7 +167,7 @@ func TestConvEpilogueVJP(t *testing.T) {
 	ea := ops.ConvEpilogueAttrs{Conv: ca, Bias: true, ReLU: true, Pool: &pa}
 	sens := tensor.RandNormal(tensor.Float64, 0, 1, 2, 4, 4, 4)
 	fused := func(x, w, b *tensor.Tensor) *tensor.Tensor {
-		return ops.Sum(ops.Mul(core.Apply(ops.Conv2DEpiloguePrim, ea, x, w, b), sens))
+		return ops.Sum(ops.Mul(core.Apply(compile.Conv2DBiasReLUPool, ea, x, w, b), sens))
 	}
 	chain := func(x, w, b *tensor.Tensor) *tensor.Tensor {
 		z := ops.Add(core.Apply(ops.Conv2DPrim, ca, x, w), b)

@@ -10,13 +10,15 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// The fused convolution primitives below are made by the compiler's
-// convolution epilogue pass, never by model code: each is one kernel for a
-// chain of ops whose intermediates nobody else reads, computing exactly
-// what the chain computes (the same GEMMs, adds and comparisons, in the same
-// order), so that a compiled plan agrees with PyNative mode.
+// The compiler's convolution epilogue (package compile: ConvEpilogue and
+// its primitives Conv2DBiasReLUPool and MaxPool2DReLUGrad) fuses chains of
+// ops whose intermediates nobody else reads. Their kernels live here, with
+// the convolution and pooling machinery they share, and compute exactly
+// what the chain computes (the same GEMMs, adds and comparisons, in the
+// same order), so that a compiled plan agrees with PyNative mode. Model
+// code has no use for them.
 
-// ConvEpilogueAttrs are the attributes of Conv2DEpiloguePrim: the
+// ConvEpilogueAttrs are the attributes of the fused convolution: the
 // convolution's, whether a per-channel bias (the third operand, of shape
 // [1, O, 1, 1]) is added, whether ReLU follows, and the max pooling that
 // follows, if any.
@@ -48,50 +50,71 @@ func PoolFits(p PoolAttrs, xs tensor.Shape) bool {
 	return xs[2] >= p.Kernel[0] && xs[3] >= p.Kernel[1]
 }
 
-// Conv2DEpiloguePrim computes
+// InferConvEpilogue is the shape rule of the fused convolution
 //
 //	MaxPool2D(ReLU(Conv2D(x, w) + bias))
 //
 // with each of the bias, the ReLU and the pooling optional (see
-// ConvEpilogueAttrs), for stride-1 convolutions. Each output plane is
-// finished while it is still in cache, straight from the GEMM's pitched
-// result: the convolution's output is never written whole, read back for
-// the ReLU, and read again for the pooling. Its VJP is the unfused chain's.
-var Conv2DEpiloguePrim = &core.Prim{
-	Name:   "Conv2DBiasReLUPool",
-	Traits: core.Traits{Cost: 100},
-	Infer:  inferConvEpilogue,
-	VJP:    vjpConvEpilogue,
+// ConvEpilogueAttrs), for stride-1 convolutions; attrs must be a
+// ConvEpilogueAttrs.
+func InferConvEpilogue(attrs any, in []*tensor.Tensor) tensor.Meta {
+	a, ok := attrs.(ConvEpilogueAttrs)
+	if !ok {
+		core.Panicf("Conv2DBiasReLUPool", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
+	}
+	g, pg := epilogueGeometry(a, in)
+	if a.Pool != nil {
+		return tensor.Meta{Shape: tensor.Shape{g.n, g.o, pg.oh, pg.ow}, DType: in[0].DType()}
+	}
+	return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: in[0].DType()}
 }
 
-// MaxPoolReLUGradPrim computes ReLUGrad(a, MaxPool2DGrad(a, dy)) for a
-// max pooling with attributes PoolAttrs whose windows lie inside a: the
-// gradient of MaxPool2D(ReLU(z)) with respect to z, given the ReLU's output
-// a, in one pass that routes each dy to its window's winner only where the
-// winner is positive.
-var MaxPoolReLUGradPrim = &core.Prim{
-	Name:   "MaxPool2DReLUGrad",
-	Traits: core.Traits{Cost: 4},
-	Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
-		a := attrs.(PoolAttrs)
-		x, dy := in[0], in[1]
-		checkPoolGrad("MaxPool2DReLUGrad", a, x.Shape(), dy.Shape(), x.DType(), dy.DType())
-		if !PoolFits(a, x.Shape()) {
-			core.Panicf("MaxPool2DReLUGrad", "pooling %v has windows outside input %v", a, x.Shape())
-		}
-		return x.Meta()
-	},
-	// Linear in dy: its adjoint gathers the masked cotangent from each
-	// window's winner.
-	VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-		a := in[0]
-		return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, a, apply2(ReluGradPrim, a, h))}
-	},
+// ConvEpilogueKernel returns the fused convolution's CPU kernel for a
+// float dtype (nil for another): each output plane is finished while it is
+// still in cache, straight from the GEMM's pitched result, so the
+// convolution's output is never written whole, read back for the ReLU, and
+// read again for the pooling.
+func ConvEpilogueKernel(dt tensor.DType) core.KernelFunc {
+	switch dt {
+	case tensor.Float32:
+		return convEpilogueKernel(impl32)
+	case tensor.Float64:
+		return convEpilogueKernel(impl64)
+	}
+	return nil
 }
 
-func init() {
-	registerFloats(Conv2DEpiloguePrim, convEpilogueKernel(impl32), convEpilogueKernel(impl64))
-	registerFloats(MaxPoolReLUGradPrim, maxPoolReLUGradKernel(impl32), maxPoolReLUGradKernel(impl64))
+// InferMaxPoolReLUGrad is the shape rule of ReLUGrad(a, MaxPool2DGrad(a,
+// dy)) fused, for a max pooling (attrs, a PoolAttrs) whose windows lie
+// inside a.
+func InferMaxPoolReLUGrad(attrs any, in []*tensor.Tensor) tensor.Meta {
+	a, ok := attrs.(PoolAttrs)
+	if !ok {
+		core.Panicf("MaxPool2DReLUGrad", "attributes are %T, want ops.PoolAttrs", attrs)
+	}
+	if len(in) != 2 {
+		core.Panicf("MaxPool2DReLUGrad", "got %d operands, want 2", len(in))
+	}
+	x, dy := in[0], in[1]
+	checkPoolGrad("MaxPool2DReLUGrad", a, x.Shape(), dy.Shape(), x.DType(), dy.DType())
+	if !PoolFits(a, x.Shape()) {
+		core.Panicf("MaxPool2DReLUGrad", "pooling %v has windows outside input %v", a, x.Shape())
+	}
+	return x.Meta()
+}
+
+// MaxPoolReLUGradKernel returns the CPU kernel of ReLUGrad(a,
+// MaxPool2DGrad(a, dy)) fused, for a float dtype (nil for another): one
+// pass that routes each dy to its window's winner only where the winner is
+// positive.
+func MaxPoolReLUGradKernel(dt tensor.DType) core.KernelFunc {
+	switch dt {
+	case tensor.Float32:
+		return maxPoolReLUGradKernel(impl32)
+	case tensor.Float64:
+		return maxPoolReLUGradKernel(impl64)
+	}
+	return nil
 }
 
 // epilogueGeometry checks a fused convolution's operands and returns the
@@ -128,47 +151,7 @@ func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor) (convGeom, poolG
 	return g, pg
 }
 
-func inferConvEpilogue(attrs any, in []*tensor.Tensor) tensor.Meta {
-	a, ok := attrs.(ConvEpilogueAttrs)
-	if !ok {
-		core.Panicf("Conv2DBiasReLUPool", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
-	}
-	g, pg := epilogueGeometry(a, in)
-	if a.Pool != nil {
-		return tensor.Meta{Shape: tensor.Shape{g.n, g.o, pg.oh, pg.ow}, DType: in[0].DType()}
-	}
-	return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: in[0].DType()}
-}
-
-// vjpConvEpilogue differentiates the unfused chain, recomputing its
-// intermediates.
-func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-	a := attrs.(ConvEpilogueAttrs)
-	x, w := in[0], in[1]
-	z := core.Apply(Conv2DPrim, a.Conv, x, w)
-	if a.Bias {
-		z = Add(z, in[2])
-	}
-	gz := g
-	if a.ReLU {
-		r := ReLU(z)
-		if a.Pool != nil {
-			gz = core.Apply(MaxPoolReLUGradPrim, *a.Pool, r, g)
-		} else {
-			gz = apply2(ReluGradPrim, r, g)
-		}
-	} else if a.Pool != nil {
-		gz = core.Apply(MaxPoolGradPrim, *a.Pool, z, g)
-	}
-	gs := Conv2DPrim.VJP(a.Conv, in[:2], nil, gz)
-	if !a.Bias {
-		return gs
-	}
-	gb := Reshape(Sum(gz, 0, 2, 3), in[2].Shape()...)
-	return []*tensor.Tensor{gs[0], gs[1], gb}
-}
-
-// convEpilogueKernel returns Conv2DEpiloguePrim's kernel for T.
+// convEpilogueKernel returns the fused convolution's kernel for T.
 func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a := attrs.(ConvEpilogueAttrs)
@@ -201,7 +184,7 @@ func (l *loop[T]) conv2DEpilogueRun(lo, hi int) {
 	l.pitchedForward(lo, hi, l.d, l.relu, pg)
 }
 
-// maxPoolReLUGradKernel returns MaxPoolReLUGradPrim's kernel for T.
+// maxPoolReLUGradKernel returns the fused pooling gradient's kernel for T.
 func maxPoolReLUGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		g := poolGeometry("MaxPool2DReLUGrad", attrs.(PoolAttrs), in[0].Shape())
@@ -215,7 +198,7 @@ func maxPoolReLUGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFun
 	}
 }
 
-// maxPoolReLUGradRun is the loop body of MaxPoolReLUGradPrim's kernel,
+// maxPoolReLUGradRun is the loop body of the fused pooling gradient,
 // over planes [lo, hi).
 func (l *loop[T]) maxPoolReLUGradRun(lo, hi int) {
 	g := &l.pg
