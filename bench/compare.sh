@@ -13,10 +13,10 @@
 # Everything it runs is in this repository. The peers are optional; each
 # runs only when installed (see the README's "Speed" section):
 #   PyTorch:      apt-get install -y python3-torch python3-numpy libopenblas0-pthread
-#                 (bench/torch_seed.py, run with /usr/bin/python3)
+#                 (bench/torch_seed.py or bench/torch_lenet.py, run with /usr/bin/python3)
 #   ONNX Runtime: npm install --prefix bench/ort --ignore-scripts onnxruntime-node@1.30.0
 #                 (bench/ort_seed.js; ORT_DIR defaults to bench/ort; the ONNX
-#                 model is exported by bench/torch_seed.py, so it needs PyTorch too)
+#                 model is exported by the PyTorch script, so it needs PyTorch too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=mlp
@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$model" in
-  mlp|lenet) ;;
+  mlp) torchpy=bench/torch_seed.py ;;
+  lenet) torchpy=bench/torch_lenet.py ;;
   *) echo "compare.sh: unknown --model $model (want mlp or lenet)" >&2; exit 2 ;;
 esac
 if ! [[ "$batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
@@ -57,7 +58,7 @@ if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; th
   echo "PyTorch: 1 and 2 threads at each batch..." >&2
   for b in ${batches//,/ }; do
     for threads in 1 2; do
-      /usr/bin/python3 bench/torch_seed.py --model "$model" --batch "$b" --threads "$threads" >> "$out/torch.json"
+      /usr/bin/python3 "$torchpy" --batch "$b" --threads "$threads" >> "$out/torch.json"
     done
   done
 else
@@ -73,7 +74,7 @@ elif [ "$torch" = no ]; then
 else
   echo "ONNX Runtime: exporting the network at each batch, then 1 and 2 threads..." >&2
   for b in ${batches//,/ }; do
-    /usr/bin/python3 bench/torch_seed.py --model "$model" --onnx "$out/$model-$b.onnx" --batch "$b"
+    /usr/bin/python3 "$torchpy" --onnx "$out/$model-$b.onnx" --batch "$b"
     NODE_PATH="$ortdir/node_modules" node bench/ort_seed.js "$out/$model-$b.onnx" "$b" >> "$out/ort.json"
   done
 fi

@@ -1,10 +1,11 @@
 // ONNX Runtime figures for spore's benchmark networks, for bench/compare.sh.
 //
-// Runs an ONNX model that bench/torch_seed.py --onnx writes (the seed
-// network or LeNet-5; input "x", float32 [batch, 1, 28, 28], all ones) with
-// every graph optimisation on, and prints one JSON object per intra-op
-// thread count (1 and 2): infer_us is the best, over 5 rounds, of the mean
-// time per inference. BATCH must be the batch the model was exported with.
+// Runs an ONNX model that bench/torch_seed.py or bench/torch_lenet.py
+// --onnx writes (the seed network or LeNet-5; input "x", float32
+// [batch, 1, 28, 28], all ones) with every graph optimisation on, and
+// prints one JSON object per intra-op thread count (1 and 2): infer_us is
+// the best, over 5 rounds, of the mean time per inference. BATCH must be
+// the batch the model was exported with.
 //
 // Setup (npm registry), from the repository root:
 //   npm install --prefix bench/ort --ignore-scripts onnxruntime-node@1.30.0

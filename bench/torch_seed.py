@@ -1,12 +1,9 @@
 #!/usr/bin/python3
-"""PyTorch figures for spore's benchmark networks, for bench/compare.sh.
+"""PyTorch figures for spore's seed network, for bench/compare.sh.
 
---model mlp (the default) is spore's models.Network (MindSpore's quick-start
-network): Flatten -> Dense(784, 512) -> ReLU -> Dense(512, 512) -> ReLU ->
-Dense(512, 10). --model lenet is spore's models.LeNet5: two valid 5x5
-convolutions (1->6, 6->16) each with ReLU and 2x2 max pooling, then
-Dense(256, 120) -> ReLU -> Dense(120, 84) -> ReLU -> Dense(84, 10). Both run
-in float32 on an input of ones [batch, 1, 28, 28].
+The network is spore's models.Network (MindSpore's quick-start network):
+Flatten -> Dense(784, 512) -> ReLU -> Dense(512, 512) -> ReLU -> Dense(512, 10),
+float32, on an input of ones [batch, 1, 28, 28].
 
 Measures, each as the best of 5 timed rounds after a warm-up:
   infer_eager_us       one eager forward pass under no_grad, per batch
@@ -21,8 +18,8 @@ bench/ort_seed.js. torch.onnx.export in PyTorch 1.13 needs no other module.
 Setup (Debian):  apt-get install -y python3-torch python3-numpy libopenblas0-pthread
                  (without OpenBLAS, Debian's PyTorch falls back to a reference BLAS
                  about 10x slower)
-Usage: /usr/bin/python3 bench/torch_seed.py [--model mlp] [--batch 64] [--threads 1] [--quick]
-       /usr/bin/python3 bench/torch_seed.py --onnx seed.onnx [--model mlp] [--batch 64]
+Usage: /usr/bin/python3 bench/torch_seed.py [--batch 64] [--threads 1] [--quick]
+       /usr/bin/python3 bench/torch_seed.py --onnx seed.onnx [--batch 64]
 """
 import argparse
 import json
@@ -33,23 +30,14 @@ import time
 import torch
 
 
-def seed_network(model="mlp"):
-    """The named network, initialised from a fixed seed."""
+def seed_network():
+    """The seed network, initialised from a fixed seed."""
     torch.manual_seed(0)
-    nn = torch.nn
-    if model == "lenet":
-        return nn.Sequential(
-            nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Linear(256, 120), nn.ReLU(),
-            nn.Linear(120, 84), nn.ReLU(),
-            nn.Linear(84, 10))
-    return nn.Sequential(
-        nn.Flatten(),
-        nn.Linear(784, 512), nn.ReLU(),
-        nn.Linear(512, 512), nn.ReLU(),
-        nn.Linear(512, 10))
+    return torch.nn.Sequential(
+        torch.nn.Flatten(),
+        torch.nn.Linear(784, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 10))
 
 
 def best_us(fn, calls, warmup, rounds=5):
@@ -65,9 +53,9 @@ def best_us(fn, calls, warmup, rounds=5):
     return best
 
 
-def export(path, batch, model):
-    """Writes the network to path as ONNX, atomically."""
-    net = seed_network(model).eval()
+def export(path, batch):
+    """Writes the seed network to path as ONNX, atomically."""
+    net = seed_network().eval()
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=d)
     os.close(fd)
@@ -80,11 +68,11 @@ def export(path, batch, model):
         raise
 
 
-def measure(batch, threads, quick, model):
+def measure(batch, threads, quick):
     torch.set_num_threads(threads)
     # About as many samples per round at every batch size, within bounds.
     scale = (5 if quick else 1) * max(1, min(batch // 8, 50))
-    net = seed_network(model)
+    net = seed_network()
     x = torch.ones(batch, 1, 28, 28)
     labels = torch.arange(batch) % 10
 
@@ -105,7 +93,7 @@ def measure(batch, threads, quick, model):
     t = torch.ones(4)
     dispatch = best_us(lambda: t + t, 20000 // (5 if quick else 1), 1000)
     return {
-        "torch": torch.__version__, "model": model, "threads": threads, "batch": batch,
+        "torch": torch.__version__, "threads": threads, "batch": batch,
         "infer_eager_us": round(infer, 1),
         "train_step_eager_us": round(train, 1),
         "dispatch_add4_us": round(dispatch, 3),
@@ -114,7 +102,6 @@ def measure(batch, threads, quick, model):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", choices=["mlp", "lenet"], default="mlp")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="a fifth of the iterations")
@@ -123,9 +110,9 @@ def main():
     if a.batch < 1 or a.threads < 1:
         p.error("--batch and --threads must be positive")
     if a.onnx:
-        export(a.onnx, a.batch, a.model)
+        export(a.onnx, a.batch)
         return
-    print(json.dumps(measure(a.batch, a.threads, a.quick, a.model)))
+    print(json.dumps(measure(a.batch, a.threads, a.quick)))
 
 
 if __name__ == "__main__":
