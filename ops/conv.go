@@ -434,10 +434,10 @@ func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, 
 	im.putLoop(l)
 }
 
-// conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images. The
+// conv2DBackFilter accumulates dW_gᵀ += col · dy_gᵀ over the images. The
 // batch is cut into one slice per core; each slice sums into its own
-// partial gradient, and the partials are added in slice order, so the
-// result does not depend on which core finished first.
+// partial gradient, and the partials are added (and transposed back) in
+// slice order, so the result does not depend on which core finished first.
 func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy, dw []T) {
 	clear(dw)
 	k, p := g.k(), g.p()
@@ -456,23 +456,16 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
 	parallel.ForBody(slices, 1, l)
 	im.putLoop(l)
-	if g.pitched() {
-		// The partials are transposed per group: [k][og].
-		for sl := range slices {
-			ps := part[sl*len(dw) : (sl+1)*len(dw)]
-			for gi := range g.groups {
-				pg, dg := ps[gi*g.og*k:(gi+1)*g.og*k], dw[gi*g.og*k:(gi+1)*g.og*k]
-				for kk := range k {
-					for oc, v := range pg[kk*g.og : (kk+1)*g.og] {
-						dg[oc*k+kk] += v
-					}
+	// The partials are transposed per group, [k][og] (see
+	// conv2DBackFilterPitched): transpose them back while adding them up.
+	for sl := range slices {
+		ps := part[sl*len(dw) : (sl+1)*len(dw)]
+		for gi := range g.groups {
+			pg, dg := ps[gi*g.og*k:(gi+1)*g.og*k], dw[gi*g.og*k:(gi+1)*g.og*k]
+			for kk := range k {
+				for oc, v := range pg[kk*g.og : (kk+1)*g.og] {
+					dg[oc*k+kk] += v
 				}
-			}
-		}
-	} else {
-		for sl := range slices {
-			for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
-				dw[i] += v
 			}
 		}
 	}
@@ -536,19 +529,17 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 		l.conv2DBackFilterPitched(lo, hi)
 		return
 	}
-	colp := l.im.getScratch(k*p + g.og*k)
-	col, tmp := (*colp)[:k*p], (*colp)[k*p:k*p+g.og*k]
+	// As on the pitched path: colᵀ·dy, transposed partials, so that the
+	// GEMM packs the output gradient rather than the column matrix.
+	colp := l.im.getScratch(k * p)
+	col := *colp
 	for sl := lo; sl < hi; sl++ {
 		acc := part[sl*len(dw) : (sl+1)*len(dw)]
 		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
 			for gi := range g.groups {
 				im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
 				dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-				l.im.gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
-				dwg := acc[gi*g.og*k : (gi+1)*g.og*k]
-				for i, v := range tmp {
-					dwg[i] += v
-				}
+				l.im.gemm(false, true, k, g.og, p, 1, col, p, 0, dyg, p, 0, 1, acc[gi*g.og*k:(gi+1)*g.og*k], g.og, 0, 1)
 			}
 		}
 	}
