@@ -13,7 +13,9 @@ import (
 
 // BenchmarkLeNet times LeNet-5 (as spore train --model lenet builds it)
 // inference and one SGD training step with cross-entropy, in both modes, at
-// batch 1 and 64. bench/lenet.sh runs it beside PyTorch and ONNX Runtime.
+// batch 1 and 64, for profiles and side-by-side runs of two builds
+// (bench/lenet.sh compares 'spore bench --model lenet' with PyTorch and
+// ONNX Runtime).
 // Besides wall time it reports cpu-ns/op, the process's CPU time per call
 // (Linux only), which on a shared machine excludes the time other
 // processes take; at -cpu 1 it is the work itself.
