@@ -179,11 +179,11 @@ func printBenchTable(w io.Writer, model string, rs []benchResult) {
 		name = "seed network (mlp)"
 	}
 	fmt.Fprintf(w, "%s, fp32, %d threads; µs per call, best of 5 rounds\n\n", name, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "%6s | %-39s | %-30s | %s\n", "", "inference", "training step", "allocations, PyNative / Graph")
 	fmt.Fprintf(w, "%6s | %10s %10s %8s %8s | %10s %10s %8s | %12s %11s\n",
-		"batch", "PyNative", "Graph", "speed-up", "GFLOP/s", "PyNative", "Graph", "speed-up", "allocs/infer", "allocs/step")
-	fmt.Fprintf(w, "%6s | %-39s | %-30s | %s\n", "", "inference", "training step", "PyNative / Graph")
+		"batch", "PyNative", "Graph", "speed-up", "GFLOP/s", "PyNative", "Graph", "speed-up", "per call", "per step")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%6d | %10.1f %10.1f %7.2fx %8.1f | %10.1f %10.1f %7.2fx | %5.0f / %-4.0f %5.0f / %-4.0f\n",
+		fmt.Fprintf(w, "%6d | %10.1f %10.1f %7.2fx %8.1f | %10.1f %10.1f %7.2fx | %5.0f / %-4.0f %4.0f / %-4.0f\n",
 			r.Batch, r.PyNativeInferUS, r.GraphInferUS, r.InferSpeedup, r.GFLOPSGraphInfer,
 			r.PyNativeTrainUS, r.GraphTrainUS, r.TrainSpeedup,
 			r.PyNativeInferAlc, r.GraphInferAlc, r.PyNativeTrainAlc, r.GraphTrainAlc)
