@@ -180,3 +180,35 @@ func TestConvEpilogueVJP(t *testing.T) {
 		assertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
 	}
 }
+
+// A compiled plan with fused convolutions (bias, ReLU and pooling, as in a
+// LeNet-style network's inference) allocates nothing per call.
+func TestConvEpilogueNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	w1 := tensor.RandNormal(tensor.Float32, 0, 1, 6, 1, 5, 5)
+	w2 := tensor.RandNormal(tensor.Float32, 0, 1, 16, 6, 5, 5)
+	b2 := tensor.RandNormal(tensor.Float32, 0, 1, 1, 16, 1, 1)
+	g, err := graph.Trace("lenet", []tensor.Meta{f32(8, 1, 28, 28)}, func(in []*tensor.Tensor) []*tensor.Tensor {
+		y := ops.MaxPool2D(ops.ReLU(ops.Conv2D(in[0], w1, ops.Conv2DOpts{})), [2]int{2, 2}, [2]int{2, 2})
+		y = ops.MaxPool2D(ops.ReLU(ops.Add(ops.Conv2D(y, w2, ops.Conv2DOpts{}), b2)), [2]int{2, 2}, [2]int{2, 2})
+		return []*tensor.Tensor{y}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compile.Run(g, compile.Options{Level: compile.O1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countOps(res.Graph, compile.Conv2DBiasReLUPool); n != 2 {
+		t.Fatalf("%d fused convolutions, want 2:\n%s", n, res.Graph)
+	}
+	args := randArgs(res.Graph, 3)
+	outs := []*tensor.Tensor{tensor.New(tensor.Float32, 8, 16, 4, 4)}
+	res.Plan.RunInto(args, outs)
+	if n := testing.AllocsPerRun(20, func() { res.Plan.RunInto(args, outs) }); n > 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+}

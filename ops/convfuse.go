@@ -62,7 +62,7 @@ func InferConvEpilogue(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if !ok {
 		core.Panicf("Conv2DBiasReLUPool", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
 	}
-	g, pg := epilogueGeometry(a, in)
+	g, pg := epilogueGeometry(a, in, true)
 	if a.Pool != nil {
 		return tensor.Meta{Shape: tensor.Shape{g.n, g.o, pg.oh, pg.ow}, DType: in[0].DType()}
 	}
@@ -117,36 +117,46 @@ func MaxPoolReLUGradKernel(dt tensor.DType) core.KernelFunc {
 	return nil
 }
 
-// epilogueGeometry checks a fused convolution's operands and returns the
-// convolution's and the pooling's geometries.
-func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor) (convGeom, poolGeom) {
+// epilogueGeometry returns a fused convolution's and its pooling's
+// geometries. With check (shape inference) it first checks the operands;
+// the kernel, which runs on operands inference has checked, skips that
+// and, unlike the checks, allocates nothing.
+func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor, check bool) (convGeom, poolGeom) {
 	const op = "Conv2DBiasReLUPool"
-	want := 2
-	if a.Bias {
-		want = 3
-	}
-	if len(in) != want {
-		core.Panicf(op, "got %d operands, want %d (bias=%v)", len(in), want, a.Bias)
+	if check {
+		want := 2
+		if a.Bias {
+			want = 3
+		}
+		if len(in) != want {
+			core.Panicf(op, "got %d operands, want %d (bias=%v)", len(in), want, a.Bias)
+		}
+		checkFloatPair(op, in[0], in[1])
 	}
 	x, w := in[0], in[1]
-	checkFloatPair(op, x, w)
 	g := convGeometry(op, a.Conv, x.Shape(), w.Shape())
-	if !g.pitched() {
-		core.Panicf(op, "stride %v: the fused kernel takes stride-1 convolutions only", a.Conv.Stride)
-	}
-	if a.Bias {
-		b := in[2]
-		if b.DType() != x.DType() || !b.Shape().Equal(tensor.Shape{1, g.o, 1, 1}) {
-			core.Panicf(op, "bias is %v %v, want %v [1 %d 1 1]", b.Shape(), b.DType(), x.DType(), g.o)
+	if check {
+		if !g.pitched() {
+			core.Panicf(op, "stride %v: the fused kernel takes stride-1 convolutions only", a.Conv.Stride)
+		}
+		if a.Bias {
+			b := in[2]
+			if b.DType() != x.DType() || !b.Shape().Equal(tensor.Shape{1, g.o, 1, 1}) {
+				core.Panicf(op, "bias is %v %v, want %v [1 %d 1 1]", b.Shape(), b.DType(), x.DType(), g.o)
+			}
+		}
+		if a.Pool != nil {
+			ys := tensor.Shape{g.n, g.o, g.oh, g.ow}
+			if !PoolFits(*a.Pool, ys) {
+				core.Panicf(op, "pooling %v has windows outside the convolution's output %v", *a.Pool, ys)
+			}
+			poolGeometry(op, *a.Pool, ys)
 		}
 	}
 	var pg poolGeom
-	if a.Pool != nil {
-		ys := tensor.Shape{g.n, g.o, g.oh, g.ow}
-		if !PoolFits(*a.Pool, ys) {
-			core.Panicf(op, "pooling %v has windows outside the convolution's output %v", *a.Pool, ys)
-		}
-		pg = poolGeometry(op, *a.Pool, ys)
+	if p := a.Pool; p != nil {
+		pg = poolGeom{nc: g.n * g.o, h: g.oh, w: g.ow, kh: p.Kernel[0], kw: p.Kernel[1], sh: p.Stride[0], sw: p.Stride[1]}
+		pg.oh, pg.ow = (g.oh-pg.kh)/pg.sh+1, (g.ow-pg.kw)/pg.sw+1
 	}
 	return g, pg
 }
@@ -155,7 +165,7 @@ func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor) (convGeom, poolG
 func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a := attrs.(ConvEpilogueAttrs)
-		g, pg := epilogueGeometry(a, in)
+		g, pg := epilogueGeometry(a, in, false)
 		var bias []T
 		if a.Bias {
 			bias = in[2].Data().([]T)
