@@ -213,7 +213,7 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 				if directA {
 					ablk, alda = a[aoff:], lda
 				} else {
-					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr)
+					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
 				}
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
