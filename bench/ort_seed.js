@@ -1,9 +1,11 @@
-// ONNX Runtime figures for spore's seed network, for bench/compare.sh.
+// ONNX Runtime figures for spore's benchmark networks, for bench/compare.sh.
 //
-// Runs the ONNX model that bench/torch_seed.py --onnx writes (input "x",
-// float32 [batch, 1, 28, 28], all ones) with every graph optimisation on,
-// and prints one JSON object per intra-op thread count (1 and 2):
-// infer_us is the best, over 5 rounds, of the mean time per inference.
+// Runs an ONNX model that bench/torch_seed.py or bench/torch_lenet.py
+// --onnx writes (the seed network or LeNet-5; input "x", float32
+// [batch, 1, 28, 28], all ones) with every graph optimisation on, and
+// prints one JSON object per intra-op thread count (1 and 2): infer_us is
+// the best, over 5 rounds, of the mean time per inference. BATCH must be
+// the batch the model was exported with.
 //
 // Setup (npm registry), from the repository root:
 //   npm install --prefix bench/ort --ignore-scripts onnxruntime-node@1.30.0
@@ -29,10 +31,11 @@ async function main() {
       intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
     });
     const feeds = { [session.inputNames[0]]: x };
-    for (let i = 0; i < 200; i++) await session.run(feeds);
+    // About as many samples per round at every batch size, within bounds.
+    const calls = Math.max(10, Math.min(300, Math.floor(19200 / batch)));
+    for (let i = 0; i < calls; i++) await session.run(feeds);
     let best = Infinity;
     for (let round = 0; round < 5; round++) {
-      const calls = 300;
       const start = process.hrtime.bigint();
       for (let i = 0; i < calls; i++) await session.run(feeds);
       best = Math.min(best, Number(process.hrtime.bigint() - start) / calls / 1000);

@@ -70,14 +70,15 @@ def export(path, batch):
 
 def measure(batch, threads, quick):
     torch.set_num_threads(threads)
-    scale = 5 if quick else 1
+    # About as many samples per round at every batch size, within bounds.
+    scale = (5 if quick else 1) * max(1, min(batch // 8, 50))
     net = seed_network()
     x = torch.ones(batch, 1, 28, 28)
     labels = torch.arange(batch) % 10
 
     net.eval()
     with torch.no_grad():
-        infer = best_us(lambda: net(x), 400 // scale, 50)
+        infer = best_us(lambda: net(x), max(400 // scale, 5), 50 // min(scale, 25))
 
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
@@ -88,9 +89,9 @@ def measure(batch, threads, quick):
         loss_fn(net(x), labels).backward()
         opt.step()
 
-    train = best_us(step, 200 // scale, 20)
+    train = best_us(step, max(200 // scale, 3), max(20 // scale, 2))
     t = torch.ones(4)
-    dispatch = best_us(lambda: t + t, 20000 // scale, 1000)
+    dispatch = best_us(lambda: t + t, 20000 // (5 if quick else 1), 1000)
     return {
         "torch": torch.__version__, "threads": threads, "batch": batch,
         "infer_eager_us": round(infer, 1),

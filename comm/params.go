@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -31,7 +32,11 @@ func BroadcastParameters(params []*tensor.Tensor, root int) error {
 		return err
 	}
 	for _, p := range params {
-		if err := b.broadcast(p.Data(), root); err != nil {
+		err := b.broadcast(p.Data(), root)
+		// Written in place, not through Assign: count the write, so that
+		// compiled plans holding packed copies of p repack it.
+		core.TouchParam(p)
+		if err != nil {
 			return wrap(fmt.Sprintf("BroadcastParameters (parameter %q)", p.Name()), err)
 		}
 	}

@@ -73,6 +73,12 @@ type Pass struct {
 //   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
 //     already absorbed a bias is no weight gradient) and before loop
 //     fusion, which would take the update's Mul and Sub;
+//   - weight prepacking runs after both GEMM fusions: it turns the plain
+//     MatMuls of weights into MatMulBiasAct, which they would no longer
+//     recognise, and gives the fused products their packed weights;
+//   - convolution epilogue fusion runs before loop fusion, which would
+//     otherwise take the bias add, the ReLU and the ReLU gradient into
+//     elementwise groups;
 //   - dead-code elimination runs after the rewrites to drop what they
 //     orphaned;
 //   - scheduling runs last, on the final set of ops, since the plan runs
@@ -87,6 +93,8 @@ var Passes = []Pass{
 	{Name: "hoist", Fn: Hoist, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
+	{Name: "prepack", Fn: Prepack, MinLevel: O1},
+	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1},
 	{Name: "dce", Fn: DCE, Required: true},
 	{Name: "schedule", Fn: Schedule, Required: true},

@@ -16,6 +16,8 @@
 //	cse            merge identical ops and small constants
 //	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
+//	prepack        products with a weight the graph does not assign keep
+//	               the weight packed in the plan, repacked when it changes
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
 //	schedule       start asynchronous collectives as early, and wait for

@@ -40,11 +40,18 @@ type EpilogueAttrs struct {
 	TransA, TransB bool
 	Bias           bool
 	Act            Act
+	// packed, set by Prepack, holds the plan's packed copy of the weight
+	// (the second operand, a parameter).
+	packed *packedWeight
 }
 
 // String prints every attribute, for IR dumps and CSE keys.
 func (a EpilogueAttrs) String() string {
-	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
+	s := fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
+	if a.packed != nil {
+		s += " packed"
+	}
+	return s
 }
 
 // MatMulBiasAct is the fused GEMM of epilogue fusion:
@@ -109,6 +116,10 @@ func kernelMatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	var bias []float32
 	if at.Bias {
 		bias = in[2].Data().([]float32)
+	}
+	if at.packed != nil {
+		at.packed.run(at, a, b, bias, out.Data().([]float32))
+		return
 	}
 	gemm.SgemmBiasAct(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), bias, at.Act, out.Data().([]float32), n)
 }

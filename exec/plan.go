@@ -22,6 +22,10 @@ type Plan struct {
 	outputs []*tensor.Tensor
 	outCopy []copier // one per output, into the caller's tensor
 	assigns []assign
+	// written lists the parameters the plan assigns; their versions
+	// (core.ParamVersion) advance after every run, so that plans holding
+	// packed copies of them repack.
+	written []*tensor.Tensor
 	// ArenaBytes is the size of the intermediate-value arena.
 	ArenaBytes int
 	// Buffers is the number of intermediate values the arena holds, and
@@ -288,6 +292,9 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		p.outCopy = append(p.outCopy, c)
 	}
 	for _, a := range g.Assigns {
+		if a.Val != a.Param {
+			p.written = append(p.written, a.Param.Tensor)
+		}
 		if a.Val == a.Param || inPlace[a.Val] {
 			continue
 		}
@@ -508,12 +515,23 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	for _, a := range p.assigns {
 		a.val.into(a.param)
 	}
+	p.touchWritten()
+}
+
+// touchWritten advances the versions of the parameters the plan assigns.
+func (p *Plan) touchWritten() {
+	for _, t := range p.written {
+		core.TouchParam(t)
+	}
 }
 
 // locatePanic, deferred by run, re-raises a panic of step *i (none when
 // *i is out of range) located by locate.
 func (p *Plan) locatePanic(i *int) {
 	if r := recover(); r != nil {
+		// Steps that update parameters in place may have run: count them
+		// as written.
+		p.touchWritten()
 		if *i >= 0 && *i < len(p.steps) {
 			locate(r, p.steps[*i].loc)
 		}

@@ -388,65 +388,15 @@ func Conv2DBackpropFilter(x, dy *tensor.Tensor, attrs ConvGradAttrs) *tensor.Ten
 
 // im2col lays out the receptive fields of one group of one image x
 // ([cg, h, w]) as the columns of col ([cg·kh·kw, oh·ow]), writing zeros
-// where a window reaches into the padding. It is the only place that knows
-// the column layout besides col2im; a faster kernel can replace the pair.
+// where a window reaches into the padding.
 func im2col[T float32 | float64](g *convGeom, x, col []T) {
-	p := g.p()
-	for c := range g.cg {
-		xc := x[c*g.h*g.w : (c+1)*g.h*g.w]
-		for i := range g.kh {
-			for j := range g.kw {
-				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
-				for oy := range g.oh {
-					iy := oy*g.sh - g.pt + i*g.dh
-					dst := row[oy*g.ow : (oy+1)*g.ow]
-					if iy < 0 || iy >= g.h {
-						clear(dst)
-						continue
-					}
-					src := xc[iy*g.w : (iy+1)*g.w]
-					ix := j*g.dw - g.pl
-					for ox := range dst {
-						if ix >= 0 && ix < g.w {
-							dst[ox] = src[ix]
-						} else {
-							dst[ox] = 0
-						}
-						ix += g.sw
-					}
-				}
-			}
-		}
-	}
+	conv.Im2Col(col, x, g.cg, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow)
 }
 
 // col2im is im2col's adjoint: it adds every column entry back into the
 // input position it was read from (dx must be initialised by the caller).
 func col2im[T float32 | float64](g *convGeom, col, dx []T) {
-	p := g.p()
-	for c := range g.cg {
-		xc := dx[c*g.h*g.w : (c+1)*g.h*g.w]
-		for i := range g.kh {
-			for j := range g.kw {
-				row := col[((c*g.kh+i)*g.kw+j)*p:][:p]
-				for oy := range g.oh {
-					iy := oy*g.sh - g.pt + i*g.dh
-					if iy < 0 || iy >= g.h {
-						continue
-					}
-					src := row[oy*g.ow : (oy+1)*g.ow]
-					dst := xc[iy*g.w : (iy+1)*g.w]
-					ix := j*g.dw - g.pl
-					for _, v := range src {
-						if ix >= 0 && ix < g.w {
-							dst[ix] += v
-						}
-						ix += g.sw
-					}
-				}
-			}
-		}
-	}
+	conv.Col2Im(dx, col, g.cg, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow)
 }
 
 // conv2DForward computes, per image and group, W_g [og, k] · col [k, p].
@@ -468,12 +418,6 @@ func conv2DForward[T float32 | float64](im *floatImpl[T], g *convGeom, x, w, out
 	im.putLoop(l)
 }
 
-// directOK reports whether the direct convolution kernel applies: one
-// input channel, one group, unit stride and dilation.
-func (g *convGeom) directOK() bool {
-	return g.c == 1 && g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1
-}
-
 // conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
 // scatters it back with col2im. Images are independent, so the batch is
 // split over the cores.
@@ -490,10 +434,10 @@ func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, 
 	im.putLoop(l)
 }
 
-// conv2DBackFilter accumulates dW_g += dy_g · colᵀ over the images. The
+// conv2DBackFilter accumulates dW_gᵀ += col · dy_gᵀ over the images. The
 // batch is cut into one slice per core; each slice sums into its own
-// partial gradient, and the partials are added in slice order, so the
-// result does not depend on which core finished first.
+// partial gradient, and the partials are added (and transposed back) in
+// slice order, so the result does not depend on which core finished first.
 func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy, dw []T) {
 	clear(dw)
 	k, p := g.k(), g.p()
@@ -512,9 +456,17 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
 	parallel.ForBody(slices, 1, l)
 	im.putLoop(l)
+	// The partials are transposed per group, [k][og] (see
+	// conv2DBackFilterPitched): transpose them back while adding them up.
 	for sl := range slices {
-		for i, v := range part[sl*len(dw) : (sl+1)*len(dw)] {
-			dw[i] += v
+		ps := part[sl*len(dw) : (sl+1)*len(dw)]
+		for gi := range g.groups {
+			pg, dg := ps[gi*g.og*k:(gi+1)*g.og*k], dw[gi*g.og*k:(gi+1)*g.og*k]
+			for kk := range k {
+				for oc, v := range pg[kk*g.og : (kk+1)*g.og] {
+					dg[oc*k+kk] += v
+				}
+			}
 		}
 	}
 	im.putScratch(partp)
@@ -526,14 +478,8 @@ func (l *loop[T]) conv2DForwardRun(lo, hi int) {
 	x, w, out := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
-	if l.im.direct != nil && g.directOK() {
-		// One input channel, unit stride: the direct kernel beats
-		// building a column matrix (measured on LeNet's first layer:
-		// 0.61 ms against 1.89 ms for a batch of 64; see package conv).
-		sp := l.im.getScratch(conv.DirectScratch(g.c, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow))
-		plane := g.c * g.h * g.w
-		l.im.direct(out[lo*g.o*p:hi*g.o*p], x[lo*plane:hi*plane], w, nil, *sp, hi-lo, g.c, g.h, g.w, g.o, g.kh, g.kw, g.pt, g.pl, g.oh, g.ow)
-		l.im.putScratch(sp)
+	if g.pitched() {
+		l.conv2DForwardPitched(lo, hi)
 		return
 	}
 	colp := l.im.getScratch(k * p)
@@ -556,6 +502,10 @@ func (l *loop[T]) conv2DBackInputRun(lo, hi int) {
 	dy, w, dx := l.a, l.b, l.c
 	k, p := g.k(), g.p()
 
+	if g.pitched() {
+		l.conv2DBackInputPitched(lo, hi)
+		return
+	}
 	colp := l.im.getScratch(k * p)
 	col := *colp
 	for n := lo; n < hi; n++ {
@@ -575,19 +525,21 @@ func (l *loop[T]) conv2DBackFilterRun(lo, hi int) {
 	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
 	k, p := g.k(), g.p()
 
-	colp := l.im.getScratch(k*p + g.og*k)
-	col, tmp := (*colp)[:k*p], (*colp)[k*p:k*p+g.og*k]
+	if g.pitched() {
+		l.conv2DBackFilterPitched(lo, hi)
+		return
+	}
+	// As on the pitched path: colᵀ·dy, transposed partials, so that the
+	// GEMM packs the output gradient rather than the column matrix.
+	colp := l.im.getScratch(k * p)
+	col := *colp
 	for sl := lo; sl < hi; sl++ {
 		acc := part[sl*len(dw) : (sl+1)*len(dw)]
 		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
 			for gi := range g.groups {
 				im2col(g, x[(n*g.c+gi*g.cg)*g.h*g.w:], col)
 				dyg := dy[(n*g.o+gi*g.og)*p : (n*g.o+(gi+1)*g.og)*p]
-				l.im.gemmStrided(false, true, g.og, k, p, dyg, 0, col, 0, tmp, 1)
-				dwg := acc[gi*g.og*k : (gi+1)*g.og*k]
-				for i, v := range tmp {
-					dwg[i] += v
-				}
+				l.im.gemm(false, true, k, g.og, p, 1, col, p, 0, dyg, p, 0, 1, acc[gi*g.og*k:(gi+1)*g.og*k], g.og, 0, 1)
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package ops
 import (
 	"sync"
 
-	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 )
 
@@ -11,24 +10,18 @@ import (
 // (gemm.SgemmStrided, gemm.DgemmStrided).
 type gemmFunc[T float32 | float64] func(transA, transB bool, m, n, k int, alpha T, a []T, lda, strideA int, b []T, ldb, strideB int, beta T, c []T, ldc, strideC int, batch int)
 
-// directFunc is a direct (column-free) convolution kernel
-// (conv.Conv2DDirect).
-type directFunc[T float32 | float64] func(dst, src, wt, bias, scratch []T, n, c, h, w, outC, kh, kw, padT, padL, outH, outW int)
-
 // floatImpl holds what the float kernels (MatMul, convolution, pooling)
-// use that differs by element type: the GEMM, the direct convolution where
-// one exists, and the pools of loop descriptors and scratch buffers. One
+// use that differs by element type: the GEMM and the pools of loop descriptors and scratch buffers. One
 // exists per dtype; each kernel instantiation is bound to its own when it
 // is registered, so no kernel asks its operands' type while it runs.
 type floatImpl[T float32 | float64] struct {
 	gemm    gemmFunc[T]
-	direct  directFunc[T] // nil: no direct kernel for this type
-	loops   sync.Pool     // *loop[T]
-	scratch sync.Pool     // *[]T
+	loops   sync.Pool // *loop[T]
+	scratch sync.Pool // *[]T
 }
 
 var (
-	impl32 = &floatImpl[float32]{gemm: gemm.SgemmStrided, direct: conv.Conv2DDirect}
+	impl32 = &floatImpl[float32]{gemm: gemm.SgemmStrided}
 	impl64 = &floatImpl[float64]{gemm: gemm.DgemmStrided}
 )
 

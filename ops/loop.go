@@ -12,6 +12,8 @@ type loop[T float32 | float64] struct {
 	a, b, c []T // the kernel's operands, in its own argument order
 	d       []T // scratch shared by the chunks (partial sums)
 	n       int
+	relu    bool          // the fused convolution applies ReLU
+	pool    bool          // the fused convolution max-pools (geometry in pg)
 	im      *floatImpl[T] // the element type's GEMM and pools
 }
 
@@ -25,6 +27,8 @@ const (
 	loopMaxPoolScatter
 	loopAvgPoolForward
 	loopAvgPoolBackward
+	loopConv2DEpilogue
+	loopMaxPoolReLUGrad
 )
 
 // Run processes items [lo, hi) of the kernel the loop was set up for.
@@ -44,5 +48,9 @@ func (l *loop[T]) Run(lo, hi int) {
 		l.avgPoolForwardRun(lo, hi)
 	case loopAvgPoolBackward:
 		l.avgPoolBackwardRun(lo, hi)
+	case loopConv2DEpilogue:
+		l.conv2DEpilogueRun(lo, hi)
+	case loopMaxPoolReLUGrad:
+		l.maxPoolReLUGradRun(lo, hi)
 	}
 }

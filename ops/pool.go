@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+
+	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 
 	"github.com/sporeml/spore/internal/core"
@@ -79,6 +81,12 @@ func (g *poolGeom) divisor(y0, y1, x0, x1 int) int {
 		return g.kh * g.kw
 	}
 	return (y1 - y0) * (x1 - x0)
+}
+
+// valid reports whether every window lies inside the unpadded input, so
+// that the clipping-free kernels of package conv apply.
+func (g *poolGeom) valid() bool {
+	return g.pt == 0 && g.pl == 0 && (g.oh-1)*g.sh+g.kh <= g.h && (g.ow-1)*g.sw+g.kw <= g.w
 }
 
 // grain is the number of planes worth handing to another core at once:
@@ -395,6 +403,12 @@ func (l *loop[T]) maxPoolGatherRun(lo, hi int) {
 	x, v, out := l.a, l.b, l.c
 	plane := g.h * g.w
 
+	if g.valid() && len(x) > 0 && &x[0] == &v[0] {
+		// The forward pass (values are the input): no argmax needed, and
+		// no window clipping.
+		conv.MaxPoolValid(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+		return
+	}
 	for c := lo; c < hi; c++ {
 		xc, vc := x[c*plane:(c+1)*plane], v[c*plane:(c+1)*plane]
 		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
@@ -413,6 +427,10 @@ func (l *loop[T]) maxPoolScatterRun(lo, hi int) {
 	x, dy, dx := l.a, l.b, l.c
 	plane := g.h * g.w
 
+	if g.valid() {
+		conv.MaxPoolValidBackward(dx[lo*plane:hi*plane], x[lo*plane:hi*plane], dy[lo*g.oh*g.ow:hi*g.oh*g.ow], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+		return
+	}
 	for c := lo; c < hi; c++ {
 		xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
 		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sporeml/spore"
@@ -15,6 +17,7 @@ import (
 
 // benchResult is what spore bench measures; the JSON keys are stable.
 type benchResult struct {
+	Model            string  `json:"model"`
 	Batch            int     `json:"batch"`
 	Threads          int     `json:"threads"`
 	PyNativeInferUS  float64 `json:"pynative_infer_us"`
@@ -37,17 +40,28 @@ type benchResult struct {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "Times the seed network (Flatten → Dense 784→512 → ReLU → Dense 512→512 → ReLU →\n"+
-		"Dense 512→10) in PyNative and Graph mode: inference and a full training step (forward,\n"+
-		"cross-entropy, backward, SGD update), per call, best of 5 rounds.", stdout)
-	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
-	batch := fs.Int("batch", 64, "batch size")
-	rounds := fs.Int("iters", 100, "calls per timing round")
+	fs := newFlags("bench", "Times a network in PyNative and Graph mode: inference and a full training step\n"+
+		"(forward, cross-entropy, backward, SGD update), per call, best of 5 rounds. --model mlp is\n"+
+		"the seed network (Flatten → Dense 784→512 → ReLU → Dense 512→512 → ReLU → Dense 512→10),\n"+
+		"--model lenet is LeNet-5 as 'spore train --model lenet' builds it. --batch takes a list\n"+
+		"(--batch 1,16,64,256,1024) for a sweep: one table row, or one JSON object, per batch.", stdout)
+	asJSON := fs.Bool("json", false, "print one JSON object per batch instead of a table")
+	batchList := fs.String("batch", "64", "batch size, or a comma-separated list of them for a sweep")
+	model := fs.String("model", "mlp", "network: mlp (the seed network) or lenet")
+	rounds := fs.Int("iters", 0, "calls per timing round (0: about 6400 samples' worth, 10 to 2000 calls)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *batch <= 0 || *rounds <= 0 {
-		return usagef("--batch and --iters must be positive")
+	batches, err := parseBatches(*batchList)
+	if err != nil {
+		return err
+	}
+	if *rounds < 0 {
+		return usagef("--iters must be positive (or 0 for automatic), got %d", *rounds)
+	}
+	macs, ok := benchMACs[*model]
+	if !ok {
+		return usagef("unknown --model %q for bench (want mlp or lenet)", *model)
 	}
 	if err := checkEnv(); err != nil {
 		return err
@@ -56,32 +70,93 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		// Graph mode would run eagerly: the comparison would be a lie.
 		return errors.New("SPORE_JIT=0 turns Graph mode's compilation off, and bench compares the two modes; unset it")
 	}
-	x := models.Ones(*batch)
-	labels := make([]int32, *batch)
+	var results []benchResult
+	for _, batch := range batches {
+		n := *rounds
+		if n == 0 {
+			n = min(max(6400/batch, 10), 2000)
+		}
+		r, err := benchOne(*model, batch, n)
+		if err != nil {
+			return err
+		}
+		r.GFLOPSGraphInfer = 2 * float64(batch) * macs / r.GraphInferUS / 1e3
+		if *asJSON {
+			if err := json.NewEncoder(stdout).Encode(r); err != nil {
+				return err
+			}
+			continue
+		}
+		results = append(results, r)
+	}
+	if *asJSON {
+		return nil
+	}
+	printBenchTable(stdout, *model, results)
+	return nil
+}
+
+// benchMACs is each benchable network's multiply-adds per sample in
+// inference, for the GFLOP/s column.
+var benchMACs = map[string]float64{
+	"mlp": 784*512 + 512*512 + 512*10,
+	// conv1 (24·24 outputs × 6 channels × 25 taps), conv2 (8·8 × 16 × 150),
+	// then the dense layers 256→120→84→10.
+	"lenet": 24*24*6*25 + 8*8*16*150 + 256*120 + 120*84 + 84*10,
+}
+
+// maxBenchBatch bounds --batch: a sweep allocates inputs and activations
+// per batch, and beyond this a typo (an extra zero) would exhaust memory.
+const maxBenchBatch = 1 << 16
+
+// parseBatches reads --batch: one size or a comma-separated list.
+func parseBatches(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		b, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, usagef("--batch %q: %q is not a whole number (want sizes like 1,16,64)", s, f)
+		}
+		if b <= 0 || b > maxBenchBatch {
+			return nil, usagef("--batch %q: batch size %d must be positive and at most %d", s, b, maxBenchBatch)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// benchOne times one network at one batch size in both modes.
+func benchOne(model string, batch, rounds int) (benchResult, error) {
+	x := models.Ones(batch)
+	labels := make([]int32, batch)
 	for i := range labels {
 		labels[i] = int32(i % 10)
 	}
-	y := tensor.FromSlice(labels, *batch)
-	r := benchResult{Batch: *batch, Threads: runtime.GOMAXPROCS(0)}
-
+	y := tensor.FromSlice(labels, batch)
+	r := benchResult{Model: model, Batch: batch, Threads: runtime.GOMAXPROCS(0)}
+	defer spore.SetContext(spore.WithMode(spore.PyNativeMode))
 	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
 		spore.SetContext(spore.WithMode(mode))
 		spore.SetSeed(1)
-		net := models.NewNetwork()
+		net, err := newModel(model)
+		if err != nil {
+			return r, err
+		}
 		// Inference writes into a reused output, as a serving loop does;
 		// a plain Call allocates the tensor it returns besides, counted
 		// separately below.
 		start := time.Now()
-		outs := []*spore.Tensor{net.Call(x)} // compiles in Graph mode
+		outs := []*spore.Tensor{net.Base().Call(x)} // compiles in Graph mode
 		compile := time.Since(start)
-		infer := func() { net.CallInto(outs, x) }
-		us, allocs := timeCall(infer, *rounds)
-		_, callAllocs := timeCall(func() { net.Call(x) }, *rounds)
+		infer := func() { net.Base().CallInto(outs, x) }
+		us, allocs := timeCall(infer, rounds)
+		_, callAllocs := timeCall(func() { net.Base().Call(x) }, rounds)
 
 		step := sgdStep(net)
 		trainStep := func() { step.Step(x, y) }
 		trainStep()
-		tus, tallocs := timeCall(trainStep, max(*rounds/4, 1))
+		tus, tallocs := timeCall(trainStep, max(rounds/4, 1))
 		if mode == spore.GraphMode {
 			r.GraphInferUS, r.GraphInferAlc, r.GraphTrainUS, r.GraphTrainAlc = us, allocs, tus, tallocs
 			r.GraphCallAlc = callAllocs
@@ -92,25 +167,32 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			r.PyNativeCallAlc = callAllocs
 		}
 	}
-	spore.SetContext(spore.WithMode(spore.PyNativeMode))
 	r.InferSpeedup = r.PyNativeInferUS / r.GraphInferUS
 	r.TrainSpeedup = r.PyNativeTrainUS / r.GraphTrainUS
-	flop := 2.0 * float64(*batch) * (784*512 + 512*512 + 512*10)
-	r.GFLOPSGraphInfer = flop / r.GraphInferUS / 1e3
+	return r, nil
+}
 
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(r)
+// printBenchTable prints one row per batch size.
+func printBenchTable(w io.Writer, model string, rs []benchResult) {
+	name := model
+	if model == "mlp" {
+		name = "seed network (mlp)"
 	}
-	fmt.Fprintf(stdout, "seed network, batch %d, %d threads\n\n", r.Batch, r.Threads)
-	fmt.Fprintf(stdout, "%-16s %12s %12s %9s\n", "", "PyNative", "Graph", "speed-up")
-	fmt.Fprintf(stdout, "%-16s %9.1f µs %9.1f µs %8.2fx\n", "inference", r.PyNativeInferUS, r.GraphInferUS, r.InferSpeedup)
-	fmt.Fprintf(stdout, "%-16s %9.1f µs %9.1f µs %8.2fx\n", "training step", r.PyNativeTrainUS, r.GraphTrainUS, r.TrainSpeedup)
-	fmt.Fprintf(stdout, "%-16s %12.0f %12.0f\n", "allocs/inference", r.PyNativeInferAlc, r.GraphInferAlc)
-	fmt.Fprintf(stdout, "%-16s %12.0f %12.0f   (Call, which returns a new tensor)\n", "", r.PyNativeCallAlc, r.GraphCallAlc)
-	fmt.Fprintf(stdout, "%-16s %12.0f %12.0f\n", "allocs/step", r.PyNativeTrainAlc, r.GraphTrainAlc)
-	fmt.Fprintf(stdout, "\ncompile: training step %.2f ms, inference %.2f ms; Graph inference %.1f GFLOP/s\n", r.CompileMS, r.InferCompileMS, r.GFLOPSGraphInfer)
-	return nil
+	fmt.Fprintf(w, "%s, fp32, %d threads; µs per call, best of 5 rounds\n\n", name, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "%6s | %-39s | %-30s | %s\n", "", "inference", "training step", "allocations, PyNative / Graph")
+	fmt.Fprintf(w, "%6s | %10s %10s %8s %8s | %10s %10s %8s | %12s %11s\n",
+		"batch", "PyNative", "Graph", "speed-up", "GFLOP/s", "PyNative", "Graph", "speed-up", "per call", "per step")
+	for _, r := range rs {
+		fmt.Fprintf(w, "%6d | %10.1f %10.1f %7.2fx %8.1f | %10.1f %10.1f %7.2fx | %5.0f / %-4.0f %4.0f / %-4.0f\n",
+			r.Batch, r.PyNativeInferUS, r.GraphInferUS, r.InferSpeedup, r.GFLOPSGraphInfer,
+			r.PyNativeTrainUS, r.GraphTrainUS, r.TrainSpeedup,
+			r.PyNativeInferAlc, r.GraphInferAlc, r.PyNativeTrainAlc, r.GraphTrainAlc)
+	}
+	fmt.Fprintf(w, "\ncompile (ms), training step / inference:")
+	for _, r := range rs {
+		fmt.Fprintf(w, " batch %d %.1f / %.1f;", r.Batch, r.CompileMS, r.InferCompileMS)
+	}
+	fmt.Fprintln(w)
 }
 
 // timeCall returns f's best per-call time over 5 rounds of n calls, in µs,

@@ -99,12 +99,12 @@ func TestBenchJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var r map[string]float64
+	var r map[string]any
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not one JSON object: %v\n%s", err, out)
 	}
 	for _, k := range []string{"pynative_infer_us", "graph_infer_us", "pynative_train_us", "graph_train_us", "compile_ms"} {
-		if v, ok := r[k]; !ok || !(v > 0) {
+		if v, ok := r[k].(float64); !ok || !(v > 0) {
 			t.Errorf("key %s = %v, %v", k, v, ok)
 		}
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 )
 
 // Tensor is an n-dimensional array of one element type.
@@ -35,6 +36,31 @@ type symbol struct {
 type paramInfo struct {
 	name         string
 	requiresGrad bool
+	// version counts the in-place writes to the parameter (Assign, and
+	// compiled plans' updates through TouchParam), so that a compiled plan
+	// holding a packed copy of it knows when to pack it again.
+	version atomic.Uint64
+}
+
+// ParamVersion returns the number of in-place writes made to parameter t
+// through Assign, Copy or TouchParam (0 for other tensors). A compiled plan
+// that keeps a derived copy of a parameter (its weights packed for the
+// GEMM kernel) repacks it when this changes; a write through Data() is not
+// counted, which is one more reason Data() is read-only.
+func ParamVersion(t *Tensor) uint64 {
+	if t.param == nil {
+		return 0
+	}
+	return t.param.version.Load()
+}
+
+// TouchParam records an in-place write to parameter t that did not go
+// through Assign or Copy: a compiled plan's kernel that wrote the update
+// straight into the parameter's buffer. It does nothing for other tensors.
+func TouchParam(t *Tensor) {
+	if t.param != nil {
+		t.param.version.Add(1)
+	}
 }
 
 // Shape returns the extents of t's axes. The caller must not modify it.
@@ -180,7 +206,10 @@ func (t *Tensor) IsSymbolic() bool {
 
 // Data returns t's buffer without copying: a []float32, []float64, []int32,
 // []int64, []bool or []uint8. Kernels use it; user code should prefer the
-// copying accessors (Float32s, ...). Writing to it breaks value semantics.
+// copying accessors (Float32s, ...). Writing to it breaks value semantics,
+// and a parameter written through it may go unseen by compiled plans that
+// hold packed copies of it (see ParamVersion): change parameters with
+// Assign.
 func (t *Tensor) Data() any {
 	t.mustConcrete("Data")
 	return t.buf
@@ -390,11 +419,15 @@ func (t *Tensor) Assign(v *Tensor) {
 		return
 	}
 	CopyBuf(t.buf, v.buf)
+	t.param.version.Add(1)
 }
 
 // Copy overwrites t's buffer with src's values. It is the executor's
 // in-place write; model code uses Assign.
-func Copy(t, src *Tensor) { CopyBuf(t.buf, src.buf) }
+func Copy(t, src *Tensor) {
+	CopyBuf(t.buf, src.buf)
+	TouchParam(t)
+}
 
 // CopyBuf copies src into dst, two buffers (Go slices) of one element
 // type, as far as the shorter reaches.

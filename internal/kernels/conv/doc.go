@@ -16,13 +16,35 @@
 // AvgPool2DBackward take a countIncludePad flag with PyTorch's meaning.
 // Backward kernels accumulate into dx.
 //
-// Conv2DDirect is a stride-1 float32 convolution without im2col, for tiny
-// channel counts. Measured at batch 64 on the 2-core AVX-512 machine (one
-// noisy run, BenchmarkLeNetDirect vs BenchmarkLeNetIm2Col): LeNet conv1
-// (1→6, 28×28, 5×5, pad 2) takes 0.61 ms direct against 1.89 ms for
-// im2col+gemm.Sgemm, of which 1.57 ms is Im2Col itself; conv2 (6→16, 14×14,
-// 5×5) takes 8.2 ms direct against 4.9 ms im2col+Sgemm. So: direct for a
-// single input channel, im2col+GEMM beyond.
+// Stride-1 convolutions (any padding, dilation and groups) use the pitched
+// variants instead: PadPlanes copies an image into zero-padded planes of
+// row pitch wp, and each row of the column matrix (Im2ColPitched) is then
+// one contiguous run of outH·wp elements; the GEMM computes wp − outW
+// thrown-away columns per output row, which UnpitchRows drops. The
+// gradients use the same layout (PitchRows, Col2ImPitched, CropPlanes).
+// Strided convolutions keep Im2Col.
+//
+// Conv2DDirect is a stride-1 float32 convolution without im2col (one
+// vec.Axpy per tap over a padded plane). The framework no longer calls it:
+// side by side in one run (BenchmarkLeNet in package models, CPU time at
+// one thread, batch 64), LeNet-5 inference took 1.98 ms with the pitched
+// path on its 1-channel first layer against 2.43 ms with this kernel there.
+//
+// MaxPoolValid and MaxPoolValidBackward are max pooling for the common
+// case of windows inside the plane (no padding): no clipping, no argmax
+// array (the gradient recomputes the winner), and no data-dependent
+// branches in the 2×2 stride-2 case. MaxPoolValidBackwardReLU folds the
+// gradient of a ReLU before the pooling into the same pass. The compiler's
+// convolution epilogue (package compile, ConvEpilogue) runs the bias, the
+// ReLU and MaxPoolValid on each group's pitched GEMM result while it is in
+// cache; MaxPoolValid reads the pitched planes as planes wp wide.
+//
+// Not here yet: Winograd F(2,3) for 3×3 windows and NCHWc blocked
+// layouts. Both cut the GEMM's share, which pays where channel counts are
+// large; LeNet-5 (1→6 and 6→16 channels, 5×5 windows, which Winograd
+// F(2,3) does not cover) spent about 60% of its batch-64 inference in the
+// column copies and the pooling and 25% in the GEMMs (CPU profile, one
+// thread), so neither was the next thing to build for it.
 //
 // Kernels know nothing of tensors: flat slices plus sizes, panicking if a
 // slice is too short for the sizes given.

@@ -278,6 +278,13 @@ func sgemmAVX2p6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32
 //go:noescape
 func transpose16AVX512(src *float32, lds int, dst *float32, ldd int, groups int)
 
+// packAT14AVX512 packs a transposed A: for p < kc and q < panels it copies
+// the 14 floats at src + p·lds + 56q bytes (lanes outside mask load as
+// zero) to dst + q·pstride + 56p bytes.
+//
+//go:noescape
+func packAT14AVX512(src *float32, lds int, dst *float32, pstride int, kc int, panels int, mask uint32)
+
 // fmaPeakAVX512 runs n iterations of 16 independent 16-lane FMAs (512 flops each).
 //
 //go:noescape

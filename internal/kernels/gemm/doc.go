@@ -47,6 +47,16 @@
 // the caller with no hand-off. Packing buffers are pooled per thread, so
 // steady-state calls allocate nothing.
 //
+// A right-hand operand used again and again (a layer's weight) can be
+// packed once into a [PackedB] and multiplied with [SgemmPacked] and
+// [SgemmPackedBiasAct]: compiled inference plans do this for their weights.
+// Products of a single row tile (m ≤ mr: a small batch, the GEMV shapes)
+// then sum the whole of k in registers and stream the packed weight
+// exactly once, panel after panel; they are bound by that stream, so they
+// are split over threads by column panels from 64K weights up, whatever
+// their multiply-add count. Tall packed products (more rows than columns)
+// are split by rows, so that each thread re-reads the smaller operand.
+//
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.
 //

@@ -40,3 +40,24 @@ func ExampleSgemmBiasAct() {
 	fmt.Println(y)
 	// Output: [6.5 0 0 6.5]
 }
+
+// A dense layer serving one input at a time: its weight W, stored [out,
+// in] and used transposed, is packed once, and every call streams the
+// packed copy.
+func ExamplePackedB() {
+	w := []float32{ // 2 outputs × 3 inputs
+		1, 1, 1,
+		-1, -1, -1,
+	}
+	var pw gemm.PackedB
+	pw.Pack(true, 3, 2, w, 3) // op(W) = Wᵀ, 3×2
+	bias := []float32{0.5, 0.5}
+	y := make([]float32, 2)
+	for _, x := range [][]float32{{1, 2, 3}, {-1, -2, -3}} {
+		gemm.SgemmPackedBiasAct(false, 1, 2, 3, x, 3, &pw, bias, gemm.ActReLU, y, 2)
+		fmt.Println(y)
+	}
+	// Output:
+	// [6.5 0]
+	// [0 6.5]
+}

@@ -175,6 +175,10 @@ func gemmCases() []gemmCase {
 	for _, s := range [][3]int{
 		{127, 127, 127}, {1000, 7, 33}, {7, 1000, 33}, {33, 7, 1000},
 		{64, 512, 300}, {20, 1030, 20}, {170, 40, 20}, {20, 40, 260}, {1000, 5, 230}, {15, 33, 513},
+		// Long k, as in weight gradients dW = dYᵀ·X over many tokens:
+		// several k blocks, partial last A panels, and (190 > mc) two A
+		// blocks.
+		{100, 40, 2100}, {190, 20, 1030},
 	} {
 		cs = append(cs, gemmCase{s[0], s[1], s[2], 1, 0, 0}, gemmCase{s[0], s[1], s[2], 0.5, -1.5, 3})
 	}

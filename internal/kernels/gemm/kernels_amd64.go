@@ -38,6 +38,7 @@ var avx512Kernel = &kernel{
 	direct:      true,
 	tile:        tileAVX512,
 	transpose16: transposeAVX512,
+	packAT:      packATAVX512,
 	gelu:        geluTile, // vec.Gelu, itself AVX-512
 }
 
@@ -45,6 +46,24 @@ var avx512Kernel = &kernel{
 // holds 16 rows of 16·groups floats and dst 16·groups rows of 16.
 func transposeAVX512(src []float32, lds int, dst []float32, ldd int, groups int) {
 	transpose16AVX512(&src[0], lds*4, &dst[0], ldd*4, groups)
+}
+
+// packATAVX512 packs the mc×kc block of op(A) = Aᵀ (op(A)[i][p] =
+// a[p·lda + i]) into 14-row panels like packATGo: the full panels in one
+// row-by-row sweep, then a partial last panel, zero-padded by its load mask.
+func packATAVX512(dst, a []float32, lda, mc, kc int) {
+	const mr = 14
+	full, rows := mc/mr, mc%mr
+	// The assembly does not check bounds: touch the last element each
+	// side will use, so a bad call panics here instead.
+	_ = a[(kc-1)*lda+mc-1]
+	_ = dst[(mc+mr-1)/mr*mr*kc-1]
+	if full > 0 {
+		packAT14AVX512(&a[0], lda*4, &dst[0], mr*kc*4, kc, full, 1<<mr-1)
+	}
+	if rows > 0 {
+		packAT14AVX512(&a[full*mr], lda*4, &dst[full*mr*kc], mr*kc*4, kc, 1, 1<<rows-1)
+	}
 }
 
 func tileAVX512(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha, beta float32, bias []float32, relu bool) {

@@ -15605,6 +15605,41 @@ done:
 	VZEROUPPER
 	RET
 
+// func packAT14AVX512(src *float32, lds int, dst *float32, pstride int, kc int, panels int, mask uint32)
+TEXT ·packAT14AVX512(SB), NOSPLIT, $0-52
+	MOVQ src+0(FP), SI
+	MOVQ lds+8(FP), R8
+	MOVQ dst+16(FP), DI
+	MOVQ pstride+24(FP), R10
+	MOVQ kc+32(FP), CX
+	MOVQ panels+40(FP), R9
+	MOVL mask+48(FP), AX
+	KMOVW AX, K1
+	MOVL $0x3fff, AX
+	KMOVW AX, K2
+	TESTQ CX, CX
+	JZ packdone
+	TESTQ R9, R9
+	JZ packdone
+packpanel:
+	MOVQ SI, R11
+	MOVQ DI, R12
+	MOVQ CX, DX
+packstep:
+	VMOVUPS.Z (R11), K1, Z0
+	VMOVUPS Z0, K2, (R12)
+	ADDQ R8, R11
+	ADDQ $56, R12
+	DECQ DX
+	JNZ packstep
+	ADDQ $56, SI
+	ADDQ R10, DI
+	DECQ R9
+	JNZ packpanel
+packdone:
+	VZEROUPPER
+	RET
+
 // func fmaPeakAVX512(n int)
 TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX

@@ -9,19 +9,21 @@ package gemm
 // packA packs the mc×kc block of op(A) whose top-left element is op(A)[0][0]
 // of the slice a (the caller offsets a) into micro-panels of mr rows:
 // dst[panel·mr·kc + p·mr + i] = op(A)[panel·mr + i][p].
-func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int) {
+//
+// tr, if not nil, packs a transposed A (a kernel's vector routine, for its
+// own mr); nil uses packATGo.
+func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int, tr func(dst, a []float32, lda, mc, kc int)) {
+	if transA {
+		if tr != nil {
+			tr(dst, a, lda, mc, kc)
+		} else {
+			packATGo(dst, a, lda, mc, kc, mr)
+		}
+		return
+	}
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		d := dst[ir*kc : ir*kc+mr*kc]
-		if transA {
-			// op(A)[i][p] = a[p·lda + i]: each step copies rows contiguous floats.
-			for p := 0; p < kc; p++ {
-				dp := d[p*mr : p*mr+mr]
-				copy(dp, a[p*lda+ir:p*lda+ir+rows])
-				clear(dp[rows:])
-			}
-			continue
-		}
 		// op(A)[i][p] = a[i·lda + p]: read each row sequentially, scatter
 		// with stride mr (the writes stay within a few L1 lines).
 		for i := 0; i < rows; i++ {
@@ -34,6 +36,34 @@ func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int) {
 			for p := 0; p < kc; p++ {
 				clear(d[p*mr+rows : p*mr+mr])
 			}
+		}
+	}
+}
+
+// packATGo packs a transposed A block, op(A)[i][p] = a[p·lda + i], as
+// packA does; it is the pure-Go twin of the kernels' packAT routines.
+//
+// Step p of every panel comes from the same stored row p of A, so it walks
+// A row by row, each source line read once and in order, and copies a
+// piece of mr floats into each panel with a plain loop: copy() would call
+// memmove for every piece, which for the usual mr of 4 to 14 costs more
+// than the copy (a training step's weight gradients dW = dYᵀ·X pack their
+// whole dY this way).
+func packATGo(dst, a []float32, lda, mc, kc, mr int) {
+	full := mc - mc%mr
+	for p := 0; p < kc; p++ {
+		src := a[p*lda : p*lda+mc]
+		for ir := 0; ir < full; ir += mr {
+			s := src[ir : ir+mr]
+			d := dst[ir*kc+p*mr : ir*kc+p*mr+mr]
+			for i, v := range s {
+				d[i] = v
+			}
+		}
+		if full < mc {
+			d := dst[full*kc+p*mr : full*kc+p*mr+mr]
+			n := copy(d, src[full:])
+			clear(d[n:])
 		}
 	}
 }

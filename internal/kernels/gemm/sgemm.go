@@ -292,7 +292,7 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 				if directA {
 					ablk, alda = a[aoff:], lda
 				} else {
-					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr)
+					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
 				}
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)

@@ -1,0 +1,170 @@
+package compile
+
+import (
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Conv2DBiasReLUPool is the fused convolution of ConvEpilogue:
+//
+//	Conv2DBiasReLUPool(x, w[, b]) = MaxPool2D(ReLU(Conv2D(x, w) + b))
+//
+// with each of the bias, the ReLU and the pooling optional
+// (ops.ConvEpilogueAttrs), for stride-1 float convolutions. Its kernel
+// (ops.ConvEpilogueKernel) finishes each output plane from the GEMM's
+// result while it is in cache, with the unfused chain's arithmetic. Its VJP
+// is the unfused chain's, so a graph differentiated after fusion still gets
+// correct gradients.
+var Conv2DBiasReLUPool = &core.Prim{
+	Name:   "Conv2DBiasReLUPool",
+	Traits: core.Traits{Cost: 100},
+	Infer:  ops.InferConvEpilogue,
+	VJP:    vjpConvEpilogue,
+}
+
+// MaxPool2DReLUGrad(a, dy) is ReLUGrad(a, MaxPool2DGrad(a, dy)) in one
+// pass (ops.MaxPoolReLUGradKernel), for max pooling with the attributes
+// (ops.PoolAttrs) whose windows lie inside a: each dy goes to its window's
+// winner where the winner is positive.
+var MaxPool2DReLUGrad = &core.Prim{
+	Name:   "MaxPool2DReLUGrad",
+	Traits: core.Traits{Cost: 4},
+	Infer:  ops.InferMaxPoolReLUGrad,
+	// Linear in dy: its adjoint gathers the masked cotangent from each
+	// window's winner.
+	VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+		a := in[0]
+		return []*tensor.Tensor{nil, core.Apply(ops.MaxPoolGatherPrim, attrs, a, core.Apply(ops.ReluGradPrim, nil, a, h))}
+	},
+}
+
+func init() {
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		Conv2DBiasReLUPool.Register(dt, core.CPU, ops.ConvEpilogueKernel(dt))
+		MaxPool2DReLUGrad.Register(dt, core.CPU, ops.MaxPoolReLUGradKernel(dt))
+	}
+}
+
+// vjpConvEpilogue differentiates the unfused chain, recomputing its
+// intermediates.
+func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	a := attrs.(ops.ConvEpilogueAttrs)
+	x, w := in[0], in[1]
+	z := core.Apply(ops.Conv2DPrim, a.Conv, x, w)
+	if a.Bias {
+		z = ops.Add(z, in[2])
+	}
+	gz := g
+	if a.ReLU {
+		r := ops.ReLU(z)
+		if a.Pool != nil {
+			g = core.Apply(ops.MaxPoolGradPrim, *a.Pool, r, g)
+		}
+		gz = core.Apply(ops.ReluGradPrim, nil, r, g)
+	} else if a.Pool != nil {
+		gz = core.Apply(ops.MaxPoolGradPrim, *a.Pool, z, g)
+	}
+	gs := ops.Conv2DPrim.VJP(a.Conv, in[:2], nil, gz)
+	if !a.Bias {
+		return gs
+	}
+	gb := ops.Reshape(ops.Sum(gz, 0, 2, 3), in[2].Shape()...)
+	return []*tensor.Tensor{gs[0], gs[1], gb}
+}
+
+// ConvEpilogue fuses a stride-1 float convolution with the per-channel bias
+// add, ReLU and max pooling that consume it into one
+// Conv2DBiasReLUPool, each of the three optional but in that order:
+//
+//	MaxPool2D(ReLU(Add(Conv2D(x, w), b)))  →  Conv2DBiasReLUPool(x, w, b){bias relu pool}
+//	ReLU(Conv2D(x, w))                      →  Conv2DBiasReLUPool(x, w){relu}
+//
+// with b of shape [1, O, 1, 1] (nn.Conv2d's bias, either operand order of
+// the Add) and pooling windows inside the convolution's output. The fused
+// kernel finishes each output plane from the GEMM's result while it is in
+// cache, so the convolution's output is never written whole and read back
+// twice: in LeNet-5's inference that was a pass over the first layer's
+// 4.6× larger unpooled output for the ReLU and another for the pooling.
+//
+// It also fuses the gradient of that chain's tail in training graphs:
+//
+//	ReLUGrad(a, MaxPool2DGrad(a, dy))  →  MaxPool2DReLUGrad(a, dy)
+//
+// which routes each dy to its window's winner only where the winner is
+// positive, in one pass instead of a scatter and a masking pass.
+//
+// Each intermediate must have no other user (a training graph's forward
+// ReLU output, read again by the backward pass, is not fused away). The
+// last op of a chain is rewritten in place, so it keeps its position and
+// its users. The fused kernels do the unfused chain's arithmetic in its
+// order, so results are those of PyNative mode.
+func ConvEpilogue(g *graph.Graph) {
+	g.CountUses()
+	us := users(g)
+	only := func(v *graph.Value) *graph.Value {
+		if v.Uses != 1 || len(us[v.ID]) != 1 {
+			return nil // also used as an output or assigned
+		}
+		return us[v.ID][0]
+	}
+	for _, cv := range g.Values {
+		if isOp(cv, ops.ReluGradPrim) {
+			fuseMaxPoolReLUGrad(cv, only)
+			continue
+		}
+		if !isOp(cv, ops.Conv2DPrim) || !cv.Meta.DType.IsFloat() || cv.Args[0].Meta.DType != cv.Meta.DType {
+			continue
+		}
+		ca, ok := cv.Attrs.(ops.ConvAttrs)
+		if !ok || ca.Stride != [2]int{1, 1} {
+			continue
+		}
+		ea := ops.ConvEpilogueAttrs{Conv: ca}
+		args := []*graph.Value{cv.Args[0], cv.Args[1]}
+		last := cv
+		o := cv.Meta.Shape[1]
+		if u := only(last); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, cv.Meta) {
+			b := u.Args[1]
+			if b == last {
+				b = u.Args[0]
+			}
+			if b != last && b.Meta.DType == cv.Meta.DType && b.Meta.Shape.Equal(tensor.Shape{1, o, 1, 1}) {
+				ea.Bias = true
+				args = append(args, b)
+				last = u
+			}
+		}
+		if u := only(last); u != nil && isOp(u, ops.ReluPrim) && sameMeta(u.Meta, cv.Meta) {
+			ea.ReLU, last = true, u
+		}
+		if u := only(last); u != nil && isOp(u, ops.MaxPoolPrim) {
+			if pa, ok := u.Attrs.(ops.PoolAttrs); ok && ops.PoolFits(pa, cv.Meta.Shape) {
+				ea.Pool, last = &pa, u
+			}
+		}
+		if last == cv {
+			continue // a plain convolution is already one kernel
+		}
+		last.Prim = Conv2DBiasReLUPool
+		last.Attrs = ea
+		last.Args = args
+	}
+}
+
+// fuseMaxPoolReLUGrad rewrites rg = ReLUGrad(a, MaxPool2DGrad(a, dy)) into
+// MaxPool2DReLUGrad(a, dy) when the pooling gradient has no other user.
+func fuseMaxPoolReLUGrad(rg *graph.Value, only func(*graph.Value) *graph.Value) {
+	a, mg := rg.Args[0], rg.Args[1]
+	if !isOp(mg, ops.MaxPoolGradPrim) || mg.Args[0] != a || only(mg) != rg || !a.Meta.DType.IsFloat() || !sameMeta(rg.Meta, a.Meta) {
+		return
+	}
+	pa, ok := mg.Attrs.(ops.PoolAttrs)
+	if !ok || !ops.PoolFits(pa, a.Meta.Shape) {
+		return
+	}
+	rg.Prim = MaxPool2DReLUGrad
+	rg.Attrs = pa
+	rg.Args = []*graph.Value{a, mg.Args[1]}
+}

@@ -1,0 +1,100 @@
+package compile
+
+import (
+	"sync"
+
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Prepack gives every 2-D float32 product whose right-hand operand is a
+// parameter that the graph does not assign — a layer's weight in an
+// inference graph — or a constant, a packed copy of that weight, held by
+// the compiled plan between calls: plain MatMuls become MatMulBiasAct with
+// no bias and no activation, and each such MatMulBiasAct gets its own
+// packed weight. (Constants never change: constant folding already bakes
+// their values.)
+//
+// The GEMM kernel otherwise packs a transposed weight (nn.Dense keeps W as
+// [out, in] and computes x·Wᵀ) on every call, which at small batches costs
+// as much as the product. The copy is made on the first run and again
+// only when the parameter has been written since (core.ParamVersion:
+// Assign, and the updates of any compiled training step), so an inference
+// plan always sees the current weights. A graph that assigns the parameter
+// itself (a training step) would repack it on every call, gaining nothing,
+// so its products are left alone.
+func Prepack(g *graph.Graph) {
+	assigned := map[*graph.Value]bool{}
+	for _, a := range g.Assigns {
+		assigned[a.Param] = true
+	}
+	for _, v := range g.Values {
+		if v.Kind != graph.KindOp || v.IsMulti() || len(v.Args) < 2 || v.Meta.DType != tensor.Float32 {
+			continue
+		}
+		a, w := v.Args[0], v.Args[1]
+		weight := (w.Kind == graph.KindParam && !assigned[w]) || w.Kind == graph.KindConst
+		if !weight || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
+			a.Meta.Shape.Rank() != 2 || w.Meta.Shape.Rank() != 2 {
+			continue
+		}
+		switch v.Prim {
+		case MatMulBiasAct:
+			ea, ok := v.Attrs.(EpilogueAttrs)
+			if !ok || ea.packed != nil {
+				continue
+			}
+			ea.packed = new(packedWeight)
+			v.Attrs = ea
+		case ops.MatMulPrim:
+			if len(v.Args) != 2 {
+				continue
+			}
+			at := matmulAttrs(v)
+			v.Prim = MatMulBiasAct
+			v.Attrs = EpilogueAttrs{TransA: at.TransA, TransB: at.TransB, packed: new(packedWeight)}
+		}
+	}
+}
+
+// packedWeight is one product's packed copy of its weight parameter,
+// with what it was packed from: the parameter's buffer and version.
+type packedWeight struct {
+	// mu serialises packing and reading: a plan's runs are already
+	// serialised, but attributes may be shared by two plans (a graph
+	// compiled twice).
+	mu      sync.Mutex
+	pb      gemm.PackedB
+	packed  bool
+	src     *float32 // first element of the buffer packed (nil if empty)
+	version uint64
+}
+
+// run computes act(op(a)·op(w) + bias) into c with w packed, packing it
+// first if it has changed since it was last packed.
+func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32, c []float32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	wd := w.Data().([]float32)
+	k, n := w.Dim(0), w.Dim(1)
+	if at.TransB {
+		k, n = n, k
+	}
+	ver := core.ParamVersion(w)
+	var src *float32
+	if len(wd) > 0 {
+		src = &wd[0]
+	}
+	if pk, pn := p.pb.Dims(); !p.packed || src != p.src || ver != p.version || pk != k || pn != n {
+		p.pb.Pack(at.TransB, k, n, wd, w.Dim(1))
+		p.packed, p.src, p.version = true, src, ver
+	}
+	m := a.Dim(0)
+	if at.TransA {
+		m = a.Dim(1)
+	}
+	gemm.SgemmPackedBiasAct(at.TransA, m, n, k, a.Data().([]float32), a.Dim(1), &p.pb, bias, at.Act, c, n)
+}

@@ -1,0 +1,68 @@
+package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/sporeml/spore/internal/kernels/parallel"
+)
+
+// transAShapes are the weight gradients dW = dYᵀ·X of a vision
+// transformer's dense layers (embedding 64, MLP 128 or 256, 17 tokens ×
+// batch 128 = 2176 rows; the patch embedding sees 16 patches of 49 pixels):
+// op(A) = dYᵀ is m×k with dY stored k×m, so A is transposed and k is long.
+var transAShapes = []struct {
+	name    string
+	m, n, k int
+}{
+	{"qkv_192x64x2176", 192, 64, 2176},
+	{"proj_64x64x2176", 64, 64, 2176},
+	{"fc1_128x64x2176", 128, 64, 2176},
+	{"fc1_256x64x2176", 256, 64, 2176},
+	{"fc2_64x128x2176", 64, 128, 2176},
+	{"fc2_64x256x2176", 64, 256, 2176},
+	{"patch_64x49x2048", 64, 49, 2048},
+}
+
+// BenchmarkTransA runs each weight-gradient shape with A transposed (T: A
+// stored k×m, as dY is) and with the same product untransposed (N: A
+// stored m×k), side by side, on 1 and 2 threads. Compare T against N
+// within one run:
+//
+//	go test -run '^$' -bench TransA -count 3 ./internal/kernels/gemm
+func BenchmarkTransA(b *testing.B) {
+	for _, s := range transAShapes {
+		for _, th := range []int{1, 2} {
+			for _, trans := range []bool{false, true} {
+				v := "N"
+				if trans {
+					v = "T"
+				}
+				b.Run(fmt.Sprintf("%s/threads=%d/%s", s.name, th, v), func(b *testing.B) {
+					defer parallel.SetWorkers(parallel.SetWorkers(th))
+					a, x, c := randSlice(s.m*s.k), randSlice(s.k*s.n), make([]float32, s.m*s.n)
+					lda := s.k
+					if trans {
+						lda = s.m
+					}
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0, pcpu0 := threadCPU(), processCPU()
+					for b.Loop() {
+						Sgemm(trans, false, s.m, s.n, s.k, 1, a, lda, x, s.n, 0, c, s.n)
+					}
+					flops := 2 * float64(s.m*s.n*s.k) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					cpu := threadCPU() - cpu0
+					if th > 1 {
+						cpu = processCPU() - pcpu0
+					}
+					if cpu > 0 {
+						b.ReportMetric(flops/cpu/1e9, "cpuGFLOP/s")
+					}
+				})
+			}
+		}
+	}
+}

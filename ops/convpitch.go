@@ -1,0 +1,161 @@
+package ops
+
+import (
+	"github.com/sporeml/spore/internal/kernels/conv"
+	"github.com/sporeml/spore/internal/kernels/vec"
+)
+
+// The stride-1 convolutions run on pitched column matrices (see package
+// conv): each row of the column matrix is one copy of outH·wp elements of a
+// padded image instead of outH copies of outW, which on LeNet's second
+// layer (12×12 inputs, 8×8 outputs) is 8× fewer copy calls. The profile
+// of a LeNet training step before this path spent 30% of its time in
+// im2col and col2im.
+
+// pitched reports whether the pitched path applies: unit strides (any
+// dilation, padding and groups).
+func (g *convGeom) pitched() bool { return g.sh == 1 && g.sw == 1 }
+
+// pitch returns the padded planes' height and row pitch.
+func (g *convGeom) pitch() (hp, wp int) {
+	return conv.Pitch(g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.dh, g.dw, g.oh, g.ow)
+}
+
+// One GEMM per image and group: laying several images' column matrices
+// side by side in one longer GEMM (tried with 32k and 64k-element blocks,
+// alternating in one process) made LeNet's layers and their gradients no
+// faster at batch 64, within 3%.
+
+// conv2DForwardPitched is conv2DForwardRun's stride-1 path over images
+// [lo, hi), without an epilogue.
+func (l *loop[T]) conv2DForwardPitched(lo, hi int) {
+	l.pitchedForward(lo, hi, nil, false, nil)
+}
+
+// pitchedForward computes the stride-1 convolution of images [lo, hi) —
+// per image, pad, build the pitched column matrix of each group, multiply
+// — then per output plane adds bias[oc] (if bias is not nil), applies ReLU
+// (if relu) and max-pools with pg (if not nil), or else keeps the first ow
+// columns of each row.
+func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) {
+	g := &l.cg
+	x, w, out := l.a, l.b, l.c
+	k := g.k()
+	hp, wp := g.pitch()
+	plane, np := (hp+1)*wp, g.oh*wp
+	outPlane := g.p()
+	if pg != nil {
+		outPlane = pg.oh * pg.ow
+	}
+	addScalar, vrelu := vecAddScalar[T](), vecRelu[T]()
+
+	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
+	padded := (*sp)[:g.c*plane]
+	col := (*sp)[g.c*plane : g.c*plane+k*np]
+	res := (*sp)[g.c*plane+k*np:]
+	for n := lo; n < hi; n++ {
+		conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
+		for gi := range g.groups {
+			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
+			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
+			if wp == g.ow && bias == nil && !relu && pg == nil {
+				// No thrown-away columns and nothing to apply: the
+				// GEMM writes the output itself.
+				l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, og, 1)
+				continue
+			}
+			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
+			if bias != nil {
+				for oc := range g.og {
+					r := res[oc*np : (oc+1)*np]
+					addScalar(r, r, bias[gi*g.og+oc])
+				}
+			}
+			if relu {
+				vrelu(res, res)
+			}
+			if pg != nil {
+				// Pooling reads the pitched planes as planes wp wide:
+				// every window lies in the first ow columns.
+				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+			} else {
+				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
+			}
+		}
+	}
+	l.im.putScratch(sp)
+}
+
+// conv2DBackInputPitched is conv2DBackInputRun's stride-1 path over images
+// [lo, hi): per image, lay dy out at the pitch with zeros in the
+// thrown-away columns, multiply by each group's transposed filter, scatter
+// the pitched column gradient back into a padded buffer and crop it.
+func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
+	g := &l.cg
+	dy, w, dx := l.a, l.b, l.c
+	k, p := g.k(), g.p()
+	hp, wp := g.pitch()
+	plane, np := (hp+1)*wp, g.oh*wp
+
+	add := vecAdd[T]()
+	sp := l.im.getScratch(g.c*plane + k*np + g.o*np)
+	pgrad := (*sp)[:g.c*plane]
+	dcol := (*sp)[g.c*plane : g.c*plane+k*np]
+	dyp := (*sp)[g.c*plane+k*np:]
+	for n := lo; n < hi; n++ {
+		conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+		clear(pgrad)
+		for gi := range g.groups {
+			wg := w[gi*g.og*k : (gi+1)*g.og*k]
+			l.im.gemmStrided(true, false, k, np, g.og, wg, 0, dyp[gi*g.og*np:(gi+1)*g.og*np], 0, dcol, 1)
+			conv.Col2ImPitched(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh, add)
+		}
+		conv.CropPlanes(dx[n*g.c*g.h*g.w:], pgrad, g.c, g.h, g.w, g.pt, g.pl, hp, wp)
+	}
+	l.im.putScratch(sp)
+}
+
+// conv2DBackFilterPitched is conv2DBackFilterRun's stride-1 path over
+// slices [lo, hi): each image's pitched column matrix times its pitched
+// output gradient (zero in the thrown-away columns, so they add nothing)
+// transposed is added into the slice's partial gradient, which is kept
+// transposed ([groups][k][og]; conv2DBackFilter transposes it back when it
+// adds the slices). This orientation has the GEMM pack the small output
+// gradient rather than the column matrix, k/og times larger: packing the
+// column matrix took a third of a LeNet training step.
+func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
+	g := &l.cg
+	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
+	k, p := g.k(), g.p()
+	hp, wp := g.pitch()
+	plane, np := (hp+1)*wp, g.oh*wp
+
+	sp := l.im.getScratch(g.c*plane + k*np + g.o*np)
+	padded := (*sp)[:g.c*plane]
+	col := (*sp)[g.c*plane : g.c*plane+k*np]
+	dyp := (*sp)[g.c*plane+k*np:]
+	for sl := lo; sl < hi; sl++ {
+		acc := part[sl*len(dw) : (sl+1)*len(dw)]
+		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
+			conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
+			conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+			for gi := range g.groups {
+				conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
+				dyg := dyp[gi*g.og*np : (gi+1)*g.og*np]
+				l.im.gemm(false, true, k, g.og, np, 1, col, np, 0, dyg, np, 0, 1, acc[gi*g.og*k:(gi+1)*g.og*k], g.og, 0, 1)
+			}
+		}
+	}
+	l.im.putScratch(sp)
+}
+
+// vecAdd returns the SIMD element-wise sum for T. Converting a function
+// (a pointer) to an interface allocates nothing.
+func vecAdd[T float32 | float64]() func(dst, a, b []T) {
+	if f, ok := any(vec.Add).(func(dst, a, b []T)); ok {
+		return f
+	}
+	f, _ := any(vec.AddF64).(func(dst, a, b []T))
+	return f
+}
