@@ -10,8 +10,9 @@ import (
 // assembly kernels through thin wrappers, and the pure-Go twin tileGo):
 //
 // A[i][p] is a[p·mr+i] when lda == 0 (a packed micro-panel: kc steps of mr
-// floats, rows ≤ mr of them used) and a[i·lda+p] otherwise (A in place,
-// only for kernels with direct set). B[p][j] is b[p·ldb+j]: a packed
+// floats, rows ≤ mr of them used), a[i·lda+p] when lda > 0 (A in place)
+// and a[p·(−lda)+i] when lda < 0 (A stored transposed, in place: step p is
+// a stretch of stored row p); the last two only for kernels with direct set. B[p][j] is b[p·ldb+j]: a packed
 // micro-panel (ldb = kernel.panel(cols)) or, for direct kernels, B in place.
 // c is the top-left element of the output tile, row stride ldc. It stores
 //
@@ -153,8 +154,10 @@ func tileGo(mr, rows, cols, kc int, a []float32, lda int, b []float32, ldb int, 
 		bp := b[p*ldb : p*ldb+cols]
 		for i := 0; i < rows; i++ {
 			ai := p*mr + i
-			if lda != 0 {
+			if lda > 0 {
 				ai = i*lda + p
+			} else if lda < 0 {
+				ai = p*-lda + i
 			}
 			av := a[ai]
 			row := acc[i*cols : i*cols+cols]

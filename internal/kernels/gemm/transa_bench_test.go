@@ -23,6 +23,11 @@ var transAShapes = []struct {
 	{"fc2_64x128x2176", 64, 128, 2176},
 	{"fc2_64x256x2176", 64, 256, 2176},
 	{"patch_64x49x2048", 64, 49, 2048},
+	// Wider products for contrast: the seed MLP's weight gradients at
+	// batch 64 (short k) and a square.
+	{"seed_784x512x64", 784, 512, 64},
+	{"seed_512x512x64", 512, 512, 64},
+	{"square_512", 512, 512, 512},
 }
 
 // BenchmarkTransA runs each weight-gradient shape with A transposed (T: A
@@ -34,12 +39,11 @@ var transAShapes = []struct {
 func BenchmarkTransA(b *testing.B) {
 	for _, s := range transAShapes {
 		for _, th := range []int{1, 2} {
-			for _, trans := range []bool{false, true} {
-				v := "N"
-				if trans {
-					v = "T"
-				}
+			for _, v := range []string{"N", "T", "Tpack"} {
+				trans := v != "N"
 				b.Run(fmt.Sprintf("%s/threads=%d/%s", s.name, th, v), func(b *testing.B) {
+					defer func(d bool) { transADirect = d }(transADirect)
+					transADirect = v == "T"
 					defer parallel.SetWorkers(parallel.SetWorkers(th))
 					a, x, c := randSlice(s.m*s.k), randSlice(s.k*s.n), make([]float32, s.m*s.n)
 					lda := s.k
