@@ -43,7 +43,9 @@ type kernel struct {
 	// transposed B (see packB); nil means plain Go loops.
 	transpose16 func(src []float32, lds int, dst []float32, ldd int, groups int)
 	// packAT, if set, packs a transposed A block (see packA) with vector
-	// copies; nil means the pure-Go loop packATGo.
+	// copies; nil means the pure-Go loop packATGo. Direct kernels read a
+	// transposed A in place (see transADirect), so theirs serves only
+	// when that is switched off, as BenchmarkTransA does to compare.
 	packAT func(dst, a []float32, lda, mc, kc int)
 	// gelu applies GELU in place to a rows×cols (cols ≤ nr) tile.
 	gelu func(c []float32, ldc, rows, cols int)
