@@ -190,7 +190,19 @@ func kernel(name, reg string, vb, nv, mr, rows int, masked bool, am aMode) {
 		// Prefetch A a few steps ahead: it streams from L2, B sits in L1.
 		p("\tPREFETCHT0 %d(AX)", unroll*astep*4)
 	}
+	if am == transA {
+		// A transposed is read a stretch of each stored row per step:
+		// fetch the stretch (one or two lines) eight rows ahead, R15 =
+		// row 8. Measured beside the same kernel without it, this made
+		// the transformer's weight gradients a few per cent faster.
+		p("\tLEAQ (AX)(R8*8), R15")
+	}
 	for u := 0; u < unroll; u++ {
+		if am == transA {
+			idx := []string{"", "(R8*1)", "(R8*2)", "(R9*1)"}
+			p("\tPREFETCHT0 (R15)%s", idx[u])
+			p("\tPREFETCHT0 %d(R15)%s", rows*4-1, idx[u])
+		}
 		step(u)
 	}
 	advance(unroll)
