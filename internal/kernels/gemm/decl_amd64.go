@@ -76,6 +76,42 @@ var avx512d32 = [...]asmTile{
 	sgemmAVX512d14x32,
 }
 
+// avx512t16[r-1] is the tile kernel computing r rows.
+var avx512t16 = [...]asmTile{
+	sgemmAVX512t1x16,
+	sgemmAVX512t2x16,
+	sgemmAVX512t3x16,
+	sgemmAVX512t4x16,
+	sgemmAVX512t5x16,
+	sgemmAVX512t6x16,
+	sgemmAVX512t7x16,
+	sgemmAVX512t8x16,
+	sgemmAVX512t9x16,
+	sgemmAVX512t10x16,
+	sgemmAVX512t11x16,
+	sgemmAVX512t12x16,
+	sgemmAVX512t13x16,
+	sgemmAVX512t14x16,
+}
+
+// avx512t32[r-1] is the tile kernel computing r rows.
+var avx512t32 = [...]asmTile{
+	sgemmAVX512t1x32,
+	sgemmAVX512t2x32,
+	sgemmAVX512t3x32,
+	sgemmAVX512t4x32,
+	sgemmAVX512t5x32,
+	sgemmAVX512t6x32,
+	sgemmAVX512t7x32,
+	sgemmAVX512t8x32,
+	sgemmAVX512t9x32,
+	sgemmAVX512t10x32,
+	sgemmAVX512t11x32,
+	sgemmAVX512t12x32,
+	sgemmAVX512t13x32,
+	sgemmAVX512t14x32,
+}
+
 // avx2p16[r-1] is the tile kernel computing r rows.
 var avx2p16 = [...]asmTile{
 	sgemmAVX2p1x16,
@@ -253,6 +289,90 @@ func sgemmAVX512d13x32(kc int, a *float32, lda int, b *float32, ldb int, c *floa
 
 //go:noescape
 func sgemmAVX512d14x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t1x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t2x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t3x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t4x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t5x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t6x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t7x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t8x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t9x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t10x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t11x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t12x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t13x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t14x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t1x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t2x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t3x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t4x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t5x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t6x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t7x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t8x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t9x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t10x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t11x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t12x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t13x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
+
+//go:noescape
+func sgemmAVX512t14x32(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)
 
 //go:noescape
 func sgemmAVX2p1x16(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, bias *float32, flags uint32, mask uint32)

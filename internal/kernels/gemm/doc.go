@@ -25,9 +25,11 @@
 //   - avx512: 14×32 tiles, 28 zmm accumulators (AVX-512F), masked stores
 //     for ragged right edges, one generated function per tile height so
 //     ragged bottom edges cost only the rows they hold. These kernels also
-//     read a non-transposed A (and, when m is small, a non-transposed B) in
-//     place, because for the seed's batch-64 layers packing would copy the
-//     big operand once per call for only a few uses of each element. A
+//     read A (stored either way) and, when m is small, a non-transposed B
+//     in place, because for the seed's batch-64 layers and a training
+//     step's weight gradients dW = dYᵀ·X (long k, few columns) packing
+//     would copy the big operand once per call for only a few uses of each
+//     element. A
 //     transposed B is packed with 16×16 in-register transposes, panel by
 //     panel just before use when there is a single A block. ReLU is applied
 //     in registers and erf-GELU on the tile just stored by vec.Gelu (the
@@ -79,5 +81,13 @@
 //
 // for GFLOP/s by size class, kernel and thread count; on a shared machine
 // prefer the cpuGFLOP/s column, which excludes time stolen by other
-// processes.
+// processes. BenchmarkTransA sets each weight-gradient product of a vision
+// transformer's dense layers (A transposed, k = 2176 tokens) beside the
+// same product with A untransposed (N), and with the transposed A read in
+// place (T) or packed (Tpack):
+//
+//	go test -run '^$' -bench TransA -count 3 ./internal/kernels/gemm
+//
+// BenchmarkTransARatio runs the three call by call and reports the
+// fastest calls' ratios T/N and Tpack/N, steadier on a busy machine.
 package gemm

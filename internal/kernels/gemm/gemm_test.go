@@ -406,7 +406,8 @@ func TestSgemmBiasAct(t *testing.T) {
 
 // TestTileTwin compares each kernel's micro-kernel with the pure-Go twin
 // tileGo on identical inputs, for every tile height and width, every
-// epilogue, packed and (for direct kernels) in-place A and B.
+// epilogue, packed and (for direct kernels) in-place A and B, A stored
+// either way.
 func TestTileTwin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, k := range kernels {
@@ -414,15 +415,22 @@ func TestTileTwin(t *testing.T) {
 			for rows := 1; rows <= k.mr; rows++ {
 				for cols := 1; cols <= k.nr; cols++ {
 					for _, kc := range []int{1, 3, 4, 9} {
-						for _, direct := range []bool{false, true} {
+						// mode 0: packed A and B; 1: both in place; 2: B
+						// in place and A stored transposed (lda < 0).
+						for mode := range 3 {
+							direct := mode > 0
 							if direct && !k.direct {
 								continue
 							}
 							lda, ldb := 0, k.panel(cols)
 							na, nb := kc*k.mr, kc*ldb
-							if direct {
+							switch mode {
+							case 1:
 								lda, ldb = kc+3, cols+5
 								na, nb = (rows-1)*lda+kc, (kc-1)*ldb+cols
+							case 2:
+								lda, ldb = -(rows + 3), cols+5
+								na, nb = (kc-1)*(rows+3)+rows, (kc-1)*ldb+cols
 							}
 							a := make([]float32, na)
 							b := make([]float32, nb)
@@ -457,7 +465,7 @@ func TestTileTwin(t *testing.T) {
 								tileGo(k.mr, rows, cols, kc, a, lda, b, ldb, want, ldc, alpha, beta, bs, relu)
 								for i := range got {
 									if d := math.Abs(float64(got[i] - want[i])); d > 1e-5 || (got[i] != got[i]) != (want[i] != want[i]) {
-										t.Fatalf("rows=%d cols=%d kc=%d direct=%v epilogue=%d: C[%d] = %v, twin %v", rows, cols, kc, direct, e, i, got[i], want[i])
+										t.Fatalf("rows=%d cols=%d kc=%d mode=%d epilogue=%d: C[%d] = %v, twin %v", rows, cols, kc, mode, e, i, got[i], want[i])
 									}
 								}
 							}

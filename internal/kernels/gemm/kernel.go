@@ -10,8 +10,9 @@ import (
 // assembly kernels through thin wrappers, and the pure-Go twin tileGo):
 //
 // A[i][p] is a[p·mr+i] when lda == 0 (a packed micro-panel: kc steps of mr
-// floats, rows ≤ mr of them used) and a[i·lda+p] otherwise (A in place,
-// only for kernels with direct set). B[p][j] is b[p·ldb+j]: a packed
+// floats, rows ≤ mr of them used), a[i·lda+p] when lda > 0 (A in place)
+// and a[p·(−lda)+i] when lda < 0 (A stored transposed, in place: step p is
+// a stretch of stored row p); the last two only for kernels with direct set. B[p][j] is b[p·ldb+j]: a packed
 // micro-panel (ldb = kernel.panel(cols)) or, for direct kernels, B in place.
 // c is the top-left element of the output tile, row stride ldc. It stores
 //
@@ -42,7 +43,9 @@ type kernel struct {
 	// transposed B (see packB); nil means plain Go loops.
 	transpose16 func(src []float32, lds int, dst []float32, ldd int, groups int)
 	// packAT, if set, packs a transposed A block (see packA) with vector
-	// copies; nil means the pure-Go loop packATGo.
+	// copies; nil means the pure-Go loop packATGo. Direct kernels read a
+	// transposed A in place (see transADirect), so theirs serves only
+	// when that is switched off, as BenchmarkTransA does to compare.
 	packAT func(dst, a []float32, lda, mc, kc int)
 	// gelu applies GELU in place to a rows×cols (cols ≤ nr) tile.
 	gelu func(c []float32, ldc, rows, cols int)
@@ -153,8 +156,10 @@ func tileGo(mr, rows, cols, kc int, a []float32, lda int, b []float32, ldb int, 
 		bp := b[p*ldb : p*ldb+cols]
 		for i := 0; i < rows; i++ {
 			ai := p*mr + i
-			if lda != 0 {
+			if lda > 0 {
 				ai = i*lda + p
+			} else if lda < 0 {
+				ai = p*-lda + i
 			}
 			av := a[ai]
 			row := acc[i*cols : i*cols+cols]

@@ -78,6 +78,10 @@ func tileAVX512(rows, cols, kc int, a []float32, lda int, b []float32, ldb int, 
 	mask := uint32(uint64(1)<<cols - 1)
 	var f asmTile
 	switch {
+	case lda < 0 && cols <= 16:
+		f, lda = avx512t16[rows-1], -lda
+	case lda < 0:
+		f, lda = avx512t32[rows-1], -lda
 	case lda == 0 && cols <= 16:
 		f = avx512p16[rows-1]
 	case lda == 0:

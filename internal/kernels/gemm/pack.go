@@ -43,27 +43,39 @@ func packA(dst []float32, transA bool, a []float32, lda, mc, kc, mr int, tr func
 // packATGo packs a transposed A block, op(A)[i][p] = a[p·lda + i], as
 // packA does; it is the pure-Go twin of the kernels' packAT routines.
 //
-// Step p of every panel comes from the same stored row p of A, so it walks
-// A row by row, each source line read once and in order, and copies a
-// piece of mr floats into each panel with a plain loop: copy() would call
-// memmove for every piece, which for the usual mr of 4 to 14 costs more
-// than the copy (a training step's weight gradients dW = dYᵀ·X pack their
-// whole dY this way).
+// Step p of a panel is a stretch of mr floats of stored row p. It fills
+// one panel after another, so the stores form one sequential stream
+// (filling all panels row by row measured slower: each row then starts a
+// store stream per panel), and copies each stretch with a fixed-size array
+// assignment where mr allows, a few register moves where copy() would call
+// memmove for every stretch.
 func packATGo(dst, a []float32, lda, mc, kc, mr int) {
-	full := mc - mc%mr
-	for p := 0; p < kc; p++ {
-		src := a[p*lda : p*lda+mc]
-		for ir := 0; ir < full; ir += mr {
-			s := src[ir : ir+mr]
-			d := dst[ir*kc+p*mr : ir*kc+p*mr+mr]
-			for i, v := range s {
-				d[i] = v
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		d := dst[ir*kc : ir*kc+mr*kc]
+		switch {
+		case rows == 4 && mr == 4:
+			for p := 0; p < kc; p++ {
+				*(*[4]float32)(d[p*4:]) = [4]float32(a[p*lda+ir:])
 			}
-		}
-		if full < mc {
-			d := dst[full*kc+p*mr : full*kc+p*mr+mr]
-			n := copy(d, src[full:])
-			clear(d[n:])
+		case rows == 6 && mr == 6:
+			// As 4 + 2: a [6]float32 assignment is itself a memmove call.
+			for p := 0; p < kc; p++ {
+				s := a[p*lda+ir:]
+				*(*[4]float32)(d[p*6:]) = [4]float32(s)
+				*(*[2]float32)(d[p*6+4:]) = [2]float32(s[4:])
+			}
+		default:
+			for p := 0; p < kc; p++ {
+				dp := d[p*mr : p*mr+mr]
+				src := a[p*lda+ir : p*lda+ir+rows]
+				for i, v := range src {
+					dp[i] = v
+				}
+				for i := rows; i < mr; i++ {
+					dp[i] = 0
+				}
+			}
 		}
 	}
 }

@@ -31,21 +31,27 @@ func BenchmarkPack(b *testing.B) {
 		b.ReportMetric(float64(64*256)*float64(b.N)/(threadCPU()-cpu0)/1e9, "cpuGelem/s")
 	})
 	// A transposed block of a weight gradient dYᵀ·X (dY stored
-	// tokens×192), packed by the kernel's routine and by the pure-Go twin.
+	// tokens×192): the AVX-512 kernel's routine (14-row panels, used when
+	// transADirect is off), and the pure-Go twin at each kernel's height.
 	dy := randSlice(2176 * 192)
-	for _, v := range []string{"kernel", "go"} {
-		b.Run("A_T_168x256_lda192/"+v, func(b *testing.B) {
-			tr := k.packAT
+	for _, kn := range kernels {
+		for _, v := range []string{"asm", "go"} {
+			tr := kn.packAT
 			if v == "go" {
 				tr = nil
+			} else if tr == nil {
+				continue
 			}
-			for b.Loop() {
-				for pc := 0; pc+256 <= 2176; pc += 256 {
-					packA(ws.a, true, dy[pc*192:], 192, 168, 256, k.mr, tr)
+			mc := kn.mr * (168 / kn.mr)
+			b.Run(fmt.Sprintf("A_T_%dx256_lda192/%s/mr=%d", mc, v, kn.mr), func(b *testing.B) {
+				for b.Loop() {
+					for pc := 0; pc+256 <= 2176; pc += 256 {
+						packA(ws.a, true, dy[pc*192:], 192, mc, 256, kn.mr, tr)
+					}
 				}
-			}
-			b.ReportMetric(float64(168*256*8)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
-		})
+				b.ReportMetric(float64(mc*256*8)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			})
+		}
 	}
 	b.Run("B_N_256x512", func(b *testing.B) {
 		for b.Loop() {

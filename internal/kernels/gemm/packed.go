@@ -111,15 +111,15 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	// columns for the small batches (A is a few rows), rows for large
 	// batches through narrow layers (a 1024-row batch through a 512-wide
 	// layer, or a 10-wide output layer that has a single column panel).
-	// When the operand each chunk reads must also be packed (A
-	// transposed, or a kernel that cannot read it in place), make one
-	// chunk per thread; otherwise For's smaller chunks balance better.
+	// When the operand each chunk reads must also be packed (a kernel
+	// that cannot read A in place), make one chunk per thread; otherwise
+	// For's smaller chunks balance better.
 	t.byRows = mp >= 2*threads && (m > n || np < 2*threads)
 	panels, grain := np, 1
 	if t.byRows {
 		panels = mp
 	}
-	if transA || !kn.direct {
+	if !kn.readsAInPlace(transA, m) {
 		grain = max(1, panels/threads)
 	}
 	parallel.ForBody(panels, grain, t)
@@ -181,7 +181,7 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 		return
 	}
 	mr, nr := kn.mr, kn.nr
-	directA := kn.direct && !transA && m <= directAMaxM
+	directA := kn.readsAInPlace(transA, m)
 	kcMax := kn.kc
 	if m <= mr && (directA || mr*k <= len(ws.a)) {
 		kcMax = k
@@ -211,7 +211,7 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 				}
 				ablk, alda := ws.a, 0
 				if directA {
-					ablk, alda = a[aoff:], lda
+					ablk, alda = a[aoff:], tileLDA(transA, lda)
 				} else {
 					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
 				}
@@ -227,12 +227,7 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 					for ir := 0; ir < mc; ir += mr {
 						rows := min(mr, mc-ir)
 						ct := c[(ic+ir)*ldc+jc+jr:]
-						var ap []float32
-						if directA {
-							ap = ablk[ir*lda:]
-						} else {
-							ap = ablk[ir*kc:]
-						}
+						ap := ablk[tileAOffset(directA, transA, ir, lda, kc):]
 						kn.tile(rows, cols, kc, ap, alda, bp, w, ct, ldc, alpha, bt, bj, relu)
 						if last && act == ActGELU {
 							kn.gelu(ct, ldc, rows, cols)

@@ -102,7 +102,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		// Split the columns: each thread packs (or reads) its own B panels
 		// (the big operand for the seed's shapes) and shares A.
 		t.split = splitN
-		parallel.For(np, grain(np, transA || !kern.direct), t.fn)
+		parallel.For(np, grain(np, !kern.readsAInPlace(transA, m)), t.fn)
 	default:
 		t.split = splitM
 		parallel.For(mp, grain(mp, transB || !kern.direct || m > directBMaxM), t.fn)
@@ -234,12 +234,14 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 		return
 	}
 	mr, nr := kn.mr, kn.nr
-	// Direct kernels skip packing a non-transposed operand: A rows are
-	// broadcast straight from A, and full-width B micro-panels are read in
-	// place (only a ragged last panel is packed). Packing would copy the
-	// operand once per call, which costs as much as the kernel itself when
-	// the other dimension is small, as for the seed's batch-64 layers.
-	directA := kn.direct && !transA && m <= directAMaxM
+	// Direct kernels skip packing A, transposed or not (its elements are
+	// broadcast straight from where they are stored), and a non-transposed
+	// B: full-width B micro-panels are read in place (only a ragged last
+	// panel is packed). Packing would copy the operand once per call, which
+	// costs as much as the kernel itself when the other dimension is
+	// small, as for the seed's batch-64 layers and a training step's
+	// weight gradients.
+	directA := kn.readsAInPlace(transA, m)
 	directB := kn.direct && !transB && m <= directBMaxM
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
@@ -290,7 +292,7 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 				}
 				ablk, alda := ws.a, 0
 				if directA {
-					ablk, alda = a[aoff:], lda
+					ablk, alda = a[aoff:], tileLDA(transA, lda)
 				} else {
 					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
 				}
@@ -318,12 +320,7 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 					for ir := 0; ir < mc; ir += mr {
 						rows := min(mr, mc-ir)
 						ct := c[(ic+ir)*ldc+jc+jr:]
-						var ap []float32
-						if directA {
-							ap = ablk[ir*lda:]
-						} else {
-							ap = ablk[ir*kc:]
-						}
+						ap := ablk[tileAOffset(directA, transA, ir, lda, kc):]
 						kn.tile(rows, cols, kc, ap, alda, bp, bld, ct, ldc, alpha, bt, bj, relu)
 						if last && act == ActGELU {
 							kn.gelu(ct, ldc, rows, cols)
@@ -345,6 +342,51 @@ const directBMaxM = 128
 // (the 14 row streams stay in L1/L2), so there is no limit; it is a
 // variable so BenchmarkDirectA can compare the two.
 var directAMaxM = 1 << 30
+
+// transADirect says whether direct kernels read a transposed A in place
+// (else it is packed). In place, each k step of a tile broadcasts from one
+// stretch of a stored row, a single stream of constant stride that the
+// prefetchers follow. Packing it costs a copy of A per call that is bound
+// by the stores (the packed block is larger than L1); for the weight
+// gradients dW = dYᵀ·X of a training step, with long k and few columns,
+// that copy cost 15–25% of the product. It is a variable so
+// BenchmarkTransA can compare the two.
+var transADirect = true
+
+// readsAInPlace reports whether the kernel reads op(A) of a product with m
+// rows where it is stored instead of packing it.
+func (kn *kernel) readsAInPlace(transA bool, m int) bool {
+	if !kn.direct {
+		return false
+	}
+	if transA {
+		return transADirect
+	}
+	return m <= directAMaxM
+}
+
+// tileLDA is the micro-kernel's lda for A read in place (see tileFunc):
+// the row stride, negated when A is stored transposed.
+func tileLDA(transA bool, lda int) int {
+	if transA {
+		return -lda
+	}
+	return lda
+}
+
+// tileAOffset is the offset, within an A block starting at its row ir = 0,
+// of the tile starting at row ir: packed panels are mr·kc floats apart,
+// and A in place has row ir at ir·lda, or (stored transposed) at column ir.
+func tileAOffset(direct, transA bool, ir, lda, kc int) int {
+	switch {
+	case !direct:
+		return ir * kc
+	case transA:
+		return ir
+	default:
+		return ir * lda
+	}
+}
 
 // scaleEpilogue handles an empty product (k == 0 or alpha == 0):
 // C = act(beta·C + bias), with beta == 0 not reading C.
