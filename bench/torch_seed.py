@@ -23,11 +23,10 @@ Usage: /usr/bin/python3 bench/torch_seed.py [--batch 64] [--threads 1] [--quick]
 """
 import argparse
 import json
-import os
-import tempfile
-import time
 
 import torch
+
+from torch_common import best_us, export
 
 
 def seed_network():
@@ -38,34 +37,6 @@ def seed_network():
         torch.nn.Linear(784, 512), torch.nn.ReLU(),
         torch.nn.Linear(512, 512), torch.nn.ReLU(),
         torch.nn.Linear(512, 10))
-
-
-def best_us(fn, calls, warmup, rounds=5):
-    """Best mean time per call, in microseconds, over rounds of calls."""
-    for _ in range(warmup):
-        fn()
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls * 1e6)
-    return best
-
-
-def export(path, batch):
-    """Writes the seed network to path as ONNX, atomically."""
-    net = seed_network().eval()
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=d)
-    os.close(fd)
-    try:
-        torch.onnx.export(net, torch.ones(batch, 1, 28, 28), tmp, input_names=["x"],
-                          output_names=["logits"], opset_version=13)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def measure(batch, threads, quick):
@@ -110,7 +81,7 @@ def main():
     if a.batch < 1 or a.threads < 1:
         p.error("--batch and --threads must be positive")
     if a.onnx:
-        export(a.onnx, a.batch)
+        export(seed_network(), a.onnx, a.batch)
         return
     print(json.dumps(measure(a.batch, a.threads, a.quick)))
 

@@ -18,9 +18,10 @@ Usage: /usr/bin/python3 bench/torch_vit.py [--batch 128] [--threads 2] [--quick]
 """
 import argparse
 import json
-import time
 
 import torch
+
+from torch_common import best_us
 from torch import nn
 
 
@@ -46,19 +47,6 @@ class ViT(nn.Module):
         h = torch.cat([self.cls_token.expand(n, 1, self.dim), tok], dim=1) + self.pos_embed
         h = self.encoder(h)
         return self.head(h[:, 0])
-
-
-def best_us(fn, calls, warmup, rounds=5):
-    """Best mean time per call, in microseconds, over rounds of calls."""
-    for _ in range(warmup):
-        fn()
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls * 1e6)
-    return best
 
 
 def measure(batch, threads, quick):
