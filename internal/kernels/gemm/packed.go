@@ -191,30 +191,10 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 		for pc := 0; pc < k; pc += kcMax {
 			kc := min(kcMax, k-pc)
 			first, last := pc == 0, pc+kc == k
-			bt := beta
-			if !first {
-				bt = 1
-			}
-			var bs []float32
-			relu := false
-			if last {
-				bs = bias
-				relu = act == ActReLU
-			}
+			bt, bs, relu := kBlockEpilogue(first, last, beta, bias, act)
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
-				var aoff int
-				if transA {
-					aoff = pc*lda + ic
-				} else {
-					aoff = ic*lda + pc
-				}
-				ablk, alda := ws.a, 0
-				if directA {
-					ablk, alda = a[aoff:], tileLDA(transA, lda)
-				} else {
-					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
-				}
+				ablk, alda := kn.aBlock(ws, transA, directA, a, lda, ic, pc, mc, kc, mr)
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
 					col := j0 + jc + jr // column of pb where this panel starts

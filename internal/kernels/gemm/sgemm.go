@@ -272,30 +272,10 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 				packB(ws.b, transB, b[boff:], ldb, kc, nc, nr, kn.panel, kn.transpose16)
 				edge = 0
 			}
-			bt := beta
-			if !first {
-				bt = 1
-			}
-			var bs []float32
-			relu := false
-			if last {
-				bs = bias
-				relu = act == ActReLU
-			}
+			bt, bs, relu := kBlockEpilogue(first, last, beta, bias, act)
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
-				var aoff int
-				if transA {
-					aoff = pc*lda + ic
-				} else {
-					aoff = ic*lda + pc
-				}
-				ablk, alda := ws.a, 0
-				if directA {
-					ablk, alda = a[aoff:], tileLDA(transA, lda)
-				} else {
-					packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
-				}
+				ablk, alda := kn.aBlock(ws, transA, directA, a, lda, ic, pc, mc, kc, mr)
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
 					var bp []float32
@@ -445,4 +425,33 @@ func checkArgs(fn string, transA, transB bool, m, n, k, la, lda, sa, lb, ldb, sb
 	check("a", ar, ac, la, lda, sa)
 	check("b", br, bc, lb, ldb, sb)
 	check("c", m, n, lc, ldc, sc)
+}
+
+// kBlockEpilogue returns what the products of one k block apply to C: beta
+// for the first block and 1 (accumulate) after it, and the bias and ReLU
+// only with the last block, when C holds the whole sum.
+func kBlockEpilogue(first, last bool, beta float32, bias []float32, act Act) (bt float32, bs []float32, relu bool) {
+	bt = beta
+	if !first {
+		bt = 1
+	}
+	if last {
+		bs, relu = bias, act == ActReLU
+	}
+	return bt, bs, relu
+}
+
+// aBlock returns the mc×kc block of A at row ic and depth pc as the
+// micro-kernel reads it: in place (directA), with the leading dimension
+// tileLDA gives, or packed into ws.a (leading dimension 0).
+func (kn *kernel) aBlock(ws *workspace, transA, directA bool, a []float32, lda, ic, pc, mc, kc, mr int) ([]float32, int) {
+	aoff := ic*lda + pc
+	if transA {
+		aoff = pc*lda + ic
+	}
+	if directA {
+		return a[aoff:], tileLDA(transA, lda)
+	}
+	packA(ws.a, transA, a[aoff:], lda, mc, kc, mr, kn.packAT)
+	return ws.a, 0
 }
