@@ -19,6 +19,7 @@ var notCode = map[string]string{
 	"ops/doc.go: spore: MatMul: inner dimensions differ: [64 784] x [512 10] (at main.go:31)":                            "an error message",
 	"internal/kernels/gemm/doc.go: for jc over n in steps of nc:            B block kc×nc (L2/L3)":                       "pseudo-code of the loop nest",
 	"internal/kernels/gemm/doc.go: go test -bench . ./internal/kernels/gemm":                                             "a shell command",
+	"internal/kernels/gemm/doc.go: go test -run '^$' -bench TransA -count 3 ./internal/kernels/gemm":                     "a shell command",
 	"internal/kernels/vec/doc.go: kernel       64×512 asm / Go      1M asm / Go":                                         "a table of timings",
 	"dataset/mnist/doc.go: 440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609  train-images-idx3-ubyte.gz": "checksums",
 	"dashboard/doc.go: /api/runs                       the log dir's status and runs":                                    "the endpoint table",
