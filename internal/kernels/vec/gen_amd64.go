@@ -466,6 +466,7 @@ func main() {
 	}
 
 	layerNormKernels()
+	linCombKernels()
 
 	emit("")
 	for _, n := range constOrder {
@@ -613,6 +614,104 @@ func layerNormKernels() {
 				store(off, dy, "DI", m),
 			}
 		})
+		footer()
+	}
+}
+
+// linCombKernels emits LinComb's kernels, one per number nv (1 to 4) of
+// 16-lane registers a row of c takes; the last register's lanes are
+// masked by K1 (tail). Rows of c are done four at a time (16 accumulators
+// at most), then one at a time: each row's arithmetic is the same chain
+// of FMAs either way. Register use: DI c, SI a, R8 ldc, R9 rows left, R10
+// ar, R11 at, BX ldb (strides in bytes), R13 b; in the loop over t, AX,
+// CX, DX and R14 point at the four rows' current weights, R15 at b's row
+// and R12 counts down n. Z16.. hold b's row, Z20.. broadcast weights, Z31
+// alpha.
+func linCombKernels() {
+	for nv := 1; nv <= 4; nv++ {
+		name := fmt.Sprintf("linComb%dAVX512", nv)
+		emit("")
+		emit("// func %s(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)", name)
+		emit("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+		for _, a := range []struct{ arg, reg string }{{"c+0", "DI"}, {"ldc+8", "R8"}, {"m+16", "R9"}, {"a+24", "SI"},
+			{"ar+32", "R10"}, {"at+40", "R11"}, {"b+56", "R13"}, {"ldb+64", "BX"}} {
+			emit("\tMOVQ %s(FP), %s", a.arg, a.reg)
+		}
+		for _, r := range []string{"R8", "R10", "R11", "BX"} {
+			emit("\tSHLQ $2, %s", r)
+		}
+		emit("\tVBROADCASTSS alpha+72(FP), Z31")
+		emit("\tMOVL tail+76(FP), AX")
+		emit("\tKMOVW AX, K1")
+		// body emits the loop over t for rows rows whose weight pointers
+		// are ptrs, then scales the accumulators by alpha.
+		body := func(pre string, ptrs []string) {
+			rows := len(ptrs)
+			for i := 0; i < rows*nv; i++ {
+				emit("\tVXORPS %s, %s, %s", z(i), z(i), z(i))
+			}
+			emit("\tMOVQ n+48(FP), R12")
+			emit("\tMOVQ R13, R15")
+			emit("%st:", pre)
+			emit("\tTESTQ R12, R12")
+			emit("\tJZ   %sst", pre)
+			for v := 0; v < nv; v++ {
+				emit("\t%s", load(64*v, "R15", z(16+v), v == nv-1))
+			}
+			for rr, p := range ptrs {
+				if nv == 1 {
+					emit("\tVFMADD231PS.BCST (%s), Z16, %s", p, z(rr))
+					continue
+				}
+				emit("\tVBROADCASTSS (%s), %s", p, z(20+rr))
+				for v := 0; v < nv; v++ {
+					emit("\tVFMADD231PS %s, %s, %s", z(20+rr), z(16+v), z(rr*nv+v))
+				}
+			}
+			for _, p := range ptrs {
+				emit("\tADDQ R11, %s", p)
+			}
+			emit("\tADDQ BX, R15")
+			emit("\tDECQ R12")
+			emit("\tJMP  %st", pre)
+			emit("%sst:", pre)
+			for i := 0; i < rows*nv; i++ {
+				emit("\tVMULPS Z31, %s, %s", z(i), z(i))
+			}
+		}
+		emit("block:")
+		emit("\tCMPQ R9, $4")
+		emit("\tJL   single")
+		emit("\tMOVQ SI, AX")
+		emit("\tLEAQ (SI)(R10*1), CX")
+		emit("\tLEAQ (SI)(R10*2), DX")
+		emit("\tLEAQ (CX)(R10*2), R14")
+		body("b", []string{"AX", "CX", "DX", "R14"})
+		emit("\tLEAQ (DI)(R8*1), AX")
+		emit("\tLEAQ (DI)(R8*2), CX")
+		emit("\tLEAQ (AX)(R8*2), DX")
+		for rr, p := range []string{"DI", "AX", "CX", "DX"} {
+			for v := 0; v < nv; v++ {
+				emit("\t%s", store(64*v, z(rr*nv+v), p, v == nv-1))
+			}
+		}
+		emit("\tLEAQ (SI)(R10*4), SI")
+		emit("\tLEAQ (DI)(R8*4), DI")
+		emit("\tSUBQ $4, R9")
+		emit("\tJMP  block")
+		emit("single:")
+		emit("\tTESTQ R9, R9")
+		emit("\tJZ   done")
+		emit("\tMOVQ SI, AX")
+		body("s", []string{"AX"})
+		for v := 0; v < nv; v++ {
+			emit("\t%s", store(64*v, z(v), "DI", v == nv-1))
+		}
+		emit("\tADDQ R10, SI")
+		emit("\tADDQ R8, DI")
+		emit("\tDECQ R9")
+		emit("\tJMP  single")
+		emit("done:")
 		footer()
 	}
 }

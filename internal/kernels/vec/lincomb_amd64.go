@@ -1,0 +1,38 @@
+//go:build amd64 && !noasm
+
+package vec
+
+// The LinComb kernels, one per number of 16-lane registers a row of c
+// takes (1 to 4); tail masks the lanes of the last one. Sizes and strides
+// are in elements.
+
+//go:noescape
+func linComb1AVX512(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)
+
+//go:noescape
+func linComb2AVX512(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)
+
+//go:noescape
+func linComb3AVX512(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)
+
+//go:noescape
+func linComb4AVX512(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)
+
+var linCombAVX512 = [...]func(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32){
+	linComb1AVX512, linComb2AVX512, linComb3AVX512, linComb4AVX512,
+}
+
+// linComb has checked its arguments (m, w > 0); rows wider than 64 are
+// done 64 columns at a time.
+func linComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at int, b []float32, ldb int) {
+	if !useAsm || n == 0 {
+		linCombGo(c, ldc, m, w, n, alpha, a, ar, at, b, ldb)
+		return
+	}
+	for j := 0; j < w; j += 64 {
+		cw := min(64, w-j)
+		nv := (cw + 15) / 16
+		tail := uint32(1)<<(cw-16*(nv-1)) - 1
+		linCombAVX512[nv-1](&c[j], ldc, m, &a[0], ar, at, n, &b[j], ldb, alpha, tail)
+	}
+}
