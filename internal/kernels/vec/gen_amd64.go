@@ -467,6 +467,7 @@ func main() {
 
 	layerNormKernels()
 	linCombKernels()
+	expSubMaxKernel()
 
 	emit("")
 	for _, n := range constOrder {
@@ -714,4 +715,77 @@ func linCombKernels() {
 		emit("done:")
 		footer()
 	}
+}
+
+// expSubMaxKernel emits expSubMaxAVX512(x *float32, n int) (m, sum
+// float32): a pass for the row's maximum (NaN lanes collected in K3 as in
+// maxAVX512), reduced in registers, then — unless the maximum is -Inf — a
+// pass replacing x by e^(x − m) and summing it, as expShiftSumAVX512
+// does. n is kept in R11 and x in R12 for the second pass.
+func expSubMaxKernel() {
+	ptrs := []ptr{{"x", "SI"}}
+	header("expSubMaxAVX512", "x *float32, n int) (m, sum float32", 24, ptrs, "n")
+	emit("\tMOVQ CX, R11")
+	emit("\tMOVQ SI, R12")
+	emit("\tVBROADCASTSS %s, Z8", cbits("negInf", 0xff800000))
+	for u := 0; u < 4; u++ {
+		emit("\tVMOVAPS Z8, %s", z(u))
+	}
+	emit("\tKXORW K3, K3, K3")
+	loopNamed("m", ptrs, 4, func(u, off int, m bool) []string {
+		x := z(4 + u)
+		var l []string
+		if m {
+			l = []string{"VMOVAPS Z8, " + x, fmt.Sprintf("VMOVUPS %d(SI), K1, %s", off, x)}
+		} else {
+			l = []string{load(off, "SI", x, false)}
+		}
+		return append(l, "VMAXPS "+x+", "+z(u)+", "+z(u),
+			"VCMPPS $3, "+x+", "+x+", K2", "KORW K2, K3, K3")
+	})
+	emit("\tVMAXPS Z1, Z0, Z0")
+	emit("\tVMAXPS Z3, Z2, Z2")
+	emit("\tVMAXPS Z2, Z0, Z0")
+	emit("\tVEXTRACTF64X4 $1, Z0, Y1")
+	emit("\tVMAXPS Y1, Y0, Y0")
+	emit("\tVEXTRACTF128 $1, Y0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tVPSHUFD $0x4e, X0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tVPSHUFD $0xb1, X0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tKMOVW K3, AX")
+	emit("\tTESTL AX, AX")
+	emit("\tJNZ  isnan")
+	emit("\tVUCOMISS X8, X0")
+	emit("\tJNE  pass2")
+	// Every element is -Inf (or there is none): x is left alone.
+	emit("\tVMOVSS X0, m+16(FP)")
+	emit("\tMOVL $0, sum+20(FP)")
+	footer()
+	emit("isnan:")
+	emit("\tVMOVSS %s, X0", cbits("qNaN", 0x7fc00000))
+	emit("pass2:")
+	emit("\tVMOVSS X0, m+16(FP)")
+	emit("\tVBROADCASTSS X0, Z30")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
+	expSetup()
+	emit("\tVXORPS Z14, Z14, Z14")
+	emit("\tVXORPS Z15, Z15, Z15")
+	ptrs = []ptr{{"x", "SI"}}
+	loopNamed("e", ptrs, 2, func(u, off int, m bool) []string {
+		x, acc := z(4*u), z(14+u)
+		l := []string{load(off, "SI", x, m), "VSUBPS Z30, " + x + ", " + x}
+		l = append(l, expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3))...)
+		l = append(l, store(off, x, "SI", m))
+		if m {
+			return append(l, "VADDPS "+x+", "+acc+", K1, "+acc)
+		}
+		return append(l, "VADDPS "+x+", "+acc+", "+acc)
+	})
+	emit("\tVADDPS Z15, Z14, Z14")
+	hsum(14, 13)
+	emit("\tVMOVSS X14, sum+20(FP)")
+	footer()
 }

@@ -36,3 +36,13 @@ func linComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at i
 		linCombAVX512[nv-1](&c[j], ldc, m, &a[0], ar, at, n, &b[j], ldb, alpha, tail)
 	}
 }
+
+//go:noescape
+func expSubMaxAVX512(x *float32, n int) (m, sum float32)
+
+func expSubMax(x []float32) (m, sum float32) {
+	if useAsm && len(x) > 0 {
+		return expSubMaxAVX512(&x[0], len(x))
+	}
+	return expSubMaxGo(x)
+}

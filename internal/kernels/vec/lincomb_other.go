@@ -5,3 +5,5 @@ package vec
 func linComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at int, b []float32, ldb int) {
 	linCombGo(c, ldc, m, w, n, alpha, a, ar, at, b, ldb)
 }
+
+func expSubMax(x []float32) (m, sum float32) { return expSubMaxGo(x) }
