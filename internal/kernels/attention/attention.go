@@ -160,7 +160,10 @@ type Impl[T float32 | float64] struct {
 	// lincomb is the one-tile path's product (vec.LinComb): no packing,
 	// which on a tile of a few dozen rows costs more than the arithmetic.
 	lincomb func(c []T, ldc, m, w, n int, alpha T, a []T, ar, at int, b []T, ldb int)
-	exp     func(dst, x []T)
+	// transpose is vec.Transpose: the one-tile path's keys and values
+	// transposed for the products against them.
+	transpose func(dst []T, ldd int, src []T, lds, rows, cols int)
+	exp       func(dst, x []T)
 	// Row operations, vectorised by package vec.
 	max       func(x []T) T
 	sum       func(x []T) T
@@ -179,9 +182,9 @@ type Impl[T float32 | float64] struct {
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
-	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
 		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMax: vec.ExpSubMax, pool: new(sync.Pool), jobs: new(sync.Pool)}
-	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
 		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMax: expSubMax64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
@@ -613,23 +616,29 @@ func grow[T float32 | float64](b []T, n int) []T {
 // by the query, so the keys are transposed first (once for all queries).
 func (im *Impl[T]) smallScores(p *Params[T], sc *scratch[T], b int, q, k, s []T) {
 	L, S, E := p.L, p.S, p.E
-	sc.kt = transpose(sc.kt, k, p.K, b, S, E)
+	sc.kt = im.transposed(sc.kt, k, p.K, b, S, E)
 	im.lincomb(s, S, L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, 1, sc.kt, S)
 	mask(p, b, 0, L, 0, S, s, S)
 }
 
-// transpose returns dst, grown to cols·rows elements, holding the rows
+// transposed returns dst, grown to cols·rows elements, holding the rows
 // rows of cols elements of batch slice b of x (layout l) as a cols×rows
 // matrix.
-func transpose[T float32 | float64](dst, x []T, l Layout, b, rows, cols int) []T {
+func (im *Impl[T]) transposed(dst, x []T, l Layout, b, rows, cols int) []T {
 	dst = grow(dst, rows*cols)
-	base := l.at(b, 0)
-	for j := range rows {
-		for e, v := range x[base+j*l.Row:][:cols] {
-			dst[e*rows+j] = v
-		}
+	if rows > 0 && cols > 0 {
+		im.transpose(dst, rows, x[l.at(b, 0):], l.Row, rows, cols)
 	}
 	return dst
+}
+
+// transpose64 sets dst[e·ldd + j] = src[j·lds + e] for j < rows, e < cols.
+func transpose64(dst []float64, ldd int, src []float64, lds, rows, cols int) {
+	for j := range rows {
+		for e, v := range src[j*lds : j*lds+cols] {
+			dst[e*ldd+j] = v
+		}
+	}
 }
 
 // smallForward is forward for a batch slice that fits one tile (L ≤
@@ -698,7 +707,7 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	im.exp(s, s)
 	// dP = dO·Vᵀ, against the values transposed.
-	sc.vt = transpose(sc.vt, v, p.V, b, S, Ev)
+	sc.vt = im.transposed(sc.vt, v, p.V, b, S, Ev)
 	im.lincomb(dp, S, L, S, Ev, 1, gb, lo, 1, sc.vt, S)
 	keep := T(1 / (1 - p.P))
 	for i := range L {

@@ -468,6 +468,7 @@ func main() {
 	layerNormKernels()
 	linCombKernels()
 	expSubMaxKernel()
+	transposeKernel()
 
 	emit("")
 	for _, n := range constOrder {
@@ -787,5 +788,74 @@ func expSubMaxKernel() {
 	emit("\tVADDPS Z15, Z14, Z14")
 	hsum(14, 13)
 	emit("\tVMOVSS X14, sum+20(FP)")
+	footer()
+}
+
+// transposeKernel emits transpose16AVX512(dst *float32, ldd int, src
+// *float32, lds, rows, cols int): the block of rows ≤ 16 rows and cols ≤
+// 16 columns at src (rows lds elements apart) transposed into cols rows at
+// dst (ldd apart). It loads the rows with the columns masked, runs the
+// standard shuffle network (unpack pairs, 4×4 shuffles within 128-bit
+// lanes, two rounds of 128-bit lane shuffles) and stores the first cols
+// registers with the rows masked; the registers of rows not loaded hold
+// junk that only masked-off lanes receive.
+func transposeKernel() {
+	emit("")
+	emit("// func transpose16AVX512(dst *float32, ldd int, src *float32, lds, rows, cols int)")
+	emit("TEXT ·transpose16AVX512(SB), NOSPLIT, $0-48")
+	emit("\tMOVQ dst+0(FP), DI")
+	emit("\tMOVQ ldd+8(FP), R9")
+	emit("\tMOVQ src+16(FP), SI")
+	emit("\tMOVQ lds+24(FP), R8")
+	emit("\tSHLQ $2, R8")
+	emit("\tSHLQ $2, R9")
+	for _, m := range []struct{ arg, k string }{{"cols+40", "K1"}, {"rows+32", "K2"}} {
+		emit("\tMOVQ %s(FP), CX", m.arg)
+		emit("\tMOVL $1, AX")
+		emit("\tSHLL CX, AX")
+		emit("\tDECL AX")
+		emit("\tKMOVW AX, %s", m.k)
+	}
+	emit("\tMOVQ rows+32(FP), CX")
+	for i := 0; i < 16; i++ {
+		emit("\tVMOVUPS.Z (SI), K1, %s", z(i))
+		if i < 15 {
+			emit("\tDECQ CX")
+			emit("\tJZ   loaded")
+			emit("\tADDQ R8, SI")
+		}
+	}
+	emit("loaded:")
+	for i := 0; i < 8; i++ {
+		emit("\tVUNPCKLPS %s, %s, %s", z(2*i+1), z(2*i), z(16+2*i))
+		emit("\tVUNPCKHPS %s, %s, %s", z(2*i+1), z(2*i), z(17+2*i))
+	}
+	for q := 0; q < 4; q++ {
+		t := 16 + 4*q
+		emit("\tVSHUFPS $0x44, %s, %s, %s", z(t+2), z(t), z(4*q))
+		emit("\tVSHUFPS $0xEE, %s, %s, %s", z(t+2), z(t), z(4*q+1))
+		emit("\tVSHUFPS $0x44, %s, %s, %s", z(t+3), z(t+1), z(4*q+2))
+		emit("\tVSHUFPS $0xEE, %s, %s, %s", z(t+3), z(t+1), z(4*q+3))
+	}
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			emit("\tVSHUFF32X4 $0x88, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+i))
+			emit("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+4+i))
+		}
+	}
+	for i := 0; i < 8; i++ {
+		emit("\tVSHUFF32X4 $0x88, %s, %s, %s", z(24+i), z(16+i), z(i))
+		emit("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(24+i), z(16+i), z(8+i))
+	}
+	emit("\tMOVQ cols+40(FP), CX")
+	for i := 0; i < 16; i++ {
+		emit("\tVMOVUPS %s, K2, (DI)", z(i))
+		if i < 15 {
+			emit("\tDECQ CX")
+			emit("\tJZ   done")
+			emit("\tADDQ R9, DI")
+		}
+	}
+	emit("done:")
 	footer()
 }

@@ -46,3 +46,20 @@ func expSubMax(x []float32) (m, sum float32) {
 	}
 	return expSubMaxGo(x)
 }
+
+//go:noescape
+func transpose16AVX512(dst *float32, ldd int, src *float32, lds, rows, cols int)
+
+// transpose has checked its arguments (rows, cols > 0) and moves one
+// block of up to 16×16 per kernel call.
+func transpose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if !useAsm {
+		transposeGo(dst, ldd, src, lds, rows, cols)
+		return
+	}
+	for j := 0; j < rows; j += 16 {
+		for e := 0; e < cols; e += 16 {
+			transpose16AVX512(&dst[e*ldd+j], ldd, &src[j*lds+e], lds, min(16, rows-j), min(16, cols-e))
+		}
+	}
+}
