@@ -170,22 +170,22 @@ type Impl[T float32 | float64] struct {
 	addScalar func(dst, a []T, s T)
 	mulScalar func(dst, a []T, s T)
 	mul       func(dst, a, b []T)
-	// expSubMax replaces x by e^(x − max x) and returns the maximum
-	// (NaN if x holds one; -Inf, x untouched, if all are -Inf) and the
-	// sum (vec.ExpSubMax).
-	expSubMax func(x []T) (m, sum T)
-	axpy      func(dst, x []T, a T)
-	pool      *sync.Pool // of *scratch[T]
-	jobs      *sync.Pool // of *job[T]
+	// expSubMaxRows replaces each row by e^(x − max x) and stores the
+	// maximum (NaN if the row holds one; -Inf, the row untouched, if all
+	// are -Inf) and the sum (vec.ExpSubMaxRows).
+	expSubMaxRows func(x []T, rows, cols, ld int, m, sum []T)
+	axpy          func(dst, x []T, a T)
+	pool          *sync.Pool // of *scratch[T]
+	jobs          *sync.Pool // of *job[T]
 }
 
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
 	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
-		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMax: vec.ExpSubMax, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMaxRows: vec.ExpSubMaxRows, pool: new(sync.Pool), jobs: new(sync.Pool)}
 	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
-		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMax: expSubMax64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMaxRows: expSubMaxRows64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
 // axpy64 sets dst[i] += a·x[i].
@@ -196,17 +196,19 @@ func axpy64(dst, x []float64, a float64) {
 	}
 }
 
-// expSubMax64 is vec.ExpSubMax for float64.
-func expSubMax64(x []float64) (m, sum float64) {
-	m = vec.MaxF64(x)
-	if math.IsInf(m, -1) {
-		return m, 0
+// expSubMaxRows64 is vec.ExpSubMaxRows for float64.
+func expSubMaxRows64(x []float64, rows, cols, ld int, m, sum []float64) {
+	for i := range rows {
+		row := x[i*ld : i*ld+cols]
+		m[i], sum[i] = vec.MaxF64(row), 0
+		if math.IsInf(m[i], -1) {
+			continue
+		}
+		for j, v := range row {
+			row[j] = math.Exp(v - m[i])
+			sum[i] += row[j]
+		}
 	}
-	for i, v := range x {
-		x[i] = math.Exp(v - m)
-		sum += x[i]
-	}
-	return m, sum
 }
 
 func exp64(dst, x []float64) {
@@ -609,25 +611,34 @@ func grow[T float32 | float64](b []T, n int) []T {
 	return b[:n]
 }
 
-// smallScores fills s (L×S, row stride S) with batch slice b's scaled and
+// smallScores fills s (L×S, row stride ls = tileStride(S)) with batch slice b's scaled and
 // masked scores when the whole slice is one tile.
 //
 // Each query's row of scores is a combination of the rows of kᵀ weighted
 // by the query, so the keys are transposed first (once for all queries).
 func (im *Impl[T]) smallScores(p *Params[T], sc *scratch[T], b int, q, k, s []T) {
-	L, S, E := p.L, p.S, p.E
-	sc.kt = im.transposed(sc.kt, k, p.K, b, S, E)
-	im.lincomb(s, S, L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, 1, sc.kt, S)
-	mask(p, b, 0, L, 0, S, s, S)
+	L, S, E, ls := p.L, p.S, p.E, tileStride(p.S)
+	sc.kt = im.transposed(sc.kt, ls, k, p.K, b, S, E)
+	im.lincomb(s, ls, L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, 1, sc.kt, ls)
+	mask(p, b, 0, L, 0, S, s, ls)
 }
 
-// transposed returns dst, grown to cols·rows elements, holding the rows
+// tileStride is the row stride of a one-tile slice's L×S tiles (and of
+// its keys and values transposed): S rounded up to whole 16-lane vectors.
+// With rows packed at stride S, a row's masked tail store would share a
+// 64-byte span with the next row's first load, which then waits for the
+// store to commit instead of taking its data forwarded.
+func tileStride(s int) int {
+	return (s + 15) &^ 15
+}
+
+// transposed returns dst, grown to cols·ld elements, holding the rows
 // rows of cols elements of batch slice b of x (layout l) as a cols×rows
-// matrix.
-func (im *Impl[T]) transposed(dst, x []T, l Layout, b, rows, cols int) []T {
-	dst = grow(dst, rows*cols)
+// matrix with row stride ld.
+func (im *Impl[T]) transposed(dst []T, ld int, x []T, l Layout, b, rows, cols int) []T {
+	dst = grow(dst, cols*ld)
 	if rows > 0 && cols > 0 {
-		im.transpose(dst, rows, x[l.at(b, 0):], l.Row, rows, cols)
+		im.transpose(dst, ld, x[l.at(b, 0):], l.Row, rows, cols)
 	}
 	return dst
 }
@@ -643,22 +654,21 @@ func transpose64(dst []float64, ldd int, src []float64, lds, rows, cols int) {
 
 // smallForward is forward for a batch slice that fits one tile (L ≤
 // BlockQ, S ≤ BlockK): a plain softmax over whole rows, with no online
-// rescaling (one vec.ExpSubMax call per row) and the products as LinComb
+// rescaling (one vec.ExpSubMaxRows call) and the products as LinComb
 // calls.
 func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse []T) {
-	L, S, Ev := p.L, p.S, p.Ev
-	s := sc.s[:L*S]
+	L, S, Ev, ls := p.L, p.S, p.Ev, tileStride(p.S)
+	s := sc.s[:L*ls]
 	im.smallScores(p, sc, b, q, k, s)
 	neg, inf := T(math.Inf(-1)), T(math.Inf(1))
 	m, l := sc.m[:L], sc.l[:L]
 	keep := T(1 / (1 - p.P))
+	// A row's maximum is NaN when the row holds a NaN, which then
+	// reaches the output and lse as on the tiled path.
+	im.expSubMaxRows(s, L, S, ls, m, l)
 	for i := range L {
-		row := s[i*S : (i+1)*S]
-		// The maximum is NaN when the row holds a NaN, which then reaches
-		// the output and lse as on the tiled path.
-		mx, sum := im.expSubMax(row)
-		m[i], l[i] = mx, sum
-		if mx == neg {
+		row := s[i*ls : i*ls+S]
+		if m[i] == neg {
 			// Nothing attended: the weights are all 0 (exp(-Inf)).
 			clear(row)
 			continue
@@ -671,7 +681,7 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 			}
 		}
 	}
-	im.lincomb(out[p.O.at(b, 0):], p.O.Row, L, Ev, S, 1, s, S, 1, v[p.V.at(b, 0):], p.V.Row)
+	im.lincomb(out[p.O.at(b, 0):], p.O.Row, L, Ev, S, 1, s, ls, 1, v[p.V.at(b, 0):], p.V.Row)
 	ob := p.O.at(b, 0)
 	for i := range L {
 		o := out[ob+i*p.O.Row:][:Ev]
@@ -693,13 +703,13 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 // smallBackward is backward for a batch slice that fits one tile: the
 // same products, each one LinComb call over the whole slice.
 func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
-	L, S, E, Ev := p.L, p.S, p.E, p.Ev
+	L, S, E, Ev, ls := p.L, p.S, p.E, p.Ev, tileStride(p.S)
 	ob, lo := p.O.at(b, 0), p.O.Row
 	gb := dout[ob:]
-	s, dp := sc.s[:L*S], sc.dp[:L*S]
+	s, dp := sc.s[:L*ls], sc.dp[:L*ls]
 	im.smallScores(p, sc, b, q, k, s)
 	for i := range L {
-		row := s[i*S : (i+1)*S]
+		row := s[i*ls : i*ls+S]
 		li := lse[b*L+i]
 		for j := range row {
 			row[j] -= li
@@ -707,12 +717,12 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	im.exp(s, s)
 	// dP = dO·Vᵀ, against the values transposed.
-	sc.vt = im.transposed(sc.vt, v, p.V, b, S, Ev)
-	im.lincomb(dp, S, L, S, Ev, 1, gb, lo, 1, sc.vt, S)
+	sc.vt = im.transposed(sc.vt, ls, v, p.V, b, S, Ev)
+	im.lincomb(dp, ls, L, S, Ev, 1, gb, lo, 1, sc.vt, ls)
 	keep := T(1 / (1 - p.P))
 	for i := range L {
-		row := s[i*S : (i+1)*S]
-		drow := dp[i*S : (i+1)*S]
+		row := s[i*ls : i*ls+S]
+		drow := dp[i*ls : i*ls+S]
 		g := gb[i*lo:][:Ev]
 		o := out[ob+i*lo:][:Ev]
 		di := T(0)
@@ -745,7 +755,7 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	}
 	// dV = (P∘Z)ᵀ·dO, dQ = scale·dS·K, dK = scale·dSᵀ·Q, each written
 	// whole (beta 0).
-	im.lincomb(dv[p.V.at(b, 0):], p.V.Row, S, Ev, L, 1, s, 1, S, gb, lo)
-	im.lincomb(dq[p.Q.at(b, 0):], p.Q.Row, L, E, S, p.Scale, dp, S, 1, k[p.K.at(b, 0):], p.K.Row)
-	im.lincomb(dk[p.K.at(b, 0):], p.K.Row, S, E, L, p.Scale, dp, 1, S, q[p.Q.at(b, 0):], p.Q.Row)
+	im.lincomb(dv[p.V.at(b, 0):], p.V.Row, S, Ev, L, 1, s, 1, ls, gb, lo)
+	im.lincomb(dq[p.Q.at(b, 0):], p.Q.Row, L, E, S, p.Scale, dp, ls, 1, k[p.K.at(b, 0):], p.K.Row)
+	im.lincomb(dk[p.K.at(b, 0):], p.K.Row, S, E, L, p.Scale, dp, 1, ls, q[p.Q.at(b, 0):], p.Q.Row)
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestExpSubMax checks ExpSubMax and its Go twin against float64 math
+// TestExpSubMax checks ExpSubMaxRows and its Go twin against float64 math
 // across lengths around the vector widths, with masked (-Inf) elements,
 // all-masked and empty rows and a NaN.
 func TestExpSubMax(t *testing.T) {
@@ -32,7 +32,33 @@ func TestExpSubMax(t *testing.T) {
 			if c.fill == "nan" {
 				x[c.n/2] = float32(math.NaN())
 			}
-			for name, f := range map[string]func([]float32) (float32, float32){"ExpSubMax": ExpSubMax, "twin": expSubMaxGo} {
+			one := func(f func([]float32, int, int, int, []float32, []float32)) func([]float32) (float32, float32) {
+				// The row as the middle one of three, the others
+				// all -Inf, 5 elements apart.
+				return func(y []float32) (float32, float32) {
+					ld := len(y) + 5
+					z := make([]float32, 3*ld)
+					for i := range z {
+						z[i] = -inf
+					}
+					copy(z[ld:], y)
+					m, sum := make([]float32, 3), make([]float32, 3)
+					f(z, 3, len(y), ld, m, sum)
+					copy(y, z[ld:])
+					for _, i := range []int{0, 2} {
+						if !math.IsInf(float64(m[i]), -1) || sum[i] != 0 {
+							t.Fatalf("all -Inf row %d: m %v, sum %v", i, m[i], sum[i])
+						}
+					}
+					for i, v := range z[2*ld-5 : 2*ld] {
+						if v != -inf {
+							t.Fatalf("gap element %d changed to %v", i, v)
+						}
+					}
+					return m[1], sum[1]
+				}
+			}
+			for name, f := range map[string]func([]float32) (float32, float32){"ExpSubMaxRows": one(ExpSubMaxRows), "twin": one(expSubMaxRowsGo)} {
 				y := append([]float32(nil), x...)
 				m, sum := f(y)
 				if c.fill == "nan" {

@@ -718,21 +718,37 @@ func linCombKernels() {
 	}
 }
 
-// expSubMaxKernel emits expSubMaxAVX512(x *float32, n int) (m, sum
-// float32): a pass for the row's maximum (NaN lanes collected in K3 as in
+// expSubMaxKernel emits expSubMaxRowsAVX512(x *float32, n, rows, ld
+// int, m, sum *float32): for each of rows rows of n elements (ld apart),
+// a pass for the row's maximum (NaN lanes collected in K3 as in
 // maxAVX512), reduced in registers, then — unless the maximum is -Inf — a
-// pass replacing x by e^(x − m) and summing it, as expShiftSumAVX512
-// does. n is kept in R11 and x in R12 for the second pass.
+// pass replacing the row by e^(x − m) and summing it, as
+// expShiftSumAVX512 does. The exponential's constants are loaded once for
+// all rows. R11 holds n, R12 the row, R13 the rows left, R14 ld in bytes,
+// DI and DX the next m and sum.
 func expSubMaxKernel() {
-	ptrs := []ptr{{"x", "SI"}}
-	header("expSubMaxAVX512", "x *float32, n int) (m, sum float32", 24, ptrs, "n")
-	emit("\tMOVQ CX, R11")
-	emit("\tMOVQ SI, R12")
+	emit("")
+	emit("// func expSubMaxRowsAVX512(x *float32, n, rows, ld int, m, sum *float32)")
+	emit("TEXT ·expSubMaxRowsAVX512(SB), NOSPLIT, $0-48")
+	emit("\tMOVQ x+0(FP), R12")
+	emit("\tMOVQ n+8(FP), R11")
+	emit("\tMOVQ rows+16(FP), R13")
+	emit("\tMOVQ ld+24(FP), R14")
+	emit("\tSHLQ $2, R14")
+	emit("\tMOVQ m+32(FP), DI")
+	emit("\tMOVQ sum+40(FP), DX")
 	emit("\tVBROADCASTSS %s, Z8", cbits("negInf", 0xff800000))
+	expSetup()
+	emit("row:")
+	emit("\tTESTQ R13, R13")
+	emit("\tJZ   rowsdone")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
 	for u := 0; u < 4; u++ {
 		emit("\tVMOVAPS Z8, %s", z(u))
 	}
 	emit("\tKXORW K3, K3, K3")
+	ptrs := []ptr{{"x", "SI"}}
 	loopNamed("m", ptrs, 4, func(u, off int, m bool) []string {
 		x := z(4 + u)
 		var l []string
@@ -760,21 +776,19 @@ func expSubMaxKernel() {
 	emit("\tJNZ  isnan")
 	emit("\tVUCOMISS X8, X0")
 	emit("\tJNE  pass2")
-	// Every element is -Inf (or there is none): x is left alone.
-	emit("\tVMOVSS X0, m+16(FP)")
-	emit("\tMOVL $0, sum+20(FP)")
-	footer()
+	// Every element is -Inf (or there is none): the row is left alone.
+	emit("\tVMOVSS X0, (DI)")
+	emit("\tMOVL $0, (DX)")
+	emit("\tJMP  next")
 	emit("isnan:")
 	emit("\tVMOVSS %s, X0", cbits("qNaN", 0x7fc00000))
 	emit("pass2:")
-	emit("\tVMOVSS X0, m+16(FP)")
+	emit("\tVMOVSS X0, (DI)")
 	emit("\tVBROADCASTSS X0, Z30")
 	emit("\tMOVQ R11, CX")
 	emit("\tMOVQ R12, SI")
-	expSetup()
 	emit("\tVXORPS Z14, Z14, Z14")
 	emit("\tVXORPS Z15, Z15, Z15")
-	ptrs = []ptr{{"x", "SI"}}
 	loopNamed("e", ptrs, 2, func(u, off int, m bool) []string {
 		x, acc := z(4*u), z(14+u)
 		l := []string{load(off, "SI", x, m), "VSUBPS Z30, " + x + ", " + x}
@@ -787,7 +801,14 @@ func expSubMaxKernel() {
 	})
 	emit("\tVADDPS Z15, Z14, Z14")
 	hsum(14, 13)
-	emit("\tVMOVSS X14, sum+20(FP)")
+	emit("\tVMOVSS X14, (DX)")
+	emit("next:")
+	emit("\tADDQ $4, DI")
+	emit("\tADDQ $4, DX")
+	emit("\tADDQ R14, R12")
+	emit("\tDECQ R13")
+	emit("\tJMP  row")
+	emit("rowsdone:")
 	footer()
 }
 

@@ -38,13 +38,14 @@ func linComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at i
 }
 
 //go:noescape
-func expSubMaxAVX512(x *float32, n int) (m, sum float32)
+func expSubMaxRowsAVX512(x *float32, n, rows, ld int, m, sum *float32)
 
-func expSubMax(x []float32) (m, sum float32) {
-	if useAsm && len(x) > 0 {
-		return expSubMaxAVX512(&x[0], len(x))
+func expSubMaxRows(x []float32, rows, cols, ld int, m, sum []float32) {
+	if useAsm && cols > 0 {
+		expSubMaxRowsAVX512(&x[0], cols, rows, ld, &m[0], &sum[0])
+		return
 	}
-	return expSubMaxGo(x)
+	expSubMaxRowsGo(x, rows, cols, ld, m, sum)
 }
 
 //go:noescape

@@ -6,7 +6,9 @@ func linComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at i
 	linCombGo(c, ldc, m, w, n, alpha, a, ar, at, b, ldb)
 }
 
-func expSubMax(x []float32) (m, sum float32) { return expSubMaxGo(x) }
+func expSubMaxRows(x []float32, rows, cols, ld int, m, sum []float32) {
+	expSubMaxRowsGo(x, rows, cols, ld, m, sum)
+}
 
 func transpose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	transposeGo(dst, ldd, src, lds, rows, cols)
