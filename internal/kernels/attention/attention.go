@@ -163,7 +163,10 @@ type Impl[T float32 | float64] struct {
 	// transpose is vec.Transpose: the one-tile path's keys and values
 	// transposed for the products against them.
 	transpose func(dst []T, ldd int, src []T, lds, rows, cols int)
-	exp       func(dst, x []T)
+	// softmaxBackRows is vec.SoftmaxBackRows: weights recomputed from
+	// scores and lse, and the scores' gradient, in one pass over a tile.
+	softmaxBackRows func(p, dp []T, rows, cols, ld int, lse, d []T)
+	exp             func(dst, x []T)
 	// Row operations, vectorised by package vec.
 	max       func(x []T) T
 	sum       func(x []T) T
@@ -182,9 +185,9 @@ type Impl[T float32 | float64] struct {
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
-	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, softmaxBackRows: vec.SoftmaxBackRows, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
 		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMaxRows: vec.ExpSubMaxRows, pool: new(sync.Pool), jobs: new(sync.Pool)}
-	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, softmaxBackRows: softmaxBackRows64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
 		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMaxRows: expSubMaxRows64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
@@ -643,6 +646,18 @@ func (im *Impl[T]) transposed(dst []T, ld int, x []T, l Layout, b, rows, cols in
 	return dst
 }
 
+// softmaxBackRows64 is vec.SoftmaxBackRows for float64.
+func softmaxBackRows64(p, dp []float64, rows, cols, ld int, lse, d []float64) {
+	for i := range rows {
+		pr, gr := p[i*ld:i*ld+cols], dp[i*ld:i*ld+cols]
+		for j, x := range pr {
+			e := math.Exp(x - lse[i])
+			pr[j] = e
+			gr[j] = e * (gr[j] - d[i])
+		}
+	}
+}
+
 // transpose64 sets dst[e·ldd + j] = src[j·lds + e] for j < rows, e < cols.
 func transpose64(dst []float64, ldd int, src []float64, lds, rows, cols int) {
 	for j := range rows {
@@ -708,21 +723,11 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 	gb := dout[ob:]
 	s, dp := sc.s[:L*ls], sc.dp[:L*ls]
 	im.smallScores(p, sc, b, q, k, s)
-	for i := range L {
-		row := s[i*ls : i*ls+S]
-		li := lse[b*L+i]
-		for j := range row {
-			row[j] -= li
-		}
-	}
-	im.exp(s, s)
 	// dP = dO·Vᵀ, against the values transposed.
 	sc.vt = im.transposed(sc.vt, ls, v, p.V, b, S, Ev)
 	im.lincomb(dp, ls, L, S, Ev, 1, gb, lo, 1, sc.vt, ls)
-	keep := T(1 / (1 - p.P))
+	d := sc.d[:L]
 	for i := range L {
-		row := s[i*ls : i*ls+S]
-		drow := dp[i*ls : i*ls+S]
 		g := gb[i*lo:][:Ev]
 		o := out[ob+i*lo:][:Ev]
 		di := T(0)
@@ -732,12 +737,21 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 		if dlse != nil {
 			di -= dlse[b*L+i]
 		}
-		if p.P == 0 {
-			// drow becomes dS = P∘(dP − D).
-			for j, pij := range row {
-				drow[j] = pij * (drow[j] - di)
+		d[i] = di
+	}
+	if p.P == 0 {
+		// s becomes P = exp(S − lse), dp becomes dS = P∘(dP − D).
+		im.softmaxBackRows(s, dp, L, S, ls, lse[b*L:], d)
+	} else {
+		keep := T(1 / (1 - p.P))
+		for i := range L {
+			row := s[i*ls : i*ls+S]
+			li := lse[b*L+i]
+			for j := range row {
+				row[j] -= li
 			}
-		} else {
+			im.exp(row, row)
+			drow := dp[i*ls : i*ls+S]
 			for j := range row {
 				pij := row[j]
 				z := keep
@@ -745,12 +759,14 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 					z = 0
 				}
 				// drow becomes dS; row becomes P∘Z for dV.
-				drow[j] = pij * (drow[j]*z - di)
+				drow[j] = pij * (drow[j]*z - d[i])
 				row[j] = pij * z
 			}
 		}
-		if dmask != nil {
-			copy(dmask[(b*L+i)*S:(b*L+i+1)*S], drow)
+	}
+	if dmask != nil {
+		for i := range L {
+			copy(dmask[(b*L+i)*S:(b*L+i+1)*S], dp[i*ls:i*ls+S])
 		}
 	}
 	// dV = (P∘Z)ᵀ·dO, dQ = scale·dS·K, dK = scale·dSᵀ·Q, each written

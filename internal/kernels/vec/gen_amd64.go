@@ -469,6 +469,7 @@ func main() {
 	linCombKernels()
 	expSubMaxKernel()
 	transposeKernel()
+	softmaxBackRowsKernel()
 
 	emit("")
 	for _, n := range constOrder {
@@ -878,5 +879,49 @@ func transposeKernel() {
 		}
 	}
 	emit("done:")
+	footer()
+}
+
+// softmaxBackRowsKernel emits softmaxBackRowsAVX512(p, dp *float32, n,
+// rows, ld int, lse, d *float32): for each of rows rows (ld apart), p =
+// e^(p − lse[i]) and dp = p∘(dp − d[i]), in one pass. R12 and R13 hold
+// the rows of p and dp, R11 n, R10 the rows left, R14 ld in bytes, R8 and
+// R9 the next lse and d; Z28 and Z29 the row's lse and d.
+func softmaxBackRowsKernel() {
+	emit("")
+	emit("// func softmaxBackRowsAVX512(p, dp *float32, n, rows, ld int, lse, d *float32)")
+	emit("TEXT ·softmaxBackRowsAVX512(SB), NOSPLIT, $0-56")
+	emit("\tMOVQ p+0(FP), R12")
+	emit("\tMOVQ dp+8(FP), R13")
+	emit("\tMOVQ n+16(FP), R11")
+	emit("\tMOVQ rows+24(FP), R10")
+	emit("\tMOVQ ld+32(FP), R14")
+	emit("\tSHLQ $2, R14")
+	emit("\tMOVQ lse+40(FP), R8")
+	emit("\tMOVQ d+48(FP), R9")
+	expSetup()
+	emit("brow:")
+	emit("\tTESTQ R10, R10")
+	emit("\tJZ   browsdone")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
+	emit("\tMOVQ R13, DI")
+	emit("\tVBROADCASTSS (R8), Z28")
+	emit("\tVBROADCASTSS (R9), Z29")
+	ptrs := []ptr{{"p", "SI"}, {"dp", "DI"}}
+	loopNamed("g", ptrs, 2, func(u, off int, m bool) []string {
+		x, y := z(4*u), z(8+u)
+		l := []string{load(off, "SI", x, m), "VSUBPS Z28, " + x + ", " + x}
+		l = append(l, expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3))...)
+		return append(l, store(off, x, "SI", m), load(off, "DI", y, m), "VSUBPS Z29, "+y+", "+y,
+			"VMULPS "+x+", "+y+", "+y, store(off, y, "DI", m))
+	})
+	emit("\tADDQ $4, R8")
+	emit("\tADDQ $4, R9")
+	emit("\tADDQ R14, R12")
+	emit("\tADDQ R14, R13")
+	emit("\tDECQ R10")
+	emit("\tJMP  brow")
+	emit("browsdone:")
 	footer()
 }

@@ -64,3 +64,14 @@ func transpose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 		}
 	}
 }
+
+//go:noescape
+func softmaxBackRowsAVX512(p, dp *float32, n, rows, ld int, lse, d *float32)
+
+func softmaxBackRows(p, dp []float32, rows, cols, ld int, lse, d []float32) {
+	if useAsm {
+		softmaxBackRowsAVX512(&p[0], &dp[0], cols, rows, ld, &lse[0], &d[0])
+		return
+	}
+	softmaxBackRowsGo(p, dp, rows, cols, ld, lse, d)
+}

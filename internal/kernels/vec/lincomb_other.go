@@ -13,3 +13,7 @@ func expSubMaxRows(x []float32, rows, cols, ld int, m, sum []float32) {
 func transpose(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	transposeGo(dst, ldd, src, lds, rows, cols)
 }
+
+func softmaxBackRows(p, dp []float32, rows, cols, ld int, lse, d []float32) {
+	softmaxBackRowsGo(p, dp, rows, cols, ld, lse, d)
+}
