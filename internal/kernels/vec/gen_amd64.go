@@ -623,8 +623,8 @@ func layerNormKernels() {
 
 // linCombKernels emits LinComb's kernels, one per number nv (1 to 4) of
 // 16-lane registers a row of c takes; the last register's lanes are
-// masked by K1 (tail). Rows of c are done four at a time (16 accumulators
-// at most), then one at a time: each row's arithmetic is the same chain
+// masked by K1 (tail). Rows of c are done eight at a time (one register
+// a row) or four at a time (16 accumulators at most), then one at a time: each row's arithmetic is the same chain
 // of FMAs either way. Register use: DI c, SI a, R8 ldc, R9 rows left, R10
 // ar, R11 at, BX ldb (strides in bytes), R13 b; in the loop over t, AX,
 // CX, DX and R14 point at the four rows' current weights, R15 at b's row
@@ -681,6 +681,57 @@ func linCombKernels() {
 			for i := 0; i < rows*nv; i++ {
 				emit("\tVMULPS Z31, %s, %s", z(i), z(i))
 			}
+		}
+		if nv == 1 {
+			// Eight rows at a time: eight independent FMA chains hide
+			// the FMA's latency, where four leave it half idle. Rows
+			// k·ar from R14 (advancing over t), AX = R14 + 3·ar and DX
+			// = R14 + 6·ar.
+			emit("block8:")
+			emit("\tCMPQ R9, $8")
+			emit("\tJL   block")
+			emit("\tMOVQ SI, R14")
+			emit("\tLEAQ (SI)(R10*2), AX")
+			emit("\tADDQ R10, AX")
+			emit("\tLEAQ (AX)(R10*2), DX")
+			emit("\tADDQ R10, DX")
+			for i := 0; i < 8; i++ {
+				emit("\tVXORPS %s, %s, %s", z(i), z(i), z(i))
+			}
+			emit("\tMOVQ n+48(FP), R12")
+			emit("\tMOVQ R13, R15")
+			addrs := func(b0, b3, b6, s string) []string {
+				return []string{"(" + b0 + ")", "(" + b0 + ")(" + s + "*1)", "(" + b0 + ")(" + s + "*2)", "(" + b3 + ")",
+					"(" + b3 + ")(" + s + "*1)", "(" + b3 + ")(" + s + "*2)", "(" + b6 + ")", "(" + b3 + ")(" + s + "*4)"}
+			}
+			emit("et:")
+			emit("\tTESTQ R12, R12")
+			emit("\tJZ   est")
+			emit("\t%s", load(0, "R15", "Z16", true))
+			for k, a := range addrs("R14", "AX", "DX", "R10") {
+				emit("\tVFMADD231PS.BCST %s, Z16, %s", a, z(k))
+			}
+			emit("\tADDQ R11, R14")
+			emit("\tADDQ R11, AX")
+			emit("\tADDQ R11, DX")
+			emit("\tADDQ BX, R15")
+			emit("\tDECQ R12")
+			emit("\tJMP  et")
+			emit("est:")
+			for i := 0; i < 8; i++ {
+				emit("\tVMULPS Z31, %s, %s", z(i), z(i))
+			}
+			emit("\tLEAQ (DI)(R8*2), AX")
+			emit("\tADDQ R8, AX")
+			emit("\tLEAQ (AX)(R8*2), DX")
+			emit("\tADDQ R8, DX")
+			for k, a := range addrs("DI", "AX", "DX", "R8") {
+				emit("\tVMOVUPS %s, K1, %s", z(k), a)
+			}
+			emit("\tLEAQ (SI)(R10*8), SI")
+			emit("\tLEAQ (DI)(R8*8), DI")
+			emit("\tSUBQ $8, R9")
+			emit("\tJMP  block8")
 		}
 		emit("block:")
 		emit("\tCMPQ R9, $4")
