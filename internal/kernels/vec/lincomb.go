@@ -1,9 +1,6 @@
 package vec
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // LinComb sets each of m rows of c to alpha times a linear combination of
 // n rows of b, with the weights read from a at arbitrary strides:
@@ -18,11 +15,12 @@ import (
 // registers, with the row of b as the vector operand and each weight
 // broadcast from a. c must not overlap a or b.
 //
-// Each element is a chain of fused multiply-adds in the order t = 0, 1,
-// …, n−1 from zero, then one multiplication by alpha, whatever m, the
-// strides or the implementation: two calls on the same values give the
-// same bits. (The Go twin fuses through float64, which rounds twice in
-// rare halfway cases; it agrees with the assembly to an ulp.)
+// Each element is a chain of multiply-adds in the order t = 0, 1, …,
+// n−1 from zero, then one multiplication by alpha, whatever m or the
+// strides: two calls on the same values give the same bits. The AVX-512
+// kernels fuse each multiply-add (one rounding); the Go twin (other CPUs,
+// -tags noasm) rounds the product and the sum, so the two differ in the
+// last bits.
 func LinComb(c []float32, ldc, m, w, n int, alpha float32, a []float32, ar, at int, b []float32, ldb int) {
 	if !linCombArgs("LinComb", len(c), ldc, m, w, n, len(a), ar, at, len(b), ldb) {
 		return
@@ -66,22 +64,34 @@ func linCombArgs(op string, lc, ldc, m, w, n, la, ar, at, lb, ldb int) bool {
 	return true
 }
 
-// linCombGo is LinComb's pure-Go twin. The float64 FMA is exact for the
-// product of two float32s, so float32 results round twice only when the
-// float64 sum lands on a float32 halfway point.
+// linCombGo is LinComb's pure-Go twin. Each element accumulates in a
+// register over t, four columns at a time so that four chains overlap,
+// with a multiply and an add: Go has no float32 FMA, and rounding a
+// float64 one back to float32 at every step made the twin twice as slow
+// as a GEMM's Go kernel on these tiles.
 func linCombGo[T float32 | float64](c []T, ldc, m, w, n int, alpha T, a []T, ar, at int, b []T, ldb int) {
 	for r := range m {
 		row := c[r*ldc : r*ldc+w]
-		clear(row)
-		for t := range n {
-			x := float64(a[r*ar+t*at])
-			brow := b[t*ldb : t*ldb+w]
-			for j, y := range brow {
-				row[j] = T(math.FMA(x, float64(y), float64(row[j])))
+		ra := r * ar
+		j := 0
+		for ; j+4 <= w; j += 4 {
+			var s0, s1, s2, s3 T
+			for t := range n {
+				x := a[ra+t*at]
+				bt := b[t*ldb+j : t*ldb+j+4]
+				s0 += x * bt[0]
+				s1 += x * bt[1]
+				s2 += x * bt[2]
+				s3 += x * bt[3]
 			}
+			row[j], row[j+1], row[j+2], row[j+3] = s0*alpha, s1*alpha, s2*alpha, s3*alpha
 		}
-		for j := range row {
-			row[j] *= alpha
+		for ; j < w; j++ {
+			var s0 T
+			for t := range n {
+				s0 += a[ra+t*at] * b[t*ldb+j]
+			}
+			row[j] = s0 * alpha
 		}
 	}
 }
