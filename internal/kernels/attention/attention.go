@@ -157,25 +157,38 @@ func (p *Params[T]) maskOffset(b int) int {
 // exponential; Float32 and Float64 are the two instances.
 type Impl[T float32 | float64] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
-	exp  func(dst, x []T)
+	// lincomb is the one-tile path's product (vec.LinComb): no packing,
+	// which on a tile of a few dozen rows costs more than the arithmetic.
+	lincomb func(c []T, ldc, m, w, n int, alpha T, a []T, ar, at int, b []T, ldb int)
+	// transpose is vec.Transpose: the one-tile path's keys and values
+	// transposed for the products against them.
+	transpose func(dst []T, ldd int, src []T, lds, rows, cols int)
+	// softmaxBackRows is vec.SoftmaxBackRows: weights recomputed from
+	// scores and lse, and the scores' gradient, in one pass over a tile.
+	softmaxBackRows func(p, dp []T, rows, cols, ld int, lse, d []T)
+	exp             func(dst, x []T)
 	// Row operations, vectorised by package vec.
 	max       func(x []T) T
 	sum       func(x []T) T
 	addScalar func(dst, a []T, s T)
 	mulScalar func(dst, a []T, s T)
 	mul       func(dst, a, b []T)
-	axpy      func(dst, x []T, a T)
-	pool      *sync.Pool // of *scratch[T]
-	jobs      *sync.Pool // of *job[T]
+	// expSubMaxRows replaces each row by e^(x − max x) and stores the
+	// maximum (NaN if the row holds one; -Inf, the row untouched, if all
+	// are -Inf) and the sum (vec.ExpSubMaxRows).
+	expSubMaxRows func(x []T, rows, cols, ld int, m, sum []T)
+	axpy          func(dst, x []T, a T)
+	pool          *sync.Pool // of *scratch[T]
+	jobs          *sync.Pool // of *job[T]
 }
 
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
-	Float32 = &Impl[float32]{gemm: gemm.Sgemm, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
-		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, pool: new(sync.Pool), jobs: new(sync.Pool)}
-	Float64 = &Impl[float64]{gemm: gemm.Dgemm, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
-		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, softmaxBackRows: vec.SoftmaxBackRows, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMaxRows: vec.ExpSubMaxRows, pool: new(sync.Pool), jobs: new(sync.Pool)}
+	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, softmaxBackRows: softmaxBackRows64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMaxRows: expSubMaxRows64, pool: new(sync.Pool), jobs: new(sync.Pool)}
 )
 
 // axpy64 sets dst[i] += a·x[i].
@@ -183,6 +196,21 @@ func axpy64(dst, x []float64, a float64) {
 	x = x[:len(dst)]
 	for i, v := range x {
 		dst[i] += a * v
+	}
+}
+
+// expSubMaxRows64 is vec.ExpSubMaxRows for float64.
+func expSubMaxRows64(x []float64, rows, cols, ld int, m, sum []float64) {
+	for i := range rows {
+		row := x[i*ld : i*ld+cols]
+		m[i], sum[i] = vec.MaxF64(row), 0
+		if math.IsInf(m[i], -1) {
+			continue
+		}
+		for j, v := range row {
+			row[j] = math.Exp(v - m[i])
+			sum[i] += row[j]
+		}
 	}
 }
 
@@ -266,6 +294,8 @@ func (j *job[T]) small() bool {
 // scratch is one worker's tiles, pooled.
 type scratch[T float32 | float64] struct {
 	s, dp, acc, m, l, d []T
+	// kt and vt hold a one-tile slice's keys and values transposed.
+	kt, vt []T
 }
 
 func (im *Impl[T]) get(ev, l int) *scratch[T] {
@@ -584,104 +614,80 @@ func grow[T float32 | float64](b []T, n int) []T {
 	return b[:n]
 }
 
-// smallScores fills s (L×S, row stride S) with batch slice b's scaled and
+// smallScores fills s (L×S, row stride ls = tileStride(S)) with batch slice b's scaled and
 // masked scores when the whole slice is one tile.
-func (im *Impl[T]) smallScores(p *Params[T], b int, q, k, s []T) {
-	L, S, E := p.L, p.S, p.E
-	im.gemmTB(L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, k[p.K.at(b, 0):], p.K.Row, s, max(S, 1))
-	mask(p, b, 0, L, 0, S, s, S)
+//
+// Each query's row of scores is a combination of the rows of kᵀ weighted
+// by the query, so the keys are transposed first (once for all queries).
+func (im *Impl[T]) smallScores(p *Params[T], sc *scratch[T], b int, q, k, s []T) {
+	L, S, E, ls := p.L, p.S, p.E, tileStride(p.S)
+	sc.kt = im.transposed(sc.kt, ls, k, p.K, b, S, E)
+	im.lincomb(s, ls, L, S, E, p.Scale, q[p.Q.at(b, 0):], p.Q.Row, 1, sc.kt, ls)
+	mask(p, b, 0, L, 0, S, s, ls)
 }
 
-// gemmTB sets c = alpha·a·bᵀ (beta 0). GEMM packs a transposed b with a
-// fast 16×16 block transpose only for whole panels of 16 columns, so a
-// width just past a multiple of 16 (17 keys) is split into that multiple
-// and the rest.
-func (im *Impl[T]) gemmTB(m, n, k int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
-	n16 := n &^ 15
-	if n16 == 0 || n16 == n || k < 16 {
-		im.gemm(false, true, m, n, k, alpha, a, lda, b, ldb, 0, c, ldc)
-		return
+// tileStride is the row stride of a one-tile slice's L×S tiles (and of
+// its keys and values transposed): S rounded up to whole 16-lane vectors.
+// With rows packed at stride S, a row's masked tail store would share a
+// 64-byte span with the next row's first load, which then waits for the
+// store to commit instead of taking its data forwarded.
+func tileStride(s int) int {
+	return (s + 15) &^ 15
+}
+
+// transposed returns dst, grown to cols·ld elements, holding the rows
+// rows of cols elements of batch slice b of x (layout l) as a cols×rows
+// matrix with row stride ld.
+func (im *Impl[T]) transposed(dst []T, ld int, x []T, l Layout, b, rows, cols int) []T {
+	dst = grow(dst, cols*ld)
+	if rows > 0 && cols > 0 {
+		im.transpose(dst, ld, x[l.at(b, 0):], l.Row, rows, cols)
 	}
-	im.gemm(false, true, m, n16, k, alpha, a, lda, b, ldb, 0, c, ldc)
-	im.gemm(false, true, m, n-n16, k, alpha, a, lda, b[n16*ldb:], ldb, 0, c[n16:], ldc)
+	return dst
 }
 
-// The small-shape path's row operations are plain loops: on rows of a few
-// dozen elements a vector call costs more than the work it does.
-
-// rowMax returns the largest element of x, ignoring NaN (a comparison
-// that a NaN fails leaves the maximum alone: cheaper than the builtin
-// max's NaN handling); -Inf if x is empty or all -Inf or NaN. A NaN still
-// reaches the row's weights through exp(NaN − max); smallForward treats a
-// row whose maximum is -Inf but that holds a NaN separately.
-func rowMax[T float32 | float64](x []T) T {
-	m := T(math.Inf(-1))
-	for _, v := range x {
-		if v > m {
-			m = v
+// softmaxBackRows64 is vec.SoftmaxBackRows for float64.
+func softmaxBackRows64(p, dp []float64, rows, cols, ld int, lse, d []float64) {
+	for i := range rows {
+		pr, gr := p[i*ld:i*ld+cols], dp[i*ld:i*ld+cols]
+		for j, x := range pr {
+			e := math.Exp(x - lse[i])
+			pr[j] = e
+			gr[j] = e * (gr[j] - d[i])
 		}
 	}
-	return m
 }
 
-// hasNaN reports whether x holds a NaN.
-func hasNaN[T float32 | float64](x []T) bool {
-	for _, v := range x {
-		if v != v {
-			return true
+// transpose64 sets dst[e·ldd + j] = src[j·lds + e] for j < rows, e < cols.
+func transpose64(dst []float64, ldd int, src []float64, lds, rows, cols int) {
+	for j := range rows {
+		for e, v := range src[j*lds : j*lds+cols] {
+			dst[e*ldd+j] = v
 		}
 	}
-	return false
-}
-
-func rowSum[T float32 | float64](x []T) T {
-	var s0, s1 T
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
-		s0 += x[i]
-		s1 += x[i+1]
-	}
-	if i < len(x) {
-		s0 += x[i]
-	}
-	return s0 + s1
 }
 
 // smallForward is forward for a batch slice that fits one tile (L ≤
 // BlockQ, S ≤ BlockK): a plain softmax over whole rows, with no online
-// rescaling, one exponential call for the whole tile and no per-row
-// vector calls.
+// rescaling (one vec.ExpSubMaxRows call) and the products as LinComb
+// calls.
 func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse []T) {
-	L, S, Ev := p.L, p.S, p.Ev
-	s := sc.s[:L*S]
-	im.smallScores(p, b, q, k, s)
+	L, S, Ev, ls := p.L, p.S, p.Ev, tileStride(p.S)
+	s := sc.s[:L*ls]
+	im.smallScores(p, sc, b, q, k, s)
 	neg, inf := T(math.Inf(-1)), T(math.Inf(1))
-	m := sc.m[:L]
-	for i := range L {
-		row := s[i*S : (i+1)*S]
-		mx := rowMax(row)
-		if mx == neg && hasNaN(row) {
-			mx = T(math.NaN())
-		}
-		m[i] = mx
-		if mx == neg {
-			// Nothing attended: the weights are all 0 (exp(-Inf)).
-			continue
-		}
-		for j := range row {
-			row[j] -= mx
-		}
-	}
-	im.exp(s, s)
+	m, l := sc.m[:L], sc.l[:L]
 	keep := T(1 / (1 - p.P))
-	l := sc.l[:L]
+	// A row's maximum is NaN when the row holds a NaN, which then
+	// reaches the output and lse as on the tiled path.
+	im.expSubMaxRows(s, L, S, ls, m, l)
 	for i := range L {
-		row := s[i*S : (i+1)*S]
+		row := s[i*ls : i*ls+S]
 		if m[i] == neg {
-			l[i] = 0
+			// Nothing attended: the weights are all 0 (exp(-Inf)).
+			clear(row)
 			continue
 		}
-		l[i] = rowSum(row)
 		if p.P > 0 {
 			for j := range row {
 				if !Keep(p.Seed, b, i, j, L, S, p.P) {
@@ -690,9 +696,10 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 			}
 		}
 	}
-	im.gemm(false, false, L, Ev, S, 1, s, max(S, 1), v[p.V.at(b, 0):], p.V.Row, 0, out[p.O.at(b, 0):], p.O.Row)
+	im.lincomb(out[p.O.at(b, 0):], p.O.Row, L, Ev, S, 1, s, ls, 1, v[p.V.at(b, 0):], p.V.Row)
+	ob := p.O.at(b, 0)
 	for i := range L {
-		o := out[p.O.at(b, i):][:Ev]
+		o := out[ob+i*p.O.Row:][:Ev]
 		li := &lse[b*L+i]
 		if l[i] == 0 {
 			// As in forward: a zero output and an lse of +Inf.
@@ -709,29 +716,20 @@ func (im *Impl[T]) smallForward(p *Params[T], sc *scratch[T], b int, q, k, v, ou
 }
 
 // smallBackward is backward for a batch slice that fits one tile: the
-// same products, each one GEMM call over the whole slice.
+// same products, each one LinComb call over the whole slice.
 func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, out, lse, dout, dlse, dq, dk, dv, dmask []T) {
-	L, S, E, Ev := p.L, p.S, p.E, p.Ev
-	ls := max(S, 1)
-	gb, lo := dout[p.O.at(b, 0):], p.O.Row
-	s, dp := sc.s[:L*S], sc.dp[:L*S]
-	im.smallScores(p, b, q, k, s)
+	L, S, E, Ev, ls := p.L, p.S, p.E, p.Ev, tileStride(p.S)
+	ob, lo := p.O.at(b, 0), p.O.Row
+	gb := dout[ob:]
+	s, dp := sc.s[:L*ls], sc.dp[:L*ls]
+	im.smallScores(p, sc, b, q, k, s)
+	// dP = dO·Vᵀ, against the values transposed.
+	sc.vt = im.transposed(sc.vt, ls, v, p.V, b, S, Ev)
+	im.lincomb(dp, ls, L, S, Ev, 1, gb, lo, 1, sc.vt, ls)
+	d := sc.d[:L]
 	for i := range L {
-		row := s[i*S : (i+1)*S]
-		li := lse[b*L+i]
-		for j := range row {
-			row[j] -= li
-		}
-	}
-	im.exp(s, s)
-	// dP = dO·Vᵀ.
-	im.gemmTB(L, S, Ev, 1, gb, lo, v[p.V.at(b, 0):], p.V.Row, dp, ls)
-	keep := T(1 / (1 - p.P))
-	for i := range L {
-		row := s[i*S : (i+1)*S]
-		drow := dp[i*S : (i+1)*S]
-		g := dout[p.O.at(b, i):][:Ev]
-		o := out[p.O.at(b, i):][:Ev]
+		g := gb[i*lo:][:Ev]
+		o := out[ob+i*lo:][:Ev]
 		di := T(0)
 		for e, x := range g {
 			di += o[e] * x
@@ -739,12 +737,21 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 		if dlse != nil {
 			di -= dlse[b*L+i]
 		}
-		if p.P == 0 {
-			// drow becomes dS = P∘(dP − D).
-			for j, pij := range row {
-				drow[j] = pij * (drow[j] - di)
+		d[i] = di
+	}
+	if p.P == 0 {
+		// s becomes P = exp(S − lse), dp becomes dS = P∘(dP − D).
+		im.softmaxBackRows(s, dp, L, S, ls, lse[b*L:], d)
+	} else {
+		keep := T(1 / (1 - p.P))
+		for i := range L {
+			row := s[i*ls : i*ls+S]
+			li := lse[b*L+i]
+			for j := range row {
+				row[j] -= li
 			}
-		} else {
+			im.exp(row, row)
+			drow := dp[i*ls : i*ls+S]
 			for j := range row {
 				pij := row[j]
 				z := keep
@@ -752,17 +759,19 @@ func (im *Impl[T]) smallBackward(p *Params[T], sc *scratch[T], b int, q, k, v, o
 					z = 0
 				}
 				// drow becomes dS; row becomes P∘Z for dV.
-				drow[j] = pij * (drow[j]*z - di)
+				drow[j] = pij * (drow[j]*z - d[i])
 				row[j] = pij * z
 			}
 		}
-		if dmask != nil {
-			copy(dmask[(b*L+i)*S:(b*L+i+1)*S], drow)
+	}
+	if dmask != nil {
+		for i := range L {
+			copy(dmask[(b*L+i)*S:(b*L+i+1)*S], dp[i*ls:i*ls+S])
 		}
 	}
 	// dV = (P∘Z)ᵀ·dO, dQ = scale·dS·K, dK = scale·dSᵀ·Q, each written
 	// whole (beta 0).
-	im.gemm(true, false, S, Ev, L, 1, s, ls, gb, lo, 0, dv[p.V.at(b, 0):], p.V.Row)
-	im.gemm(false, false, L, E, S, p.Scale, dp, ls, k[p.K.at(b, 0):], p.K.Row, 0, dq[p.Q.at(b, 0):], p.Q.Row)
-	im.gemm(true, false, S, E, L, p.Scale, dp, ls, q[p.Q.at(b, 0):], p.Q.Row, 0, dk[p.K.at(b, 0):], p.K.Row)
+	im.lincomb(dv[p.V.at(b, 0):], p.V.Row, S, Ev, L, 1, s, 1, ls, gb, lo)
+	im.lincomb(dq[p.Q.at(b, 0):], p.Q.Row, L, E, S, p.Scale, dp, ls, 1, k[p.K.at(b, 0):], p.K.Row)
+	im.lincomb(dk[p.K.at(b, 0):], p.K.Row, S, E, L, p.Scale, dp, 1, ls, q[p.Q.at(b, 0):], p.Q.Row)
 }

@@ -127,6 +127,9 @@ func TestKernelsMatchNaive(t *testing.T) {
 		{"one-tile-add-causal", []int{3}, 20, 17, 4, 3, "add", true, 0},
 		{"one-tile-dropout", []int{2}, 17, 19, 4, 5, "bool", true, 0.4},
 		{"one-tile-full", []int{2}, 64, 64, 3, 2, "", false, 0},
+		// Heads wider than the four registers a product row takes at once.
+		{"one-tile-wide", []int{2}, 9, 12, 80, 70, "add", false, 0},
+		{"one-tile-wide-dropout", []int{3}, 5, 33, 66, 17, "bool", true, 0.2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))

@@ -17,6 +17,16 @@
 // accumulates dV, dK and dQ with GEMMs on the tile, using
 // D = rowsum(dO∘O) in place of the row sums of P∘dP.
 //
+// A batch slice that fits one tile (L ≤ BlockQ, S ≤ BlockK: short
+// sequences such as a vision transformer's 17 tokens) takes a shorter
+// path: a plain softmax over whole rows (vec.ExpSubMaxRows), and in the
+// backward pass the weights and the scores' gradient in one pass
+// (vec.SoftmaxBackRows). Its products are a few dozen rows each, too
+// small for a GEMM's packing and dispatch to pay, so they are
+// vec.LinComb calls that accumulate each output row in registers, with
+// the keys and values transposed once per slice (vec.Transpose) for the
+// two products against them.
+//
 // Dropout on the weights is a hash of (seed, batch slice, query, key)
 // (Keep), so the backward pass regenerates exactly the forward pass's
 // mask tile by tile instead of storing it.

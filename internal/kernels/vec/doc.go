@@ -17,6 +17,12 @@
 // tested against both the assembly and the math package. Impl reports which
 // is in use. AVX2-only machines currently run the Go twins.
 //
+// Beyond elementwise kernels and reductions, LinComb, Transpose,
+// ExpSubMaxRows and SoftmaxBackRows serve operands of a few dozen rows
+// (one-tile attention), where a general matrix product or a vector call
+// per row costs more in packing and calls than in arithmetic: each does a
+// whole tile in one call, keeping rows in registers.
+//
 // # Accuracy
 //
 // Add, Sub, Mul, Div, AddScalar, MulScalar, AddRow, Relu and ReluGrad are

@@ -466,6 +466,10 @@ func main() {
 	}
 
 	layerNormKernels()
+	linCombKernels()
+	expSubMaxKernel()
+	transposeKernel()
+	softmaxBackRowsKernel()
 
 	emit("")
 	for _, n := range constOrder {
@@ -615,4 +619,360 @@ func layerNormKernels() {
 		})
 		footer()
 	}
+}
+
+// linCombKernels emits LinComb's kernels, one per number nv (1 to 4) of
+// 16-lane registers a row of c takes; the last register's lanes are
+// masked by K1 (tail). Rows of c are done eight at a time (one register
+// a row) or four at a time (16 accumulators at most), then one at a time: each row's arithmetic is the same chain
+// of FMAs either way. Register use: DI c, SI a, R8 ldc, R9 rows left, R10
+// ar, R11 at, BX ldb (strides in bytes), R13 b; in the loop over t, AX,
+// CX, DX and R14 point at the four rows' current weights, R15 at b's row
+// and R12 counts down n. Z16.. hold b's row, Z20.. broadcast weights, Z31
+// alpha.
+func linCombKernels() {
+	for nv := 1; nv <= 4; nv++ {
+		name := fmt.Sprintf("linComb%dAVX512", nv)
+		emit("")
+		emit("// func %s(c *float32, ldc, m int, a *float32, ar, at, n int, b *float32, ldb int, alpha float32, tail uint32)", name)
+		emit("TEXT ·%s(SB), NOSPLIT, $0-80", name)
+		for _, a := range []struct{ arg, reg string }{{"c+0", "DI"}, {"ldc+8", "R8"}, {"m+16", "R9"}, {"a+24", "SI"},
+			{"ar+32", "R10"}, {"at+40", "R11"}, {"b+56", "R13"}, {"ldb+64", "BX"}} {
+			emit("\tMOVQ %s(FP), %s", a.arg, a.reg)
+		}
+		for _, r := range []string{"R8", "R10", "R11", "BX"} {
+			emit("\tSHLQ $2, %s", r)
+		}
+		emit("\tVBROADCASTSS alpha+72(FP), Z31")
+		emit("\tMOVL tail+76(FP), AX")
+		emit("\tKMOVW AX, K1")
+		// body emits the loop over t for rows rows whose weight pointers
+		// are ptrs, then scales the accumulators by alpha.
+		body := func(pre string, ptrs []string) {
+			rows := len(ptrs)
+			for i := 0; i < rows*nv; i++ {
+				emit("\tVXORPS %s, %s, %s", z(i), z(i), z(i))
+			}
+			emit("\tMOVQ n+48(FP), R12")
+			emit("\tMOVQ R13, R15")
+			emit("%st:", pre)
+			emit("\tTESTQ R12, R12")
+			emit("\tJZ   %sst", pre)
+			for v := 0; v < nv; v++ {
+				emit("\t%s", load(64*v, "R15", z(16+v), v == nv-1))
+			}
+			for rr, p := range ptrs {
+				if nv == 1 {
+					emit("\tVFMADD231PS.BCST (%s), Z16, %s", p, z(rr))
+					continue
+				}
+				emit("\tVBROADCASTSS (%s), %s", p, z(20+rr))
+				for v := 0; v < nv; v++ {
+					emit("\tVFMADD231PS %s, %s, %s", z(20+rr), z(16+v), z(rr*nv+v))
+				}
+			}
+			for _, p := range ptrs {
+				emit("\tADDQ R11, %s", p)
+			}
+			emit("\tADDQ BX, R15")
+			emit("\tDECQ R12")
+			emit("\tJMP  %st", pre)
+			emit("%sst:", pre)
+			for i := 0; i < rows*nv; i++ {
+				emit("\tVMULPS Z31, %s, %s", z(i), z(i))
+			}
+		}
+		if nv == 1 {
+			// Eight rows at a time: eight independent FMA chains hide
+			// the FMA's latency, where four leave it half idle. Rows
+			// k·ar from R14 (advancing over t), AX = R14 + 3·ar and DX
+			// = R14 + 6·ar.
+			emit("block8:")
+			emit("\tCMPQ R9, $8")
+			emit("\tJL   block")
+			emit("\tMOVQ SI, R14")
+			emit("\tLEAQ (SI)(R10*2), AX")
+			emit("\tADDQ R10, AX")
+			emit("\tLEAQ (AX)(R10*2), DX")
+			emit("\tADDQ R10, DX")
+			for i := 0; i < 8; i++ {
+				emit("\tVXORPS %s, %s, %s", z(i), z(i), z(i))
+			}
+			emit("\tMOVQ n+48(FP), R12")
+			emit("\tMOVQ R13, R15")
+			addrs := func(b0, b3, b6, s string) []string {
+				return []string{"(" + b0 + ")", "(" + b0 + ")(" + s + "*1)", "(" + b0 + ")(" + s + "*2)", "(" + b3 + ")",
+					"(" + b3 + ")(" + s + "*1)", "(" + b3 + ")(" + s + "*2)", "(" + b6 + ")", "(" + b3 + ")(" + s + "*4)"}
+			}
+			emit("et:")
+			emit("\tTESTQ R12, R12")
+			emit("\tJZ   est")
+			emit("\t%s", load(0, "R15", "Z16", true))
+			for k, a := range addrs("R14", "AX", "DX", "R10") {
+				emit("\tVFMADD231PS.BCST %s, Z16, %s", a, z(k))
+			}
+			emit("\tADDQ R11, R14")
+			emit("\tADDQ R11, AX")
+			emit("\tADDQ R11, DX")
+			emit("\tADDQ BX, R15")
+			emit("\tDECQ R12")
+			emit("\tJMP  et")
+			emit("est:")
+			for i := 0; i < 8; i++ {
+				emit("\tVMULPS Z31, %s, %s", z(i), z(i))
+			}
+			emit("\tLEAQ (DI)(R8*2), AX")
+			emit("\tADDQ R8, AX")
+			emit("\tLEAQ (AX)(R8*2), DX")
+			emit("\tADDQ R8, DX")
+			for k, a := range addrs("DI", "AX", "DX", "R8") {
+				emit("\tVMOVUPS %s, K1, %s", z(k), a)
+			}
+			emit("\tLEAQ (SI)(R10*8), SI")
+			emit("\tLEAQ (DI)(R8*8), DI")
+			emit("\tSUBQ $8, R9")
+			emit("\tJMP  block8")
+		}
+		emit("block:")
+		emit("\tCMPQ R9, $4")
+		emit("\tJL   single")
+		emit("\tMOVQ SI, AX")
+		emit("\tLEAQ (SI)(R10*1), CX")
+		emit("\tLEAQ (SI)(R10*2), DX")
+		emit("\tLEAQ (CX)(R10*2), R14")
+		body("b", []string{"AX", "CX", "DX", "R14"})
+		emit("\tLEAQ (DI)(R8*1), AX")
+		emit("\tLEAQ (DI)(R8*2), CX")
+		emit("\tLEAQ (AX)(R8*2), DX")
+		for rr, p := range []string{"DI", "AX", "CX", "DX"} {
+			for v := 0; v < nv; v++ {
+				emit("\t%s", store(64*v, z(rr*nv+v), p, v == nv-1))
+			}
+		}
+		emit("\tLEAQ (SI)(R10*4), SI")
+		emit("\tLEAQ (DI)(R8*4), DI")
+		emit("\tSUBQ $4, R9")
+		emit("\tJMP  block")
+		emit("single:")
+		emit("\tTESTQ R9, R9")
+		emit("\tJZ   done")
+		emit("\tMOVQ SI, AX")
+		body("s", []string{"AX"})
+		for v := 0; v < nv; v++ {
+			emit("\t%s", store(64*v, z(v), "DI", v == nv-1))
+		}
+		emit("\tADDQ R10, SI")
+		emit("\tADDQ R8, DI")
+		emit("\tDECQ R9")
+		emit("\tJMP  single")
+		emit("done:")
+		footer()
+	}
+}
+
+// expSubMaxKernel emits expSubMaxRowsAVX512(x *float32, n, rows, ld
+// int, m, sum *float32): for each of rows rows of n elements (ld apart),
+// a pass for the row's maximum (NaN lanes collected in K3 as in
+// maxAVX512), reduced in registers, then — unless the maximum is -Inf — a
+// pass replacing the row by e^(x − m) and summing it, as
+// expShiftSumAVX512 does. The exponential's constants are loaded once for
+// all rows. R11 holds n, R12 the row, R13 the rows left, R14 ld in bytes,
+// DI and DX the next m and sum.
+func expSubMaxKernel() {
+	emit("")
+	emit("// func expSubMaxRowsAVX512(x *float32, n, rows, ld int, m, sum *float32)")
+	emit("TEXT ·expSubMaxRowsAVX512(SB), NOSPLIT, $0-48")
+	emit("\tMOVQ x+0(FP), R12")
+	emit("\tMOVQ n+8(FP), R11")
+	emit("\tMOVQ rows+16(FP), R13")
+	emit("\tMOVQ ld+24(FP), R14")
+	emit("\tSHLQ $2, R14")
+	emit("\tMOVQ m+32(FP), DI")
+	emit("\tMOVQ sum+40(FP), DX")
+	emit("\tVBROADCASTSS %s, Z8", cbits("negInf", 0xff800000))
+	expSetup()
+	emit("row:")
+	emit("\tTESTQ R13, R13")
+	emit("\tJZ   rowsdone")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
+	for u := 0; u < 4; u++ {
+		emit("\tVMOVAPS Z8, %s", z(u))
+	}
+	emit("\tKXORW K3, K3, K3")
+	ptrs := []ptr{{"x", "SI"}}
+	loopNamed("m", ptrs, 4, func(u, off int, m bool) []string {
+		x := z(4 + u)
+		var l []string
+		if m {
+			l = []string{"VMOVAPS Z8, " + x, fmt.Sprintf("VMOVUPS %d(SI), K1, %s", off, x)}
+		} else {
+			l = []string{load(off, "SI", x, false)}
+		}
+		return append(l, "VMAXPS "+x+", "+z(u)+", "+z(u),
+			"VCMPPS $3, "+x+", "+x+", K2", "KORW K2, K3, K3")
+	})
+	emit("\tVMAXPS Z1, Z0, Z0")
+	emit("\tVMAXPS Z3, Z2, Z2")
+	emit("\tVMAXPS Z2, Z0, Z0")
+	emit("\tVEXTRACTF64X4 $1, Z0, Y1")
+	emit("\tVMAXPS Y1, Y0, Y0")
+	emit("\tVEXTRACTF128 $1, Y0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tVPSHUFD $0x4e, X0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tVPSHUFD $0xb1, X0, X1")
+	emit("\tVMAXPS X1, X0, X0")
+	emit("\tKMOVW K3, AX")
+	emit("\tTESTL AX, AX")
+	emit("\tJNZ  isnan")
+	emit("\tVUCOMISS X8, X0")
+	emit("\tJNE  pass2")
+	// Every element is -Inf (or there is none): the row is left alone.
+	emit("\tVMOVSS X0, (DI)")
+	emit("\tMOVL $0, (DX)")
+	emit("\tJMP  next")
+	emit("isnan:")
+	emit("\tVMOVSS %s, X0", cbits("qNaN", 0x7fc00000))
+	emit("pass2:")
+	emit("\tVMOVSS X0, (DI)")
+	emit("\tVBROADCASTSS X0, Z30")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
+	emit("\tVXORPS Z14, Z14, Z14")
+	emit("\tVXORPS Z15, Z15, Z15")
+	loopNamed("e", ptrs, 2, func(u, off int, m bool) []string {
+		x, acc := z(4*u), z(14+u)
+		l := []string{load(off, "SI", x, m), "VSUBPS Z30, " + x + ", " + x}
+		l = append(l, expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3))...)
+		l = append(l, store(off, x, "SI", m))
+		if m {
+			return append(l, "VADDPS "+x+", "+acc+", K1, "+acc)
+		}
+		return append(l, "VADDPS "+x+", "+acc+", "+acc)
+	})
+	emit("\tVADDPS Z15, Z14, Z14")
+	hsum(14, 13)
+	emit("\tVMOVSS X14, (DX)")
+	emit("next:")
+	emit("\tADDQ $4, DI")
+	emit("\tADDQ $4, DX")
+	emit("\tADDQ R14, R12")
+	emit("\tDECQ R13")
+	emit("\tJMP  row")
+	emit("rowsdone:")
+	footer()
+}
+
+// transposeKernel emits transpose16AVX512(dst *float32, ldd int, src
+// *float32, lds, rows, cols int): the block of rows ≤ 16 rows and cols ≤
+// 16 columns at src (rows lds elements apart) transposed into cols rows at
+// dst (ldd apart). It loads the rows with the columns masked, runs the
+// standard shuffle network (unpack pairs, 4×4 shuffles within 128-bit
+// lanes, two rounds of 128-bit lane shuffles) and stores the first cols
+// registers with the rows masked; the registers of rows not loaded hold
+// junk that only masked-off lanes receive.
+func transposeKernel() {
+	emit("")
+	emit("// func transpose16AVX512(dst *float32, ldd int, src *float32, lds, rows, cols int)")
+	emit("TEXT ·transpose16AVX512(SB), NOSPLIT, $0-48")
+	emit("\tMOVQ dst+0(FP), DI")
+	emit("\tMOVQ ldd+8(FP), R9")
+	emit("\tMOVQ src+16(FP), SI")
+	emit("\tMOVQ lds+24(FP), R8")
+	emit("\tSHLQ $2, R8")
+	emit("\tSHLQ $2, R9")
+	for _, m := range []struct{ arg, k string }{{"cols+40", "K1"}, {"rows+32", "K2"}} {
+		emit("\tMOVQ %s(FP), CX", m.arg)
+		emit("\tMOVL $1, AX")
+		emit("\tSHLL CX, AX")
+		emit("\tDECL AX")
+		emit("\tKMOVW AX, %s", m.k)
+	}
+	emit("\tMOVQ rows+32(FP), CX")
+	for i := 0; i < 16; i++ {
+		emit("\tVMOVUPS.Z (SI), K1, %s", z(i))
+		if i < 15 {
+			emit("\tDECQ CX")
+			emit("\tJZ   loaded")
+			emit("\tADDQ R8, SI")
+		}
+	}
+	emit("loaded:")
+	for i := 0; i < 8; i++ {
+		emit("\tVUNPCKLPS %s, %s, %s", z(2*i+1), z(2*i), z(16+2*i))
+		emit("\tVUNPCKHPS %s, %s, %s", z(2*i+1), z(2*i), z(17+2*i))
+	}
+	for q := 0; q < 4; q++ {
+		t := 16 + 4*q
+		emit("\tVSHUFPS $0x44, %s, %s, %s", z(t+2), z(t), z(4*q))
+		emit("\tVSHUFPS $0xEE, %s, %s, %s", z(t+2), z(t), z(4*q+1))
+		emit("\tVSHUFPS $0x44, %s, %s, %s", z(t+3), z(t+1), z(4*q+2))
+		emit("\tVSHUFPS $0xEE, %s, %s, %s", z(t+3), z(t+1), z(4*q+3))
+	}
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			emit("\tVSHUFF32X4 $0x88, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+i))
+			emit("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+4+i))
+		}
+	}
+	for i := 0; i < 8; i++ {
+		emit("\tVSHUFF32X4 $0x88, %s, %s, %s", z(24+i), z(16+i), z(i))
+		emit("\tVSHUFF32X4 $0xDD, %s, %s, %s", z(24+i), z(16+i), z(8+i))
+	}
+	emit("\tMOVQ cols+40(FP), CX")
+	for i := 0; i < 16; i++ {
+		emit("\tVMOVUPS %s, K2, (DI)", z(i))
+		if i < 15 {
+			emit("\tDECQ CX")
+			emit("\tJZ   done")
+			emit("\tADDQ R9, DI")
+		}
+	}
+	emit("done:")
+	footer()
+}
+
+// softmaxBackRowsKernel emits softmaxBackRowsAVX512(p, dp *float32, n,
+// rows, ld int, lse, d *float32): for each of rows rows (ld apart), p =
+// e^(p − lse[i]) and dp = p∘(dp − d[i]), in one pass. R12 and R13 hold
+// the rows of p and dp, R11 n, R10 the rows left, R14 ld in bytes, R8 and
+// R9 the next lse and d; Z28 and Z29 the row's lse and d.
+func softmaxBackRowsKernel() {
+	emit("")
+	emit("// func softmaxBackRowsAVX512(p, dp *float32, n, rows, ld int, lse, d *float32)")
+	emit("TEXT ·softmaxBackRowsAVX512(SB), NOSPLIT, $0-56")
+	emit("\tMOVQ p+0(FP), R12")
+	emit("\tMOVQ dp+8(FP), R13")
+	emit("\tMOVQ n+16(FP), R11")
+	emit("\tMOVQ rows+24(FP), R10")
+	emit("\tMOVQ ld+32(FP), R14")
+	emit("\tSHLQ $2, R14")
+	emit("\tMOVQ lse+40(FP), R8")
+	emit("\tMOVQ d+48(FP), R9")
+	expSetup()
+	emit("brow:")
+	emit("\tTESTQ R10, R10")
+	emit("\tJZ   browsdone")
+	emit("\tMOVQ R11, CX")
+	emit("\tMOVQ R12, SI")
+	emit("\tMOVQ R13, DI")
+	emit("\tVBROADCASTSS (R8), Z28")
+	emit("\tVBROADCASTSS (R9), Z29")
+	ptrs := []ptr{{"p", "SI"}, {"dp", "DI"}}
+	loopNamed("g", ptrs, 2, func(u, off int, m bool) []string {
+		x, y := z(4*u), z(8+u)
+		l := []string{load(off, "SI", x, m), "VSUBPS Z28, " + x + ", " + x}
+		l = append(l, expSeq(x, z(4*u+1), z(4*u+2), z(4*u+3))...)
+		return append(l, store(off, x, "SI", m), load(off, "DI", y, m), "VSUBPS Z29, "+y+", "+y,
+			"VMULPS "+x+", "+y+", "+y, store(off, y, "DI", m))
+	})
+	emit("\tADDQ $4, R8")
+	emit("\tADDQ $4, R9")
+	emit("\tADDQ R14, R12")
+	emit("\tADDQ R14, R13")
+	emit("\tDECQ R10")
+	emit("\tJMP  brow")
+	emit("browsdone:")
+	footer()
 }
