@@ -19,6 +19,20 @@ func (c *nodeCtx) need(ins []*tensor.Tensor, i int, what string) (*tensor.Tensor
 	return nil, c.Errorf("required input %d (%s) is missing", i, what)
 }
 
+// needs returns the node's first len(what) inputs, each required, what
+// naming them in order; the error names the first one missing.
+func (c *nodeCtx) needs(ins []*tensor.Tensor, what ...string) ([]*tensor.Tensor, error) {
+	out := make([]*tensor.Tensor, len(what))
+	for i, w := range what {
+		t, err := c.need(ins, i, w)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
 // wantOutput reports whether the node asks for output i (a non-empty
 // name), so that optional outputs cost nothing when unused.
 func (c *nodeCtx) wantOutput(i int) bool {

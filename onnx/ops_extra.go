@@ -46,14 +46,11 @@ func init() {
 		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
 	}))
 	register("PRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
+		req, err := c.needs(ins, "X", "slope")
 		if err != nil {
 			return nil, err
 		}
-		slope, err := c.need(ins, 1, "slope")
-		if err != nil {
-			return nil, err
-		}
+		x, slope := req[0], req[1]
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
 	})
 	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
@@ -196,14 +193,11 @@ func init() {
 // modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
 // fmod), else the divisor's (Python's %, spore's Mod).
 func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	a, err := c.need(ins, 0, "A")
+	req, err := c.needs(ins, "A", "B")
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.need(ins, 1, "B")
-	if err != nil {
-		return nil, err
-	}
+	a, b := req[0], req[1]
 	if a.DType() != b.DType() {
 		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
 	}
@@ -306,18 +300,11 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // instanceNormOp is InstanceNormalization: each channel of each sample
 // normalised over its spatial axes, then scaled and shifted per channel.
 func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "input")
+	req, err := c.needs(ins, "input", "scale", "B")
 	if err != nil {
 		return nil, err
 	}
-	scale, err := c.need(ins, 1, "scale")
-	if err != nil {
-		return nil, err
-	}
-	b, err := c.need(ins, 2, "B")
-	if err != nil {
-		return nil, err
-	}
+	x, scale, b := req[0], req[1], req[2]
 	if x.Rank() < 3 || !scale.Shape().Equal(tensor.Shape{x.Dim(1)}) || !b.Shape().Equal(tensor.Shape{x.Dim(1)}) {
 		return nil, c.Errorf("input %v, scale %v and B %v: want N×C×spatial… and two [C]", x.Shape(), scale.Shape(), b.Shape())
 	}
@@ -341,14 +328,11 @@ func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) 
 // may be shorter than the data on the other axes (the data is cut to
 // them first).
 func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "data")
+	req, err := c.needs(ins, "data", "indices")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.need(ins, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
+	x, idx := req[0], req[1]
 	if idx.Rank() != x.Rank() {
 		return nil, c.Errorf("indices %v must have the rank of data %v", idx.Shape(), x.Shape())
 	}
@@ -380,18 +364,11 @@ func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 // along a new axis of extent depth. Negative indices count from the end
 // of the depth; others outside it give a row of values[0].
 func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	idx, err := c.need(ins, 0, "indices")
+	req, err := c.needs(ins, "indices", "depth", "values")
 	if err != nil {
 		return nil, err
 	}
-	dt, err := c.need(ins, 1, "depth")
-	if err != nil {
-		return nil, err
-	}
-	vals, err := c.need(ins, 2, "values")
-	if err != nil {
-		return nil, err
-	}
+	idx, dt, vals := req[0], req[1], req[2]
 	d, err := c.scalarValue(dt, "depth")
 	if err != nil {
 		return nil, err
@@ -560,18 +537,11 @@ func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, er
 // scatterNDOp is ScatterND: each index tuple (the last axis of indices)
 // picks a slice of data that the matching slice of updates replaces.
 func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	data, err := c.need(ins, 0, "data")
+	req, err := c.needs(ins, "data", "indices", "updates")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.need(ins, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
-	updates, err := c.need(ins, 2, "updates")
-	if err != nil {
-		return nil, err
-	}
+	data, idx, updates := req[0], req[1], req[2]
 	iv, err := c.scatterIndices(data, idx, updates)
 	if err != nil {
 		return nil, err
@@ -615,18 +585,11 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // scatterElementsOp is ScatterElements: updates[p] replaces the element of
 // data at p with its axis coordinate replaced by indices[p].
 func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	data, err := c.need(ins, 0, "data")
+	req, err := c.needs(ins, "data", "indices", "updates")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.need(ins, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
-	updates, err := c.need(ins, 2, "updates")
-	if err != nil {
-		return nil, err
-	}
+	data, idx, updates := req[0], req[1], req[2]
 	iv, err := c.scatterIndices(data, idx, updates)
 	if err != nil {
 		return nil, err
@@ -681,14 +644,11 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 // spore's index check, the same in both modes, since a flat row in range
 // does not make its components so.
 func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	data, err := c.need(ins, 0, "data")
+	req, err := c.needs(ins, "data", "indices")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.need(ins, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
+	data, idx := req[0], req[1]
 	if idx.DType() != tensor.Int64 {
 		return nil, c.Errorf("indices have dtype %v, want int64", idx.DType())
 	}

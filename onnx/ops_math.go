@@ -77,18 +77,11 @@ func init() {
 		return one(ops.DivScalar(s[0], float64(len(ins))))
 	})
 	register("Where", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		cond, err := c.need(ins, 0, "condition")
+		req, err := c.needs(ins, "condition", "X", "Y")
 		if err != nil {
 			return nil, err
 		}
-		a, err := c.need(ins, 1, "X")
-		if err != nil {
-			return nil, err
-		}
-		b, err := c.need(ins, 2, "Y")
-		if err != nil {
-			return nil, err
-		}
+		cond, a, b := req[0], req[1], req[2]
 		if cond.DType() != tensor.Bool {
 			return nil, c.Errorf("condition has dtype %v, want bool", cond.DType())
 		}
@@ -113,14 +106,11 @@ func init() {
 	})
 	register("Gemm", 11, 0, gemmOp)
 	register("MatMul", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		a, err := c.need(ins, 0, "A")
+		req, err := c.needs(ins, "A", "B")
 		if err != nil {
 			return nil, err
 		}
-		b, err := c.need(ins, 1, "B")
-		if err != nil {
-			return nil, err
-		}
+		a, b := req[0], req[1]
 		return one(matMul(c, a, b))
 	})
 }
@@ -139,14 +129,11 @@ func unaryOp(f func(*tensor.Tensor) *tensor.Tensor) opFunc {
 // binaryOp applies f to the node's two inputs, which must share a dtype.
 func binaryOp(f func(a, b *tensor.Tensor) *tensor.Tensor) opFunc {
 	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		a, err := c.need(ins, 0, "A")
+		req, err := c.needs(ins, "A", "B")
 		if err != nil {
 			return nil, err
 		}
-		b, err := c.need(ins, 1, "B")
-		if err != nil {
-			return nil, err
-		}
+		a, b := req[0], req[1]
 		if a.DType() != b.DType() {
 			return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
 		}
@@ -208,14 +195,11 @@ func xorOp(a, b *tensor.Tensor) *tensor.Tensor {
 // base's; it is cast to the base's. Integer powers go through float64,
 // exact for the magnitudes integer tensors hold in practice.
 func powOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "X")
+	req, err := c.needs(ins, "X", "Y")
 	if err != nil {
 		return nil, err
 	}
-	y, err := c.need(ins, 1, "Y")
-	if err != nil {
-		return nil, err
-	}
+	x, y := req[0], req[1]
 	if isFloat(x.DType()) {
 		if y.DType() != x.DType() {
 			y = ops.Cast(y, x.DType())
@@ -296,14 +280,11 @@ func matMul(c *nodeCtx, a, b *tensor.Tensor) *tensor.Tensor {
 // gemmOp is Y = alpha·A'·B' + beta·C with A' and B' optionally
 // transposed; C broadcasts to the product's shape.
 func gemmOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	a, err := c.need(ins, 0, "A")
+	req, err := c.needs(ins, "A", "B")
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.need(ins, 1, "B")
-	if err != nil {
-		return nil, err
-	}
+	a, b := req[0], req[1]
 	if a.Rank() != 2 || b.Rank() != 2 {
 		return nil, c.Errorf("A and B must be matrices, got shapes %v and %v", a.Shape(), b.Shape())
 	}

@@ -179,14 +179,11 @@ func (c *nodeCtx) checkOut(s spatial, n, ch, h, w int) error {
 
 // convOp is Conv: Y = X ⋆ W + B over 1-D or 2-D spatial axes.
 func convOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "X")
+	req, err := c.needs(ins, "X", "W")
 	if err != nil {
 		return nil, err
 	}
-	w, err := c.need(ins, 1, "W")
-	if err != nil {
-		return nil, err
-	}
+	x, w := req[0], req[1]
 	if x.Rank() == 5 {
 		return c.conv3D(x, w, c.In(ins, 2))
 	}
@@ -234,14 +231,11 @@ func boolInt(b bool) int {
 // extent is stride·(in−1) + output_padding + dilated kernel − pads, or
 // output_shape when the node gives it (the pads are then derived).
 func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "X")
+	req, err := c.needs(ins, "X", "W")
 	if err != nil {
 		return nil, err
 	}
-	w, err := c.need(ins, 1, "W")
-	if err != nil {
-		return nil, err
-	}
+	x, w := req[0], req[1]
 	if x.Rank() == 5 {
 		return nil, c.Errorf("3-D ConvTranspose (X %v) is not supported", x.Shape())
 	}
@@ -361,14 +355,9 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 // model fine-tunes with its normalisation statistics frozen, as a PyTorch
 // model in eval mode does.
 func batchNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	names := []string{"X", "scale", "B", "input_mean", "input_var"}
-	var in [5]*tensor.Tensor
-	for i, n := range names {
-		t, err := c.need(ins, i, n)
-		if err != nil {
-			return nil, err
-		}
-		in[i] = t
+	in, err := c.needs(ins, "X", "scale", "B", "input_mean", "input_var")
+	if err != nil {
+		return nil, err
 	}
 	if c.Int("training_mode", 0) != 0 {
 		return nil, c.Errorf("training_mode=1 (batch statistics with running-statistics outputs) is not supported; export the model in eval mode")
@@ -437,14 +426,11 @@ func softmaxOp(f func(*tensor.Tensor, int) *tensor.Tensor) opFunc {
 // float32 and float64 inputs spore takes is at least stash_type's
 // default float32.
 func layerNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "X")
+	req, err := c.needs(ins, "X", "Scale")
 	if err != nil {
 		return nil, err
 	}
-	scale, err := c.need(ins, 1, "Scale")
-	if err != nil {
-		return nil, err
-	}
+	x, scale := req[0], req[1]
 	ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
 	if err != nil {
 		return nil, err

@@ -293,14 +293,11 @@ func sliceOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 
 // gatherOp is Gather along axis; negative indices count from the end.
 func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "data")
+	req, err := c.needs(ins, "data", "indices")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.need(ins, 1, "indices")
-	if err != nil {
-		return nil, err
-	}
+	x, idx := req[0], req[1]
 	ax, err := c.axis(c.Int("axis", 0), x.Rank(), "axis")
 	if err != nil {
 		return nil, err
