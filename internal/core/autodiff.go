@@ -42,6 +42,17 @@ func IsTracked(t *Tensor) bool { return NodeOf(t) != nil }
 // history through an identity step, so outer derivatives still flow.
 func TrackLeaf(x *Tensor) *Tensor {
 	t := &Tensor{shape: x.shape, dtype: x.dtype, buf: x.buf, sym: x.sym}
+	if x.param != nil && x.sym == nil {
+		// A parameter differentiated as an argument while this goroutine
+		// traces: the leaf must read the parameter when the plan runs, not
+		// its value now, or every later call would reuse today's weights
+		// (the stale-parameter trap). Reading it through an Identity node
+		// makes the trace capture the parameter as an input.
+		if tr := CurrentTracer(); tr != nil {
+			t.sym = tr.Emit(identityPrim, nil, []*Tensor{x}, x.Meta()).sym
+			t.buf = nil
+		}
+	}
 	if NodeOf(x) != nil {
 		t.node = &Node{Prim: identityPrim, Inputs: []*Tensor{x}, Out: t}
 	} else {
