@@ -538,7 +538,7 @@ func (p *printAttrs) String() string { return fmt.Sprintf("%d parts", len(p.part
 
 var printPrim = &core.Prim{
 	Name:   "Print",
-	Traits: core.Traits{Impure: true},
+	Traits: core.Traits{Impure: true, Fresh: true},
 	Infer:  func(any, []*Tensor) tensor.Meta { return tensor.Meta{Shape: tensor.Shape{}, DType: tensor.Bool} },
 }
 

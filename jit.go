@@ -267,6 +267,7 @@ type entry struct {
 	params  []*Tensor       // captured parameters, in graph order
 	outTmpl []reflect.Value // results with tensor slots, for rebuilding (reflect path)
 	nout    int
+	fresh   bool       // the graph holds a Fresh op (a random draw, a print)
 	call    *core.Prim // the tape node for differentiation (single result)
 	derivMu sync.Mutex
 	derivs  map[string]func(...*Tensor) []*Tensor // backward by trainable-parameter set, "jvp:" forward by tangent set
@@ -561,7 +562,7 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 	if err != nil {
 		panic(core.Errorf("Jit", "compiling %s: %v", st.name, err))
 	}
-	e := &entry{metas: metas, consts: consts, res: res, params: params, outTmpl: tmpl, nout: len(g.Outputs)}
+	e := &entry{metas: metas, consts: consts, res: res, params: params, outTmpl: tmpl, nout: len(g.Outputs), fresh: hasFresh(res.Graph)}
 	d := time.Since(start)
 	st.stats.Compiles++
 	st.stats.CompileTime += d
@@ -575,7 +576,9 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 // execute runs a cached plan. When an argument or a captured parameter is
 // being differentiated, a single-result function runs as one node on the
 // tape (its gradient is a compiled function too); other functions then
-// run eagerly so that the tape sees their ops.
+// run eagerly so that the tape sees their ops. So does a function holding
+// a Fresh op: its compiled gradient would recompute the forward pass and
+// draw new dropout masks, while the tape keeps the forward's own.
 func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Tensor) []*Tensor {
 	tracked := false
 	for _, x := range xs {
@@ -587,7 +590,7 @@ func (st *jitState) execute(e *entry, xs []*Tensor, eager func([]*Tensor) []*Ten
 	if !tracked {
 		return e.res.Plan.Run(xs)
 	}
-	if e.nout != 1 {
+	if e.nout != 1 || e.fresh {
 		return eager(xs)
 	}
 	in := append(append([]*Tensor(nil), xs...), e.params...)
@@ -705,4 +708,20 @@ func (st *jitState) callPrim(e *entry, eager func([]*Tensor) []*Tensor) *core.Pr
 		e.res.Plan.RunInto(in[:n], []*Tensor{o})
 	})
 	return e.call
+}
+
+// hasFresh reports whether g or a control-flow body within it holds a
+// Fresh op.
+func hasFresh(g *graph.Graph) bool {
+	for _, v := range g.Values {
+		if v.Kind == graph.KindOp && v.Prim.Traits.Fresh {
+			return true
+		}
+		for _, r := range v.Regions {
+			if hasFresh(r.Graph) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -205,7 +205,7 @@ func init() {
 	})
 	AttentionSeedPrim = core.Define(&core.Prim{
 		Name:   "AttentionSeed",
-		Traits: core.Traits{Impure: true, Cost: 1},
+		Traits: core.Traits{Impure: true, Fresh: true, Cost: 1},
 		// One seed for the whole batch: the examples are distinct batch
 		// slices of one attention call, so their masks differ anyway.
 		Batch: func(_ any, in []*tensor.Tensor, dims []int) (*tensor.Tensor, int) {

@@ -34,7 +34,7 @@ func init() {
 	RandomMaskPrim = core.Define(&core.Prim{
 		Name:   "RandomMask",
 		Batch:  batchBroadcasting(&RandomMaskPrim),
-		Traits: core.Traits{Impure: true, Cost: 4},
+		Traits: core.Traits{Impure: true, Fresh: true, Cost: 4},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
 			if !x.DType().IsFloat() {
@@ -84,7 +84,9 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 // call, every execution of a compiled plan — draws its seed from the
 // framework's random source (tensor.SetSeed), so masks are fresh each time
 // and a seeded program is reproducible. The prim is Impure: the compiler
-// neither folds nor deduplicates it. (Replaying a traced control-flow body
+// neither folds nor deduplicates it; and Fresh: a compiled function holding
+// it is differentiated on the tape, so that its gradient uses the masks
+// its forward pass drew. (Replaying a traced control-flow body
 // to differentiate it draws a new mask; dropout inside Cond or Scan bodies
 // under Graph-mode differentiation is therefore not supported exactly.)
 func RandomMask(x *tensor.Tensor, p float64) *tensor.Tensor {

@@ -23,6 +23,12 @@ type Traits struct {
 	// Impure: the op has effects or randomness and must be neither
 	// deduplicated, folded nor removed when its result is unused.
 	Impure bool
+	// Fresh: every run gives a new result or effect (a random draw, a
+	// print), so running the op again does not repeat an earlier run. A
+	// compiled function's gradient recomputes its forward pass, so a
+	// differentiated compiled function holding a Fresh op runs eagerly on
+	// the tape instead: the backward pass then uses the forward's draws.
+	Fresh bool
 	// Commutative: the two inputs may be swapped (CSE canonicalises them).
 	Commutative bool
 	// View: the output is the input's buffer reinterpreted (reshape), so the
