@@ -17,6 +17,10 @@
 //	      for jr over nc in steps of nr:     kc×nr B micro-panel (L1)
 //	        for ir over mc in steps of mr:   micro-kernel: mr×nr tile of C
 //
+// kc and mc are upper bounds: k and m are cut into the fewest blocks that
+// fit them, of even size (k = 784 in four blocks of 196, not three of 256
+// and a pass of 16 over every C tile).
+//
 // Packing absorbs the transposes and strides, so one micro-kernel serves
 // all four op combinations. The micro-kernel keeps an mr×nr tile of C in
 // vector registers across the whole kc loop, doing mr·nr multiply-adds per
@@ -46,7 +50,11 @@
 // Products of about a million multiply-adds or more are split over the
 // threads of package parallel, by column panels (each thread packs its own
 // share of B) or, for narrow products, by row panels; smaller ones run on
-// the caller with no hand-off. Packing buffers are pooled per thread, so
+// the caller with no hand-off. Chunks of products taller than one row
+// tile hold at least 8 column panels (or a row block of mc rows), the
+// same number for each thread: every chunk re-reads the operand the
+// chunks share, from L3, so small chunks re-fetch each block of it for
+// only a few uses. Packing buffers are pooled per thread, so
 // steady-state calls allocate nothing.
 //
 // A right-hand operand used again and again (a layer's weight) can be

@@ -112,15 +112,22 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	// batches through narrow layers (a 1024-row batch through a 512-wide
 	// layer, or a 10-wide output layer that has a single column panel).
 	// When the operand each chunk reads must also be packed (a kernel
-	// that cannot read A in place), make one chunk per thread; otherwise
-	// For's smaller chunks balance better.
+	// that cannot read A in place), make one chunk per thread. Otherwise
+	// chunks of a taller product are still made large (chunkGrain): a
+	// column chunk re-reads all of A, a row chunk all of B, from L3, so
+	// a chunk of a few panels or row tiles uses each block it fetches
+	// only a few times. The GEMV shapes (one row tile) balance better in
+	// For's small chunks: what they share is a few rows.
 	t.byRows = mp >= 2*threads && (m > n || np < 2*threads)
-	panels, grain := np, 1
+	panels, grain, minPanels := np, 1, minChunkPanels
 	if t.byRows {
-		panels = mp
+		panels, minPanels = mp, kn.mc/kn.mr
 	}
-	if !kn.readsAInPlace(transA, m) {
+	switch {
+	case !kn.readsAInPlace(transA, m):
 		grain = max(1, panels/threads)
+	case m > kn.mr:
+		grain = chunkGrain(panels, threads, minPanels)
 	}
 	parallel.ForBody(panels, grain, t)
 	t.a, t.pb, t.c, t.bias = nil, nil, nil, nil
@@ -182,7 +189,7 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 	}
 	mr, nr := kn.mr, kn.nr
 	directA := kn.readsAInPlace(transA, m)
-	kcMax := kn.kc
+	kcMax, mcb := evenBlock(k, kn.kc, kcUnit), evenBlock(m, kn.mc, mr)
 	if m <= mr && (directA || mr*k <= len(ws.a)) {
 		kcMax = k
 	}
@@ -192,8 +199,8 @@ func (kn *kernel) gemmPacked(ws *workspace, transA bool, m, j0, n, k int, alpha 
 			kc := min(kcMax, k-pc)
 			first, last := pc == 0, pc+kc == k
 			bt, bs, relu := kBlockEpilogue(first, last, beta, bias, act)
-			for ic := 0; ic < m; ic += kn.mc {
-				mc := min(kn.mc, m-ic)
+			for ic := 0; ic < m; ic += mcb {
+				mc := min(mcb, m-ic)
 				ablk, alda := kn.aBlock(ws, transA, directA, a, lda, ic, pc, mc, kc, mr)
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)

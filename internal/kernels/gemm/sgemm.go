@@ -86,28 +86,67 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	t.set(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, act)
 	np, mp := (n+kern.nr-1)/kern.nr, (m+kern.mr-1)/kern.mr
 	// Each chunk re-packs the operand it shares with the other chunks, so
-	// when that operand needs packing, make one chunk per thread; when it is
-	// read in place, smaller chunks (For's default) balance the load better.
-	grain := func(panels int, shared bool) int {
-		if shared {
+	// when that operand needs packing, make one chunk per thread. When it
+	// is read in place, a chunk still re-reads it from L3 (it does not
+	// stay in L2 across chunks), so chunks are made large enough to reuse
+	// each block of it many times (chunkGrain); single row tiles, whose A
+	// is a few rows, balance better with For's small chunks.
+	grain := func(panels, minPanels int, packs bool) int {
+		switch {
+		case packs:
 			// Rounded down: parallel.For makes n/grain chunks, so a
 			// rounded-up grain would leave an odd panel count (784/32
 			// = 25 panels) in one chunk on one thread.
 			return max(1, panels/threads)
+		case m <= kern.mr:
+			return 1
 		}
-		return 1
+		return chunkGrain(panels, threads, minPanels)
 	}
 	switch {
 	case np >= 2*threads || np >= mp:
 		// Split the columns: each thread packs (or reads) its own B panels
 		// (the big operand for the seed's shapes) and shares A.
 		t.split = splitN
-		parallel.For(np, grain(np, !kern.readsAInPlace(transA, m)), t.fn)
+		parallel.For(np, grain(np, minChunkPanels, !kern.readsAInPlace(transA, m)), t.fn)
 	default:
 		t.split = splitM
-		parallel.For(mp, grain(mp, transB || !kern.direct || m > directBMaxM), t.fn)
+		parallel.For(mp, grain(mp, kern.mc/kern.mr, transB || !kern.direct || m > directBMaxM), t.fn)
 	}
 	putTask(t)
+}
+
+// minChunkPanels is the fewest B micro-panels a column chunk of a
+// parallel product holds (256 columns for the AVX-512 kernel) when the
+// product is taller than one row tile. Every chunk reads all of A; a
+// chunk of a few panels fetches each A block from L3 and uses it only
+// those few times, which measured no faster on two threads than on one
+// at the seed's batch-64 and batch-256 layers.
+const minChunkPanels = 8
+
+// chunkGrain returns the grain for parallel.For over panels items on
+// threads threads such that each chunk holds at least minPanels items
+// where there are enough, and every thread gets the same number of
+// chunks (an odd chunk count would leave one thread a chunk behind).
+func chunkGrain(panels, threads, minPanels int) int {
+	perThread := max(1, panels/(threads*minPanels))
+	return max(1, panels/(threads*perThread))
+}
+
+// evenBlock returns the block size that splits n into the fewest blocks
+// of at most maxBlock, as evenly as possible: a multiple of unit (when
+// maxBlock is) unless it is all of n. A fixed block size leaves a ragged
+// last block, which for k = 784 and kc = 256 is a pass of 16 over every
+// C tile (a load and store of C for 3% of the work), and for m = 518
+// (half of a 1024 batch) and mc = 168 a block of 14 rows that streams
+// the whole of B for one row tile.
+func evenBlock(n, maxBlock, unit int) int {
+	if n <= maxBlock {
+		return n
+	}
+	blocks := (n + maxBlock - 1) / maxBlock
+	b := (n + blocks - 1) / blocks
+	return min(maxBlock, (b+unit-1)/unit*unit)
 }
 
 const (
@@ -243,10 +282,11 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 	// weight gradients.
 	directA := kn.readsAInPlace(transA, m)
 	directB := kn.direct && !transB && m <= directBMaxM
+	kcb, mcb := evenBlock(k, kn.kc, kcUnit), evenBlock(m, kn.mc, mr)
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
-		for pc := 0; pc < k; pc += kn.kc {
-			kc := min(kn.kc, k-pc)
+		for pc := 0; pc < k; pc += kcb {
+			kc := min(kcb, k-pc)
 			first, last := pc == 0, pc+kc == k
 			var boff int
 			if transB {
@@ -273,8 +313,8 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 				edge = 0
 			}
 			bt, bs, relu := kBlockEpilogue(first, last, beta, bias, act)
-			for ic := 0; ic < m; ic += kn.mc {
-				mc := min(kn.mc, m-ic)
+			for ic := 0; ic < m; ic += mcb {
+				mc := min(mcb, m-ic)
 				ablk, alda := kn.aBlock(ws, transA, directA, a, lda, ic, pc, mc, kc, mr)
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
@@ -311,6 +351,10 @@ func (kn *kernel) gemm(ws *workspace, transA, transB bool, m, n, k int, alpha fl
 		}
 	}
 }
+
+// kcUnit is what the k block size is rounded to when k is split into
+// even blocks.
+const kcUnit = 4
 
 // directBMaxM is the largest m for which B is read in place rather than
 // packed: with few rows of A each B micro-panel is used only a few times,

@@ -1,0 +1,56 @@
+package gemm
+
+import "testing"
+
+// TestEvenBlock checks the shape-chosen block size: the fewest blocks
+// that fit maxBlock, none ragged by more than a unit, the block a
+// multiple of unit.
+func TestEvenBlock(t *testing.T) {
+	cases := []struct {
+		n, maxBlock, unit, want int
+	}{
+		{784, 256, 4, 196},   // the seed's first layer: 4 blocks, not 256·3 + 16
+		{512, 256, 4, 256},   // exact
+		{1024, 256, 4, 256},  // exact
+		{257, 256, 4, 132},   // 2 blocks: 132 + 125
+		{200, 256, 4, 200},   // one block: all of n, whatever the unit
+		{518, 168, 14, 140},  // half of a 1024 batch: 140·3 + 98, not 168·3 + 14
+		{256, 168, 14, 140},  // 140 + 116
+		{1024, 168, 14, 154}, // 7 blocks: 154·6 + 100
+		{64, 168, 14, 64},
+		{1, 1, 1, 1},
+	}
+	for _, c := range cases {
+		got := evenBlock(c.n, c.maxBlock, c.unit)
+		if got != c.want {
+			t.Errorf("evenBlock(%d, %d, %d) = %d, want %d", c.n, c.maxBlock, c.unit, got, c.want)
+		}
+		blocks := (c.n + got - 1) / got
+		if fewest := (c.n + c.maxBlock - 1) / c.maxBlock; got > c.maxBlock || blocks != fewest {
+			t.Errorf("evenBlock(%d, %d, %d) = %d: %d blocks, want %d of at most %d", c.n, c.maxBlock, c.unit, got, blocks, fewest, c.maxBlock)
+		}
+	}
+}
+
+// TestChunkGrain checks the chunking of parallel products: at least
+// minPanels per chunk where there are enough, the same number of chunks
+// for every thread (parallel.For makes panels/grain chunks).
+func TestChunkGrain(t *testing.T) {
+	cases := []struct {
+		panels, threads, minPanels, wantChunks int
+	}{
+		{16, 2, 8, 2},  // a 512-wide layer: one 256-column chunk per thread
+		{25, 2, 8, 2},  // 784 wide: 12 + 13 panels
+		{74, 2, 12, 6}, // 1024 rows in row tiles: three 168-row chunks per thread
+		{64, 2, 8, 8},  // 2048 wide: four chunks per thread
+		{5, 2, 8, 2},   // fewer panels than minPanels: one chunk per thread
+		{16, 3, 8, 3},
+		{1, 2, 8, 1},
+	}
+	for _, c := range cases {
+		g := chunkGrain(c.panels, c.threads, c.minPanels)
+		if chunks := c.panels / g; chunks != c.wantChunks {
+			t.Errorf("chunkGrain(%d, %d, %d) = %d: %d chunks, want %d", c.panels, c.threads, c.minPanels, g, chunks, c.wantChunks)
+		}
+	}
+}
