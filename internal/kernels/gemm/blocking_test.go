@@ -39,11 +39,10 @@ func TestChunkGrain(t *testing.T) {
 	cases := []struct {
 		panels, threads, minPanels, wantChunks int
 	}{
-		{16, 2, 8, 2},  // a 512-wide layer: one 256-column chunk per thread
-		{25, 2, 8, 2},  // 784 wide: 12 + 13 panels
-		{74, 2, 12, 6}, // 1024 rows in row tiles: three 168-row chunks per thread
-		{64, 2, 8, 8},  // 2048 wide: four chunks per thread
-		{5, 2, 8, 2},   // fewer panels than minPanels: one chunk per thread
+		{16, 2, 8, 2}, // a 512-wide layer: one 256-column chunk per thread
+		{25, 2, 8, 2}, // 784 wide: 12 + 13 panels
+		{64, 2, 8, 8}, // 2048 wide: four chunks per thread
+		{5, 2, 8, 2},  // fewer panels than minPanels: one chunk per thread
 		{16, 3, 8, 3},
 		{1, 2, 8, 1},
 	}
@@ -51,6 +50,36 @@ func TestChunkGrain(t *testing.T) {
 		g := chunkGrain(c.panels, c.threads, c.minPanels)
 		if chunks := c.panels / g; chunks != c.wantChunks {
 			t.Errorf("chunkGrain(%d, %d, %d) = %d: %d chunks, want %d", c.panels, c.threads, c.minPanels, g, chunks, c.wantChunks)
+		}
+	}
+}
+
+// TestRowGrain checks the row chunks: the same number per thread, as few
+// as keep each within maxTiles where For's 4 chunks per thread allow.
+func TestRowGrain(t *testing.T) {
+	cases := []struct {
+		tiles, threads, maxTiles, wantChunks int
+	}{
+		{74, 2, 12, 8},  // 1024 rows: eight chunks of 9–10 tiles, none over 12
+		{37, 2, 12, 4},  // 512 rows: 9–10 tiles
+		{19, 2, 12, 2},  // 256 rows: 9 + 10 tiles
+		{24, 2, 12, 2},  // exactly one A block per thread
+		{25, 2, 12, 4},  // one tile over: four chunks of 6–7
+		{147, 2, 12, 8}, // 2048 rows: For's cap of four per thread
+		{4, 2, 12, 2},
+		{19, 3, 12, 3},
+	}
+	for _, c := range cases {
+		g := rowGrain(c.tiles, c.threads, c.maxTiles)
+		chunks := c.tiles / g
+		if chunks > 4*c.threads {
+			chunks = 4 * c.threads // parallel.For's cap
+		}
+		if chunks != c.wantChunks {
+			t.Errorf("rowGrain(%d, %d, %d) = %d: %d chunks, want %d", c.tiles, c.threads, c.maxTiles, g, chunks, c.wantChunks)
+		}
+		if chunks%c.threads != 0 {
+			t.Errorf("rowGrain(%d, %d, %d): %d chunks for %d threads", c.tiles, c.threads, c.maxTiles, chunks, c.threads)
 		}
 	}
 }

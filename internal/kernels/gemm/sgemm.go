@@ -88,30 +88,33 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	// Each chunk re-packs the operand it shares with the other chunks, so
 	// when that operand needs packing, make one chunk per thread. When it
 	// is read in place, a chunk still re-reads it from L3 (it does not
-	// stay in L2 across chunks), so chunks are made large enough to reuse
-	// each block of it many times (chunkGrain); single row tiles, whose A
-	// is a few rows, balance better with For's small chunks.
-	grain := func(panels, minPanels int, packs bool) int {
-		switch {
-		case packs:
-			// Rounded down: parallel.For makes n/grain chunks, so a
-			// rounded-up grain would leave an odd panel count (784/32
-			// = 25 panels) in one chunk on one thread.
-			return max(1, panels/threads)
-		case m <= kern.mr:
-			return 1
-		}
-		return chunkGrain(panels, threads, minPanels)
-	}
+	// stay in L2 across chunks), so column chunks are made large enough
+	// to reuse each block of A many times (chunkGrain), and row chunks
+	// hold one block of A each (rowGrain); single row tiles, whose A is a
+	// few rows, balance better with For's small chunks.
 	switch {
 	case np >= 2*threads || np >= mp:
 		// Split the columns: each thread packs (or reads) its own B panels
 		// (the big operand for the seed's shapes) and shares A.
 		t.split = splitN
-		parallel.For(np, grain(np, minChunkPanels, !kern.readsAInPlace(transA, m)), t.fn)
+		grain := 1
+		switch {
+		case !kern.readsAInPlace(transA, m):
+			// Rounded down: parallel.For makes n/grain chunks, so a
+			// rounded-up grain would leave an odd panel count (784/32
+			// = 25 panels) in one chunk on one thread.
+			grain = max(1, np/threads)
+		case m > kern.mr:
+			grain = chunkGrain(np, threads, minChunkPanels)
+		}
+		parallel.For(np, grain, t.fn)
 	default:
 		t.split = splitM
-		parallel.For(mp, grain(mp, kern.mc/kern.mr, transB || !kern.direct || m > directBMaxM), t.fn)
+		grain := rowGrain(mp, threads, kern.mc/kern.mr)
+		if transB || !kern.direct || m > directBMaxM {
+			grain = max(1, mp/threads)
+		}
+		parallel.For(mp, grain, t.fn)
 	}
 	putTask(t)
 }
@@ -131,6 +134,16 @@ const minChunkPanels = 8
 func chunkGrain(panels, threads, minPanels int) int {
 	perThread := max(1, panels/(threads*minPanels))
 	return max(1, panels/(threads*perThread))
+}
+
+// rowGrain returns the grain for parallel.For over tiles row tiles on
+// threads threads: the same number of chunks for every thread, as few as
+// keep each chunk within maxTiles (one A block of mc rows) where For's
+// chunk count allows. A row chunk streams all of B once per A block, so
+// a chunk a tile or two over mc would stream it twice.
+func rowGrain(tiles, threads, maxTiles int) int {
+	perThread := max(1, (tiles+threads*maxTiles-1)/(threads*maxTiles))
+	return max(1, tiles/(threads*perThread))
 }
 
 // evenBlock returns the block size that splits n into the fewest blocks
