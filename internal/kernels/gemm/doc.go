@@ -50,12 +50,7 @@
 // Products of about a million multiply-adds or more are split over the
 // threads of package parallel, by column panels (each thread packs its own
 // share of B) or, for narrow products, by row panels; smaller ones run on
-// the caller with no hand-off. Every chunk re-reads the operand the
-// chunks share, from L3, so for products taller than one row tile a
-// column chunk holds at least 8 panels (small chunks would fetch each A
-// block for a few uses only) and a row chunk at most one A block of mc
-// rows (each A block streams all of B), each thread getting the same
-// number of chunks. Packing buffers are pooled per thread, so
+// the caller with no hand-off. Packing buffers are pooled per thread, so
 // steady-state calls allocate nothing.
 //
 // A right-hand operand used again and again (a layer's weight) can be
