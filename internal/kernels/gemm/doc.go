@@ -60,8 +60,12 @@
 // then sum the whole of k in registers and stream the packed weight
 // exactly once, panel after panel; they are bound by that stream, so they
 // are split over threads by column panels from 64K weights up, whatever
-// their multiply-add count. Tall packed products (more rows than columns)
-// are split by rows, so that each thread re-reads the smaller operand.
+// their multiply-add count. Tall packed products (more rows than columns),
+// and those with at least four row tiles per thread, are split by rows:
+// each thread re-reads the smaller operand, or reads only its own rows
+// of the previous layer's output. A packed product gives each thread one
+// chunk, the caller's always the first, so that between calls a thread
+// keeps working on the same share of the weights, which stays in its L2.
 //
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.

@@ -123,25 +123,26 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 	// layer's output for the same rows, written by the same thread when
 	// the caller again takes the first chunk, instead of reading all of
 	// it, half from the other core's cache. Measured on the seed network
-	// at batch 128 to 1024, in interleaved runs on two cores, this was 3–
-	// 10% faster than the column split; at batch 64 (five row tiles) the
-	// column split balances better.
+	// at batch 128 to 1024, in runs of 50 calls alternating with the
+	// column split on two cores, this was 3–5% faster.
 	//
-	// When the operand each chunk reads must also be packed (a kernel
-	// that cannot read A in place), make one chunk per thread; otherwise
-	// For's smaller chunks balance better (one chunk per thread measured
-	// 5–10% slower on the seed's batch-64 and batch-256 column splits).
+	// Either way each thread gets one chunk. The caller, which claims
+	// the first, then works on the same rows or columns call after call,
+	// so a thread's share of the weights stays in its own L2 between
+	// calls, as its rows of the activations do between layers. For's
+	// smaller chunks, claimed by whichever thread is free, balance better
+	// on a busy machine but shuffle the shares: in runs of 50 calls, the
+	// seed network's forward pass was 2–10% slower with them at batch 1
+	// to 64 on two cores.
 	directA := kn.readsAInPlace(transA, m)
 	t.byRows = mp >= 2*threads && (m > n || np < 2*threads || (directA && m >= threads*rowSplitTiles*kn.mr))
 	t.unit = kn.mr
-	panels, grain := np, 1
+	panels, grain := np, max(1, np/threads)
 	switch {
 	case t.byRows && directA:
 		t.unit, panels, grain = 1, m, max(1, m/threads)
 	case t.byRows:
 		panels, grain = mp, max(1, mp/threads)
-	case !directA:
-		grain = max(1, np/threads)
 	}
 	parallel.ForBody(panels, grain, t)
 	t.a, t.pb, t.c, t.bias = nil, nil, nil, nil
