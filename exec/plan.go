@@ -430,14 +430,10 @@ func sub(buf any, off, n int) any {
 
 // layout assigns arena offsets by a linear scan over the steps: a buffer
 // is placed, best fit, in a gap freed by buffers whose last use has passed,
-// so values with disjoint lifetimes share memory. Among gaps that fit
-// equally well it takes the one used most recently, whose lines are the
-// likeliest still to be in cache: a training step frees many buffers of
-// one activation size, and a kernel writing into the oldest of them
-// would fetch it from L3 or memory first. Sizes are rounded up to 16
-// elements to keep every buffer 64-byte aligned relative to its slab.
+// so values with disjoint lifetimes share memory. Sizes are rounded up to
+// 16 elements to keep every buffer 64-byte aligned relative to its slab.
 func layout(arena []*storage) *slabs {
-	type block struct{ off, size, last int }
+	type block struct{ off, size int }
 	free := map[tensor.DType][]block{}
 	top := map[tensor.DType]int{}
 	sort.SliceStable(arena, func(i, j int) bool { return arena[i].first < arena[j].first })
@@ -447,7 +443,7 @@ func layout(arena []*storage) *slabs {
 		kept := active[:0]
 		for _, a := range active {
 			if a.last < s.first && !a.forever {
-				free[a.dtype] = append(free[a.dtype], block{a.offset, round16(a.size), a.last})
+				free[a.dtype] = append(free[a.dtype], block{a.offset, round16(a.size)})
 			} else {
 				kept = append(kept, a)
 			}
@@ -457,10 +453,7 @@ func layout(arena []*storage) *slabs {
 		fl := free[s.dtype]
 		best := -1
 		for i, b := range fl {
-			if b.size < need {
-				continue
-			}
-			if best < 0 || b.size < fl[best].size || (b.size == fl[best].size && b.last > fl[best].last) {
+			if b.size >= need && (best < 0 || b.size < fl[best].size) {
 				best = i
 			}
 		}
@@ -468,7 +461,7 @@ func layout(arena []*storage) *slabs {
 			b := fl[best]
 			s.offset = b.off
 			if b.size > need {
-				fl[best] = block{b.off + need, b.size - need, b.last}
+				fl[best] = block{b.off + need, b.size - need}
 			} else {
 				fl = append(fl[:best], fl[best+1:]...)
 			}
