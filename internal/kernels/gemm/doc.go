@@ -17,6 +17,10 @@
 //	      for jr over nc in steps of nr:     kc×nr B micro-panel (L1)
 //	        for ir over mc in steps of mr:   micro-kernel: mr×nr tile of C
 //
+// kc and mc are upper bounds: k and m are cut into the fewest blocks that
+// fit them, of even size (k = 784 in four blocks of 196, not three of 256
+// and a pass of 16 over every C tile).
+//
 // Packing absorbs the transposes and strides, so one micro-kernel serves
 // all four op combinations. The micro-kernel keeps an mr×nr tile of C in
 // vector registers across the whole kc loop, doing mr·nr multiply-adds per
@@ -56,8 +60,16 @@
 // then sum the whole of k in registers and stream the packed weight
 // exactly once, panel after panel; they are bound by that stream, so they
 // are split over threads by column panels from 64K weights up, whatever
-// their multiply-add count. Tall packed products (more rows than columns)
-// are split by rows, so that each thread re-reads the smaller operand.
+// their multiply-add count. Tall packed products (more rows than columns),
+// and those with at least four row tiles per thread, are split by rows:
+// each thread re-reads the smaller operand, or reads only its own rows
+// of the previous layer's output.
+//
+// A parallel product, packed or not, gives each thread one chunk, the
+// caller's always the first, so that from call to call a thread keeps
+// working on the same share of the weights and activations, which stays
+// in its own L2 (smaller chunks claimed by whichever thread is free were
+// 2–15% slower on the seed network, forward pass and training step).
 //
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.

@@ -21,11 +21,13 @@ func packedGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 // gemvCases are the shapes of small batches: one row tile or a few, k
 // beyond kc (summed in one sweep) and beyond what a packed A block holds,
 // n with ragged edges on both panel widths; then tall products that are
-// split by rows across threads.
+// split by rows across threads, and wide ones with enough rows to be
+// split by rows too, at an odd row count (uneven tile heights).
 var gemvCases = [][3]int{
 	{1, 512, 784}, {1, 10, 512}, {2, 33, 300}, {3, 47, 1000}, {8, 17, 2000}, {8, 100, 257},
 	{13, 40, 600}, {14, 64, 64}, {15, 33, 513}, {16, 520, 784}, {2, 9, 4000}, {5, 1030, 20},
 	{300, 100, 100}, {1030, 10, 120}, {400, 70, 300},
+	{256, 512, 784}, {171, 257, 129}, {113, 600, 300},
 }
 
 func TestSgemmPacked(t *testing.T) {

@@ -18,6 +18,11 @@
 //     idle at the moment of the call are asked to help. A busy pool therefore
 //     never blocks a caller: the caller simply runs the remaining chunks
 //     itself. This also makes nested and concurrent calls safe.
+//   - The caller always runs the first chunk itself, helpers take the
+//     others. A kernel that makes one chunk per thread and runs again and
+//     again (the layers of a network, call after call) thus hands each
+//     thread the same share every time, and the data of that share stays
+//     in that core's cache.
 //   - Waking a sleeping thread costs tens of microseconds on a virtual
 //     machine, as much as a whole batch-64 GEMM. An idle worker therefore
 //     polls for new work for a short while (workerSpin) before it parks,

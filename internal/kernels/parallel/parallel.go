@@ -29,17 +29,22 @@ func (j *job) run() (last bool) {
 		if i >= j.nchunks {
 			return last
 		}
-		lo := int(int64(i) * int64(j.n) / int64(j.nchunks))
-		hi := int(int64(i+1) * int64(j.n) / int64(j.nchunks))
-		if j.body != nil {
-			j.body.Run(lo, hi)
-		} else {
-			j.fn(lo, hi)
-		}
-		if j.done.Add(1) == j.nchunks {
+		if j.chunk(i) {
 			last = true
 		}
 	}
+}
+
+// chunk runs chunk i and reports whether it was the last to finish.
+func (j *job) chunk(i int32) bool {
+	lo := int(int64(i) * int64(j.n) / int64(j.nchunks))
+	hi := int(int64(i+1) * int64(j.n) / int64(j.nchunks))
+	if j.body != nil {
+		j.body.Run(lo, hi)
+	} else {
+		j.fn(lo, hi)
+	}
+	return j.done.Add(1) == j.nchunks
 }
 
 // release drops one reference; the last participant recycles the job.
@@ -176,7 +181,8 @@ func (w *worker) post(j *job) bool {
 // all of them have run. Chunks hold at least grain items (grain < 1 counts as
 // 1); there are at most a few per thread (chunksPerThread·Workers()), of
 // nearly equal size, claimed dynamically by the calling goroutine and idle
-// workers, so a slow thread delays the loop by one chunk at most. Chunks may
+// workers, so a slow thread delays the loop by one chunk at most. The
+// first chunk always runs on the calling goroutine. Chunks may
 // run concurrently, in any order; fn should expect ranges of uneven size.
 //
 // With n <= grain, or a single thread, fn(0, n) runs inline on the caller:
@@ -239,7 +245,11 @@ func forJob(n, grain int, fn func(lo, hi int), body Body) {
 		j = &job{wake: make(chan struct{}, 1)}
 	}
 	j.fn, j.body, j.n, j.nchunks = fn, body, n, int32(chunks)
-	j.next.Store(0)
+	// The caller keeps the first chunk for itself (helpers claim from the
+	// second on): with one chunk per thread, a loop run again and again
+	// then gives each thread the same share every time, and data a
+	// thread wrote or read last time is still in its own cache.
+	j.next.Store(1)
 	j.done.Store(0)
 	j.refs.Store(1)
 	// Recruit idle workers only; each helper holds a reference.
@@ -254,13 +264,22 @@ func forJob(n, grain int, fn func(lo, hi int), body Body) {
 			j.refs.Add(-1)
 		}
 	}
+	if afterPost != nil {
+		afterPost()
+	}
 	// Exactly one participant finishes the last chunk; if it was a helper,
 	// it signals wake exactly once.
-	if !j.run() {
+	last := j.chunk(0)
+	if !j.run() && !last {
 		wait(j)
 	}
 	j.release()
 }
+
+// afterPost, when set (by tests only), runs on the caller between
+// posting a job to the helpers and running its own chunks: a test that
+// delays the caller there lets the helpers claim whatever they can.
+var afterPost func()
 
 // wait receives the helper's completion signal, polling first (see
 // callerSpin) and blocking only if the helpers take long.

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestForCoversRange(t *testing.T) {
@@ -156,5 +157,42 @@ func TestForBody(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, func() { ForBody(len(b.out), 16, b) }); n != 0 {
 		t.Fatalf("ForBody allocates %v times", n)
+	}
+}
+
+// goid returns the calling goroutine's id, from its stack header.
+func goid() string {
+	var buf [64]byte
+	s := string(buf[:runtime.Stack(buf[:], false)])
+	s = s[len("goroutine "):]
+	for i, c := range s {
+		if c == ' ' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// TestCallerRunsFirstChunk checks that the first chunk always runs on
+// the calling goroutine, however fast the helpers are (the caller is
+// held back after posting the job, so they could take any chunk): a loop
+// run again and again then gives each thread the same share.
+func TestCallerRunsFirstChunk(t *testing.T) {
+	defer SetWorkers(SetWorkers(2))
+	afterPost = func() { time.Sleep(50 * time.Microsecond) }
+	defer func() { afterPost = nil }()
+	me := goid()
+	for _, tc := range []struct{ n, grain int }{{2, 1}, {16, 8}, {100, 1}, {7, 3}} {
+		for range 20 {
+			var first atomic.Value
+			For(tc.n, tc.grain, func(lo, hi int) {
+				if lo == 0 {
+					first.Store(goid())
+				}
+			})
+			if g := first.Load(); g != me {
+				t.Fatalf("n=%d grain=%d: first chunk ran on goroutine %v, the caller is %s", tc.n, tc.grain, g, me)
+			}
+		}
 	}
 }
