@@ -59,6 +59,19 @@
 // their multiply-add count. Tall packed products (more rows than columns)
 // are split by rows, so that each thread re-reads the smaller operand.
 //
+// # bfloat16
+//
+// [GemmBF16], [SgemmAsBF16] and the packed [GemmPackedBF16] multiply
+// bfloat16 operands (raw bits in uint16, or float32 rounded as they are
+// packed) with float32 accumulation into a float32 C, for mixed-precision
+// training and inference. Every bf16 kernel reads B in one packed layout,
+// 32-column panels with k in interleaved pairs (the VNNI layout of
+// VDPBF16PS and of AMX's TDPBF16PS), so a [PackedBF16] serves them all.
+// [BF16Kernels] lists the kernels this machine runs and [SetBF16Kernel]
+// forces one; the pure-Go "generic" kernel runs everywhere. Results agree
+// across kernels within float32 rounding of the sums, and differ from the
+// float32 product by at most [BF16Tolerance] relative to Σ|a·b|.
+//
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.
 //

@@ -1,0 +1,549 @@
+package gemm
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/sporeml/spore/internal/kernels/half"
+	"github.com/sporeml/spore/internal/kernels/parallel"
+)
+
+// bfloat16 GEMM.
+//
+// Every bf16 product computes C = act(A·B + bias) or A·B + beta·C with
+// each operand rounded to bfloat16 (nearest, ties to even), exact
+// products and float32 sums. Kernels sum in different orders, so their
+// results agree within float32 rounding of the sums, not bit for bit.
+//
+// All kernels share one packed layout of B, the VNNI layout that both
+// VDPBF16PS and the AMX tile product TDPBF16PS read: B is cut into panels
+// of bf16NR = 32 columns; within a panel, k is padded with zeros to a
+// multiple of bf16KStep and stored in pairs, so that the 64 bytes of each
+// pair row hold (B[2q][j], B[2q+1][j]) for j = 0…15, then j = 16…31:
+//
+//	panel[q·64 + j·2 + r] = B[2q+r][j]
+//
+// A 16-column half of a panel's pair rows is exactly one AMX B tile (16
+// pair rows of 64 bytes, row stride 128) or one zmm operand of VDPBF16PS.
+// The packed A layout is the kernel's own (see bf16Kernel.packA).
+
+const (
+	bf16NR    = 32 // columns of a packed B panel
+	bf16KStep = 32 // k granule: packed k is a multiple of it (one AMX tile's k)
+)
+
+// bf16Kernel is one bf16 implementation: its packing of A and its strip
+// routine.
+type bf16Kernel struct {
+	name string
+	// mc and kc block A (rows, and k, a multiple of bf16KStep) for the
+	// cache: an mc×kc bf16 block of A is packed once per k block and read
+	// against every B panel.
+	mc, kc int
+	// aRows rounds a row count up to what the packed A layout holds (its
+	// row granule); the pad rows are zeros.
+	aRows func(rows int) int
+	// packA stores rows×kcp of op(A) (kcp a multiple of bf16KStep, the
+	// pad columns and rows zeros) in the kernel's A layout.
+	packA func(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int)
+	// strip computes, for the packed A block a (rows of it used) and one
+	// packed B panel b (cols ≤ 32 of it used, kcp/2 pair rows), C[i][j] =
+	// Σ_p A[i][p]·B[p][j], storing it in c (row stride ldc) when acc is
+	// false and adding it to c when acc is true.
+	strip func(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc bool)
+}
+
+// bf16Src is an operand of a bf16 product: float32 values rounded as they
+// are packed, or bf16 bits; element (i, p) of op(X) is x[i·ld+p], or
+// x[p·ld+i] when trans.
+type bf16Src struct {
+	f     []float32
+	h     []uint16
+	ld    int
+	trans bool
+}
+
+// at returns element (i, p) of op(X) as bf16 bits.
+func (s *bf16Src) at(i, p int) uint16 {
+	o := i*s.ld + p
+	if s.trans {
+		o = p*s.ld + i
+	}
+	if s.f != nil {
+		return half.BF16(s.f[o])
+	}
+	return s.h[o]
+}
+
+// row copies op(X)[i, p0:p0+len(dst)] into dst as bf16 bits.
+func (s *bf16Src) row(dst []uint16, i, p0 int) {
+	if !s.trans {
+		o := i*s.ld + p0
+		if s.f != nil {
+			half.BF16FromFloat32s(dst, s.f[o:o+len(dst)])
+		} else {
+			copy(dst, s.h[o:o+len(dst)])
+		}
+		return
+	}
+	for p := range dst {
+		dst[p] = s.at(i, p0+p)
+	}
+}
+
+var (
+	bf16Kernels []*bf16Kernel // usable here, best first; generic last
+	bf16Cur     atomic.Pointer[bf16Kernel]
+)
+
+func init() {
+	bf16Kernels = append(bf16AsmKernels(), bf16Generic)
+	bf16Cur.Store(bf16Kernels[0])
+}
+
+// BF16Kernels returns the names of the bf16 kernels this machine can run,
+// best first: some of "amx" (AMX tiles, where the CPU has them and the
+// operating system grants their use), "avx512bf16" (VDPBF16PS), then
+// "generic" (pure Go).
+func BF16Kernels() []string {
+	names := make([]string, len(bf16Kernels))
+	for i, k := range bf16Kernels {
+		names[i] = k.name
+	}
+	return names
+}
+
+// BF16Kernel returns the name of the bf16 kernel in use.
+func BF16Kernel() string { return bf16Cur.Load().name }
+
+// SetBF16Kernel selects the bf16 kernel by name (one of [BF16Kernels]),
+// for tests and benchmarks; an empty name restores the default. It must
+// not race with running products. A [PackedBF16] serves every kernel.
+func SetBF16Kernel(name string) error {
+	if name == "" {
+		bf16Cur.Store(bf16Kernels[0])
+		return nil
+	}
+	for _, k := range bf16Kernels {
+		if k.name == name {
+			bf16Cur.Store(k)
+			return nil
+		}
+	}
+	return Error("gemm: unknown bf16 kernel " + name + " (have " + strings.Join(BF16Kernels(), ", ") + ")")
+}
+
+// GemmBF16 computes C = op(A)·op(B) + beta·C for bfloat16 operands (raw
+// bits) with float32 accumulation and a float32 C; op(X) is Xᵀ when transX
+// is set. op(A) is m×k, op(B) k×n; beta == 0 means C is only written.
+// Invalid sizes, strides or slice lengths panic with an [Error].
+func GemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	checkBF16Args("GemmBF16", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	bf16Gemm(m, n, k, &bf16Src{h: a, ld: lda, trans: transA}, &bf16Src{h: b, ld: ldb, trans: transB}, nil, beta, c, ldc, nil, ActNone)
+}
+
+// SgemmAsBF16 is [GemmBF16] on float32 operands, each element rounded to
+// bfloat16 as it is packed: what a product of bf16-cast float32 tensors
+// computes, without materialising the casts. Each element of the result
+// is within [BF16Tolerance](k)·Σ_p |A[i][p]·B[p][j]| of the float32
+// product's.
+func SgemmAsBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkBF16Args("SgemmAsBF16", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	bf16Gemm(m, n, k, &bf16Src{f: a, ld: lda, trans: transA}, &bf16Src{f: b, ld: ldb, trans: transB}, nil, beta, c, ldc, nil, ActNone)
+}
+
+// PackedBF16 is a right-hand operand op(B) (k×n) rounded to bfloat16 and
+// packed once into the layout every bf16 kernel reads: a layer's weights,
+// held by a compiled plan across calls. It is immutable once packed, so
+// concurrent products may share it.
+type PackedBF16 struct {
+	k, n int
+	kp   int      // k padded to a multiple of bf16KStep
+	data []uint16 // panels of bf16NR columns, kp·bf16NR elements each
+}
+
+// PackBF16 rounds op(B) (k×n, from b with row stride ldb; op(B) = Bᵀ
+// when transB) to bfloat16 and packs it. Invalid sizes, strides or a
+// too-short b panic with an [Error].
+func PackBF16(transB bool, k, n int, b []float32, ldb int) *PackedBF16 {
+	checkBF16Operand("PackBF16", "b", transB, k, n, len(b), ldb)
+	return packBF16(&bf16Src{f: b, ld: ldb, trans: transB}, k, n)
+}
+
+// PackBF16Bits packs op(B), k×n, given as bfloat16 bits (see [PackBF16]).
+func PackBF16Bits(transB bool, k, n int, b []uint16, ldb int) *PackedBF16 {
+	checkBF16Operand("PackBF16Bits", "b", transB, k, n, len(b), ldb)
+	return packBF16(&bf16Src{h: b, ld: ldb, trans: transB}, k, n)
+}
+
+// Dims returns op(B)'s sizes as packed: k rows, n columns.
+func (p *PackedBF16) Dims() (k, n int) { return p.k, p.n }
+
+func packBF16(src *bf16Src, k, n int) *PackedBF16 {
+	kp := bf16PadK(k)
+	np := (n + bf16NR - 1) / bf16NR
+	p := &PackedBF16{k: k, n: n, kp: kp, data: alignedBF16(np * kp * bf16NR)}
+	if k*n >= 1<<16 {
+		parallel.For(np, 1, func(lo, hi int) {
+			packBPanels(p.data[lo*kp*bf16NR:], kp*bf16NR, src, 0, k, lo*bf16NR, min(hi*bf16NR, n))
+		})
+	} else {
+		packBPanels(p.data, kp*bf16NR, src, 0, k, 0, n)
+	}
+	return p
+}
+
+// GemmPackedBF16 computes C = act(A·B + bias) with A (m×k, row stride lda)
+// float32, rounded to bfloat16 as it is packed, and B packed in pb (k×n).
+// bias (n values) may be nil; C is only written. Invalid arguments panic
+// with an [Error].
+func GemmPackedBF16(m, n, k int, a []float32, lda int, pb *PackedBF16, bias []float32, act Act, c []float32, ldc int) {
+	checkPackedBF16("GemmPackedBF16", m, n, k, len(a), lda, pb, bias, act, len(c), ldc)
+	bf16Gemm(m, n, k, &bf16Src{f: a, ld: lda}, nil, pb, 0, c, ldc, bias, act)
+}
+
+// GemmPackedBF16Bits is [GemmPackedBF16] with A given as bfloat16 bits.
+func GemmPackedBF16Bits(m, n, k int, a []uint16, lda int, pb *PackedBF16, bias []float32, act Act, c []float32, ldc int) {
+	checkPackedBF16("GemmPackedBF16Bits", m, n, k, len(a), lda, pb, bias, act, len(c), ldc)
+	bf16Gemm(m, n, k, &bf16Src{h: a, ld: lda}, nil, pb, 0, c, ldc, bias, act)
+}
+
+func checkBF16Operand(fn, name string, trans bool, rows, cols, l, ld int) {
+	if rows < 0 || cols < 0 {
+		panic(Error("gemm: " + fn + ": negative size " + itoa(rows) + "×" + itoa(cols) + " of op(" + name + ")"))
+	}
+	if trans {
+		rows, cols = cols, rows
+	}
+	if ld < max(1, cols) {
+		panic(Error("gemm: " + fn + ": ld" + name + " = " + itoa(ld) + " < " + itoa(max(1, cols)) + " columns of " + name))
+	}
+	if rows > 0 && cols > 0 {
+		if need := (rows-1)*ld + cols; l < need {
+			panic(Error("gemm: " + fn + ": len(" + name + ") = " + itoa(l) + " < " + itoa(need) + " elements needed"))
+		}
+	}
+}
+
+func checkBF16Args(fn string, transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(Error("gemm: " + fn + ": negative size m=" + itoa(m) + " n=" + itoa(n) + " k=" + itoa(k)))
+	}
+	checkBF16Operand(fn, "a", transA, m, k, la, lda)
+	checkBF16Operand(fn, "b", transB, k, n, lb, ldb)
+	checkBF16Operand(fn, "c", false, m, n, lc, ldc)
+}
+
+func checkPackedBF16(fn string, m, n, k, la, lda int, pb *PackedBF16, bias []float32, act Act, lc, ldc int) {
+	if pb == nil {
+		panic(Error("gemm: " + fn + ": B is not packed (nil *PackedBF16)"))
+	}
+	if pb.k != k || pb.n != n {
+		panic(Error("gemm: " + fn + ": B is packed as " + itoa(pb.k) + "×" + itoa(pb.n) + ", the product needs k×n = " + itoa(k) + "×" + itoa(n)))
+	}
+	checkBF16Args(fn, false, false, m, n, k, la, lda, k*n, max(1, n), lc, ldc)
+	if bias != nil && len(bias) < n {
+		panic(Error("gemm: " + fn + ": len(bias) = " + itoa(len(bias)) + " < n = " + itoa(n)))
+	}
+	if act > ActGELU {
+		panic(Error("gemm: " + fn + ": unknown activation " + act.String()))
+	}
+}
+
+// BF16Tolerance returns the bound, relative to Σ_p |A[i][p]·B[p][j]|, on
+// the difference between an element of a bf16 product ([SgemmAsBF16],
+// [GemmPackedBF16]) and the float32 product of the same operands: each
+// operand rounded to bf16 is off by at most 2⁻⁹ of itself, so a product
+// by at most 2⁻⁸ + 2⁻¹⁸, and the two float32 sums of k terms add at most
+// (k+2)·2⁻²⁴ each.
+func BF16Tolerance(k int) float64 {
+	return 1.0/256 + 1.0/(1<<18) + 2*float64(k+2)/(1<<24)
+}
+
+// bf16PadK rounds k up to a multiple of bf16KStep.
+func bf16PadK(k int) int { return (k + bf16KStep - 1) / bf16KStep * bf16KStep }
+
+// alignedBF16 returns n zeroed uint16s starting on a 64-byte boundary (AMX
+// tile rows and zmm loads then never split a cache line).
+func alignedBF16(n int) []uint16 {
+	s := make([]uint16, n+32)
+	off := int(uintptr(unsafe.Pointer(&s[0]))&63) / 2
+	if off != 0 {
+		off = 32 - off
+	}
+	return s[off : off+n : off+n]
+}
+
+// packBPanels packs rows [p0, p0+kc) of op(B)'s columns [j0, j1) into
+// consecutive panels of dst, panel stride ps elements, each holding
+// bf16PadK(kc)/2 pair rows; the pad (k beyond kc, columns beyond j1) is
+// zero.
+func packBPanels(dst []uint16, ps int, src *bf16Src, p0, kc, j0, j1 int) {
+	kcp := bf16PadK(kc)
+	var row [bf16NR]uint16
+	for jp := j0; jp < j1; jp += bf16NR {
+		cols := min(bf16NR, j1-jp)
+		pan := dst[(jp-j0)/bf16NR*ps:][: kcp*bf16NR : kcp*bf16NR]
+		for p := 0; p < kcp; p++ {
+			q, r := p/2, p%2
+			if p < kc {
+				src.row(row[:cols], p0+p, jp) // op(B)[p0+p][jp:jp+cols]
+			}
+			out := pan[q*2*bf16NR:]
+			for j := range bf16NR {
+				v := uint16(0)
+				if p < kc && j < cols {
+					v = row[j]
+				}
+				out[j*2+r] = v
+			}
+		}
+	}
+}
+
+// bf16Work is one thread's packing buffers.
+type bf16Work struct {
+	a, b []uint16
+}
+
+var bf16WorkPool = sync.Pool{New: func() any { return new(bf16Work) }}
+
+// bf16ParallelMACs is the multiply-add count from which a product is split
+// over threads.
+const bf16ParallelMACs = 1 << 20
+
+// bf16Gemm is the driver of every bf16 product: B comes from b (packed per
+// call) or pb (packed once). beta scales C when the product accumulates
+// (pb == nil); bias and act apply when B is packed (beta is then 0).
+func bf16Gemm(m, n, k int, a, b *bf16Src, pb *PackedBF16, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleEpilogueBF16(m, n, beta, c, ldc, bias, act)
+		return
+	}
+	kn := bf16Cur.Load()
+	threads := parallel.Workers()
+	np := (n + bf16NR - 1) / bf16NR
+	mb := kn.aRows(1)
+	mp := (m + mb - 1) / mb
+	if threads == 1 || int64(m)*int64(n)*int64(k) < bf16ParallelMACs || (np < 2 && mp < 2) {
+		kn.gemm(m, n, k, 0, a, b, pb, beta, c, ldc, bias, act)
+		return
+	}
+	// Split the dimension whose chunks re-read the smaller operand, as the
+	// float32 driver does: columns unless the product is tall and narrow.
+	if mp >= 2*threads && (m > n || np < 2*threads) {
+		grain := max(1, mp/threads)
+		parallel.For(mp, grain, func(lo, hi int) {
+			i0, i1 := lo*mb, min(hi*mb, m)
+			as := *a
+			if as.trans {
+				as.f, as.h = offF(as.f, i0), offH(as.h, i0)
+			} else {
+				as.f, as.h = offF(as.f, i0*as.ld), offH(as.h, i0*as.ld)
+			}
+			kn.gemm(i1-i0, n, k, 0, &as, b, pb, beta, c[i0*ldc:], ldc, bias, act)
+		})
+		return
+	}
+	grain := max(1, np/threads)
+	parallel.For(np, grain, func(lo, hi int) {
+		j0, j1 := lo*bf16NR, min(hi*bf16NR, n)
+		var bs []float32
+		if bias != nil {
+			bs = bias[j0:]
+		}
+		if pb != nil {
+			kn.gemm(m, j1-j0, k, j0, a, nil, pb, beta, c[j0:], ldc, bs, act)
+			return
+		}
+		bb := *b
+		if bb.trans {
+			bb.f, bb.h = offF(bb.f, j0*bb.ld), offH(bb.h, j0*bb.ld)
+		} else {
+			bb.f, bb.h = offF(bb.f, j0), offH(bb.h, j0)
+		}
+		kn.gemm(m, j1-j0, k, 0, a, &bb, nil, beta, c[j0:], ldc, bs, act)
+	})
+}
+
+func offF(s []float32, o int) []float32 {
+	if s == nil {
+		return nil
+	}
+	return s[o:]
+}
+
+func offH(s []uint16, o int) []uint16 {
+	if s == nil {
+		return nil
+	}
+	return s[o:]
+}
+
+// gemm is the single-threaded blocked driver:
+//
+//	for pc over k in steps of kc:          pack B k block (unless packed)
+//	  for ic over m in steps of mc:        pack A block mc×kc
+//	    for each 32-column B panel:        strip: the A block times the panel
+//
+// B columns are [j0, j0+n) of pb when B is packed, else op(B)'s first n.
+// beta applies on the first k block; bias and act after the last.
+func (kn *bf16Kernel) gemm(m, n, k, j0 int, a, b *bf16Src, pb *PackedBF16, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	ws := bf16WorkPool.Get().(*bf16Work)
+	defer bf16WorkPool.Put(ws)
+	np := (n + bf16NR - 1) / bf16NR
+	kcMax := kn.kc
+	if pb != nil && m <= kn.aRows(1) {
+		// One row block: take k whole, so each C element is stored once and
+		// B streams through once.
+		kcMax = pb.kp
+	}
+	if need := kn.aRows(min(kn.mc, m)) * min(kcMax, bf16PadK(k)); len(ws.a) < need {
+		ws.a = alignedBF16(need)
+	}
+	if pb == nil {
+		if need := np * min(kcMax, bf16PadK(k)) * bf16NR; len(ws.b) < need {
+			ws.b = alignedBF16(need)
+		}
+	}
+	for pc := 0; pc < k; pc += kcMax {
+		kc := min(kcMax, k-pc)
+		kcp := bf16PadK(kc)
+		first, last := pc == 0, pc+kc == k
+		var bp []uint16
+		ps := kcp * bf16NR
+		if pb != nil {
+			bp = pb.data[j0/bf16NR*pb.kp*bf16NR+pc/2*2*bf16NR:]
+			ps = pb.kp * bf16NR
+		} else {
+			bp = ws.b
+			packBPanels(bp, ps, b, pc, kc, 0, n)
+		}
+		for ic := 0; ic < m; ic += kn.mc {
+			mc := min(kn.mc, m-ic)
+			ap := ws.a[:kn.aRows(mc)*kcp]
+			kn.packA(ap, a, ic, pc, mc, kc, kcp)
+			for jp := 0; jp < np; jp++ {
+				cols := min(bf16NR, n-jp*bf16NR)
+				ct := c[ic*ldc+jp*bf16NR:]
+				acc := !first || beta != 0
+				if first && beta != 0 && beta != 1 {
+					scaleTile(ct, ldc, mc, cols, beta)
+				}
+				kn.strip(mc, cols, kcp, ap, bp[jp*ps:], ct, ldc, acc)
+				if last && (bias != nil || act != ActNone) {
+					var bj []float32
+					if bias != nil {
+						bj = bias[jp*bf16NR:]
+					}
+					epilogueTile(ct, ldc, mc, cols, bj, act)
+				}
+			}
+		}
+	}
+}
+
+// scaleTile multiplies a rows×cols block of c by beta.
+func scaleTile(c []float32, ldc, rows, cols int, beta float32) {
+	for i := 0; i < rows; i++ {
+		row := c[i*ldc : i*ldc+cols]
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// epilogueTile applies bias and activation to a rows×cols block of c.
+func epilogueTile(c []float32, ldc, rows, cols int, bias []float32, act Act) {
+	for i := 0; i < rows; i++ {
+		row := c[i*ldc : i*ldc+cols]
+		if bias != nil {
+			for j := range row {
+				row[j] += bias[j]
+			}
+		}
+		if act == ActReLU {
+			for j, v := range row {
+				if v < 0 {
+					row[j] = 0
+				}
+			}
+		}
+	}
+	if act == ActGELU {
+		geluTile(c, ldc, rows, cols)
+	}
+}
+
+// scaleEpilogueBF16 is the k == 0 product: C = beta·C, or act(bias).
+func scaleEpilogueBF16(m, n int, beta float32, c []float32, ldc int, bias []float32, act Act) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			if beta == 0 {
+				row[j] = 0
+			} else {
+				row[j] *= beta
+			}
+		}
+	}
+	if bias != nil || act != ActNone {
+		epilogueTile(c, ldc, m, n, bias, act)
+	}
+}
+
+// bf16Generic is the pure-Go kernel: A packed row-major (row stride kcp),
+// which is also the AMX kernel's layout, so its strip serves as that
+// kernel's twin.
+var bf16Generic = &bf16Kernel{
+	name:  "generic",
+	mc:    64,
+	kc:    256,
+	aRows: func(rows int) int { return rows },
+	packA: packARowsBF16,
+	strip: stripRowsGo,
+}
+
+// packARowsBF16 packs op(A)[i0:i0+rows, p0:p0+kc] row-major with row
+// stride kcp, zero past kc, and zero rows up to len(dst)/kcp.
+func packARowsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
+	for i := 0; i < len(dst)/kcp; i++ {
+		r := dst[i*kcp : (i+1)*kcp]
+		if i < rows {
+			src.row(r[:kc], i0+i, p0)
+			clear(r[kc:])
+		} else {
+			clear(r)
+		}
+	}
+}
+
+// stripRowsGo is the strip on row-major packed A (row stride kcp): the
+// pure-Go twin of the AMX kernel, summing each product into a float32
+// accumulator in k order.
+func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc bool) {
+	var sum [bf16NR]float32
+	for i := 0; i < rows; i++ {
+		ar := a[i*kcp : (i+1)*kcp]
+		crow := c[i*ldc : i*ldc+cols]
+		if acc {
+			copy(sum[:cols], crow)
+		} else {
+			clear(sum[:cols])
+		}
+		for q := 0; q < kcp/2; q++ {
+			a0, a1 := half.BF16ToFloat32(ar[2*q]), half.BF16ToFloat32(ar[2*q+1])
+			bq := b[q*2*bf16NR : q*2*bf16NR+2*cols]
+			for j := range cols {
+				s := sum[j] + a0*half.BF16ToFloat32(bq[2*j])
+				sum[j] = s + a1*half.BF16ToFloat32(bq[2*j+1])
+			}
+		}
+		copy(crow, sum[:cols])
+	}
+}
