@@ -9,7 +9,7 @@ import (
 func ExampleGemmPackedBF16() {
 	// A dense layer y = relu(x·W + b) with W packed once in bfloat16.
 	x := []float32{1, 2, 3} // 1×3
-	w := []float32{ // 3×2
+	w := []float32{         // 3×2
 		0.5, -1,
 		0.25, 1,
 		1, -2,
