@@ -35,6 +35,12 @@ type JitConfig struct {
 	Name string
 	// ExplainRetrace prints to standard error why each retrace happened.
 	ExplainRetrace bool
+	// Precision is the function's automatic mixed precision (AmpLevel):
+	// at O2 its matmuls and convolutions compute in bfloat16, at O3 every
+	// op with a bfloat16 kernel does, and BFloat16 tensor results come
+	// back Float32. Empty means O0, full Float32. Compiled or run eagerly
+	// (Disable), the function computes the same.
+	Precision AmpLevel
 }
 
 // Add returns the sum of two functions' statistics (the latest compile
@@ -167,9 +173,18 @@ func NewJit[F any](fn F, cfg ...JitConfig) *JitFunc[F] {
 	if c.CacheSize <= 0 {
 		c.CacheSize = 16
 	}
+	if err := c.Precision.Validate(); err != nil {
+		panic(core.Errorf("Jit", "JitConfig.Precision: %v", err))
+	}
 	name := c.Name
 	if name == "" {
 		name = funcName(fv)
+	}
+	if c.Precision != "" && c.Precision != AmpO0 {
+		// The function itself runs under the level, on every path (traced,
+		// inlined into an enclosing trace, or eager when disabled).
+		fv = ampFunc(fv, c.Precision)
+		fn = fv.Interface().(F)
 	}
 	st := &jitState{name: name, cfg: c, fv: fv}
 	j := &JitFunc[F]{st: st}
