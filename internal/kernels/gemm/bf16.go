@@ -34,7 +34,7 @@ const (
 	bf16KStep = 32 // k granule: packed k is a multiple of it (one AMX tile's k)
 )
 
-// bf16Kernel is one bf16 implementation: its packing of A and its strip
+// bf16Kernel is one bf16 implementation: its packing of A and its block
 // routine.
 type bf16Kernel struct {
 	name string
@@ -48,11 +48,12 @@ type bf16Kernel struct {
 	// packA stores rows×kcp of op(A) (kcp a multiple of bf16KStep, the
 	// pad columns and rows zeros) in the kernel's A layout.
 	packA func(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int)
-	// strip computes, for the packed A block a (rows of it used) and one
-	// packed B panel b (cols ≤ 32 of it used, kcp/2 pair rows), C[i][j] =
-	// Σ_p A[i][p]·B[p][j], storing it in c (row stride ldc) when acc is
-	// false and adding it to c when acc is true.
-	strip func(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc bool)
+	// block computes, for the packed A block a (rows of it used) and the
+	// packed B panels b (ps elements apart, cols ≤ 32·panels columns of
+	// them used, kcp/2 pair rows each), C[i][j] = Σ_p A[i][p]·B[p][j],
+	// storing it in c (row stride ldc) when acc is false and adding it to
+	// c when acc is true.
+	block func(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool)
 }
 
 // bf16Src is an operand of a bf16 product: float32 values rounded as they
@@ -389,7 +390,7 @@ func offH(s []uint16, o int) []uint16 {
 //
 //	for pc over k in steps of kc:          pack B k block (unless packed)
 //	  for ic over m in steps of mc:        pack A block mc×kc
-//	    for each 32-column B panel:        strip: the A block times the panel
+//	    block: the A block times the B panels
 //
 // B columns are [j0, j0+n) of pb when B is packed, else op(B)'s first n.
 // beta applies on the first k block; bias and act after the last.
@@ -428,21 +429,13 @@ func (kn *bf16Kernel) gemm(m, n, k, j0 int, a, b *bf16Src, pb *PackedBF16, beta 
 			mc := min(kn.mc, m-ic)
 			ap := ws.a[:kn.aRows(mc)*kcp]
 			kn.packA(ap, a, ic, pc, mc, kc, kcp)
-			for jp := 0; jp < np; jp++ {
-				cols := min(bf16NR, n-jp*bf16NR)
-				ct := c[ic*ldc+jp*bf16NR:]
-				acc := !first || beta != 0
-				if first && beta != 0 && beta != 1 {
-					scaleTile(ct, ldc, mc, cols, beta)
-				}
-				kn.strip(mc, cols, kcp, ap, bp[jp*ps:], ct, ldc, acc)
-				if last && (bias != nil || act != ActNone) {
-					var bj []float32
-					if bias != nil {
-						bj = bias[jp*bf16NR:]
-					}
-					epilogueTile(ct, ldc, mc, cols, bj, act)
-				}
+			ct := c[ic*ldc:]
+			if first && beta != 0 && beta != 1 {
+				scaleTile(ct, ldc, mc, n, beta)
+			}
+			kn.block(mc, n, kcp, ap, bp, ps, ct, ldc, !first || beta != 0)
+			if last && (bias != nil || act != ActNone) {
+				epilogueTile(ct, ldc, mc, n, bias, act)
 			}
 		}
 	}
@@ -506,7 +499,14 @@ var bf16Generic = &bf16Kernel{
 	kc:    256,
 	aRows: func(rows int) int { return rows },
 	packA: packARowsBF16,
-	strip: stripRowsGo,
+	block: blockRowsGo,
+}
+
+// blockRowsGo is the generic kernel's block: stripRowsGo panel by panel.
+func blockRowsGo(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool) {
+	for j0 := 0; j0 < cols; j0 += bf16NR {
+		stripRowsGo(rows, min(bf16NR, cols-j0), kcp, a, b[j0/bf16NR*ps:], c[j0:], ldc, acc)
+	}
 }
 
 // packARowsBF16 packs op(A)[i0:i0+rows, p0:p0+kc] row-major with row
@@ -523,9 +523,10 @@ func packARowsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
 	}
 }
 
-// stripRowsGo is the strip on row-major packed A (row stride kcp): the
-// pure-Go twin of the AMX kernel, summing each product into a float32
-// accumulator in k order.
+// stripRowsGo multiplies row-major packed A (row stride kcp) by one B
+// panel (cols ≤ 32 of it used) into c, storing or (acc) adding: the
+// pure-Go twin of the AMX kernel, adding each exact product to a float32
+// sum in k order, as TDPBF16PS is specified to.
 func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc bool) {
 	var sum [bf16NR]float32
 	for i := 0; i < rows; i++ {
@@ -545,5 +546,58 @@ func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc b
 			}
 		}
 		copy(crow, sum[:cols])
+	}
+}
+
+// packAPairsBF16 packs op(A)[i0:i0+rows, p0:p0+kc] in 14-row panels for
+// the VDPBF16PS kernel: panel r holds, for each pair step q < kcp/2, the
+// pairs (A[i][2q], A[i][2q+1]) of its 14 rows i, one after the other; pad
+// rows and k are zero.
+func packAPairsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
+	const mr = 14
+	var buf [64]uint16 // a stretch of one row, converted in one call
+	for i := 0; i < len(dst)/kcp; i++ {
+		pan := dst[i/mr*mr*kcp:]
+		r := i % mr
+		for p := 0; p < kcp; p += len(buf) {
+			n := min(len(buf), kcp-p) // even: kcp and len(buf) are
+			in := buf[:n]
+			clear(in)
+			if i < rows && p < kc {
+				src.row(in[:min(n, kc-p)], i0+i, p0+p)
+			}
+			for q := 0; q < n/2; q++ {
+				o := (p/2+q)*2*mr + 2*r
+				pan[o], pan[o+1] = in[2*q], in[2*q+1]
+			}
+		}
+	}
+}
+
+// stripPairsGo is the pure-Go twin of the VDPBF16PS micro-kernel: rows ≤
+// 14 of a packed A panel (see packAPairsBF16) times one B panel (cols ≤ 32
+// of it used) into c, storing or (acc) adding. Like VDPBF16PS it adds, per
+// pair step, the odd product and then the even one to a float32 sum.
+func stripPairsGo(rows, cols, kq int, a, b []uint16, c []float32, ldc int, acc bool) {
+	const mr = 14
+	var sum [mr * bf16NR]float32
+	for i := 0; i < rows; i++ {
+		if acc {
+			copy(sum[i*bf16NR:i*bf16NR+cols], c[i*ldc:i*ldc+cols])
+		}
+	}
+	for q := 0; q < kq; q++ {
+		bq := b[q*2*bf16NR : q*2*bf16NR+2*bf16NR]
+		for i := 0; i < rows; i++ {
+			a0, a1 := half.BF16ToFloat32(a[q*2*mr+2*i]), half.BF16ToFloat32(a[q*2*mr+2*i+1])
+			s := sum[i*bf16NR : i*bf16NR+cols]
+			for j := range s {
+				v := s[j] + a1*half.BF16ToFloat32(bq[2*j+1])
+				s[j] = v + a0*half.BF16ToFloat32(bq[2*j])
+			}
+		}
+	}
+	for i := 0; i < rows; i++ {
+		copy(c[i*ldc:i*ldc+cols], sum[i*bf16NR:i*bf16NR+cols])
 	}
 }

@@ -2,6 +2,177 @@
 
 package gemm
 
+import (
+	"golang.org/x/sys/cpu"
+)
+
 // bf16AsmKernels returns the assembly bf16 kernels this CPU supports, best
-// first.
-func bf16AsmKernels() []*bf16Kernel { return nil }
+// first: AMX where the CPU has AMX-BF16 and the operating system grants
+// the process the tile state (see amxUsable), then AVX512-BF16.
+func bf16AsmKernels() []*bf16Kernel {
+	var ks []*bf16Kernel
+	avx512 := cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+	if avx512 && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && amxUsable() {
+		ks = append(ks, bf16AMX)
+	}
+	if avx512 && cpu.X86.HasAVX512BF16 {
+		ks = append(ks, bf16DP)
+	}
+	return ks
+}
+
+// bf16AMX multiplies 32×32 blocks of C in four AMX accumulator tiles. A is
+// packed row-major (the generic kernel's layout, so stripRowsGo is its
+// twin), its rows padded to a multiple of 32 with zeros.
+var bf16AMX = &bf16Kernel{
+	name:  "amx",
+	mc:    128,
+	kc:    512,
+	aRows: func(rows int) int { return (rows + 31) &^ 31 },
+	packA: packARowsBF16,
+	block: blockAMX,
+}
+
+// amxConfig is the tile configuration every AMX call loads: palette 1,
+// tiles 0-7 of 16 rows × 64 bytes (C tiles of 16×16 float32, A tiles of
+// 16 rows × 32 bf16, B tiles of 16 pair rows × 16 columns).
+var amxConfig = func() *[64]byte {
+	var c [64]byte
+	c[0] = 1
+	for t := 0; t < 8; t++ {
+		c[16+2*t] = 64
+		c[48+t] = 16
+	}
+	return &c
+}()
+
+// blockAMX is the AMX kernel's block: full 32×32 blocks of C go straight
+// to the tile kernel; ragged edges go through a 32×32 scratch block.
+func blockAMX(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool) {
+	k32 := kcp / 32
+	fr, fc := rows/32, cols/32 // full row blocks, full panels
+	_ = a[(rows+31)/32*32*kcp-1]
+	_ = b[((cols+31)/32-1)*ps+kcp*bf16NR-1]
+	_ = c[(rows-1)*ldc+cols-1]
+	iacc := 0
+	if acc {
+		iacc = 1
+	}
+	if fr > 0 && fc > 0 {
+		amxBlockBF16(fc, fr, k32, &a[0], kcp*2, &b[0], ps*2, &c[0], ldc*4, &amxConfig[0], iacc)
+	}
+	if fr*32 == rows && fc*32 == cols {
+		return
+	}
+	var t [32 * 32]float32
+	edge := func(i0, j0 int) {
+		r, cc := min(32, rows-i0), min(32, cols-j0)
+		ct := c[i0*ldc+j0:]
+		if acc {
+			for i := 0; i < r; i++ {
+				copy(t[i*32:i*32+cc], ct[i*ldc:i*ldc+cc])
+			}
+		}
+		amxBlockBF16(1, 1, k32, &a[i0*kcp], kcp*2, &b[j0/32*ps], ps*2, &t[0], 32*4, &amxConfig[0], iacc)
+		for i := 0; i < r; i++ {
+			copy(ct[i*ldc:i*ldc+cc], t[i*32:i*32+cc])
+		}
+	}
+	// The ragged last panel, for the full row blocks; then the ragged
+	// last row block, for every panel.
+	if fc*32 < cols {
+		for i0 := 0; i0 < fr*32; i0 += 32 {
+			edge(i0, fc*32)
+		}
+	}
+	if fr*32 < rows {
+		for j0 := 0; j0 < cols; j0 += 32 {
+			edge(fr*32, j0)
+		}
+	}
+}
+
+// bf16DP is the AVX512-BF16 kernel: 14×32 micro-tiles of C in 28 zmm
+// accumulators, one VDPBF16PS per 16 columns, row and k pair.
+var bf16DP = &bf16Kernel{
+	name:  "avx512bf16",
+	mc:    14 * 8,
+	kc:    256,
+	aRows: func(rows int) int { return (rows + 13) / 14 * 14 },
+	packA: packAPairsBF16,
+	block: blockDP,
+}
+
+// dpbf16 holds the VDPBF16PS micro-kernels by row count.
+var dpbf16 = [...]func(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32){
+	dpbf16R1, dpbf16R2, dpbf16R3, dpbf16R4, dpbf16R5, dpbf16R6, dpbf16R7,
+	dpbf16R8, dpbf16R9, dpbf16R10, dpbf16R11, dpbf16R12, dpbf16R13, dpbf16R14,
+}
+
+// blockDP runs the VDPBF16PS micro-kernel over the block, panel by panel
+// (a B micro-panel then stays in L1 across the A panels); column masks
+// absorb a ragged last panel.
+func blockDP(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool) {
+	const mr = 14
+	kq := kcp / 2
+	_ = a[(rows+mr-1)/mr*mr*kcp-1]
+	_ = b[((cols+31)/32-1)*ps+kcp*bf16NR-1]
+	_ = c[(rows-1)*ldc+cols-1]
+	iacc := 0
+	if acc {
+		iacc = 1
+	}
+	for j0 := 0; j0 < cols; j0 += 32 {
+		mask := uint32(1<<min(32, cols-j0) - 1)
+		bp := &b[j0/32*ps]
+		for i0 := 0; i0 < rows; i0 += mr {
+			r := min(mr, rows-i0)
+			dpbf16[r-1](kq, &a[i0*kcp], bp, &c[i0*ldc+j0], ldc*4, iacc, mask)
+		}
+	}
+}
+
+//go:noescape
+func amxBlockBF16(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)
+
+//go:noescape
+func dpbf16R1(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R2(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R3(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R4(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R5(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R6(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R7(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R8(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R9(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R10(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R11(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R12(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R13(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func dpbf16R14(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
