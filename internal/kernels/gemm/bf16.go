@@ -526,7 +526,11 @@ func packARowsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
 // stripRowsGo multiplies row-major packed A (row stride kcp) by one B
 // panel (cols ≤ 32 of it used) into c, storing or (acc) adding: the
 // pure-Go twin of the AMX kernel, adding each exact product to a float32
-// sum in k order, as TDPBF16PS is specified to.
+// sum in k order, as the SDM's pseudo-code for TDPBF16PS does. The
+// hardware's internal summation order and rounding differ (on this
+// development machine about a third of the elements differ in the last
+// bits), so the two are compared within the float32 summation bound
+// rather than bit for bit.
 func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc bool) {
 	var sum [bf16NR]float32
 	for i := 0; i < rows; i++ {
@@ -574,6 +578,17 @@ func packAPairsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
 	}
 }
 
+// blockPairsGo is the pure-Go twin of the VDPBF16PS kernel's block:
+// stripPairsGo for each 14-row panel and B panel.
+func blockPairsGo(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool) {
+	const mr = 14
+	for j0 := 0; j0 < cols; j0 += bf16NR {
+		for i0 := 0; i0 < rows; i0 += mr {
+			stripPairsGo(min(mr, rows-i0), min(bf16NR, cols-j0), kcp/2, a[i0*kcp:], b[j0/bf16NR*ps:], c[i0*ldc+j0:], ldc, acc)
+		}
+	}
+}
+
 // stripPairsGo is the pure-Go twin of the VDPBF16PS micro-kernel: rows ≤
 // 14 of a packed A panel (see packAPairsBF16) times one B panel (cols ≤ 32
 // of it used) into c, storing or (acc) adding. Like VDPBF16PS it adds, per
@@ -581,11 +596,6 @@ func packAPairsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
 func stripPairsGo(rows, cols, kq int, a, b []uint16, c []float32, ldc int, acc bool) {
 	const mr = 14
 	var sum [mr * bf16NR]float32
-	for i := 0; i < rows; i++ {
-		if acc {
-			copy(sum[i*bf16NR:i*bf16NR+cols], c[i*ldc:i*ldc+cols])
-		}
-	}
 	for q := 0; q < kq; q++ {
 		bq := b[q*2*bf16NR : q*2*bf16NR+2*bf16NR]
 		for i := 0; i < rows; i++ {
@@ -597,7 +607,15 @@ func stripPairsGo(rows, cols, kq int, a, b []uint16, c []float32, ldc int, acc b
 			}
 		}
 	}
+	// The kernel adds the old C to the finished sum, as here.
 	for i := 0; i < rows; i++ {
-		copy(c[i*ldc:i*ldc+cols], sum[i*bf16NR:i*bf16NR+cols])
+		s, ci := sum[i*bf16NR:i*bf16NR+cols], c[i*ldc:i*ldc+cols]
+		for j := range s {
+			if acc {
+				ci[j] += s[j]
+			} else {
+				ci[j] = s[j]
+			}
+		}
 	}
 }

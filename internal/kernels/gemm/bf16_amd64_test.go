@@ -1,0 +1,89 @@
+//go:build amd64 && !noasm
+
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/sporeml/spore/internal/kernels/half"
+)
+
+// randPanels returns n random bf16 values (normal, no subnormals: the
+// hardware treats those as zero, which the twins do not model).
+func randPanels(r *rand.Rand, n int) []uint16 {
+	h := alignedBF16(n)
+	for i := range h {
+		h[i] = half.BF16(float32(r.NormFloat64()))
+	}
+	return h
+}
+
+// TestAsmBF16Twins runs each assembly kernel and its pure-Go twin on
+// identical packed panels: VDPBF16PS must agree bit for bit; TDPBF16PS,
+// whose internal summation order is not the twin's (see stripRowsGo),
+// within the float32 summation bound (k+2)·2⁻²⁴·(Σ|a·b| + |c|).
+func TestAsmBF16Twins(t *testing.T) {
+	type twin struct {
+		kern    *bf16Kernel
+		goBlock func(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool)
+		exact   bool
+	}
+	var twins []twin
+	if slices.Contains(BF16Kernels(), "amx") {
+		twins = append(twins, twin{bf16AMX, blockRowsGo, false})
+	}
+	if slices.Contains(BF16Kernels(), "avx512bf16") {
+		twins = append(twins, twin{bf16DP, blockPairsGo, true})
+	}
+	if len(twins) == 0 {
+		t.Skip("this CPU has no bf16 assembly kernel")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, tw := range twins {
+		t.Run(tw.kern.name, func(t *testing.T) {
+			for _, sh := range [][3]int{{1, 1, 32}, {14, 32, 64}, {32, 32, 32}, {31, 33, 96}, {64, 96, 512}, {45, 70, 160}, {100, 5, 32}} {
+				rows, cols, kcp := sh[0], sh[1], sh[2]
+				np := (cols + 31) / 32
+				ps := kcp*bf16NR + 64 // a gap between panels, to check ps is honoured
+				a := randPanels(r, tw.kern.aRows(rows)*kcp)
+				b := randPanels(r, (np-1)*ps+kcp*bf16NR)
+				for _, acc := range []bool{false, true} {
+					ldc := cols + 5
+					c0 := make([]float32, rows*ldc)
+					for i := range c0 {
+						c0[i] = float32(r.NormFloat64())
+					}
+					c1, c2 := slices.Clone(c0), slices.Clone(c0)
+					tw.kern.block(rows, cols, kcp, a, b, ps, c1, ldc, acc)
+					tw.goBlock(rows, cols, kcp, a, b, ps, c2, ldc, acc)
+					// mag[i] = Σ|a·b| + |c|, computed with the twin on |a|, |b|, |c|.
+					mag := make([]float32, len(c0))
+					if !tw.exact {
+						absA, absB := absBF16(a), absBF16(b)
+						for i := range mag {
+							mag[i] = float32(math.Abs(float64(c0[i])))
+						}
+						tw.goBlock(rows, cols, kcp, absA, absB, ps, mag, ldc, acc)
+					}
+					for i := range c1 {
+						if tw.exact && math.Float32bits(c1[i]) != math.Float32bits(c2[i]) ||
+							!tw.exact && !(math.Abs(float64(c1[i]-c2[i])) <= float64(kcp+2)/(1<<24)*float64(mag[i])) {
+							t.Fatalf("%v acc=%v: C[%d][%d] asm %g, twin %g", sh, acc, i/ldc, i%ldc, c1[i], c2[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func absBF16(x []uint16) []uint16 {
+	y := alignedBF16(len(x))
+	for i, v := range x {
+		y[i] = v &^ 0x8000
+	}
+	return y
+}
