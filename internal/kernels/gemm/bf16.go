@@ -283,22 +283,65 @@ func alignedBF16(n int) []uint16 {
 // zero.
 func packBPanels(dst []uint16, ps int, src *bf16Src, p0, kc, j0, j1 int) {
 	kcp := bf16PadK(kc)
-	var row [bf16NR]uint16
 	for jp := j0; jp < j1; jp += bf16NR {
 		cols := min(bf16NR, j1-jp)
 		pan := dst[(jp-j0)/bf16NR*ps:][: kcp*bf16NR : kcp*bf16NR]
-		for p := 0; p < kcp; p++ {
-			q, r := p/2, p%2
-			if p < kc {
-				src.row(row[:cols], p0+p, jp) // op(B)[p0+p][jp:jp+cols]
+		if src.trans {
+			packBPanelT(pan, src, p0, kc, kcp, jp, cols)
+		} else {
+			packBPanelN(pan, src, p0, kc, kcp, jp, cols)
+		}
+	}
+}
+
+// packBPanelN packs one panel of an untransposed B (rows of op(B)
+// contiguous): two rows at a time, interleaved into pair rows.
+func packBPanelN(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols int) {
+	var r0, r1 [bf16NR]uint16
+	for q := 0; q < kcp/2; q++ {
+		p := 2 * q
+		for r, row := range [2]*[bf16NR]uint16{&r0, &r1} {
+			if cols < bf16NR || p+r >= kc {
+				clear(row[:])
 			}
-			out := pan[q*2*bf16NR:]
-			for j := range bf16NR {
-				v := uint16(0)
-				if p < kc && j < cols {
-					v = row[j]
+			if p+r < kc {
+				o := (p0+p+r)*src.ld + jp
+				if src.f != nil {
+					half.BF16FromFloat32s(row[:cols], src.f[o:o+cols])
+				} else {
+					copy(row[:cols], src.h[o:o+cols])
 				}
-				out[j*2+r] = v
+			}
+		}
+		out := pan[q*2*bf16NR : q*2*bf16NR+2*bf16NR]
+		for j := range bf16NR {
+			out[2*j], out[2*j+1] = r0[j], r1[j]
+		}
+	}
+}
+
+// packBPanelT packs one panel of a transposed B (op(B) = Xᵀ: column j of
+// op(B) is row j of X, contiguous in k, so its pairs are adjacent).
+func packBPanelT(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols int) {
+	var buf [64]uint16
+	for j := range bf16NR {
+		for p := 0; p < kcp; p += len(buf) {
+			n := min(len(buf), kcp-p) // even
+			in := buf[:n]
+			m := 0
+			if j < cols && p < kc {
+				m = min(n, kc-p)
+				o := (jp+j)*src.ld + p0 + p
+				if src.f != nil {
+					half.BF16FromFloat32s(in[:m], src.f[o:o+m])
+				} else {
+					copy(in[:m], src.h[o:o+m])
+				}
+			}
+			clear(in[m:])
+			for t := 0; t < n/2; t++ {
+				o := (p/2+t)*2*bf16NR + 2*j
+				pan[o], pan[o+1] = in[2*t], in[2*t+1]
 			}
 		}
 	}
