@@ -1,3 +1,5 @@
+//go:build !amd64 || noasm
+
 package half
 
 // Kernel names the implementation of the slice forms: "generic" in this

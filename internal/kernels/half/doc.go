@@ -15,7 +15,8 @@
 //     float32's exponent range, so only values within half an ulp of the
 //     float32 maximum round up to ±Inf).
 //
-// Conversions to float32 are exact.
+// Conversions to float32 are exact (a signalling binary16 NaN comes back
+// quiet).
 //
 // The slice forms ([BF16FromFloat32s] and friends) are vectorised with
 // AVX-512 (bfloat16) and F16C (binary16) where the CPU has them, and run

@@ -57,13 +57,17 @@ func F16(f float32) uint16 {
 }
 
 // F16ToFloat32 returns the float32 value of the binary16 bits h (exact).
-// NaN payloads are kept in the leading mantissa bits.
+// NaN stays NaN, made quiet, its payload kept in the leading mantissa
+// bits.
 func F16ToFloat32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
 	switch exp {
-	case 0x1f: // Inf or NaN
+	case 0x1f: // Inf or NaN (made quiet, as IEEE conversions and VCVTPH2PS do)
+		if man != 0 {
+			man |= 0x200
+		}
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
 	case 0:
 		if man == 0 {

@@ -272,3 +272,54 @@ func TestSliceFormsShortDst(t *testing.T) {
 		})
 	}
 }
+
+// TestSliceFormsWide compares the slice forms (assembly where the CPU has
+// it) with the scalar conversions on every 16-bit pattern and on a million
+// float32 patterns drawn across the whole range, NaN payloads and
+// subnormals included.
+func TestSliceFormsWide(t *testing.T) {
+	t.Logf("slice forms: %s", Kernel())
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	f := make([]float32, len(all))
+	BF16ToFloat32s(f, all)
+	for i, h := range all {
+		if math.Float32bits(f[i]) != math.Float32bits(BF16ToFloat32(h)) {
+			t.Fatalf("BF16ToFloat32s(%#04x) = %#08x", h, math.Float32bits(f[i]))
+		}
+	}
+	F16ToFloat32s(f, all)
+	for i, h := range all {
+		if math.Float32bits(f[i]) != math.Float32bits(F16ToFloat32(h)) {
+			t.Fatalf("F16ToFloat32s(%#04x) = %#08x, want %#08x", h, math.Float32bits(f[i]), math.Float32bits(F16ToFloat32(h)))
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	src := make([]float32, n)
+	for i := range src {
+		b := r.Uint32()
+		if i%4 == 1 { // small exponents: float32 and binary16 subnormals
+			b = b&0x807fffff | uint32(r.IntN(0x40))<<23
+		}
+		src[i] = math.Float32frombits(b)
+	}
+	h := make([]uint16, n)
+	BF16FromFloat32s(h, src)
+	for i, v := range src {
+		if h[i] != BF16(v) {
+			t.Fatalf("BF16FromFloat32s(%#08x) = %#04x, BF16 = %#04x", math.Float32bits(v), h[i], BF16(v))
+		}
+	}
+	F16FromFloat32s(h, src)
+	for i, v := range src {
+		if h[i] != F16(v) {
+			t.Fatalf("F16FromFloat32s(%#08x) = %#04x, F16 = %#04x", math.Float32bits(v), h[i], F16(v))
+		}
+	}
+}
