@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/comm"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/optest"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -94,4 +97,219 @@ func TestCastHalfGrad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every primitive of package ops with a Float32 kernel has kernels for
+// BFloat16 and Float16 too (its own, the widening adapter, or an element
+// move), so that no op is missed by the registration in widen.go.
+func TestEveryPrimHasHalfKernels(t *testing.T) {
+	for _, p := range core.Prims() {
+		idx := []tensor.DType{tensor.Invalid}
+		if p.IndexInput > 0 {
+			idx = []tensor.DType{tensor.Int32, tensor.Int64}
+		}
+		for _, ix := range idx {
+			for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+				if p.InferN != nil {
+					_, e32 := p.KernelNFor(tensor.Float32, core.CPU)
+					if _, err := p.KernelNFor(dt, core.CPU); e32 == nil && err != nil {
+						t.Errorf("%s: no %v kernel: %v", p.Name, dt, err)
+					}
+					continue
+				}
+				_, e32 := p.KernelForKey(core.Key{DType: tensor.Float32, Index: ix}, core.CPU)
+				if _, err := p.KernelForKey(core.Key{DType: dt, Index: ix}, core.CPU); e32 == nil && err != nil {
+					t.Errorf("%s: no %v kernel: %v", p.Name, dt, err)
+				}
+			}
+		}
+	}
+}
+
+// halfTol is the documented tolerance of a 16-bit op against its float32
+// twin on the same inputs (those inputs already rounded to the 16-bit
+// type, so that only the op's own rounding is measured). A 16-bit op
+// computes in float32 and rounds its result once, to nearest: the error is
+// at most the unit roundoff u of the type times the value — u = 2^-8 for
+// BFloat16 (8 significant bits), 2^-11 for Float16 (11 bits) — plus, for
+// Float16, half its smallest subnormal (2^-25) where a result underflows.
+// Kernels of their own (MatMul's bfloat16 GEMM, the convolutions) may also
+// sum in another order than the float32 kernel does, a float32 reordering
+// error bounded here by 2^-18 of the largest result (k·2^-24 for the
+// short sums of these cases). Integer and Bool results must be equal.
+func halfTol(dt tensor.DType) (rel, abs float64) {
+	if dt == tensor.BFloat16 {
+		return 1.0 / 256, 0
+	}
+	return 1.0 / 2048, 1.0 / (1 << 25)
+}
+
+// Every primitive in the shared catalogue, run in BFloat16 and Float16,
+// stays within halfTol of the same primitive run in Float32 on the same
+// rounded inputs.
+func TestHalfNumerics(t *testing.T) {
+	for _, c := range optest.Cases() {
+		for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+			t.Run(c.Name+"/"+dt.String(), func(t *testing.T) {
+				ins := c.Inputs(tensor.Float32)
+				lo, hi := make([]*tensor.Tensor, len(ins)), make([]*tensor.Tensor, len(ins))
+				float := false
+				for i, x := range ins {
+					lo[i], hi[i] = x, x
+					if x.DType() == tensor.Float32 {
+						float = true
+						lo[i] = ops.Cast(x, dt)
+						hi[i] = ops.Cast(lo[i], tensor.Float32)
+					}
+				}
+				switch {
+				case !float:
+					t.Skip("no float operand")
+				case c.Prim.Traits.Impure:
+					t.Skip("draws random numbers: two runs differ in any dtype")
+				case collectives[c.Prim]:
+					// Mixed precision all-reduces float32 gradients;
+					// the collectives refuse 16-bit tensors by name.
+					t.Skip("collectives take Float32, Float64 and integers")
+				}
+				defer func() {
+					if e := recover(); e != nil {
+						t.Fatalf("panic: %v", e)
+					}
+				}()
+				got, want := runCase(c, lo), runCase(c, hi)
+				if len(got) != len(want) {
+					t.Fatalf("%d results in %v, %d in Float32", len(got), dt, len(want))
+				}
+				rel, abs := halfTol(dt)
+				for r := range got {
+					g, w := got[r], want[r]
+					if !g.Shape().Equal(w.Shape()) {
+						t.Fatalf("result %d: shape %v in %v, %v in Float32", r, g.Shape(), dt, w.Shape())
+					}
+					if w.DType() != tensor.Float32 {
+						if g.DType() != w.DType() {
+							t.Fatalf("result %d: dtype %v, want %v", r, g.DType(), w.DType())
+						}
+						if gv, wv := g.Float64s(), w.Float64s(); !equal64(gv, wv) {
+							t.Errorf("result %d: %v, want %v exactly", r, gv, wv)
+						}
+						continue
+					}
+					if g.DType() != dt {
+						t.Fatalf("result %d: dtype %v, want %v", r, g.DType(), dt)
+					}
+					gv, wv := g.Float64s(), w.Float64s()
+					scale := 0.0
+					for _, v := range wv {
+						scale = math.Max(scale, math.Abs(v))
+					}
+					for i := range gv {
+						if d := math.Abs(gv[i] - wv[i]); !(d <= rel*math.Abs(wv[i])+abs+scale/(1<<18)) && !(math.IsInf(wv[i], 0) && gv[i] == wv[i]) {
+							t.Errorf("result %d[%d]: %v in %v, %v in Float32: off by %.3g, more than %.3g relative", r, i, gv[i], dt, wv[i], d, rel)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+var collectives = map[*core.Prim]bool{comm.AllReducePrim: true, comm.AllReduceStartPrim: true, comm.ReducePrim: true, comm.ReduceScatterPrim: true}
+
+func runCase(c optest.Case, in []*tensor.Tensor) []*tensor.Tensor {
+	if c.FnN != nil {
+		return c.FnN(in...)
+	}
+	return []*tensor.Tensor{c.Fn(in...)}
+}
+
+func equal64(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Graph mode agrees with PyNative mode on 16-bit operands, bit for bit:
+// every primitive of the catalogue, and its gradient where it has one,
+// run on BFloat16 and Float16 inputs eagerly and compiled.
+func TestHalfGraphMatchesPyNative(t *testing.T) {
+	for _, c := range optest.Cases() {
+		for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+			t.Run(c.Name+"/"+dt.String(), func(t *testing.T) {
+				if c.Prim.Traits.Impure || collectives[c.Prim] {
+					t.Skip("random or collective")
+				}
+				ins := c.Inputs(tensor.Float32)
+				float := false
+				for i, x := range ins {
+					if x.DType() == tensor.Float32 {
+						ins[i], float = ops.Cast(x, dt), true
+					}
+				}
+				if !float {
+					t.Skip("no float operand")
+				}
+				// The results, and the gradient of the sum of the float
+				// results (as float32) with respect to c.Diff's inputs.
+				run := func(xs ...*tensor.Tensor) []*tensor.Tensor {
+					out := runCase(c, xs)
+					if !c.Differentiable || len(c.Diff) == 0 {
+						return out
+					}
+					loss := func(d ...*tensor.Tensor) *tensor.Tensor {
+						full := append([]*tensor.Tensor(nil), xs...)
+						for k, i := range c.Diff {
+							full[i] = d[k]
+						}
+						s := tensor.Scalar(float32(0))
+						for _, r := range runCase(c, full) {
+							if r.DType().IsFloat() {
+								s = ops.Add(s, ops.Sum(ops.Cast(r, tensor.Float32)))
+							}
+						}
+						return s
+					}
+					args := make([]*tensor.Tensor, len(c.Diff))
+					for k, i := range c.Diff {
+						args[k] = xs[i]
+					}
+					return append(out, spore.Grad(loss, spore.GradPosition(seq(len(args))...))(args...)...)
+				}
+				defer func() {
+					if e := recover(); e != nil {
+						t.Fatalf("panic: %v", e)
+					}
+				}()
+				eager := run(ins...)
+				graph := spore.Jit(run, spore.JitConfig{Name: "half." + c.Name + "." + dt.String()})(ins...)
+				if len(eager) != len(graph) {
+					t.Fatalf("%d results in PyNative mode, %d in Graph mode", len(eager), len(graph))
+				}
+				for r := range eager {
+					e, g := eager[r], graph[r]
+					if e.DType() != g.DType() || !e.Shape().Equal(g.Shape()) {
+						t.Fatalf("result %d: %v %v in PyNative mode, %v %v in Graph mode", r, e.DType(), e.Shape(), g.DType(), g.Shape())
+					}
+					if ev, gv := e.Float64s(), g.Float64s(); !equal64(ev, gv) {
+						t.Errorf("result %d: PyNative %v, Graph %v", r, ev, gv)
+					}
+				}
+			})
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }

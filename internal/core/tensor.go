@@ -145,6 +145,11 @@ func bufInfo(buf any) (DType, int) {
 	return Invalid, 0
 }
 
+// MetaTensor returns a tensor of shape and dtype m with no data: a stand-in
+// for inference, which reads operands' shapes and dtypes but never their
+// values (reading them panics).
+func MetaTensor(m Meta) *Tensor { return &Tensor{shape: m.Shape, dtype: m.DType} }
+
 // FromSlice returns a tensor holding a copy of data with the given shape.
 // With no shape, the tensor is one-dimensional. It panics if the shape does
 // not hold exactly len(data) elements.

@@ -1,0 +1,280 @@
+package ops
+
+import (
+	"sync"
+
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Kernels for BFloat16 and Float16 by registration, not by editing ops.
+//
+// Ops that only move elements (transpose, concat, slices, gathers,
+// broadcasts, reshapes, Select) get kernels that move the 2-byte elements
+// directly: their generic kernels are instantiated at BF16 and F16.
+//
+// Every other primitive with a Float32 kernel and none for a 16-bit type
+// gets the widening adapter: the 16-bit operands are widened to float32
+// (exactly), the Float32 kernel runs, and its float results are rounded
+// back to the 16-bit type (round to nearest even). So a 16-bit op computes
+// what its float32 twin computes on the same, already rounded, inputs,
+// with one rounding of each result: the tolerances of the numerics test
+// (lowp_test.go) follow from that. Kernels registered for a 16-bit type
+// elsewhere (MatMul's bfloat16 GEMM, say) are kept.
+//
+// Inference is adapted alongside: a primitive's Infer, written for float32,
+// sees float32 stand-ins (shape and dtype, no data) for operands of the one
+// 16-bit type, and a Float32 result becomes that type. Operands mixing a
+// 16-bit type with another float type are left to Infer as they are, so
+// the op's usual error ("dtypes differ") names them; the binary
+// elementwise ops promote such pairs first (promoteHalf).
+//
+// This file's init runs after those of the other files of the package
+// ("widen.go" sorts after them), when every primitive of the package has
+// its float32 kernels; TestEveryPrimHasHalfKernels checks that none was
+// missed.
+
+// halfDTypes are the dtypes the adapter serves.
+var halfDTypes = [...]tensor.DType{tensor.BFloat16, tensor.Float16}
+
+func init() {
+	for _, p := range []*core.Prim{TransposePrim, ConcatPrim, StridedSlicePrim, StridedSliceGradPrim, ReshapePrim, BroadcastToPrim, UnstackPrim, GatherPrim, TakeAlongAxisPrim} {
+		movers[p] = true
+	}
+	moveHalf[core.BF16]()
+	moveHalf[core.F16]()
+	for _, p := range core.Prims() {
+		widenPrim(p)
+	}
+}
+
+// movers are the primitives whose 16-bit kernels moveHalf registers: their
+// inference is adapted although they have kernels of their own.
+var movers = map[*core.Prim]bool{}
+
+// moveHalf registers the element-moving kernels of the movement ops for
+// the 16-bit type H.
+func moveHalf[H halfFloat]() {
+	register[H](TransposePrim, transposeKernel[H])
+	register[H](ConcatPrim, concatKernel[H])
+	register[H](StridedSlicePrim, stridedSliceKernel[H])
+	register[H](StridedSliceGradPrim, stridedSliceGradKernel[H])
+	register[H](ReshapePrim, copyKernel[H])
+	register[H](BroadcastToPrim, broadcastToKernel[H])
+	UnstackPrim.RegisterN(core.DTypeOf[H](), core.CPU, unstackInto[H])
+	dt := core.DTypeOf[H]()
+	GatherPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, gatherKernel[H, int32])
+	GatherPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, gatherKernel[H, int64])
+	TakeAlongAxisPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, takeAlongAxisKernel[H, int32])
+	TakeAlongAxisPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, takeAlongAxisKernel[H, int64])
+	regSelect[H]()
+}
+
+// indexKeys are the index dtypes of a primitive's kernel keys: Invalid
+// alone for a primitive without an IndexInput.
+func indexKeys(p *core.Prim) []tensor.DType {
+	if p.IndexInput > 0 {
+		return []tensor.DType{tensor.Int32, tensor.Int64}
+	}
+	return []tensor.DType{tensor.Invalid}
+}
+
+// widenPrim gives p the widening adapter for each 16-bit type it has no
+// kernel for, and adapts its inference; movement kernels registered by
+// moveHalf count as kernels, their ops' inference is adapted too.
+func widenPrim(p *core.Prim) {
+	var adapted [core.NumDTypes]bool
+	touched := false
+	for _, dt := range halfDTypes {
+		for _, ix := range indexKeys(p) {
+			key, key32 := core.Key{DType: dt, Index: ix}, core.Key{DType: tensor.Float32, Index: ix}
+			if p.InferN != nil {
+				if k32, err := p.KernelNFor(tensor.Float32, core.CPU); err == nil {
+					if _, err := p.KernelNFor(dt, core.CPU); err != nil {
+						p.RegisterN(dt, core.CPU, widenKernelN(k32))
+					}
+					adapted[dt], touched = true, true
+				}
+				continue
+			}
+			k32, err := p.KernelForKey(key32, core.CPU)
+			if err != nil {
+				continue
+			}
+			if _, err := p.KernelForKey(key, core.CPU); err != nil {
+				p.RegisterKey(key, core.CPU, widenKernel(k32))
+				adapted[dt], touched = true, true
+			} else if movers[p] {
+				adapted[dt], touched = true, true
+			}
+		}
+	}
+	if !touched {
+		return
+	}
+	if p.Infer != nil {
+		p.Infer = widenInfer(p.Infer, adapted)
+	}
+	if p.InferN != nil {
+		p.InferN = widenInferN(p.InferN, adapted)
+	}
+}
+
+// halfOf returns the 16-bit float dtype of p's operands when they have
+// exactly one such dtype and no other float dtype, and adapted says the
+// primitive's inference is adapted for it.
+func halfOf(in []*tensor.Tensor, adapted *[core.NumDTypes]bool) (tensor.DType, bool) {
+	dt := tensor.Invalid
+	for _, x := range in {
+		d := x.DType()
+		switch {
+		case d.IsHalf():
+			if dt != tensor.Invalid && dt != d {
+				return 0, false
+			}
+			dt = d
+		case d.IsFloat():
+			return 0, false
+		}
+	}
+	return dt, dt != tensor.Invalid && adapted[dt]
+}
+
+// standIns returns in with each operand of dtype dt replaced by a float32
+// stand-in of its shape (no data: inference reads none).
+func standIns(in []*tensor.Tensor, dt tensor.DType) []*tensor.Tensor {
+	s := make([]*tensor.Tensor, len(in))
+	for i, x := range in {
+		s[i] = x
+		if x.DType() == dt {
+			s[i] = core.MetaTensor(tensor.Meta{Shape: x.Shape(), DType: tensor.Float32})
+		}
+	}
+	return s
+}
+
+func widenInfer(infer func(any, []*tensor.Tensor) tensor.Meta, adapted [core.NumDTypes]bool) func(any, []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		dt, ok := halfOf(in, &adapted)
+		if !ok {
+			return infer(attrs, in)
+		}
+		m := infer(attrs, standIns(in, dt))
+		if m.DType == tensor.Float32 {
+			m.DType = dt
+		}
+		return m
+	}
+}
+
+func widenInferN(infer func(any, []*tensor.Tensor) []tensor.Meta, adapted [core.NumDTypes]bool) func(any, []*tensor.Tensor) []tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) []tensor.Meta {
+		dt, ok := halfOf(in, &adapted)
+		if !ok {
+			return infer(attrs, in)
+		}
+		ms := infer(attrs, standIns(in, dt))
+		for i := range ms {
+			if ms[i].DType == tensor.Float32 {
+				ms[i].DType = dt
+			}
+		}
+		return ms
+	}
+}
+
+// scratch lends the widened operands' and results' float32 buffers, so
+// that a compiled plan calling a widened kernel reuses them call after
+// call instead of allocating them.
+var scratch sync.Pool // *[]float32
+
+func getScratch(n int) *[]float32 {
+	sp, _ := scratch.Get().(*[]float32)
+	if sp == nil {
+		sp = new([]float32)
+	}
+	if cap(*sp) < n {
+		*sp = make([]float32, n)
+	}
+	*sp = (*sp)[:n]
+	return sp
+}
+
+// widenArgs returns in with its 16-bit operands widened to float32 in
+// scratch buffers, which it appends to held for the caller to return.
+func widenArgs(in []*tensor.Tensor, held []*[]float32) ([]*tensor.Tensor, []*[]float32) {
+	wide := make([]*tensor.Tensor, len(in))
+	for i, x := range in {
+		wide[i] = x
+		if !x.DType().IsHalf() {
+			continue
+		}
+		sp := getScratch(x.Size())
+		held = append(held, sp)
+		if x.DType() == tensor.BFloat16 {
+			widen(*sp, x.Data().([]core.BF16))
+		} else {
+			widen(*sp, x.Data().([]core.F16))
+		}
+		wide[i] = core.FromBuffer(*sp, x.Shape())
+	}
+	return wide, held
+}
+
+// wideOut returns the float32 stand-in a float32 kernel writes for the
+// 16-bit result out (out itself for other dtypes).
+func wideOut(out *tensor.Tensor, held []*[]float32) (*tensor.Tensor, []*[]float32) {
+	if !out.DType().IsHalf() {
+		return out, held
+	}
+	sp := getScratch(out.Size())
+	return core.FromBuffer(*sp, out.Shape()), append(held, sp)
+}
+
+// narrow rounds the float32 result w into the 16-bit result out.
+func narrow(out, w *tensor.Tensor) {
+	if out == w {
+		return
+	}
+	f := w.Data().([]float32)
+	switch d := out.Data().(type) {
+	case []core.BF16:
+		toHalf(d, f)
+	case []core.F16:
+		toHalf(d, f)
+	}
+}
+
+func release(held []*[]float32) {
+	for _, sp := range held {
+		scratch.Put(sp)
+	}
+}
+
+// widenKernel is the adapter running k32, a Float32 kernel, for 16-bit
+// operands.
+func widenKernel(k32 core.KernelFunc) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		wide, held := widenArgs(in, nil)
+		w, held := wideOut(out, held)
+		k32(attrs, wide, w)
+		narrow(out, w)
+		release(held)
+	}
+}
+
+// widenKernelN is widenKernel for multi-result primitives.
+func widenKernelN(k32 core.KernelNFunc) core.KernelNFunc {
+	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
+		wide, held := widenArgs(in, nil)
+		ws := make([]*tensor.Tensor, len(outs))
+		for i, o := range outs {
+			ws[i], held = wideOut(o, held)
+		}
+		k32(attrs, wide, ws)
+		for i, o := range outs {
+			narrow(o, ws[i])
+		}
+		release(held)
+	}
+}
