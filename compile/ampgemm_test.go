@@ -1,0 +1,119 @@
+package compile_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// ampDenseGraph is denseGraph at mixed precision O2, as the autocast
+// traces it: every product's operands cast to bfloat16 and its result back
+// to float32, the bias add and ReLU in float32.
+func ampDenseGraph(batch int, w1, b1, w2 *tensor.Tensor) *graph.Graph {
+	g := graph.New("ampdense")
+	bf := func(v *graph.Value) *graph.Value { return g.Op(ops.CastPrim, tensor.BFloat16, v) }
+	mm := func(a, b *graph.Value, tb bool) *graph.Value {
+		return g.Op(ops.CastPrim, tensor.Float32, g.Op(ops.MatMulPrim, ops.MatMulAttrs{TransB: tb}, bf(a), bf(b)))
+	}
+	x := g.Input(f32(batch, w1.Dim(1)))
+	h := g.Op(ops.ReluPrim, nil, g.Op(ops.AddPrim, nil, mm(x, g.Param(w1), true), g.Param(b1)))
+	g.Outputs = []*graph.Value{mm(h, g.Param(w2), false)}
+	return g
+}
+
+// sameAmpBits fails unless got and want hold the same float32 bits.
+func sameAmpBits(t *testing.T, what string, got, want *tensor.Tensor) {
+	t.Helper()
+	g, w := got.Float32s(), want.Float32s()
+	for i := range w {
+		if math.Float32bits(g[i]) != math.Float32bits(w[i]) {
+			t.Fatalf("%s: element %d = %v, want %v (the unfused chain's)", what, i, g[i], w[i])
+		}
+	}
+}
+
+// TestAmpGemm checks that the fused bfloat16 products compute the unfused
+// chain's bits — the reference plan runs the casts and the BFloat16
+// MatMul kernel one by one — call after call, and after the weights
+// change by Assign (the packed copies are remade).
+func TestAmpGemm(t *testing.T) {
+	for _, batch := range []int{1, 3, 64} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			w1, b1, w2 := randParam("w1", 1, 40, 50), randParam("b1", 2, 40), randParam("w2", 3, 40, 37)
+			res, err := compile.Run(ampDenseGraph(batch, w1, b1, w2), compile.Options{Level: compile.O1, Verify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ir := res.Graph.String()
+			if n := strings.Count(ir, "BF16MatMulBiasAct"); n != 2 || strings.Contains(ir, "Cast") || !strings.Contains(ir, "bias=true act=relu") {
+				t.Fatalf("want both products fused, the first with its bias and ReLU, and no casts left:\n%s", ir)
+			}
+			ref, err := exec.Compile(ampDenseGraph(batch, w1, b1, w2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := randArgs(res.Graph, 4)
+			check := func(what string) {
+				t.Helper()
+				sameAmpBits(t, what, res.Plan.Run(args)[0], ref.Run(args)[0])
+			}
+			check("first call")
+			check("second call")
+			w2.Assign(randParam("new", 5, 40, 37))
+			check("after Assign of w2")
+			w1.Assign(randParam("new", 6, 40, 50))
+			check("after Assign of w1")
+			// And the result is the float32 network's within bfloat16's
+			// rounding: 8 significand bits per operand and per product.
+			plain, err := exec.Compile(denseGraph(batch, w1, b1, w2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := res.Plan.Run(args)[0].Float32s(), plain.Run(args)[0].Float32s()
+			// The bound is relative to the output's scale: an element that
+			// cancels to near zero keeps the absolute error of its terms.
+			diff, scale := 0.0, 0.0
+			for i := range want {
+				diff = max(diff, math.Abs(float64(got[i]-want[i])))
+				scale = max(scale, math.Abs(float64(want[i])))
+			}
+			t.Logf("largest difference from float32 %.3g of the output's largest magnitude %.3g", diff/scale, scale)
+			if diff > 1.0/64*scale {
+				t.Errorf("largest difference from float32 %.3g of the largest magnitude, want below 2^-6", diff/scale)
+			}
+		})
+	}
+}
+
+// TestAmpGemmSkipsAssigned checks that a training graph, which assigns the
+// weight, keeps the plain casts and product, and that O0 fuses nothing.
+func TestAmpGemmSkipsAssigned(t *testing.T) {
+	w1, b1, w2 := randParam("w1", 1, 8, 6), randParam("b1", 2, 8), randParam("w2", 3, 8, 5)
+	g := ampDenseGraph(4, w1, b1, w2)
+	for _, v := range g.Values {
+		if v.Kind == graph.KindParam && v.Tensor == w1 {
+			g.Assigns = append(g.Assigns, graph.Assign{Param: v, Val: g.Op(ops.NegPrim, nil, v)})
+		}
+	}
+	res, err := compile.Run(g, compile.Options{Level: compile.O1, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir := res.Graph.String(); strings.Count(ir, "BF16MatMulBiasAct") != 1 {
+		t.Errorf("want only w2's product fused:\n%s", ir)
+	}
+	res, err = compile.Run(ampDenseGraph(4, w1, b1, w2), compile.Options{Level: compile.O0, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir := res.Graph.String(); strings.Contains(ir, "BF16MatMulBiasAct") {
+		t.Errorf("O0 fused a product:\n%s", ir)
+	}
+}
