@@ -283,22 +283,61 @@ func alignedBF16(n int) []uint16 {
 // zero.
 func packBPanels(dst []uint16, ps int, src *bf16Src, p0, kc, j0, j1 int) {
 	kcp := bf16PadK(kc)
+	if !src.trans && src.f != nil && bf16PackAsm {
+		// Round float32 rows in wide stretches (a call per 32 elements of
+		// each row would cost more than the rounding), then interleave
+		// the bf16 rows of each full panel.
+		full := j0 + (j1-j0)/bf16NR*bf16NR
+		const rows, width = 32, 8 * bf16NR
+		var buf [rows * width]uint16
+		for jg := j0; jg < full; jg += width {
+			w := min(width, full-jg)
+			for q0 := 0; q0 < kc/2; q0 += rows / 2 {
+				nq := min(rows/2, kc/2-q0)
+				for r := 0; r < 2*nq; r++ {
+					o := (p0+2*q0+r)*src.ld + jg
+					half.BF16FromFloat32s(buf[r*w:(r+1)*w], src.f[o:o+w])
+				}
+				for jp := jg; jp < jg+w; jp += bf16NR {
+					pan := dst[(jp-j0)/bf16NR*ps:]
+					if !packPairsAsm(pan[q0*2*bf16NR:], buf[jp-jg:], w, nq) {
+						goto general
+					}
+				}
+			}
+			// The tail pair rows (odd kc, and the zero pad up to kcp).
+			for jp := jg; jp < jg+w; jp += bf16NR {
+				packBPanelN(dst[(jp-j0)/bf16NR*ps:][:kcp*bf16NR], src, p0, kc, kcp, jp, bf16NR, kc/2)
+			}
+		}
+		if full < j1 {
+			packBPanelN(dst[(full-j0)/bf16NR*ps:][:kcp*bf16NR], src, p0, kc, kcp, full, j1-full, 0)
+		}
+		return
+	}
+general:
 	for jp := j0; jp < j1; jp += bf16NR {
 		cols := min(bf16NR, j1-jp)
 		pan := dst[(jp-j0)/bf16NR*ps:][: kcp*bf16NR : kcp*bf16NR]
 		if src.trans {
 			packBPanelT(pan, src, p0, kc, kcp, jp, cols)
 		} else {
-			packBPanelN(pan, src, p0, kc, kcp, jp, cols)
+			packBPanelN(pan, src, p0, kc, kcp, jp, cols, 0)
 		}
 	}
 }
 
 // packBPanelN packs one panel of an untransposed B (rows of op(B)
-// contiguous): two rows at a time, interleaved into pair rows.
-func packBPanelN(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols int) {
+// contiguous) from pair row q0 on: two rows at a time, interleaved into
+// pair rows; full panels of bf16 bits with assembly where there is some.
+func packBPanelN(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols, q0 int) {
+	if cols == bf16NR && src.h != nil && q0 < kc/2 {
+		if packPairsAsm(pan[q0*2*bf16NR:], src.h[(p0+2*q0)*src.ld+jp:], src.ld, kc/2-q0) {
+			q0 = kc / 2
+		}
+	}
 	var r0, r1 [bf16NR]uint16
-	for q := 0; q < kcp/2; q++ {
+	for q := q0; q < kcp/2; q++ {
 		p := 2 * q
 		for r, row := range [2]*[bf16NR]uint16{&r0, &r1} {
 			if cols < bf16NR || p+r >= kc {
@@ -321,11 +360,34 @@ func packBPanelN(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols int) {
 }
 
 // packBPanelT packs one panel of a transposed B (op(B) = Xᵀ: column j of
-// op(B) is row j of X, contiguous in k, so its pairs are adjacent).
+// op(B) is row j of X, contiguous in k, so its pairs are adjacent): full
+// panels by 16×16 transposes of pairs with assembly where there is some.
 func packBPanelT(pan []uint16, src *bf16Src, p0, kc, kcp, jp, cols int) {
+	pd := 0 // k done, a multiple of 32
+	if cols == bf16NR {
+		if src.h != nil {
+			if transposePairsAsm(pan, src.h[jp*src.ld+p0:], src.ld, kc/32) {
+				pd = kc / 32 * 32
+			}
+		} else {
+			// Round 64 k of each of the 32 rows into a scratch block, then
+			// transpose its pairs.
+			var buf [bf16NR * 64]uint16
+			for pd+64 <= kc {
+				for j := 0; j < bf16NR; j++ {
+					o := (jp+j)*src.ld + p0 + pd
+					half.BF16FromFloat32s(buf[j*64:(j+1)*64], src.f[o:o+64])
+				}
+				if !transposePairsAsm(pan[pd/2*2*bf16NR:], buf[:], 64, 2) {
+					break
+				}
+				pd += 64
+			}
+		}
+	}
 	var buf [64]uint16
 	for j := range bf16NR {
-		for p := 0; p < kcp; p += len(buf) {
+		for p := pd; p < kcp; p += len(buf) {
 			n := min(len(buf), kcp-p) // even
 			in := buf[:n]
 			m := 0

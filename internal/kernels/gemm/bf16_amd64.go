@@ -176,3 +176,50 @@ func dpbf16R13(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask 
 
 //go:noescape
 func dpbf16R14(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
+
+//go:noescape
+func interleaveBF16(src *uint16, ld int, dst *uint16, kq int, idx *uint16)
+
+//go:noescape
+func transposeDW16(src *uint16, lds int, dst *uint16, ldd int, groups int)
+
+// interleaveIdx holds the VPERMI2W indices that interleave two rows of 32
+// bf16 (a: 0-31, b: 32-63) into pairs: columns 0-15, then 16-31.
+var interleaveIdx = func() *[64]uint16 {
+	var x [64]uint16
+	for j := 0; j < 16; j++ {
+		x[2*j], x[2*j+1] = uint16(j), uint16(32+j)
+		x[32+2*j], x[32+2*j+1] = uint16(16+j), uint16(48+j)
+	}
+	return &x
+}()
+
+// packPairsAsm, for an AVX-512 CPU, packs kq pair rows of a full 32-column
+// panel from bf16 rows ld elements apart (interleaving rows 2q and 2q+1)
+// and reports whether it did.
+func packPairsAsm(dst, src []uint16, ld, kq int) bool {
+	if !bf16PackAsm || kq == 0 {
+		return false
+	}
+	_ = src[(2*kq-1)*ld+bf16NR-1]
+	_ = dst[kq*2*bf16NR-1]
+	interleaveBF16(&src[0], ld*2, &dst[0], kq, &interleaveIdx[0])
+	return true
+}
+
+// transposePairsAsm, for an AVX-512 CPU, packs 16·groups pair rows of a
+// full 32-column panel from a transposed B: panel column j is the bf16 row
+// src[j·ld:], its pairs adjacent. It reports whether it did.
+func transposePairsAsm(dst, src []uint16, ld, groups int) bool {
+	if !bf16PackAsm || groups == 0 {
+		return false
+	}
+	_ = src[31*ld+32*groups-1]
+	_ = dst[16*groups*2*bf16NR-1]
+	transposeDW16(&src[0], ld*2, &dst[0], 2*bf16NR*2, groups)
+	transposeDW16(&src[16*ld], ld*2, &dst[bf16NR], 2*bf16NR*2, groups)
+	return true
+}
+
+// bf16PackAsm selects the AVX-512 packing routines.
+var bf16PackAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW

@@ -175,6 +175,8 @@ func bf16Asm() {
 	for rows := 1; rows <= bf16MR; rows++ {
 		dpbf16Kernel(&w, l, rows)
 	}
+	interleave(l)
+	transposeDW(l)
 	if err := os.WriteFile("kernels_bf16_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -323,6 +325,141 @@ func dpbf16Kernel(w *bytes.Buffer, l func(string, ...any), rows int) {
 		l("\tVMOVUPS Z%d, K1, (DX)", 2*i)
 		l("\tVMOVUPS Z%d, K2, 64(DX)", 2*i+1)
 	}
+	l("\tVZEROUPPER")
+	l("\tRET")
+	l("")
+}
+
+// interleave emits
+//
+//	func interleaveBF16(src *uint16, ld int, dst *uint16, kq int, idx *uint16)
+//
+// which packs kq pair rows of a B panel from 2·kq rows of 32 bf16 (ld
+// bytes apart): pair row q (128 bytes at dst + 128q) holds rows 2q and
+// 2q+1 interleaved element by element. idx holds the two VPERMI2W index
+// vectors (64 words) that do the interleave.
+func interleave(l func(string, ...any)) {
+	l("// func interleaveBF16(src *uint16, ld int, dst *uint16, kq int, idx *uint16)")
+	l("TEXT ·interleaveBF16(SB), NOSPLIT, $0-40")
+	l("\tMOVQ src+0(FP), SI")
+	l("\tMOVQ ld+8(FP), R8")
+	l("\tMOVQ dst+16(FP), DI")
+	l("\tMOVQ kq+24(FP), CX")
+	l("\tMOVQ idx+32(FP), AX")
+	l("\tVMOVDQU16 (AX), Z30")
+	l("\tVMOVDQU16 64(AX), Z31")
+	l("\tTESTQ CX, CX")
+	l("\tJZ ildone")
+	l("illoop:")
+	l("\tVMOVDQU16 (SI), Z0")
+	l("\tVMOVDQU16 (SI)(R8*1), Z1")
+	l("\tVMOVDQA64 Z30, Z2")
+	l("\tVPERMI2W Z1, Z0, Z2")
+	l("\tVMOVDQA64 Z31, Z3")
+	l("\tVPERMI2W Z1, Z0, Z3")
+	l("\tVMOVDQU16 Z2, (DI)")
+	l("\tVMOVDQU16 Z3, 64(DI)")
+	l("\tLEAQ (SI)(R8*2), SI")
+	l("\tADDQ $128, DI")
+	l("\tDECQ CX")
+	l("\tJNZ illoop")
+	l("ildone:")
+	l("\tVZEROUPPER")
+	l("\tRET")
+	l("")
+}
+
+// transposeDW emits
+//
+//	func transposeDW16(src *uint16, lds int, dst *uint16, ldd int, groups int)
+//
+// which transposes groups 16×16 blocks of dwords (pairs of bf16): src rows
+// lds bytes apart, block g at dwords 16g…16g+15, into dst rows 16g…16g+15,
+// ldd bytes apart. It packs a transposed B, whose k pairs are adjacent
+// dwords of a stored row, into pair rows. The shuffle network is the one
+// of the float32 packing transpose: unpack pairs, then 2×2 and 4×4 blocks
+// with lane shuffles.
+func transposeDW(l func(string, ...any)) {
+	l("// func transposeDW16(src *uint16, lds int, dst *uint16, ldd int, groups int)")
+	l("TEXT ·transposeDW16(SB), NOSPLIT, $0-40")
+	l("\tMOVQ src+0(FP), SI")
+	l("\tMOVQ lds+8(FP), R8")
+	l("\tMOVQ dst+16(FP), DX")
+	l("\tMOVQ ldd+24(FP), R12")
+	l("\tMOVQ groups+32(FP), CX")
+	l("\tTESTQ CX, CX")
+	l("\tJZ tdwdone")
+	l("\tLEAQ (R8)(R8*2), R9")
+	l("\tLEAQ (R8)(R8*4), R10")
+	l("\tLEAQ (R9)(R8*4), R11")
+	l("\tLEAQ (SI)(R8*8), DI")
+	l("\tLEAQ (R12)(R12*2), R13")
+	l("\tLEAQ (R12)(R12*4), R14")
+	l("\tLEAQ (DX)(R12*8), BX")
+	l("\tMOVQ R12, AX")
+	l("\tSHLQ $4, AX")
+	// Rows 0-7 from base0, 8-15 from base8; row offsets 0, 1, 2, 3, 4, 5,
+	// 6, 7 strides via the index registers (7 = 3 + 4: its own register
+	// for the source, a second address step for the destination).
+	src := func(i int) string {
+		base := "SI"
+		if i >= 8 {
+			base, i = "DI", i-8
+		}
+		return "(" + base + ")" + []string{"", "(R8*1)", "(R8*2)", "(R9*1)", "(R8*4)", "(R10*1)", "(R9*2)", "(R11*1)"}[i]
+	}
+	dst := func(i int) string {
+		base := "DX"
+		if i >= 8 {
+			base, i = "BX", i-8
+		}
+		return "(" + base + ")" + []string{"", "(R12*1)", "(R12*2)", "(R13*1)", "(R12*4)", "(R14*1)", "(R13*2)", ""}[i]
+	}
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	l("tdwloop:")
+	for i := 0; i < 16; i++ {
+		l("\tVMOVDQU32 %s, %s", src(i), z(i))
+	}
+	for i := 0; i < 8; i++ {
+		l("\tVPUNPCKLDQ %s, %s, %s", z(2*i+1), z(2*i), z(16+2*i))
+		l("\tVPUNPCKHDQ %s, %s, %s", z(2*i+1), z(2*i), z(17+2*i))
+	}
+	for q := 0; q < 4; q++ {
+		t := 16 + 4*q
+		l("\tVSHUFPS $0x44, %s, %s, %s", z(t+2), z(t), z(4*q))
+		l("\tVSHUFPS $0xEE, %s, %s, %s", z(t+2), z(t), z(4*q+1))
+		l("\tVSHUFPS $0x44, %s, %s, %s", z(t+3), z(t+1), z(4*q+2))
+		l("\tVSHUFPS $0xEE, %s, %s, %s", z(t+3), z(t+1), z(4*q+3))
+	}
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			l("\tVSHUFI32X4 $0x88, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+i))
+			l("\tVSHUFI32X4 $0xDD, %s, %s, %s", z(8*h+4+i), z(8*h+i), z(16+8*h+4+i))
+		}
+	}
+	for i := 0; i < 8; i++ {
+		l("\tVSHUFI32X4 $0x88, %s, %s, %s", z(24+i), z(16+i), z(i))
+		l("\tVSHUFI32X4 $0xDD, %s, %s, %s", z(24+i), z(16+i), z(8+i))
+	}
+	for i := 0; i < 16; i++ {
+		if i%8 == 7 {
+			base := "DX"
+			if i >= 8 {
+				base = "BX"
+			}
+			l("\tLEAQ (%s)(R13*2), R15", base)
+			l("\tVMOVDQU32 %s, (R15)(R12*1)", z(i))
+			continue
+		}
+		l("\tVMOVDQU32 %s, %s", z(i), dst(i))
+	}
+	l("\tADDQ $64, SI")
+	l("\tADDQ $64, DI")
+	l("\tADDQ AX, DX")
+	l("\tADDQ AX, BX")
+	l("\tDECQ CX")
+	l("\tJNZ tdwloop")
+	l("tdwdone:")
 	l("\tVZEROUPPER")
 	l("\tRET")
 	l("")
