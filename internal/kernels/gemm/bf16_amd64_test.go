@@ -87,3 +87,36 @@ func absBF16(x []uint16) []uint16 {
 	}
 	return y
 }
+
+// TestPackBF16AsmTwin packs the same operands with the AVX-512 packing
+// routines and with their pure-Go twins (bf16PackAsm off), bits and
+// float32, B and Bᵀ, full and ragged panels, and compares the panels bit
+// for bit.
+func TestPackBF16AsmTwin(t *testing.T) {
+	if !bf16PackAsm {
+		t.Skip("no AVX-512 packing on this CPU")
+	}
+	defer func() { bf16PackAsm = true }()
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, sh := range [][2]int{{64, 32}, {97, 65}, {600, 300}, {31, 31}, {1024, 96}, {33, 257}} {
+		k, n := sh[0], sh[1]
+		for _, transB := range []bool{false, true} {
+			ldb := n + 3
+			if transB {
+				ldb = k + 3
+			}
+			b := make([]float32, max(k, n)*ldb)
+			for i := range b {
+				b[i] = float32(r.NormFloat64())
+			}
+			bits := toBits(b)
+			bf16PackAsm = true
+			p1, h1 := PackBF16(transB, k, n, b, ldb), PackBF16Bits(transB, k, n, bits, ldb)
+			bf16PackAsm = false
+			p2, h2 := PackBF16(transB, k, n, b, ldb), PackBF16Bits(transB, k, n, bits, ldb)
+			if !equalU16(p1.data, p2.data) || !equalU16(h1.data, h2.data) || !equalU16(p1.data, h1.data) {
+				t.Fatalf("k=%d n=%d transB=%v: assembly and Go packing differ", k, n, transB)
+			}
+		}
+	}
+}
