@@ -8,6 +8,7 @@ import (
 
 	"github.com/sporeml/spore/internal/kernels/half"
 	"github.com/sporeml/spore/internal/kernels/parallel"
+	"github.com/sporeml/spore/internal/kernels/vec"
 )
 
 // bfloat16 GEMM.
@@ -550,27 +551,21 @@ func (kn *bf16Kernel) gemm(m, n, k, j0 int, a, b *bf16Src, pb *PackedBF16, beta 
 func scaleTile(c []float32, ldc, rows, cols int, beta float32) {
 	for i := 0; i < rows; i++ {
 		row := c[i*ldc : i*ldc+cols]
-		for j := range row {
-			row[j] *= beta
-		}
+		vec.MulScalar(row, row, beta)
 	}
 }
 
-// epilogueTile applies bias and activation to a rows×cols block of c.
+// epilogueTile applies bias and activation to a rows×cols block of c,
+// with the vector kernels of package vec (a scalar ReLU would pay a
+// mispredicted branch for every other element).
 func epilogueTile(c []float32, ldc, rows, cols int, bias []float32, act Act) {
 	for i := 0; i < rows; i++ {
 		row := c[i*ldc : i*ldc+cols]
 		if bias != nil {
-			for j := range row {
-				row[j] += bias[j]
-			}
+			vec.Add(row, row, bias[:cols])
 		}
 		if act == ActReLU {
-			for j, v := range row {
-				if v < 0 {
-					row[j] = 0
-				}
-			}
+			vec.Relu(row, row)
 		}
 	}
 	if act == ActGELU {
