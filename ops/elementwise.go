@@ -171,6 +171,7 @@ func (u binary) bodies() *bodyTable {
 
 func apply1(p *core.Prim, x *tensor.Tensor) *tensor.Tensor { return core.Apply(p, nil, x) }
 func apply2(p *core.Prim, a, b *tensor.Tensor) *tensor.Tensor {
+	a, b = promoteHalf(a, b)
 	return core.Apply(p, nil, a, b)
 }
 

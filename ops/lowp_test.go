@@ -1,7 +1,9 @@
 package ops_test
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -312,4 +314,134 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// Binary elementwise ops promote a 16-bit float meeting another float
+// type, as PyTorch does: to Float32 (Float64 with a Float64), in both
+// modes, with the gradient cast back to each operand's dtype.
+func TestHalfPromotion(t *testing.T) {
+	bf := ops.Cast(tensor.FromSlice([]float32{1.5, -2}), tensor.BFloat16)
+	f16 := ops.Cast(tensor.FromSlice([]float32{0.1, 3}), tensor.Float16)
+	f32 := tensor.FromSlice([]float32{0.1, 3})
+	f64 := tensor.FromSlice([]float64{0.1, 3})
+	for _, c := range []struct {
+		name string
+		a, b *tensor.Tensor
+		want tensor.DType
+	}{
+		{"bf16+f32", bf, f32, tensor.Float32},
+		{"f32+bf16", f32, bf, tensor.Float32},
+		{"bf16+f16", bf, f16, tensor.Float32},
+		{"f16+f64", f16, f64, tensor.Float64},
+		{"bf16+bf16", bf, bf, tensor.BFloat16},
+	} {
+		f := func(a, b *tensor.Tensor) *tensor.Tensor { return ops.Mul(a, b) }
+		wa, wb := ops.Cast(c.a, tensor.Float64).Float64s(), ops.Cast(c.b, tensor.Float64).Float64s()
+		for mode, y := range map[string]*tensor.Tensor{"PyNative": f(c.a, c.b), "Graph": spore.Jit(f)(c.a, c.b)} {
+			if y.DType() != c.want {
+				t.Errorf("%s %s: dtype %v, want %v", mode, c.name, y.DType(), c.want)
+				continue
+			}
+			for i, v := range y.Float64s() {
+				want := float64(ops.Cast(tensor.Scalar(wa[i]*wb[i]), c.want).Item())
+				if c.want == tensor.Float32 {
+					want = float64(float32(wa[i]) * float32(wb[i]))
+				}
+				if v != want {
+					t.Errorf("%s %s [%d]: %v, want %v", mode, c.name, i, v, want)
+				}
+			}
+		}
+		g := spore.Grad(func(a, b *tensor.Tensor) *tensor.Tensor {
+			return ops.Sum(ops.Cast(ops.Mul(a, b), tensor.Float32))
+		}, spore.GradPosition(0, 1))(c.a, c.b)
+		if g[0].DType() != c.a.DType() || g[1].DType() != c.b.DType() {
+			t.Errorf("%s: gradients %v, %v for operands %v, %v", c.name, g[0].DType(), g[1].DType(), c.a.DType(), c.b.DType())
+		}
+	}
+	// Integers and floats still do not mix, and the error names the
+	// operands' own dtypes.
+	defer func() {
+		e := recover()
+		if e == nil || !strings.Contains(fmt.Sprint(e), "BFloat16") || !strings.Contains(fmt.Sprint(e), "Int32") {
+			t.Errorf("BFloat16 + Int32: panic %v, want an error naming BFloat16 and Int32", e)
+		}
+	}()
+	ops.Add(bf, tensor.FromSlice([]int32{1, 2}))
+}
+
+// Whole networks on 16-bit tensors compile and match PyNative bit for bit
+// at every level: the compiler's passes (constant folding, loop fusion,
+// GEMM and convolution epilogues, fast math) either handle the dtype or
+// leave its nodes alone. Each network is run all in the 16-bit type, and
+// with float32 master weights cast to it in the forward pass (mixed
+// precision's O2 by hand), whose gradients must be float32.
+func TestHalfNetworksGraphMatchesPyNative(t *testing.T) {
+	labels := tensor.FromSlice([]int32{1, 0, 2, 1})
+	mlp := func(dt tensor.DType) func(x, w1, b1, w2, b2 *tensor.Tensor) *tensor.Tensor {
+		return func(x, w1, b1, w2, b2 *tensor.Tensor) *tensor.Tensor {
+			c := func(v *tensor.Tensor) *tensor.Tensor { return ops.Cast(v, dt) }
+			h := ops.ReLU(ops.Add(ops.MatMul(c(x), c(w1)), c(b1)))
+			y := ops.Add(ops.MatMul(h, c(w2)), c(b2))
+			return ops.CrossEntropy(ops.Cast(y, tensor.Float32), labels, "mean")
+		}
+	}
+	conv := func(dt tensor.DType) func(x, w1, b1, w2, b2 *tensor.Tensor) *tensor.Tensor {
+		return func(x, w1, b1, w2, b2 *tensor.Tensor) *tensor.Tensor {
+			c := func(v *tensor.Tensor) *tensor.Tensor { return ops.Cast(v, dt) }
+			h := ops.Conv2D(c(x), c(w1), ops.Conv2DOpts{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1})
+			h = ops.ReLU(ops.Add(h, ops.Reshape(c(b1), 1, 3, 1, 1)))
+			h = ops.MaxPool2D(h, [2]int{2, 2}, [2]int{2, 2})
+			y := ops.Add(ops.MatMul(ops.Reshape(h, 4, 12), c(w2)), c(b2))
+			// Softmax's exp and sums in the 16-bit type too.
+			return ops.Sum(ops.Mul(ops.Cast(ops.Softmax(y, 1), tensor.Float32), tensor.Scalar(float32(0.5))))
+		}
+	}
+	nets := []struct {
+		name  string
+		f     func(tensor.DType) func(x, w1, b1, w2, b2 *tensor.Tensor) *tensor.Tensor
+		shape [][]int
+	}{
+		{"mlp", mlp, [][]int{{4, 8}, {8, 16}, {16}, {16, 3}, {3}}},
+		{"conv", conv, [][]int{{4, 2, 5, 6}, {3, 2, 2, 3}, {3}, {12, 3}, {3}}},
+	}
+	for _, net := range nets {
+		for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+			for _, master := range []bool{false, true} {
+				args := make([]*tensor.Tensor, len(net.shape))
+				for i, s := range net.shape {
+					args[i] = optest.Vals(tensor.Float32, -1, 1, 13*i, s...)
+					if !master {
+						args[i] = ops.Cast(args[i], dt)
+					}
+				}
+				vg := spore.ValueAndGrad(net.f(dt), spore.GradPosition(0, 1, 2, 3, 4))
+				run := func(xs ...*tensor.Tensor) []*tensor.Tensor {
+					l, g := vg(xs...)
+					return append([]*tensor.Tensor{l}, g...)
+				}
+				eager := run(args...)
+				for k, g := range eager[1:] {
+					if g.DType() != args[k].DType() {
+						t.Errorf("%s %v master=%v: gradient %d is %v for a %v argument", net.name, dt, master, k, g.DType(), args[k].DType())
+					}
+				}
+				for _, lvl := range []spore.Level{spore.O0, spore.O1, spore.O2} {
+					name := fmt.Sprintf("%s/%v/master=%v/%v", net.name, dt, master, lvl)
+					t.Run(name, func(t *testing.T) {
+						graph := spore.Jit(run, spore.JitConfig{Level: lvl, Name: "halfnet." + name})(args...)
+						for r := range eager {
+							e, g := eager[r], graph[r]
+							if e.DType() != g.DType() {
+								t.Fatalf("result %d: %v in PyNative mode, %v in Graph mode", r, e.DType(), g.DType())
+							}
+							if ev, gv := e.Float64s(), g.Float64s(); !equal64(ev, gv) {
+								t.Errorf("result %d: PyNative %v\nGraph %v", r, ev, gv)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
 }

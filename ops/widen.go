@@ -159,7 +159,8 @@ func widenInfer(infer func(any, []*tensor.Tensor) tensor.Meta, adapted [core.Num
 		if !ok {
 			return infer(attrs, in)
 		}
-		m := infer(attrs, standIns(in, dt))
+		var m tensor.Meta
+		inferReal(func() { m = infer(attrs, standIns(in, dt)) }, func() { infer(attrs, in) })
 		if m.DType == tensor.Float32 {
 			m.DType = dt
 		}
@@ -173,7 +174,8 @@ func widenInferN(infer func(any, []*tensor.Tensor) []tensor.Meta, adapted [core.
 		if !ok {
 			return infer(attrs, in)
 		}
-		ms := infer(attrs, standIns(in, dt))
+		var ms []tensor.Meta
+		inferReal(func() { ms = infer(attrs, standIns(in, dt)) }, func() { infer(attrs, in) })
 		for i := range ms {
 			if ms[i].DType == tensor.Float32 {
 				ms[i].DType = dt
@@ -181,6 +183,20 @@ func widenInferN(infer func(any, []*tensor.Tensor) []tensor.Meta, adapted [core.
 		}
 		return ms
 	}
+}
+
+// inferReal runs stand, inference on stand-ins; should it refuse them, it
+// runs real, inference on the operands themselves, so that the error
+// names their dtypes rather than the stand-ins' Float32 (and re-raises
+// stand's error if real accepts them).
+func inferReal(stand, real func()) {
+	defer func() {
+		if e := recover(); e != nil {
+			real()
+			panic(e)
+		}
+	}()
+	stand()
 }
 
 // scratch lends the widened operands' and results' float32 buffers, so
@@ -277,4 +293,28 @@ func widenKernelN(k32 core.KernelNFunc) core.KernelNFunc {
 		}
 		release(held)
 	}
+}
+
+// promoteHalf casts the operands of a binary elementwise op to one dtype
+// when they mix a 16-bit float with another float type: PyTorch's rule,
+// under which BFloat16 with Float32 computes in Float32, and BFloat16 with
+// Float16 too (neither holds the other's values); with Float64 it is
+// Float64. Other pairs are returned as they are: spore promotes nothing
+// else, and the op's inference names the mismatch.
+func promoteHalf(a, b *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+	da, db := a.DType(), b.DType()
+	if da == db || !da.IsFloat() || !db.IsFloat() || !da.IsHalf() && !db.IsHalf() {
+		return a, b
+	}
+	to := tensor.Float32
+	if da == tensor.Float64 || db == tensor.Float64 {
+		to = tensor.Float64
+	}
+	if da != to {
+		a = Cast(a, to)
+	}
+	if db != to {
+		b = Cast(b, to)
+	}
+	return a, b
 }
