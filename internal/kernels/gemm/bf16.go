@@ -55,6 +55,11 @@ type bf16Kernel struct {
 	// storing it in c (row stride ldc) when acc is false and adding it to
 	// c when acc is true.
 	block func(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool)
+	// small, if set, is the kernel that serves products of at most
+	// smallRows rows instead (AMX tiles are 16 rows tall; a GEMV-shaped
+	// product is better served by vector instructions).
+	small     *bf16Kernel
+	smallRows int
 }
 
 // bf16Src is an operand of a bf16 product: float32 values rounded as they
@@ -433,6 +438,9 @@ func bf16Gemm(m, n, k int, a, b *bf16Src, pb *PackedBF16, beta float32, c []floa
 		return
 	}
 	kn := bf16Cur.Load()
+	if kn.small != nil && m <= kn.smallRows {
+		kn = kn.small
+	}
 	threads := parallel.Workers()
 	np := (n + bf16NR - 1) / bf16NR
 	mb := kn.aRows(1)
@@ -659,20 +667,23 @@ func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc b
 // rows and k are zero.
 func packAPairsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
 	const mr = 14
-	var buf [64]uint16 // a stretch of one row, converted in one call
-	for i := 0; i < len(dst)/kcp; i++ {
-		pan := dst[i/mr*mr*kcp:]
+	clear(dst) // the pad rows and k
+	// A pair is moved as one uint32: the bytes keep their order, so this
+	// holds on either byte order.
+	d32 := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst)/2)
+	var b32 [128]uint32
+	buf := unsafe.Slice((*uint16)(unsafe.Pointer(&b32[0])), 2*len(b32))
+	for i := 0; i < rows; i++ {
+		pan := d32[i/mr*mr*kcp/2:]
 		r := i % mr
-		for p := 0; p < kcp; p += len(buf) {
-			n := min(len(buf), kcp-p) // even: kcp and len(buf) are
-			in := buf[:n]
-			clear(in)
-			if i < rows && p < kc {
-				src.row(in[:min(n, kc-p)], i0+i, p0+p)
+		for p := 0; p < kc; p += len(buf) {
+			m := min(len(buf), kc-p)
+			src.row(buf[:m], i0+i, p0+p)
+			if m&1 == 1 {
+				buf[m] = 0
 			}
-			for q := 0; q < n/2; q++ {
-				o := (p/2+q)*2*mr + 2*r
-				pan[o], pan[o+1] = in[2*q], in[2*q+1]
+			for t, v := range b32[:(m+1)/2] {
+				pan[(p/2+t)*mr+r] = v
 			}
 		}
 	}
@@ -692,11 +703,14 @@ func blockPairsGo(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc i
 // stripPairsGo is the pure-Go twin of the VDPBF16PS micro-kernel: rows ≤
 // 14 of a packed A panel (see packAPairsBF16) times one B panel (cols ≤ 32
 // of it used) into c, storing or (acc) adding. Like VDPBF16PS it adds, per
-// pair step, the odd product and then the even one to a float32 sum.
+// pair step, the odd product and then the even one to a float32 sum; short
+// tiles keep several sums over k (see bf16Phases).
 func stripPairsGo(rows, cols, kq int, a, b []uint16, c []float32, ldc int, acc bool) {
 	const mr = 14
-	var sum [mr * bf16NR]float32
+	ph := bf16Phases(rows)
+	var sums [4][mr * bf16NR]float32
 	for q := 0; q < kq; q++ {
+		sum := &sums[q%ph]
 		bq := b[q*2*bf16NR : q*2*bf16NR+2*bf16NR]
 		for i := 0; i < rows; i++ {
 			a0, a1 := half.BF16ToFloat32(a[q*2*mr+2*i]), half.BF16ToFloat32(a[q*2*mr+2*i+1])
@@ -707,15 +721,39 @@ func stripPairsGo(rows, cols, kq int, a, b []uint16, c []float32, ldc int, acc b
 			}
 		}
 	}
-	// The kernel adds the old C to the finished sum, as here.
+	// The phases combine as the kernel combines them; then the kernel
+	// adds the old C to the finished sum.
 	for i := 0; i < rows; i++ {
-		s, ci := sum[i*bf16NR:i*bf16NR+cols], c[i*ldc:i*ldc+cols]
-		for j := range s {
+		ci := c[i*ldc : i*ldc+cols]
+		for j := range ci {
+			o := i*bf16NR + j
+			s := sums[0][o]
+			switch ph {
+			case 2:
+				s += sums[1][o]
+			case 4:
+				s = (s + sums[1][o]) + (sums[2][o] + sums[3][o])
+			}
 			if acc {
-				ci[j] += s[j]
+				ci[j] += s
 			} else {
-				ci[j] = s[j]
+				ci[j] = s
 			}
 		}
 	}
+}
+
+// bf16Phases is how many independent sums over k the VDPBF16PS kernel
+// keeps per C element for a tile of rows rows (pair step q goes to sum q
+// mod phases): short tiles split k so that enough sums are in flight to
+// hide the instruction's latency. The generator (asmgen) has the same
+// table.
+func bf16Phases(rows int) int {
+	switch {
+	case rows <= 3:
+		return 4
+	case rows <= 7:
+		return 2
+	}
+	return 1
 }

@@ -17,6 +17,10 @@ func bf16AsmKernels() []*bf16Kernel {
 	}
 	if avx512 && cpu.X86.HasAVX512BF16 {
 		ks = append(ks, bf16DP)
+		// A product of a few rows streams B through the core whatever
+		// the kernel; VDPBF16PS does that at full width where an AMX tile
+		// would compute 16 rows to keep one.
+		bf16AMX.small, bf16AMX.smallRows = bf16DP, 4
 	}
 	return ks
 }

@@ -44,7 +44,7 @@ func TestAsmBF16Twins(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, tw := range twins {
 		t.Run(tw.kern.name, func(t *testing.T) {
-			for _, sh := range [][3]int{{1, 1, 32}, {14, 32, 64}, {32, 32, 32}, {31, 33, 96}, {64, 96, 512}, {45, 70, 160}, {100, 5, 32}} {
+			for _, sh := range [][3]int{{1, 1, 32}, {2, 40, 64}, {5, 64, 32}, {20, 32, 96}, {14, 32, 64}, {32, 32, 32}, {31, 33, 96}, {64, 96, 512}, {45, 70, 160}, {100, 5, 32}} {
 				rows, cols, kcp := sh[0], sh[1], sh[2]
 				np := (cols + 31) / 32
 				ps := kcp*bf16NR + 64 // a gap between panels, to check ps is honoured

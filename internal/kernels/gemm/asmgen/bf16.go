@@ -157,6 +157,21 @@ func memText(m mem) string {
 	return s + "]"
 }
 
+// bf16Phases is how many independent sums over k (phases: pair steps q
+// with q mod phases = p) the VDPBF16PS kernel keeps per C element: short
+// tiles have too few accumulators to hide the instruction's latency, so
+// they split k, using the registers taller tiles need for rows. The pure
+// Go twin (stripPairsGo in package gemm) has the same table.
+func bf16Phases(rows int) int {
+	switch {
+	case rows <= 3:
+		return 4
+	case rows <= 7:
+		return 2
+	}
+	return 1
+}
+
 // bf16MR is the AVX-512 micro-tile height: 14 rows × 2 zmm accumulators,
 // 2 B vectors and a broadcast register.
 const bf16MR = 14
@@ -273,7 +288,8 @@ func amxBlock(w *bytes.Buffer, l func(string, ...any)) {
 //
 // a is the packed A panel (kq steps of 14 dwords: the pair (A[i][2q],
 // A[i][2q+1]) of each row i), b a packed B panel (kq pair rows of 128
-// bytes), c the tile's top-left element (rows ldc bytes apart). It stores
+// bytes; kq a multiple of 4), c the tile's top-left element (rows ldc
+// bytes apart). It stores
 // C = A·B (acc == 0) or C += A·B for the columns set in mask (bit j for
 // column j < 32); masked-off C elements are neither read nor written.
 func dpbf16Kernel(w *bytes.Buffer, l func(string, ...any), rows int) {
@@ -284,21 +300,43 @@ func dpbf16Kernel(w *bytes.Buffer, l func(string, ...any), rows int) {
 	l("\tMOVQ kq+0(FP), CX")
 	l("\tMOVQ a+8(FP), SI")
 	l("\tMOVQ b+16(FP), DI")
-	for i := 0; i < 2*rows; i++ {
+	ph := bf16Phases(rows)
+	acc := func(p, i, h int) int { return p*2*rows + 2*i + h }
+	for i := 0; i < 2*rows*ph; i++ {
 		l("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
 	}
-	l("%sloop:", name)
-	l("\tVMOVDQU32 (DI), Z28")
-	l("\tVMOVDQU32 64(DI), Z29")
-	for i := 0; i < rows; i++ {
-		l("\tVPBROADCASTD %d(SI), Z30", 4*i)
-		e(fmt.Sprintf("vdpbf16ps zmm%d, zmm28, zmm30", 2*i), vdpbf16ps(2*i, 28, 30))
-		e(fmt.Sprintf("vdpbf16ps zmm%d, zmm29, zmm30", 2*i+1), vdpbf16ps(2*i+1, 29, 30))
+	if ph > 1 {
+		l("\tSHRQ $%d, CX", map[int]int{2: 1, 4: 2}[ph])
 	}
-	l("\tADDQ $%d, SI", 4*bf16MR)
-	l("\tADDQ $128, DI")
+	l("%sloop:", name)
+	for p := 0; p < ph; p++ {
+		l("\tVMOVDQU32 %d(DI), Z28", 128*p)
+		l("\tVMOVDQU32 %d(DI), Z29", 128*p+64)
+		for i := 0; i < rows; i++ {
+			l("\tVPBROADCASTD %d(SI), Z30", 4*bf16MR*p+4*i)
+			for h := 0; h < 2; h++ {
+				d := acc(p, i, h)
+				e(fmt.Sprintf("vdpbf16ps zmm%d, zmm%d, zmm30", d, 28+h), vdpbf16ps(d, 28+h, 30))
+			}
+		}
+	}
+	l("\tADDQ $%d, SI", 4*bf16MR*ph)
+	l("\tADDQ $%d, DI", 128*ph)
 	l("\tDECQ CX")
 	l("\tJNZ %sloop", name)
+	// Combine the phases' sums: s0+s1, or (s0+s1)+(s2+s3).
+	for i := 0; i < rows; i++ {
+		for h := 0; h < 2; h++ {
+			switch ph {
+			case 2:
+				l("\tVADDPS Z%d, Z%d, Z%d", acc(1, i, h), acc(0, i, h), acc(0, i, h))
+			case 4:
+				l("\tVADDPS Z%d, Z%d, Z%d", acc(1, i, h), acc(0, i, h), acc(0, i, h))
+				l("\tVADDPS Z%d, Z%d, Z%d", acc(3, i, h), acc(2, i, h), acc(2, i, h))
+				l("\tVADDPS Z%d, Z%d, Z%d", acc(2, i, h), acc(0, i, h), acc(0, i, h))
+			}
+		}
+	}
 	l("\tMOVQ c+24(FP), DX")
 	l("\tMOVQ ldc+32(FP), R8")
 	l("\tMOVL mask+48(FP), AX")
