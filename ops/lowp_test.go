@@ -445,3 +445,25 @@ func TestHalfNetworksGraphMatchesPyNative(t *testing.T) {
 		}
 	}
 }
+
+// Constants of 16-bit types fold and simplify as PyNative computes them:
+// a constant subexpression (folded at compile time), x·1 and x+0 with
+// 16-bit ones and zeros, and a division by a constant.
+func TestHalfConstantsGraphMatchesPyNative(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		f := func(x *tensor.Tensor) *tensor.Tensor {
+			c := ops.Exp(ops.Cast(tensor.FromSlice([]float32{0.3, -1.7, 2.2}), dt))
+			y := ops.Mul(ops.Add(x, tensor.Full(dt, 0)), tensor.Full(dt, 1))
+			y = ops.Div(ops.Mul(y, c), tensor.Full(dt, 3))
+			return ops.Sub(y, ops.Mul(ops.Mul(x, tensor.Full(dt, 0.5)), tensor.Full(dt, 0.25)))
+		}
+		x := ops.Cast(tensor.FromSlice([]float32{1.1, 2.9, -0.3}), dt)
+		want := f(x).Float64s()
+		for _, lvl := range []spore.Level{spore.O0, spore.O1} {
+			got := spore.Jit(f, spore.JitConfig{Level: lvl, Name: fmt.Sprintf("halfconst.%v.%v", dt, lvl)})(x)
+			if got.DType() != dt || !equal64(got.Float64s(), want) {
+				t.Errorf("%v at %v: Graph %v %v, PyNative %v", dt, lvl, got.DType(), got.Float64s(), want)
+			}
+		}
+	}
+}
