@@ -1,0 +1,117 @@
+package spore_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// ampRand returns a Float32 tensor of normal values from seed.
+func ampRand(seed uint64, shape ...int) *tensor.Tensor {
+	r := rand.New(rand.NewPCG(seed, 3))
+	d := make([]float32, tensor.Shape(shape).Size())
+	for i := range d {
+		d[i] = float32(r.NormFloat64())
+	}
+	return tensor.FromSlice(d, shape...)
+}
+
+func ampSameBits(a, b *tensor.Tensor) bool {
+	x, y := a.Float32s(), b.Float32s()
+	if len(x) != len(y) || a.DType() != b.DType() {
+		return false
+	}
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestJitConfigPrecision runs one function of a parameter at each level,
+// compiled and eagerly (Disable): both give the bits of the function run
+// under AmpScope in PyNative mode, the result comes back Float32 at every
+// level, and O0 is the plain function.
+func TestJitConfigPrecision(t *testing.T) {
+	w := spore.NewParameter("w", ampRand(1, 24, 16))
+	b := spore.NewParameter("b", ampRand(2, 16))
+	fn := func(x *spore.Tensor) *spore.Tensor {
+		return ops.Tanh(ops.Add(ops.MatMul(ops.ReLU(x), w), b))
+	}
+	x := ampRand(3, 5, 24)
+	plain := fn(x)
+	for _, level := range []spore.AmpLevel{"", spore.AmpO0, spore.AmpO2, spore.AmpO3} {
+		t.Run(level.String(), func(t *testing.T) {
+			end := spore.AmpScope(level)
+			want := fn(x)
+			end()
+			if want.DType() == tensor.BFloat16 {
+				want = ops.Cast(want, tensor.Float32)
+			}
+			for _, disable := range []bool{false, true} {
+				got := spore.Jit(fn, spore.JitConfig{Precision: level, Disable: disable})(x)
+				if got.DType() != tensor.Float32 || !ampSameBits(got, want) {
+					t.Errorf("Disable=%v: %v %v, want %v", disable, got.DType(), got, want)
+				}
+			}
+			same := ampSameBits(want, plain)
+			if mixed := level == spore.AmpO2 || level == spore.AmpO3; same == mixed {
+				t.Errorf("level %v: result bit for bit the float32 one: %v", level, same)
+			}
+		})
+	}
+}
+
+// TestAmpScopeNests checks that an O0 scope inside an O2 one runs in full
+// precision, and that the outer level resumes after it.
+func TestAmpScopeNests(t *testing.T) {
+	a, b := ampRand(4, 3, 8), ampRand(5, 8, 4)
+	plain := ops.MatMul(a, b)
+	end2 := spore.AmpScope(spore.AmpO2)
+	mixed := ops.MatMul(a, b)
+	end0 := spore.AmpScope(spore.AmpO0)
+	inner := ops.MatMul(a, b)
+	end0()
+	again := ops.MatMul(a, b)
+	end2()
+	if !ampSameBits(inner, plain) || ampSameBits(mixed, plain) || !ampSameBits(again, mixed) {
+		t.Errorf("O0 inside O2: inner plain %v, O2 mixed %v, O2 again %v",
+			ampSameBits(inner, plain), !ampSameBits(mixed, plain), ampSameBits(again, mixed))
+	}
+}
+
+// TestAmpLevelErrors checks that the levels spore does not build are
+// refused with errors that name them.
+func TestAmpLevelErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"O1", "amp level O1 is not supported"},
+		{"o2", `unknown amp level "o2"`},
+		{"fp16", `unknown amp level "fp16"`},
+	} {
+		if _, err := spore.ParseAmpLevel(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseAmpLevel(%q) = %v, want an error with %q", tc.in, err, tc.want)
+		}
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				var e *tensor.Error
+				if !errors.As(err, &e) || !strings.Contains(e.Error(), "JitConfig.Precision") || !strings.Contains(e.Error(), tc.want) {
+					t.Errorf("Jit with Precision %q panicked with %v", tc.in, err)
+				}
+			}()
+			spore.Jit(func(x *spore.Tensor) *spore.Tensor { return x }, spore.JitConfig{Precision: spore.AmpLevel(tc.in)})
+		}()
+	}
+	for _, in := range []string{"", "O0", "O2", "O3"} {
+		if l, err := spore.ParseAmpLevel(in); err != nil || l.String() != map[string]string{"": "O0"}[in]+in {
+			t.Errorf("ParseAmpLevel(%q) = %v, %v", in, l, err)
+		}
+	}
+}
