@@ -42,20 +42,22 @@ func roundTo[H halfFloat](f float32) H {
 	return H(core.F16From(f))
 }
 
-// toHalf rounds each of a's values to the 16-bit type H through float32;
-// float32 sources take the vectorised conversion.
+// toHalf rounds each of a's values to the 16-bit type H through float32.
 func toHalf[H halfFloat, T tensor.Number](d []H, a []T) {
 	a = a[:len(d)]
-	if f, ok := any(a).([]float32); ok {
-		if isBF[H]() {
-			half.BF16FromFloat32s(u16(d), f)
-		} else {
-			half.F16FromFloat32s(u16(d), f)
-		}
-		return
-	}
 	for i, v := range a {
 		d[i] = roundTo[H](float32(v))
+	}
+}
+
+// narrowFloat32s rounds float32 values to the 16-bit type H with the
+// vectorised conversion.
+func narrowFloat32s[H halfFloat](d []H, a []float32) {
+	a = a[:len(d)]
+	if isBF[H]() {
+		half.BF16FromFloat32s(u16(d), a)
+	} else {
+		half.F16FromFloat32s(u16(d), a)
 	}
 }
 
@@ -72,6 +74,10 @@ func widen[H halfFloat](d []float32, a []H) {
 // castHalf records the casts from BFloat16 and Float16 to every dtype, and
 // from Bool to them (those from the numeric dtypes are castNumber's).
 func castHalf() {
+	// From Float32, the vectorised conversion (in place of castNumber's
+	// element loop, which it matches bit for bit).
+	castEntry(narrowFloat32s[core.BF16])
+	castEntry(narrowFloat32s[core.F16])
 	castFromHalf[core.BF16]()
 	castFromHalf[core.F16]()
 	castEntry(fromBoolHalf[core.BF16])

@@ -467,3 +467,37 @@ func TestHalfConstantsGraphMatchesPyNative(t *testing.T) {
 		}
 	}
 }
+
+// A compiled call on 16-bit tensors allocates no more than the same call
+// on float32 ones: the widening adapter's float32 buffers and headers are
+// kept per kernel, so only the results are allocated. (The network avoids
+// MatMul, whose BFloat16 kernel is the bf16 GEMM's, not the adapter.)
+func TestHalfPlansAllocateAsFloat32(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	step := func(dt tensor.DType) func(xs ...*tensor.Tensor) []*tensor.Tensor {
+		labels := tensor.FromSlice([]int32{1, 0, 2, 1})
+		vg := spore.ValueAndGrad(func(x, w, b *tensor.Tensor) *tensor.Tensor {
+			y := ops.Add(ops.Sum(ops.Mul(ops.ExpandDims(ops.Cast(x, dt), 2), ops.Cast(w, dt)), 1), ops.Cast(b, dt))
+			return ops.CrossEntropy(ops.Cast(ops.Tanh(y), tensor.Float32), labels, "mean")
+		}, spore.GradPosition(1, 2))
+		return func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			l, g := vg(xs...)
+			return append([]*tensor.Tensor{l}, g...)
+		}
+	}
+	args := []*tensor.Tensor{optest.Vals(tensor.Float32, -1, 1, 0, 4, 8), optest.Vals(tensor.Float32, -1, 1, 5, 8, 3), optest.Vals(tensor.Float32, -1, 1, 9, 3)}
+	allocs := map[tensor.DType]float64{}
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.BFloat16, tensor.Float16} {
+		f := spore.NewJit(step(dt))
+		outs := []*tensor.Tensor{tensor.Zeros(tensor.Float32), tensor.Zeros(tensor.Float32, 8, 3), tensor.Zeros(tensor.Float32, 3)}
+		f.RunInto(args, outs)
+		allocs[dt] = testing.AllocsPerRun(50, func() { f.RunInto(args, outs) })
+	}
+	for _, dt := range []tensor.DType{tensor.BFloat16, tensor.Float16} {
+		if allocs[dt] > allocs[tensor.Float32] {
+			t.Errorf("a compiled %v training step allocates %v times per call, the Float32 one %v", dt, allocs[dt], allocs[tensor.Float32])
+		}
+	}
+}

@@ -199,52 +199,109 @@ func inferReal(stand, real func()) {
 	stand()
 }
 
-// scratch lends the widened operands' and results' float32 buffers, so
-// that a compiled plan calling a widened kernel reuses them call after
-// call instead of allocating them.
-var scratch sync.Pool // *[]float32
-
-func getScratch(n int) *[]float32 {
-	sp, _ := scratch.Get().(*[]float32)
-	if sp == nil {
-		sp = new([]float32)
-	}
-	if cap(*sp) < n {
-		*sp = make([]float32, n)
-	}
-	*sp = (*sp)[:n]
-	return sp
+// frame is what one call of a widened kernel borrows: the float32 buffers
+// of its widened operands and results, the tensor headers over them, and
+// the argument slices. Each widened kernel keeps its own frames, so that
+// a compiled plan calling it with the same shapes call after call finds
+// buffers of the right sizes and allocates nothing. They are kept in a
+// free list rather than a sync.Pool, which a garbage collection empties:
+// its refills would allocate again after every collection.
+type frame struct {
+	pool       *framePool
+	wide, outs []*tensor.Tensor
+	hdrs       []*tensor.Tensor
+	bufs       [][]float32
+	// boxed[i][n] is bufs[i][:n] as an interface value, made once per
+	// length (a kernel serving several nodes of a plan sees several), since
+	// each conversion of a slice to an interface allocates.
+	boxed []map[int]any
+	used  int
 }
 
-// widenArgs returns in with its 16-bit operands widened to float32 in
-// scratch buffers, which it appends to held for the caller to return.
-func widenArgs(in []*tensor.Tensor, held []*[]float32) ([]*tensor.Tensor, []*[]float32) {
-	wide := make([]*tensor.Tensor, len(in))
-	for i, x := range in {
-		wide[i] = x
+// framePool is a widened kernel's free list of frames: one per call in
+// flight at once, at most.
+type framePool struct {
+	mu   sync.Mutex
+	free []*frame
+}
+
+func (p *framePool) get() *frame {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		f := p.free[n-1]
+		p.free = p.free[:n-1]
+		return f
+	}
+	return &frame{pool: p}
+}
+
+func (p *framePool) put(f *frame) {
+	p.mu.Lock()
+	p.free = append(p.free, f)
+	p.mu.Unlock()
+}
+
+// wrap returns a float32 tensor of the given shape over a buffer of the
+// frame's, reusing the frame's headers and buffers.
+func (f *frame) wrap(shape tensor.Shape) *tensor.Tensor {
+	n := shape.Size()
+	if f.used == len(f.hdrs) {
+		f.hdrs = append(f.hdrs, core.MetaTensor(tensor.Meta{}))
+		f.bufs = append(f.bufs, nil)
+		f.boxed = append(f.boxed, nil)
+	}
+	i := f.used
+	f.used++
+	if cap(f.bufs[i]) < n {
+		f.bufs[i] = make([]float32, n)
+		f.boxed[i] = map[int]any{}
+	}
+	b, ok := f.boxed[i][n]
+	if !ok {
+		b = f.bufs[i][:n]
+		f.boxed[i][n] = b
+	}
+	core.Rewrap(f.hdrs[i], b, shape)
+	return f.hdrs[i]
+}
+
+// widenArgs returns in with its 16-bit operands widened to float32 in the
+// frame's buffers.
+func (f *frame) widenArgs(in []*tensor.Tensor) []*tensor.Tensor {
+	f.wide = f.wide[:0]
+	for _, x := range in {
 		if !x.DType().IsHalf() {
+			f.wide = append(f.wide, x)
 			continue
 		}
-		sp := getScratch(x.Size())
-		held = append(held, sp)
+		w := f.wrap(x.Shape())
 		if x.DType() == tensor.BFloat16 {
-			widen(*sp, x.Data().([]core.BF16))
+			widen(w.Data().([]float32), x.Data().([]core.BF16))
 		} else {
-			widen(*sp, x.Data().([]core.F16))
+			widen(w.Data().([]float32), x.Data().([]core.F16))
 		}
-		wide[i] = core.FromBuffer(*sp, x.Shape())
+		f.wide = append(f.wide, w)
 	}
-	return wide, held
+	return f.wide
 }
 
-// wideOut returns the float32 stand-in a float32 kernel writes for the
+// wideOut returns the float32 tensor a float32 kernel writes for the
 // 16-bit result out (out itself for other dtypes).
-func wideOut(out *tensor.Tensor, held []*[]float32) (*tensor.Tensor, []*[]float32) {
+func (f *frame) wideOut(out *tensor.Tensor) *tensor.Tensor {
 	if !out.DType().IsHalf() {
-		return out, held
+		return out
 	}
-	sp := getScratch(out.Size())
-	return core.FromBuffer(*sp, out.Shape()), append(held, sp)
+	return f.wrap(out.Shape())
+}
+
+// release returns the frame to the pool, dropping its references to the
+// call's tensors.
+func (f *frame) release() {
+	clear(f.wide)
+	clear(f.outs)
+	f.used = 0
+	f.pool.put(f)
 }
 
 // narrow rounds the float32 result w into the 16-bit result out.
@@ -252,46 +309,44 @@ func narrow(out, w *tensor.Tensor) {
 	if out == w {
 		return
 	}
-	f := w.Data().([]float32)
+	v := w.Data().([]float32)
 	switch d := out.Data().(type) {
 	case []core.BF16:
-		toHalf(d, f)
+		narrowFloat32s(d, v)
 	case []core.F16:
-		toHalf(d, f)
-	}
-}
-
-func release(held []*[]float32) {
-	for _, sp := range held {
-		scratch.Put(sp)
+		narrowFloat32s(d, v)
 	}
 }
 
 // widenKernel is the adapter running k32, a Float32 kernel, for 16-bit
 // operands.
 func widenKernel(k32 core.KernelFunc) core.KernelFunc {
+	var pool framePool
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-		wide, held := widenArgs(in, nil)
-		w, held := wideOut(out, held)
+		f := pool.get()
+		wide := f.widenArgs(in)
+		w := f.wideOut(out)
 		k32(attrs, wide, w)
 		narrow(out, w)
-		release(held)
+		f.release()
 	}
 }
 
 // widenKernelN is widenKernel for multi-result primitives.
 func widenKernelN(k32 core.KernelNFunc) core.KernelNFunc {
+	var pool framePool
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
-		wide, held := widenArgs(in, nil)
-		ws := make([]*tensor.Tensor, len(outs))
-		for i, o := range outs {
-			ws[i], held = wideOut(o, held)
+		f := pool.get()
+		wide := f.widenArgs(in)
+		f.outs = f.outs[:0]
+		for _, o := range outs {
+			f.outs = append(f.outs, f.wideOut(o))
 		}
-		k32(attrs, wide, ws)
+		k32(attrs, wide, f.outs)
 		for i, o := range outs {
-			narrow(o, ws[i])
+			narrow(o, f.outs[i])
 		}
-		release(held)
+		f.release()
 	}
 }
 

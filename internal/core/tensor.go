@@ -145,6 +145,18 @@ func bufInfo(buf any) (DType, int) {
 	return Invalid, 0
 }
 
+// Rewrap points t, a tensor header of the caller's own (made by MetaTensor
+// or FromBuffer and never handed out), at buf with the given shape, for
+// kernels that reuse headers over pooled buffers call after call instead
+// of allocating new ones. buf must hold shape.Size() elements.
+func Rewrap(t *Tensor, buf any, shape Shape) {
+	dt, n := bufInfo(buf)
+	if dt == Invalid || n != shape.Size() {
+		Panicf("Rewrap", "buffer %T of %d elements does not fit shape %v", buf, n, shape)
+	}
+	t.buf, t.shape, t.dtype = buf, shape, dt
+}
+
 // MetaTensor returns a tensor of shape and dtype m with no data: a stand-in
 // for inference, which reads operands' shapes and dtypes but never their
 // values (reading them panics).
