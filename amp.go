@@ -88,6 +88,21 @@ func AmpScope(level AmpLevel) (end func()) {
 	return core.BeginAutocast(nil)
 }
 
+// ampKey names the calling goroutine's mixed-precision scope for the cache
+// of compiled functions: a function traced inside an O2 scope has casts
+// in its plan that a call outside it must not run, so the scope's level
+// is part of the plan's key, as a constant argument is ("" when the
+// scope is full precision, or there is none).
+func ampKey() string {
+	switch core.CurrentAutocast().(type) {
+	case ampO2:
+		return " amp=O2"
+	case ampO3:
+		return " amp=O3"
+	}
+	return ""
+}
+
 // ampO2 casts the operands of MatMul and Conv2D to bfloat16 and their
 // result back to Float32.
 type ampO2 struct{}

@@ -115,3 +115,36 @@ func TestAmpLevelErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJitUnderAmpScope checks that a compiled function called inside and
+// outside a caller's mixed-precision scope keeps one plan for each: each
+// call computes what the function computes eagerly in the same scope.
+func TestJitUnderAmpScope(t *testing.T) {
+	w := spore.NewParameter("w", ampRand(6, 12, 7))
+	fn := func(x *spore.Tensor) *spore.Tensor { return ops.MatMul(x, w) }
+	jf := spore.NewJit(fn)
+	x := ampRand(7, 3, 12)
+	plain := fn(x)
+	end := spore.AmpScope(spore.AmpO2)
+	mixed := fn(x)
+	end()
+	for i, tc := range []struct {
+		level spore.AmpLevel
+		want  *tensor.Tensor
+	}{{"", plain}, {spore.AmpO2, mixed}, {"", plain}, {spore.AmpO2, mixed}} {
+		var got *tensor.Tensor
+		if tc.level != "" {
+			end := spore.AmpScope(tc.level)
+			got = jf.Fn(x)
+			end()
+		} else {
+			got = jf.Fn(x)
+		}
+		if !ampSameBits(got, tc.want) {
+			t.Errorf("call %d at %v: got %v, want %v", i, tc.level.String(), got, tc.want)
+		}
+	}
+	if s := jf.Stats(); s.Compiles != 2 {
+		t.Errorf("%d compilations, want one per level: %v", s.Compiles, s.Retraces)
+	}
+}

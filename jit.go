@@ -321,7 +321,9 @@ func (st *jitState) hot(xs []*Tensor) *entry {
 
 // ready is hot for any number of results.
 func (st *jitState) ready(xs []*Tensor) *entry {
-	if st.disabled() || core.CurrentTracer() != nil {
+	// Under a caller's mixed-precision scope the plan is keyed by its
+	// level (ampKey), which the general path looks up.
+	if st.disabled() || core.CurrentTracer() != nil || core.CurrentAutocast() != nil {
 		return nil
 	}
 	for _, x := range xs {
@@ -361,7 +363,7 @@ func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
 	if st.disabled() || anySymbolic(xs) || core.CurrentTracer() != nil {
 		return st.flat(xs) // inlined into the enclosing trace
 	}
-	e := st.lookup(xs, "", func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
+	e := st.lookup(xs, ampKey(), func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
 	return st.execute(e, xs, func(xs []*Tensor) []*Tensor { return st.flat(xs) })
 }
 
@@ -399,7 +401,7 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 // lookupReflect finds or compiles the plan for reflected arguments whose
 // flattened tensors are leaves and whose constants are key.
 func (st *jitState) lookupReflect(args []reflect.Value, leaves []*Tensor, key string) *entry {
-	return st.lookup(leaves, key, func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
+	return st.lookup(leaves, key+ampKey(), func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
 }
 
 // invoke calls fn on args as reflect.MakeFunc delivers them: for a
