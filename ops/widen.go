@@ -357,6 +357,9 @@ func widenKernelN(k32 core.KernelNFunc) core.KernelNFunc {
 // Float64. Other pairs are returned as they are: spore promotes nothing
 // else, and the op's inference names the mismatch.
 func promoteHalf(a, b *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+	if a == nil || b == nil {
+		return a, b // Apply names the nil argument
+	}
 	da, db := a.DType(), b.DType()
 	if da == db || !da.IsFloat() || !db.IsFloat() || !da.IsHalf() && !db.IsHalf() {
 		return a, b
