@@ -48,7 +48,7 @@ type bf16Kernel struct {
 	aRows func(rows int) int
 	// packA stores rows×kcp of op(A) (kcp a multiple of bf16KStep, the
 	// pad columns and rows zeros) in the kernel's A layout.
-	packA func(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int)
+	packA func(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int)
 	// block computes, for the packed A block a (rows of it used) and the
 	// packed B panels b (ps elements apart, cols ≤ 32·panels columns of
 	// them used, kcp/2 pair rows each), C[i][j] = Σ_p A[i][p]·B[p][j],
@@ -445,45 +445,81 @@ func bf16Gemm(m, n, k int, a, b *bf16Src, pb *PackedBF16, beta float32, c []floa
 	np := (n + bf16NR - 1) / bf16NR
 	mb := kn.aRows(1)
 	mp := (m + mb - 1) / mb
-	if threads == 1 || int64(m)*int64(n)*int64(k) < bf16ParallelMACs || (np < 2 && mp < 2) {
+	// A product of one row block with a packed B streams B once and is
+	// bound by that stream: split it by columns from 64K weights up, as
+	// the float32 packed driver does, whatever its multiply-add count.
+	big := int64(m)*int64(n)*int64(k) >= bf16ParallelMACs || (pb != nil && m <= mb && k*n >= 1<<16)
+	if threads == 1 || !big || (np < 2 && mp < 2) {
 		kn.gemm(m, n, k, 0, a, b, pb, beta, c, ldc, bias, act)
 		return
 	}
+	t := bf16TaskPool.Get().(*bf16Task)
+	t.kn, t.m, t.n, t.k, t.a, t.pb, t.beta, t.c, t.ldc, t.bias, t.act = kn, m, n, k, *a, pb, beta, c, ldc, bias, act
+	if b != nil {
+		t.b = *b
+	}
 	// Split the dimension whose chunks re-read the smaller operand, as the
 	// float32 driver does: columns unless the product is tall and narrow.
-	if mp >= 2*threads && (m > n || np < 2*threads) {
-		grain := max(1, mp/threads)
-		parallel.For(mp, grain, func(lo, hi int) {
-			i0, i1 := lo*mb, min(hi*mb, m)
-			as := *a
-			if as.trans {
-				as.f, as.h = offF(as.f, i0), offH(as.h, i0)
-			} else {
-				as.f, as.h = offF(as.f, i0*as.ld), offH(as.h, i0*as.ld)
-			}
-			kn.gemm(i1-i0, n, k, 0, &as, b, pb, beta, c[i0*ldc:], ldc, bias, act)
-		})
+	t.byRows = mp >= 2*threads && (m > n || np < 2*threads)
+	if t.byRows {
+		parallel.ForBody(mp, max(1, mp/threads), t)
+	} else {
+		parallel.ForBody(np, max(1, np/threads), t)
+	}
+	*t = bf16Task{} // do not pin the caller's memory
+	bf16TaskPool.Put(t)
+}
+
+// bf16Task is one bf16 product split over threads, by row blocks or by
+// column panels; pooled, so a split product allocates nothing.
+type bf16Task struct {
+	kn      *bf16Kernel
+	m, n, k int
+	a, b    bf16Src
+	pb      *PackedBF16
+	beta    float32
+	c, bias []float32
+	ldc     int
+	act     Act
+	byRows  bool
+}
+
+var bf16TaskPool = sync.Pool{New: func() any { return new(bf16Task) }}
+
+// Run computes row blocks or column panels [lo, hi).
+func (t *bf16Task) Run(lo, hi int) {
+	if t.byRows {
+		mb := t.kn.aRows(1)
+		i0, i1 := lo*mb, min(hi*mb, t.m)
+		as := t.a
+		if as.trans {
+			as.f, as.h = offF(as.f, i0), offH(as.h, i0)
+		} else {
+			as.f, as.h = offF(as.f, i0*as.ld), offH(as.h, i0*as.ld)
+		}
+		bp := &t.b
+		if t.pb != nil {
+			bp = nil
+		}
+		t.kn.gemm(i1-i0, t.n, t.k, 0, &as, bp, t.pb, t.beta, t.c[i0*t.ldc:], t.ldc, t.bias, t.act)
 		return
 	}
-	grain := max(1, np/threads)
-	parallel.For(np, grain, func(lo, hi int) {
-		j0, j1 := lo*bf16NR, min(hi*bf16NR, n)
-		var bs []float32
-		if bias != nil {
-			bs = bias[j0:]
-		}
-		if pb != nil {
-			kn.gemm(m, j1-j0, k, j0, a, nil, pb, beta, c[j0:], ldc, bs, act)
-			return
-		}
-		bb := *b
-		if bb.trans {
-			bb.f, bb.h = offF(bb.f, j0*bb.ld), offH(bb.h, j0*bb.ld)
-		} else {
-			bb.f, bb.h = offF(bb.f, j0), offH(bb.h, j0)
-		}
-		kn.gemm(m, j1-j0, k, 0, a, &bb, nil, beta, c[j0:], ldc, bs, act)
-	})
+	j0, j1 := lo*bf16NR, min(hi*bf16NR, t.n)
+	var bs []float32
+	if t.bias != nil {
+		bs = t.bias[j0:]
+	}
+	if t.pb != nil {
+		t.kn.gemm(t.m, j1-j0, t.k, j0, &t.a, nil, t.pb, t.beta, t.c[j0:], t.ldc, bs, t.act)
+		return
+	}
+	bb := t.b
+	if bb.trans {
+		bb.f, bb.h = offF(bb.f, j0*bb.ld), offH(bb.h, j0*bb.ld)
+	} else {
+		bb.f, bb.h = offF(bb.f, j0), offH(bb.h, j0)
+	}
+	t.kn.gemm(t.m, j1-j0, t.k, 0, &t.a, &bb, nil, t.beta, t.c[j0:], t.ldc, bs, t.act)
 }
 
 func offF(s []float32, o int) []float32 {
@@ -542,7 +578,7 @@ func (kn *bf16Kernel) gemm(m, n, k, j0 int, a, b *bf16Src, pb *PackedBF16, beta 
 		for ic := 0; ic < m; ic += kn.mc {
 			mc := min(kn.mc, m-ic)
 			ap := ws.a[:kn.aRows(mc)*kcp]
-			kn.packA(ap, a, ic, pc, mc, kc, kcp)
+			kn.packA(ap, *a, ic, pc, mc, kc, kcp)
 			ct := c[ic*ldc:]
 			if first && beta != 0 && beta != 1 {
 				scaleTile(ct, ldc, mc, n, beta)
@@ -619,7 +655,7 @@ func blockRowsGo(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc in
 
 // packARowsBF16 packs op(A)[i0:i0+rows, p0:p0+kc] row-major with row
 // stride kcp, zero past kc, and zero rows up to len(dst)/kcp.
-func packARowsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
+func packARowsBF16(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int) {
 	for i := 0; i < len(dst)/kcp; i++ {
 		r := dst[i*kcp : (i+1)*kcp]
 		if i < rows {
@@ -665,7 +701,7 @@ func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc b
 // the VDPBF16PS kernel: panel r holds, for each pair step q < kcp/2, the
 // pairs (A[i][2q], A[i][2q+1]) of its 14 rows i, one after the other; pad
 // rows and k are zero.
-func packAPairsBF16(dst []uint16, src *bf16Src, i0, p0, rows, kc, kcp int) {
+func packAPairsBF16(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int) {
 	const mr = 14
 	clear(dst) // the pad rows and k
 	// A pair is moved as one uint32: the bytes keep their order, so this

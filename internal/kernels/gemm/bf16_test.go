@@ -81,6 +81,9 @@ func TestGemmBF16Conformance(t *testing.T) {
 			{1, 1, 1}, {1, 10, 784}, {3, 5, 7}, {16, 16, 32}, {17, 33, 31}, {15, 31, 33},
 			{32, 32, 64}, {33, 65, 97}, {64, 10, 512}, {5, 100, 3}, {100, 7, 45}, {40, 96, 600},
 		}
+		if raceEnabled {
+			shapes = shapes[:7] // the race detector slows the reference loops down
+		}
 		for _, sh := range shapes {
 			m, n, k := sh[0], sh[1], sh[2]
 			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
@@ -383,4 +386,32 @@ func TestGemmBF16KZero(t *testing.T) {
 	if c[0] != 0 || c[1] != 5 || c[2] != 0 || c[3] != 5 {
 		t.Fatalf("k=0 with bias and ReLU: C = %v, want [0 5 0 5]", c)
 	}
+}
+
+// TestGemmBF16Allocs checks that steady-state bf16 products allocate
+// nothing, on one thread and split over two.
+func TestGemmBF16Allocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
+	const m, n, k = 64, 512, 784
+	a, b, c := randSlice(m*k), randSlice(k*n), make([]float32, m*n)
+	pb := PackBF16(true, k, n, b, k)
+	bias := randSlice(n)
+	forEachBF16Kernel(t, func(t *testing.T) {
+		for _, th := range []int{1, 2} {
+			func() {
+				defer parallel.SetWorkers(parallel.SetWorkers(th))
+				for name, f := range map[string]func(){
+					"GemmPackedBF16": func() { GemmPackedBF16(m, n, k, a, k, pb, bias, ActReLU, c, n) },
+					"SgemmAsBF16":    func() { SgemmAsBF16(false, true, m, n, k, a, k, b, k, 0, c, n) },
+				} {
+					f() // fill the pools
+					if got := testing.AllocsPerRun(5, f); got != 0 {
+						t.Errorf("%s on %d threads: %v allocations per call", name, th, got)
+					}
+				}
+			}()
+		}
+	})
 }
