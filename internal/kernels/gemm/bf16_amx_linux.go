@@ -3,6 +3,7 @@
 package gemm
 
 import (
+	"os"
 	"syscall"
 	"unsafe"
 )
@@ -14,6 +15,10 @@ import (
 // extra 8 KiB of tile state a signal frame then carries; Go's 32 KiB
 // signal stacks do, and the kernel refuses the request otherwise, in which
 // case the AMX kernel is not offered.
+//
+// A process whose other (non-Go) threads install signal stacks too small
+// for tile state can set SPORE_NOAMX=1: the permission is then not
+// requested and the AMX kernel not offered.
 const (
 	archGetXcompPerm = 0x1022
 	archReqXcompPerm = 0x1023
@@ -23,6 +28,9 @@ const (
 // amxUsable requests the tile state for the process and reports whether
 // it was granted. It runs once, at package initialisation.
 func amxUsable() bool {
+	if os.Getenv("SPORE_NOAMX") != "" {
+		return false
+	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archReqXcompPerm, xfeatureTileData, 0); e != 0 {
 		return false
 	}
