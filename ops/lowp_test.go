@@ -581,7 +581,9 @@ func TestHalfJVP(t *testing.T) {
 	}
 	x, w := optest.Vals(tensor.Float32, -1, 1, 0, 3, 4), optest.Vals(tensor.Float32, -1, 1, 7, 4, 5)
 	tx, tw := optest.Vals(tensor.Float32, -1, 1, 3, 3, 4), optest.Vals(tensor.Float32, -1, 1, 11, 4, 5)
-	r := func(v *tensor.Tensor, dt tensor.DType) *tensor.Tensor { return ops.Cast(ops.Cast(v, tensor.BFloat16), dt) }
+	r := func(v *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
+		return ops.Cast(ops.Cast(v, tensor.BFloat16), dt)
+	}
 	_, want := spore.JVP(f, []*tensor.Tensor{r(x, tensor.Float32), r(w, tensor.Float32)}, []*tensor.Tensor{r(tx, tensor.Float32), r(tw, tensor.Float32)})
 	jvp := func(xs ...*tensor.Tensor) []*tensor.Tensor {
 		y, ty := spore.JVP(f, xs[:2], xs[2:])
