@@ -94,9 +94,9 @@
 // Σ|a·b|. On the development machine (2 threads of a Xeon with AMX) the
 // AMX kernel runs 1024³ at 4–6 times the float32 kernel's throughput on
 // one thread, and the seed network's batch-64 layers at 6–8 times;
-// BenchmarkGemmBF16_1024 and BenchmarkPackedBF16 set them side by side:
-//
-//	go test -run '^$' -bench 'GemmBF16_1024|PackedBF16' ./internal/kernels/gemm
+// BenchmarkGemmBF16_1024 and BenchmarkPackedBF16 set them side by side
+// (their cpuGFLOP/s columns, and the ratio sub-benchmark, hold steadier on
+// a busy machine than wall-time figures).
 //
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.
