@@ -88,31 +88,31 @@ func kernelBF16MatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor)
 	if m*n == 0 {
 		return
 	}
+	p := at.packed
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if k == 0 {
 		clear(c)
 	} else {
-		at.packed.get(at.TransB, w, k, n).gemm(m, n, k, a.Data().([]float32), c)
-	}
-	var bias []float32
-	if at.Bias {
-		bias = in[2].Data().([]float32)
+		p.pack(at.TransB, w, k, n)
+		gemm.GemmPackedBF16(m, n, k, a.Data().([]float32), k, p.pb, nil, ActNone, c, n)
 	}
 	// The unfused chain's rounding points: the product rounded to bfloat16
-	// (the MatMul's BFloat16 result), widened exactly (its Cast back), then
-	// the float32 bias add and ReLU, each exactly rounded as Add's and
-	// ReLU's kernels are.
-	for i := range m {
-		row := c[i*n : (i+1)*n]
-		for j, v := range row {
-			v = half.BF16ToFloat32(half.BF16(v))
-			if bias != nil {
-				v += bias[j]
-			}
-			row[j] = v
-		}
-		if at.Act == ActReLU {
-			vec.Relu(row, row)
-		}
+	// (the MatMul's BFloat16 result) and widened exactly (its Cast back),
+	// with the conversions MatMul's and Cast's kernels use; then the
+	// float32 bias add and ReLU, each exactly rounded as Add's and ReLU's
+	// kernels are.
+	if cap(p.bits) < m*n {
+		p.bits = make([]uint16, m*n)
+	}
+	bits := p.bits[:m*n]
+	half.BF16FromFloat32s(bits, c)
+	half.BF16ToFloat32s(c, bits)
+	if at.Bias {
+		vec.AddRow(c, c, in[2].Data().([]float32))
+	}
+	if at.Act == ActReLU {
+		vec.Relu(c, c)
 	}
 }
 
@@ -154,19 +154,22 @@ func vjpBF16MatMulBiasAct(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor)
 
 // packedBF16 is one fused product's packed bfloat16 copy of its weight,
 // with what it was packed from: the parameter's buffer and version (as
-// packedWeight does for float32).
+// packedWeight does for float32), and the product's bits rounded to
+// bfloat16 (kept, so that a call allocates nothing).
 type packedBF16 struct {
+	// mu serialises packing and the runs that use the copy and the bits:
+	// a plan's runs are serialised already, but attributes may be shared
+	// by two plans (a graph compiled twice).
 	mu      sync.Mutex
 	pb      *gemm.PackedBF16
 	src     *float32
 	version uint64
+	bits    []uint16
 }
 
-// get returns the packed weight, packing op(w) (k×n) first if the
-// parameter has been written, or replaced, since the last packing.
-func (p *packedBF16) get(transB bool, w *tensor.Tensor, k, n int) *packedBF16 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// pack packs op(w) (k×n) if the parameter has been written, or replaced,
+// since the last packing. p.mu must be held.
+func (p *packedBF16) pack(transB bool, w *tensor.Tensor, k, n int) {
 	wd := w.Data().([]float32)
 	var src *float32
 	if len(wd) > 0 {
@@ -177,12 +180,6 @@ func (p *packedBF16) get(transB bool, w *tensor.Tensor, k, n int) *packedBF16 {
 		p.pb = gemm.PackBF16(transB, k, n, wd, w.Dim(1))
 		p.src, p.version = src, ver
 	}
-	return p
-}
-
-// gemm computes c = a·B (m×n, a m×k float32 rounded as it is packed).
-func (p *packedBF16) gemm(m, n, k int, a, c []float32) {
-	gemm.GemmPackedBF16(m, n, k, a, k, p.pb, nil, ActNone, c, n)
 }
 
 // AmpGemm fuses mixed precision's products of a float32 activation and a
