@@ -51,7 +51,10 @@ var (
 //
 // O0 restores full precision; O1 and unknown levels panic with an *Error.
 // The level lives with net's dispatch (Call), not with Construct: calling
-// net.Construct directly, or Init on net again, runs in Float32.
+// net.Construct directly, or Init on net again, runs in Float32. Set it
+// before compiling anything that contains net (a WithLossCell or
+// TrainOneStepCell already run in Graph mode keeps the plan it traced;
+// ResetJit it), as MindSpore sets amp_level before building the model.
 func AutoMixedPrecision[T Module](net T, level AmpLevel) T {
 	const op = "nn.AutoMixedPrecision"
 	c := net.Base()
