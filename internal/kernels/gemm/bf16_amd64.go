@@ -29,8 +29,11 @@ func bf16AsmKernels() []*bf16Kernel {
 // packed row-major (the generic kernel's layout, so stripRowsGo is its
 // twin), its rows padded to a multiple of 32 with zeros.
 var bf16AMX = &bf16Kernel{
-	name:  "amx",
-	mc:    128,
+	name: "amx",
+	// A k block of 512 keeps the 32 KiB B panel block in L2 with the
+	// A block (64 rows: 64 KiB); interleaved runs of 1024³ put kc = 512
+	// with mc of 32 to 128 ahead of kc = 256 or 1024.
+	mc:    64,
 	kc:    512,
 	aRows: func(rows int) int { return (rows + 31) &^ 31 },
 	packA: packARowsBF16,
