@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -146,5 +147,40 @@ func TestJitUnderAmpScope(t *testing.T) {
 	}
 	if s := jf.Stats(); s.Compiles != 2 {
 		t.Errorf("%d compilations, want one per level: %v", s.Compiles, s.Retraces)
+	}
+}
+
+// TestAmpScopePerGoroutine runs products at O2 on one goroutine while
+// another runs the same products outside any scope: each sees only its
+// own scope.
+func TestAmpScopePerGoroutine(t *testing.T) {
+	a, b := ampRand(8, 4, 16), ampRand(9, 16, 5)
+	plain := ops.MatMul(a, b)
+	end := spore.AmpScope(spore.AmpO2)
+	mixed := ops.MatMul(a, b)
+	end()
+	var wg sync.WaitGroup
+	errs := make(chan string, 2)
+	for _, level := range []spore.AmpLevel{spore.AmpO2, ""} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer spore.AmpScope(level)()
+			want := plain
+			if level == spore.AmpO2 {
+				want = mixed
+			}
+			for range 200 {
+				if !ampSameBits(ops.MatMul(a, b), want) {
+					errs <- "a product at " + level.String() + " computed another level's bits"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
