@@ -179,30 +179,67 @@ type PackedBF16 struct {
 // too-short b panic with an [Error].
 func PackBF16(transB bool, k, n int, b []float32, ldb int) *PackedBF16 {
 	checkBF16Operand("PackBF16", "b", transB, k, n, len(b), ldb)
-	return packBF16(&bf16Src{f: b, ld: ldb, trans: transB}, k, n)
+	p := new(PackedBF16)
+	p.pack(&bf16Src{f: b, ld: ldb, trans: transB}, k, n)
+	return p
 }
 
 // PackBF16Bits packs op(B), k×n, given as bfloat16 bits (see [PackBF16]).
 func PackBF16Bits(transB bool, k, n int, b []uint16, ldb int) *PackedBF16 {
 	checkBF16Operand("PackBF16Bits", "b", transB, k, n, len(b), ldb)
-	return packBF16(&bf16Src{h: b, ld: ldb, trans: transB}, k, n)
+	p := new(PackedBF16)
+	p.pack(&bf16Src{h: b, ld: ldb, trans: transB}, k, n)
+	return p
+}
+
+// Pack packs op(B) into p as [PackBF16] does, reusing p's memory when it
+// is large enough, so that a weight repacked after every update allocates
+// nothing. It must not run while a product reads p.
+func (p *PackedBF16) Pack(transB bool, k, n int, b []float32, ldb int) {
+	checkBF16Operand("PackedBF16.Pack", "b", transB, k, n, len(b), ldb)
+	p.pack(&bf16Src{f: b, ld: ldb, trans: transB}, k, n)
+}
+
+// PackBits is [PackedBF16.Pack] for bfloat16 bits.
+func (p *PackedBF16) PackBits(transB bool, k, n int, b []uint16, ldb int) {
+	checkBF16Operand("PackedBF16.PackBits", "b", transB, k, n, len(b), ldb)
+	p.pack(&bf16Src{h: b, ld: ldb, trans: transB}, k, n)
 }
 
 // Dims returns op(B)'s sizes as packed: k rows, n columns.
 func (p *PackedBF16) Dims() (k, n int) { return p.k, p.n }
 
-func packBF16(src *bf16Src, k, n int) *PackedBF16 {
+func (p *PackedBF16) pack(src *bf16Src, k, n int) {
 	kp := bf16PadK(k)
 	np := (n + bf16NR - 1) / bf16NR
-	p := &PackedBF16{k: k, n: n, kp: kp, data: alignedBF16(np * kp * bf16NR)}
-	if k*n >= 1<<16 {
-		parallel.For(np, 1, func(lo, hi int) {
-			packBPanels(p.data[lo*kp*bf16NR:], kp*bf16NR, src, 0, k, lo*bf16NR, min(hi*bf16NR, n))
-		})
+	size := np * kp * bf16NR
+	if cap(p.data) < size {
+		p.data = alignedBF16(size)
+	}
+	p.k, p.n, p.kp, p.data = k, n, kp, p.data[:size]
+	if k*n >= 1<<16 && np > 1 {
+		t := bf16PackTaskPool.Get().(*bf16PackTask)
+		t.p, t.src = p, *src
+		parallel.ForBody(np, 1, t)
+		*t = bf16PackTask{}
+		bf16PackTaskPool.Put(t)
 	} else {
 		packBPanels(p.data, kp*bf16NR, src, 0, k, 0, n)
 	}
-	return p
+}
+
+// bf16PackTask packs a PackedBF16's panels over threads.
+type bf16PackTask struct {
+	p   *PackedBF16
+	src bf16Src
+}
+
+var bf16PackTaskPool = sync.Pool{New: func() any { return new(bf16PackTask) }}
+
+// Run packs panels [lo, hi).
+func (t *bf16PackTask) Run(lo, hi int) {
+	p := t.p
+	packBPanels(p.data[lo*p.kp*bf16NR:], p.kp*bf16NR, &t.src, 0, p.k, lo*bf16NR, min(hi*bf16NR, p.n))
 }
 
 // GemmPackedBF16 computes C = act(A·B + bias) with A (m×k, row stride lda)

@@ -340,6 +340,8 @@ func TestGemmBF16BadArgs(t *testing.T) {
 		{"bad act", func() { GemmPackedBF16Bits(1, 5, 4, h, 4, pb, nil, Act(9), f, 5) }, "unknown activation Act(9)"},
 		{"pack short b", func() { PackBF16(true, 30, 10, f, 30) }, "PackBF16: len(b) = 100 < 300"},
 		{"pack bits bad ldb", func() { PackBF16Bits(false, 3, 10, h, 5) }, "PackBF16Bits: ldb = 5 < 10 columns of b"},
+		{"repack short b", func() { new(PackedBF16).Pack(false, 30, 10, f, 10) }, "PackedBF16.Pack: len(b) = 100 < 300"},
+		{"repack bits negative", func() { new(PackedBF16).PackBits(false, -1, 10, h, 10) }, "PackedBF16.PackBits: negative size -1×10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -414,4 +416,36 @@ func TestGemmBF16Allocs(t *testing.T) {
 			}()
 		}
 	})
+}
+
+// TestPackedBF16Repack packs operands of several sizes into one
+// PackedBF16 and compares each with a fresh packing: reused memory keeps
+// nothing of the previous operand (pads included), and a repack that fits
+// allocates nothing.
+func TestPackedBF16Repack(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var p PackedBF16
+	for _, sh := range [][3]int{{784, 512, 1}, {97, 33, 0}, {512, 512, 1}, {31, 10, 0}, {64, 64, 1}} {
+		k, n, tr := sh[0], sh[1], sh[2] == 1
+		ldb := n
+		if tr {
+			ldb = k
+		}
+		b := randBF16Operand(r, k*n)
+		p.Pack(tr, k, n, b, ldb)
+		fresh := PackBF16(tr, k, n, b, ldb)
+		if gk, gn := p.Dims(); gk != k || gn != n || !equalU16(p.data, fresh.data) {
+			t.Fatalf("%v: repacked PackedBF16 differs from a fresh one", sh)
+		}
+		p.PackBits(tr, k, n, toBits(b), ldb)
+		if !equalU16(p.data, fresh.data) {
+			t.Fatalf("%v: PackBits differs from PackBF16", sh)
+		}
+	}
+	if !raceEnabled {
+		b := randBF16Operand(r, 512*512)
+		if got := testing.AllocsPerRun(3, func() { p.Pack(true, 512, 512, b, 512) }); got != 0 {
+			t.Errorf("repacking into a large enough PackedBF16: %v allocations", got)
+		}
+	}
 }
