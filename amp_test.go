@@ -184,3 +184,43 @@ func TestAmpScopePerGoroutine(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestJitConfigPrecisionGrad differentiates a compiled O2 function (its
+// plan holds the fused bfloat16 GEMM, whose VJP is the unfused chain's)
+// and the same function run eagerly under AmpScope: value and gradients
+// agree within bfloat16's rounding, and the gradients are Float32.
+func TestJitConfigPrecisionGrad(t *testing.T) {
+	w := spore.NewParameter("w", ampRand(10, 6, 9))
+	b := spore.NewParameter("b", ampRand(11, 6))
+	fn := func(x *spore.Tensor) *spore.Tensor {
+		return ops.Sum(ops.Mul(ops.ReLU(ops.Add(ops.MatMulT(x, w, false, true), b)), ampRand(12, 4, 6)))
+	}
+	x := ampRand(13, 4, 9)
+	opts := []spore.GradOption{spore.GradPosition(0), spore.Weights(w, b)}
+	end := spore.AmpScope(spore.AmpO2)
+	wantV, wantG := spore.ValueAndGrad(fn, opts...)(x)
+	end()
+	jf := spore.Jit(fn, spore.JitConfig{Precision: spore.AmpO2})
+	if ir, err := spore.IR(jf, []any{x}); err != nil || !strings.Contains(ir, "BF16MatMulBiasAct") {
+		t.Fatalf("the compiled function has no fused bfloat16 GEMM (%v):\n%s", err, ir)
+	}
+	gotV, gotG := spore.ValueAndGrad(jf, opts...)(x)
+	if math.Abs(gotV.Item()-wantV.Item()) > 1e-5*math.Abs(wantV.Item()) {
+		t.Errorf("value %v, eager %v", gotV.Item(), wantV.Item())
+	}
+	for i := range wantG {
+		g, e := gotG[i].Float32s(), wantG[i].Float32s()
+		if gotG[i].DType() != tensor.Float32 || len(g) != len(e) {
+			t.Fatalf("gradient %d: %v %v, want Float32 %v", i, gotG[i].DType(), gotG[i].Shape(), wantG[i].Shape())
+		}
+		scale := 0.0
+		for _, v := range e {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		for j := range e {
+			if math.Abs(float64(g[j]-e[j])) > scale/128 {
+				t.Fatalf("gradient %d element %d: compiled %v, eager %v", i, j, g[j], e[j])
+			}
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 // BF16EpilogueAttrs are BF16MatMulBiasAct's attributes: whether the weight
 // is used transposed, whether a bias (the third operand) is added, the
 // activation (ActNone or ActReLU), and the plan's packed copy of the
-// weight.
+// weight (set by AmpGemm; without it the weight is packed on every call).
 type BF16EpilogueAttrs struct {
 	TransB bool
 	Bias   bool
@@ -26,7 +26,11 @@ type BF16EpilogueAttrs struct {
 
 // String prints every attribute, for IR dumps and CSE keys.
 func (a BF16EpilogueAttrs) String() string {
-	return fmt.Sprintf("tb=%v bias=%v act=%v packed", a.TransB, a.Bias, a.Act)
+	s := fmt.Sprintf("tb=%v bias=%v act=%v", a.TransB, a.Bias, a.Act)
+	if a.packed != nil {
+		s += " packed"
+	}
+	return s
 }
 
 // BF16MatMulBiasAct is the fused product of mixed precision (AmpGemm):
@@ -89,6 +93,10 @@ func kernelBF16MatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor)
 		return
 	}
 	p := at.packed
+	if p == nil {
+		// Applied outside a plan (eagerly): packed for this call only.
+		p = new(packedBF16)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if k == 0 {

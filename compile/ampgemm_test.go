@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -143,5 +145,58 @@ func BenchmarkAmpGemm(b *testing.B) {
 				b.ReportMetric(float64(2*batch*(784*512+512*512))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// TestBF16MatMulBiasActVJP differentiates the fused product applied
+// eagerly against the unfused chain it replaces (casts, the BFloat16
+// MatMul, the cast back, bias add, ReLU) run under mixed precision: the
+// same value and the same Float32 gradients, bit for bit, for every
+// combination of transpose, bias and activation.
+func TestBF16MatMulBiasActVJP(t *testing.T) {
+	for _, tc := range []struct {
+		tb, bias bool
+		act      compile.Act
+	}{{true, true, compile.ActReLU}, {false, true, compile.ActNone}, {true, false, compile.ActReLU}, {false, false, compile.ActNone}} {
+		t.Run(fmt.Sprintf("tb=%v bias=%v act=%v", tc.tb, tc.bias, tc.act), func(t *testing.T) {
+			x := randParam("x", 21, 5, 12)
+			w := randParam("w", 22, 7, 12)
+			if !tc.tb {
+				w = randParam("w", 22, 12, 7)
+			}
+			b := randParam("b", 23, 7)
+			r := randParam("r", 24, 5, 7)
+			unfused := func(x, w, b *tensor.Tensor) *tensor.Tensor {
+				defer spore.AmpScope(spore.AmpO2)()
+				y := ops.MatMulT(x, w, false, tc.tb)
+				if tc.bias {
+					y = ops.Add(y, b)
+				}
+				if tc.act == compile.ActReLU {
+					y = ops.ReLU(y)
+				}
+				return ops.Sum(ops.Mul(y, r))
+			}
+			fused := func(x, w, b *tensor.Tensor) *tensor.Tensor {
+				args := []*tensor.Tensor{x, w}
+				if tc.bias {
+					args = append(args, b)
+				}
+				y := core.Apply(compile.BF16MatMulBiasAct, compile.BF16EpilogueAttrs{TransB: tc.tb, Bias: tc.bias, Act: tc.act}, args...)
+				return ops.Sum(ops.Mul(y, r))
+			}
+			wantV, wantG := spore.ValueAndGrad(unfused, spore.GradPosition(0, 1, 2))(x, w, b)
+			gotV, gotG := spore.ValueAndGrad(fused, spore.GradPosition(0, 1, 2))(x, w, b)
+			sameAmpBits(t, "value", gotV, wantV)
+			for i, name := range []string{"dx", "dw", "db"} {
+				if !tc.bias && i == 2 {
+					continue
+				}
+				if gotG[i].DType() != tensor.Float32 {
+					t.Fatalf("%s is %v, want Float32", name, gotG[i].DType())
+				}
+				sameAmpBits(t, name, gotG[i], wantG[i])
+			}
+		})
 	}
 }
