@@ -53,11 +53,12 @@ var amxConfig = func() *[64]byte {
 	return &c
 }()
 
-// blockAMX is the AMX kernel's block: full 32×32 blocks of C go straight
-// to the tile kernel; ragged edges go through a 32×32 scratch block.
+// blockAMX is the AMX kernel's block: full 32-row blocks of C (and a
+// full 16-row block after them) go straight to the tile kernels, 32 or 16
+// rows at a time; ragged edges go through a 32×32 scratch block, the last
+// rows (fewer than 16) with the 16-row kernel, so that no more than 15
+// rows of padding are computed.
 func blockAMX(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, acc bool) {
-	k32 := kcp / 32
-	fr, fc := rows/32, cols/32 // full row blocks, full panels
 	_ = a[(rows+31)/32*32*kcp-1]
 	_ = b[((cols+31)/32-1)*ps+kcp*bf16NR-1]
 	_ = c[(rows-1)*ldc+cols-1]
@@ -65,36 +66,57 @@ func blockAMX(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, 
 	if acc {
 		iacc = 1
 	}
-	if fr > 0 && fc > 0 {
-		amxBlockBF16(fc, fr, k32, &a[0], kcp*2, &b[0], ps*2, &c[0], ldc*4, &amxConfig[0], iacc)
-	}
-	if fr*32 == rows && fc*32 == cols {
-		return
-	}
 	var t [32 * 32]float32
-	edge := func(i0, j0 int) {
-		r, cc := min(32, rows-i0), min(32, cols-j0)
-		ct := c[i0*ldc+j0:]
-		if acc {
-			for i := 0; i < r; i++ {
-				copy(t[i*32:i*32+cc], ct[i*ldc:i*ldc+cc])
+	full32 := rows / 32
+	if full32 > 0 {
+		amxSeg(&t, a, b, kcp, ps, c, ldc, cols, 0, full32, 32, 32, iacc)
+	}
+	i0 := full32 * 32
+	if rows-i0 >= 16 {
+		amxSeg(&t, a, b, kcp, ps, c, ldc, cols, i0, 1, 16, 16, iacc)
+		i0 += 16
+	}
+	if rows > i0 {
+		amxSeg(&t, a, b, kcp, ps, c, ldc, cols, i0, 1, 16, rows-i0, iacc)
+	}
+}
+
+// amxSeg runs the rows [i0, i0+n·h) of a block in n blocks of h rows (32
+// or 16): all rows of them when r == h, else a single block of which the
+// first r rows are kept. Full blocks and panels go straight to C; the
+// rest through the scratch block t.
+func amxSeg(t *[32 * 32]float32, a, b []uint16, kcp, ps int, c []float32, ldc, cols, i0, n, h, r, acc int) {
+	k32, fc := kcp/32, cols/32
+	// Direct calls, not a func value: go:noescape holds only for those,
+	// and t must stay on the stack.
+	f := func(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, acc int) {
+		if h == 16 {
+			amxBlock16BF16(panels, blocks, k32, a, lda, b, ps, c, ldc, &amxConfig[0], acc)
+		} else {
+			amxBlockBF16(panels, blocks, k32, a, lda, b, ps, c, ldc, &amxConfig[0], acc)
+		}
+	}
+	if r == h && fc > 0 {
+		f(fc, n, k32, &a[i0*kcp], kcp*2, &b[0], ps*2, &c[i0*ldc], ldc*4, acc)
+	}
+	for blk := 0; blk < n; blk++ {
+		r0 := i0 + blk*h
+		j0 := fc * 32 // the ragged panel only, when the rows are full
+		if r < h {
+			j0 = 0
+		}
+		for ; j0 < cols; j0 += 32 {
+			cc := min(32, cols-j0)
+			ct := c[r0*ldc+j0:]
+			if acc != 0 {
+				for i := 0; i < r; i++ {
+					copy(t[i*32:i*32+cc], ct[i*ldc:i*ldc+cc])
+				}
 			}
-		}
-		amxBlockBF16(1, 1, k32, &a[i0*kcp], kcp*2, &b[j0/32*ps], ps*2, &t[0], 32*4, &amxConfig[0], iacc)
-		for i := 0; i < r; i++ {
-			copy(ct[i*ldc:i*ldc+cc], t[i*32:i*32+cc])
-		}
-	}
-	// The ragged last panel, for the full row blocks; then the ragged
-	// last row block, for every panel.
-	if fc*32 < cols {
-		for i0 := 0; i0 < fr*32; i0 += 32 {
-			edge(i0, fc*32)
-		}
-	}
-	if fr*32 < rows {
-		for j0 := 0; j0 < cols; j0 += 32 {
-			edge(fr*32, j0)
+			f(1, 1, k32, &a[r0*kcp], kcp*2, &b[j0/32*ps], ps*2, &t[0], 32*4, acc)
+			for i := 0; i < r; i++ {
+				copy(ct[i*ldc:i*ldc+cc], t[i*32:i*32+cc])
+			}
 		}
 	}
 }
@@ -141,6 +163,9 @@ func blockDP(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc int, a
 
 //go:noescape
 func amxBlockBF16(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)
+
+//go:noescape
+func amxBlock16BF16(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)
 
 //go:noescape
 func dpbf16R1(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)

@@ -76,6 +76,65 @@ amxkloop:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
 	RET
 
+// func amxBlock16BF16(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)
+TEXT ·amxBlock16BF16(SB), NOSPLIT, $0-88
+	MOVQ cfg+72(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg [rax]
+	MOVQ lda+32(FP), R8
+	MOVQ $128, R9
+	MOVQ ldc+64(FP), R10
+	MOVQ b+40(FP), DI
+	MOVQ c+56(FP), DX
+	MOVQ panels+0(FP), BX
+amxhpanel:
+	MOVQ a+24(FP), SI
+	MOVQ DX, R14
+	MOVQ blocks+8(FP), R11
+amxhblock:
+	LEAQ (R14)(R10*8), R13
+	LEAQ (R13)(R10*8), R13 // C rows 16-31
+	CMPQ acc+80(FP), $0
+	JEQ amxhzero
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x16 // tileloadd tmm0, [r14+r10]
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x4c; BYTE $0x16; BYTE $0x40 // tileloadd tmm1, [r14+r10+64]
+	JMP amxhk
+amxhzero:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero tmm0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // tilezero tmm1
+amxhk:
+	MOVQ SI, AX
+	LEAQ (SI)(R8*8), CX
+	LEAQ (CX)(R8*8), CX // A rows 16-31
+	MOVQ DI, R12
+	MOVQ k32+16(FP), R13
+amxhkloop:
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x24; BYTE $0x00 // tileloadd tmm4, [rax+r8]
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x0c // tileloadd tmm6, [r12+r9]
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x0c; BYTE $0x40 // tileloadd tmm7, [r12+r9+64]
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // tdpbf16ps tmm0, tmm4, tmm6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // tdpbf16ps tmm1, tmm4, tmm7
+	ADDQ $64, AX
+	ADDQ $64, CX
+	ADDQ $2048, R12
+	DECQ R13
+	JNZ amxhkloop
+	LEAQ (R14)(R10*8), R13
+	LEAQ (R13)(R10*8), R13
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x16 // tilestored [r14+r10], tmm0
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x16; BYTE $0x40 // tilestored [r14+r10+64], tmm1
+	LEAQ (SI)(R8*8), SI
+	LEAQ (R14)(R10*8), R14
+	LEAQ (SI)(R8*8), SI
+	LEAQ (R14)(R10*8), R14
+	DECQ R11
+	JNZ amxhblock
+	ADDQ ps+48(FP), DI
+	ADDQ $128, DX
+	DECQ BX
+	JNZ amxhpanel
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
+	RET
+
 // func dpbf16R1(kq int, a *uint16, b *uint16, c *float32, ldc int, acc int, mask uint32)
 TEXT ·dpbf16R1(SB), NOSPLIT, $0-52
 	MOVQ kq+0(FP), CX

@@ -186,7 +186,8 @@ func bf16Asm() {
 	l("")
 	l("#include \"textflag.h\"")
 	l("")
-	amxBlock(&w, l)
+	amxBlock(&w, l, false)
+	amxBlock(&w, l, true)
 	for rows := 1; rows <= bf16MR; rows++ {
 		dpbf16Kernel(&w, l, rows)
 	}
@@ -210,10 +211,22 @@ func bf16Asm() {
 // this one assembly function: Go does not preempt assembly asynchronously,
 // and the kernel saves tile state across signals and context switches, so
 // no goroutine switch can come between tile instructions.
-func amxBlock(w *bytes.Buffer, l func(string, ...any)) {
+//
+// With half set it emits amxBlock16BF16, the same for blocks of 16 rows
+// (two accumulator tiles, one A tile): short products and the last rows of
+// taller ones then compute no rows of padding.
+func amxBlock(w *bytes.Buffer, l func(string, ...any), half bool) {
 	e := func(text string, enc []byte) { emitBytes(w, text, enc) }
-	l("// func amxBlockBF16(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)")
-	l("TEXT ·amxBlockBF16(SB), NOSPLIT, $0-88")
+	name, lb := "amxBlockBF16", "amx"
+	if half {
+		name, lb = "amxBlock16BF16", "amxh"
+	}
+	ct := 4 // accumulator tiles
+	if half {
+		ct = 2
+	}
+	l("// func %s(panels, blocks, k32 int, a *uint16, lda int, b *uint16, ps int, c *float32, ldc int, cfg *byte, acc int)", name)
+	l("TEXT ·%s(SB), NOSPLIT, $0-88", name)
 	l("\tMOVQ cfg+72(FP), AX")
 	e("ldtilecfg [rax]", ldtilecfg(mem{rAX, -1, 0}))
 	l("\tMOVQ lda+32(FP), R8")
@@ -222,60 +235,72 @@ func amxBlock(w *bytes.Buffer, l func(string, ...any)) {
 	l("\tMOVQ b+40(FP), DI")
 	l("\tMOVQ c+56(FP), DX")
 	l("\tMOVQ panels+0(FP), BX")
-	l("amxpanel:")
+	l("%spanel:", lb)
 	l("\tMOVQ a+24(FP), SI")
 	l("\tMOVQ DX, R14")
 	l("\tMOVQ blocks+8(FP), R11")
-	l("amxblock:")
+	l("%sblock:", lb)
 	l("\tLEAQ (R14)(R10*8), R13")
 	l("\tLEAQ (R13)(R10*8), R13 // C rows 16-31")
 	l("\tCMPQ acc+80(FP), $0")
-	l("\tJEQ amxzero")
+	l("\tJEQ %szero", lb)
 	e("tileloadd tmm0, [r14+r10]", tileloadd(0, mem{r14, r10, 0}))
 	e("tileloadd tmm1, [r14+r10+64]", tileloadd(1, mem{r14, r10, 64}))
-	e("tileloadd tmm2, [r13+r10]", tileloadd(2, mem{r13, r10, 0}))
-	e("tileloadd tmm3, [r13+r10+64]", tileloadd(3, mem{r13, r10, 64}))
-	l("\tJMP amxk")
-	l("amxzero:")
-	for t := 0; t < 4; t++ {
+	if !half {
+		e("tileloadd tmm2, [r13+r10]", tileloadd(2, mem{r13, r10, 0}))
+		e("tileloadd tmm3, [r13+r10+64]", tileloadd(3, mem{r13, r10, 64}))
+	}
+	l("\tJMP %sk", lb)
+	l("%szero:", lb)
+	for t := 0; t < ct; t++ {
 		e(fmt.Sprintf("tilezero tmm%d", t), tilezero(t))
 	}
-	l("amxk:")
+	l("%sk:", lb)
 	l("\tMOVQ SI, AX")
 	l("\tLEAQ (SI)(R8*8), CX")
 	l("\tLEAQ (CX)(R8*8), CX // A rows 16-31")
 	l("\tMOVQ DI, R12")
 	l("\tMOVQ k32+16(FP), R13")
-	l("amxkloop:")
+	l("%skloop:", lb)
 	e("tileloadd tmm4, [rax+r8]", tileloadd(4, mem{rAX, r8, 0}))
-	e("tileloadd tmm5, [rcx+r8]", tileloadd(5, mem{rCX, r8, 0}))
+	if !half {
+		e("tileloadd tmm5, [rcx+r8]", tileloadd(5, mem{rCX, r8, 0}))
+	}
 	e("tileloadd tmm6, [r12+r9]", tileloadd(6, mem{r12, r9, 0}))
 	e("tileloadd tmm7, [r12+r9+64]", tileloadd(7, mem{r12, r9, 64}))
 	e("tdpbf16ps tmm0, tmm4, tmm6", tdpbf16ps(0, 4, 6))
 	e("tdpbf16ps tmm1, tmm4, tmm7", tdpbf16ps(1, 4, 7))
-	e("tdpbf16ps tmm2, tmm5, tmm6", tdpbf16ps(2, 5, 6))
-	e("tdpbf16ps tmm3, tmm5, tmm7", tdpbf16ps(3, 5, 7))
+	if !half {
+		e("tdpbf16ps tmm2, tmm5, tmm6", tdpbf16ps(2, 5, 6))
+		e("tdpbf16ps tmm3, tmm5, tmm7", tdpbf16ps(3, 5, 7))
+	}
 	l("\tADDQ $64, AX")
 	l("\tADDQ $64, CX")
 	l("\tADDQ $2048, R12")
 	l("\tDECQ R13")
-	l("\tJNZ amxkloop")
+	l("\tJNZ %skloop", lb)
 	l("\tLEAQ (R14)(R10*8), R13")
 	l("\tLEAQ (R13)(R10*8), R13")
 	e("tilestored [r14+r10], tmm0", tilestored(mem{r14, r10, 0}, 0))
 	e("tilestored [r14+r10+64], tmm1", tilestored(mem{r14, r10, 64}, 1))
-	e("tilestored [r13+r10], tmm2", tilestored(mem{r13, r10, 0}, 2))
-	e("tilestored [r13+r10+64], tmm3", tilestored(mem{r13, r10, 64}, 3))
-	for i := 0; i < 4; i++ {
+	if !half {
+		e("tilestored [r13+r10], tmm2", tilestored(mem{r13, r10, 0}, 2))
+		e("tilestored [r13+r10+64], tmm3", tilestored(mem{r13, r10, 64}, 3))
+	}
+	steps := 4 // 32 rows: 4 steps of 8 rows
+	if half {
+		steps = 2
+	}
+	for i := 0; i < steps; i++ {
 		l("\tLEAQ (SI)(R8*8), SI")
 		l("\tLEAQ (R14)(R10*8), R14")
 	}
 	l("\tDECQ R11")
-	l("\tJNZ amxblock")
+	l("\tJNZ %sblock", lb)
 	l("\tADDQ ps+48(FP), DI")
 	l("\tADDQ $128, DX")
 	l("\tDECQ BX")
-	l("\tJNZ amxpanel")
+	l("\tJNZ %spanel", lb)
 	e("tilerelease", tilerelease())
 	l("\tRET")
 	l("")
