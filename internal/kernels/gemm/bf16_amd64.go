@@ -255,3 +255,9 @@ func transposePairsAsm(dst, src []uint16, ld, groups int) bool {
 
 // bf16PackAsm selects the AVX-512 packing routines.
 var bf16PackAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
+// dpbf16Peak runs n iterations of 24 independent VDPBF16PS (768
+// multiply-adds each).
+//
+//go:noescape
+func dpbf16Peak(n int)

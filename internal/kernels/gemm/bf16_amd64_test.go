@@ -5,6 +5,7 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -118,5 +119,38 @@ func TestPackBF16AsmTwin(t *testing.T) {
 				t.Fatalf("k=%d n=%d transB=%v: assembly and Go packing differ", k, n, transB)
 			}
 		}
+	}
+}
+
+// BenchmarkBF16Peak sets the throughput of VDPBF16PS (a loop of
+// independent instructions, the VDPBF16PS kernel's ceiling) beside the
+// float32 FMA peak of BenchmarkFMAPeak's loop, in multiply-adds per second
+// of this thread's CPU time, on one thread.
+func BenchmarkBF16Peak(b *testing.B) {
+	const iters = 1 << 16
+	for _, v := range []string{"vdpbf16ps", "fma"} {
+		b.Run(v, func(b *testing.B) {
+			if v == "vdpbf16ps" && !slices.Contains(BF16Kernels(), "avx512bf16") {
+				b.Skip("no AVX512-BF16")
+			}
+			if v == "fma" && !hasKernel("avx512") {
+				b.Skip("no AVX-512")
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			macs := 0.0
+			for b.Loop() {
+				if v == "fma" {
+					macs += fmaPeak("avx512", iters) / 2
+				} else {
+					dpbf16Peak(iters)
+					macs += iters * 24 * 32
+				}
+			}
+			if cpu := threadCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(macs/cpu/1e9, "cpuGMAC/s")
+			}
+		})
 	}
 }

@@ -2290,3 +2290,63 @@ tdwdone:
 	VZEROUPPER
 	RET
 
+// func dpbf16Peak(n int)
+TEXT ·dpbf16Peak(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	TESTQ CX, CX
+	JZ dppdone
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+dpploop:
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xc5 // vdpbf16ps zmm0, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps zmm1, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd5 // vdpbf16ps zmm2, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps zmm3, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xe5 // vdpbf16ps zmm4, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps zmm5, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xf5 // vdpbf16ps zmm6, zmm28, zmm29
+	BYTE $0x62; BYTE $0x92; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps zmm7, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xc5 // vdpbf16ps zmm8, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps zmm9, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd5 // vdpbf16ps zmm10, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps zmm11, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xe5 // vdpbf16ps zmm12, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps zmm13, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xf5 // vdpbf16ps zmm14, zmm28, zmm29
+	BYTE $0x62; BYTE $0x12; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps zmm15, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xc5 // vdpbf16ps zmm16, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xcd // vdpbf16ps zmm17, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xd5 // vdpbf16ps zmm18, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xdd // vdpbf16ps zmm19, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xe5 // vdpbf16ps zmm20, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xed // vdpbf16ps zmm21, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xf5 // vdpbf16ps zmm22, zmm28, zmm29
+	BYTE $0x62; BYTE $0x82; BYTE $0x1e; BYTE $0x40; BYTE $0x52; BYTE $0xfd // vdpbf16ps zmm23, zmm28, zmm29
+	DECQ CX
+	JNZ dpploop
+dppdone:
+	VZEROUPPER
+	RET
+

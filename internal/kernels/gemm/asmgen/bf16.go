@@ -193,6 +193,7 @@ func bf16Asm() {
 	}
 	interleave(l)
 	transposeDW(l)
+	dpbf16Peak(&w, l)
 	if err := os.WriteFile("kernels_bf16_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -523,6 +524,34 @@ func transposeDW(l func(string, ...any)) {
 	l("\tDECQ CX")
 	l("\tJNZ tdwloop")
 	l("tdwdone:")
+	l("\tVZEROUPPER")
+	l("\tRET")
+	l("")
+}
+
+// dpbf16Peak emits
+//
+//	func dpbf16Peak(n int)
+//
+// n iterations of 24 independent VDPBF16PS (768 multiply-adds each): the
+// instruction's throughput, the ceiling of the VDPBF16PS kernel, to set
+// beside the float32 FMA peak.
+func dpbf16Peak(w *bytes.Buffer, l func(string, ...any)) {
+	l("// func dpbf16Peak(n int)")
+	l("TEXT ·dpbf16Peak(SB), NOSPLIT, $0-8")
+	l("\tMOVQ n+0(FP), CX")
+	l("\tTESTQ CX, CX")
+	l("\tJZ dppdone")
+	for i := 0; i < 24; i++ {
+		l("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	l("dpploop:")
+	for i := 0; i < 24; i++ {
+		emitBytes(w, fmt.Sprintf("vdpbf16ps zmm%d, zmm28, zmm29", i), vdpbf16ps(i, 28, 29))
+	}
+	l("\tDECQ CX")
+	l("\tJNZ dpploop")
+	l("dppdone:")
 	l("\tVZEROUPPER")
 	l("\tRET")
 	l("")
