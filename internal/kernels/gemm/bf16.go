@@ -696,6 +696,11 @@ func blockRowsGo(rows, cols, kcp int, a, b []uint16, ps int, c []float32, ldc in
 // packARowsBF16 packs op(A)[i0:i0+rows, p0:p0+kc] row-major with row
 // stride kcp, zero past kc, and zero rows up to len(dst)/kcp.
 func packARowsBF16(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int) {
+	if src.trans {
+		clear(dst)
+		packATrans(src, i0, p0, rows, kc, func(i, p int) int { return i*kcp + p }, dst)
+		return
+	}
 	for i := 0; i < len(dst)/kcp; i++ {
 		r := dst[i*kcp : (i+1)*kcp]
 		if i < rows {
@@ -744,6 +749,10 @@ func stripRowsGo(rows, cols, kcp int, a, b []uint16, c []float32, ldc int, acc b
 func packAPairsBF16(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int) {
 	const mr = 14
 	clear(dst) // the pad rows and k
+	if src.trans {
+		packATrans(src, i0, p0, rows, kc, func(i, p int) int { return i/mr*mr*kcp + p/2*2*mr + 2*(i%mr) + p%2 }, dst)
+		return
+	}
 	// A pair is moved as one uint32: the bytes keep their order, so this
 	// holds on either byte order.
 	d32 := unsafe.Slice((*uint32)(unsafe.Pointer(&dst[0])), len(dst)/2)
@@ -760,6 +769,28 @@ func packAPairsBF16(dst []uint16, src bf16Src, i0, p0, rows, kc, kcp int) {
 			}
 			for t, v := range b32[:(m+1)/2] {
 				pan[(p/2+t)*mr+r] = v
+			}
+		}
+	}
+}
+
+// packATrans stores op(A)[i0+i][p0+p] = X[p0+p][i0+i] (A stored
+// transposed) at dst[at(i, p)] for i < rows, p < kc, at mapping to the
+// kernel's packed layout: stored row by stored row, so that each stretch
+// is rounded (or copied) with one vectorised conversion.
+func packATrans(src bf16Src, i0, p0, rows, kc int, at func(i, p int) int, dst []uint16) {
+	var buf [256]uint16
+	for p := 0; p < kc; p++ {
+		for i := 0; i < rows; i += len(buf) {
+			n := min(len(buf), rows-i)
+			o := (p0+p)*src.ld + i0 + i
+			if src.f != nil {
+				half.BF16FromFloat32s(buf[:n], src.f[o:o+n])
+			} else {
+				copy(buf[:n], src.h[o:o+n])
+			}
+			for t, v := range buf[:n] {
+				dst[at(i+t, p)] = v
 			}
 		}
 	}
