@@ -132,3 +132,42 @@ func BenchmarkPackedBF16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmAsBF16 sets Sgemm beside SgemmAsBF16 (default bf16
+// kernel) at BenchmarkSgemm's size classes, among them the seed's training
+// products with a transposed operand, on one thread:
+//
+//	go test -run '^$' -bench SgemmAsBF16 -count 3 ./internal/kernels/gemm
+func BenchmarkSgemmAsBF16(b *testing.B) {
+	for _, s := range benchShapes {
+		for _, v := range []string{"fp32", "bf16"} {
+			b.Run(s.name+"/"+v, func(b *testing.B) {
+				defer parallel.SetWorkers(parallel.SetWorkers(1))
+				ar, ac := s.m, s.k
+				if s.transA {
+					ar, ac = ac, ar
+				}
+				br, bc := s.k, s.n
+				if s.transB {
+					br, bc = bc, br
+				}
+				a, bb, c := randSlice(ar*ac), randSlice(br*bc), make([]float32, s.m*s.n)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
+				for b.Loop() {
+					if v == "fp32" {
+						Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bb, bc, 0, c, s.n)
+					} else {
+						SgemmAsBF16(s.transA, s.transB, s.m, s.n, s.k, a, ac, bb, bc, 0, c, s.n)
+					}
+				}
+				flops := 2 * float64(s.m*s.n*s.k) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := threadCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(flops/cpu/1e9, "cpuGFLOP/s")
+				}
+			})
+		}
+	}
+}
