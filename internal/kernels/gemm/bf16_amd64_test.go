@@ -3,13 +3,18 @@
 package gemm
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/sporeml/spore/internal/kernels/half"
+	"github.com/sporeml/spore/internal/kernels/parallel"
 )
 
 // randPanels returns n random bf16 values (normal, no subnormals: the
@@ -152,5 +157,78 @@ func BenchmarkBF16Peak(b *testing.B) {
 				b.ReportMetric(macs/cpu/1e9, "cpuGMAC/s")
 			}
 		})
+	}
+}
+
+// TestAMXUnderPreemption runs AMX products on several goroutines at once,
+// beside goroutines that spin without yielding (so the scheduler sends
+// preemption signals) and under a CPU profile (SIGPROF at 100 Hz), and
+// checks every result bit for bit against one computed alone: tile state
+// must survive signals, preemption and goroutines moving between threads.
+func TestAMXUnderPreemption(t *testing.T) {
+	if !slices.Contains(BF16Kernels(), "amx") {
+		t.Skip("no AMX")
+	}
+	defer SetBF16Kernel("")
+	SetBF16Kernel("amx")
+	defer parallel.SetWorkers(parallel.SetWorkers(1))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const m, n, k = 96, 160, 1024
+	r := rand.New(rand.NewPCG(41, 42))
+	a, b := toBits(randBF16Operand(r, m*k)), toBits(randBF16Operand(r, k*n))
+	want := make([]float32, m*n)
+	GemmBF16(false, false, m, n, k, a, k, b, n, 0, want, n)
+	if pprof.StartCPUProfile(io.Discard) == nil {
+		defer pprof.StopCPUProfile()
+	}
+	stop := make(chan struct{})
+	var spin sync.WaitGroup
+	for range 2 {
+		spin.Add(1)
+		go func() {
+			defer spin.Done()
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1<<22; i++ { // no calls: only async preemption stops it
+					x += i ^ x>>3
+				}
+			}
+		}()
+	}
+	// Enough calls for a few hundred milliseconds of tile work: tens of
+	// profiling signals and preemption requests land inside the kernel.
+	iters := 300
+	if testing.Short() {
+		iters = 60
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := make([]float32, m*n)
+			for it := 0; it < iters; it++ {
+				GemmBF16(false, false, m, n, k, a, k, b, n, 0, c, n)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						errs <- fmt.Sprintf("goroutine %d, call %d: C[%d] = %g, want %g", g, it, i, c[i], want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	spin.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
