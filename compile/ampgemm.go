@@ -103,7 +103,7 @@ func kernelBF16MatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor)
 		clear(c)
 	} else {
 		p.pack(at.TransB, w, k, n)
-		gemm.GemmPackedBF16(m, n, k, a.Data().([]float32), k, p.pb, nil, ActNone, c, n)
+		gemm.GemmPackedBF16(m, n, k, a.Data().([]float32), k, &p.pb, nil, ActNone, c, n)
 	}
 	// The unfused chain's rounding points: the product rounded to bfloat16
 	// (the MatMul's BFloat16 result) and widened exactly (its Cast back),
@@ -169,7 +169,8 @@ type packedBF16 struct {
 	// a plan's runs are serialised already, but attributes may be shared
 	// by two plans (a graph compiled twice).
 	mu      sync.Mutex
-	pb      *gemm.PackedBF16
+	pb      gemm.PackedBF16
+	packed  bool
 	src     *float32
 	version uint64
 	bits    []uint16
@@ -184,9 +185,11 @@ func (p *packedBF16) pack(transB bool, w *tensor.Tensor, k, n int) {
 		src = &wd[0]
 	}
 	ver := core.ParamVersion(w)
-	if p.pb == nil || src != p.src || ver != p.version {
-		p.pb = gemm.PackBF16(transB, k, n, wd, w.Dim(1))
-		p.src, p.version = src, ver
+	if pk, pn := p.pb.Dims(); !p.packed || src != p.src || ver != p.version || pk != k || pn != n {
+		// Into the same memory: repacking after an update allocates
+		// nothing.
+		p.pb.Pack(transB, k, n, wd, w.Dim(1))
+		p.packed, p.src, p.version = true, src, ver
 	}
 }
 

@@ -200,3 +200,27 @@ func TestBF16MatMulBiasActVJP(t *testing.T) {
 		})
 	}
 }
+
+// TestAmpGemmNoAllocs checks that a plan with fused bfloat16 products
+// allocates nothing per call once its weights are packed, and nothing to
+// repack them after an update either.
+func TestAmpGemmNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	w1, b1, w2 := randParam("w1", 1, 64, 100), randParam("b1", 2, 64), randParam("w2", 3, 64, 30)
+	res, err := compile.Run(ampDenseGraph(2, w1, b1, w2), compile.Options{Level: compile.O1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := randArgs(res.Graph, 4)
+	outs := []*tensor.Tensor{tensor.New(tensor.Float32, 2, 30)}
+	res.Plan.RunInto(args, outs)
+	if n := testing.AllocsPerRun(20, func() { res.Plan.RunInto(args, outs) }); n > 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+	fresh := randParam("new", 5, 64, 100)
+	if n := testing.AllocsPerRun(20, func() { w1.Assign(fresh); res.Plan.RunInto(args, outs) }); n > 0 {
+		t.Errorf("%v allocations per call with a repack", n)
+	}
+}
