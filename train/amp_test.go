@@ -19,7 +19,7 @@ import (
 // plain run bit for bit; at O2 the parameters stay Float32, are moved by
 // the optimizer (and differ from fp32's, so bfloat16 did run), and the
 // test accuracy is fp32's within a few tenths of a point. The run is
-// short (200 steps, 2000 test images) for the suite; `spore train
+// short (100 steps, 1000 test images) for the suite; `spore train
 // --amp-level O2` against O0 is the full comparison.
 func TestModelAmpLevelMNIST(t *testing.T) {
 	if testing.Short() {
@@ -45,10 +45,10 @@ func TestModelAmpLevelMNIST(t *testing.T) {
 		opt := optim.NewSGD(net.TrainableParameters(), optim.SGDConfig{Momentum: 0.9, Common: optim.Common{LR: optim.Constant(0.01)}})
 		m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
 		m.AmpLevel = level
-		if err := m.Train(1, trainSet.ShuffleSeed(60000, 7).Batch(64, true).Take(200)); err != nil {
+		if err := m.Train(1, trainSet.ShuffleSeed(60000, 7).Batch(64, true).Take(100)); err != nil {
 			t.Fatal(err)
 		}
-		res, err := m.Eval(testSet.Take(2000).Batch(500, false))
+		res, err := m.Eval(testSet.Take(1000).Batch(500, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestModelAmpLevelMNIST(t *testing.T) {
 	plain, plainPs := run("")
 	o0, o0Ps := run(nn.O0)
 	o2, o2Ps := run(nn.O2)
-	t.Logf("test accuracy after 200 steps: fp32 %.2f%%, O0 %.2f%%, O2 %.2f%%", plain, o0, o2)
+	t.Logf("test accuracy after 100 steps: fp32 %.2f%%, O0 %.2f%%, O2 %.2f%%", plain, o0, o2)
 	for i := range plainPs {
 		if !sameFloat32Bits(plainPs[i], o0Ps[i]) {
 			t.Errorf("O0: parameter %s differs from the plain run", plainPs[i].Name())
