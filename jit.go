@@ -35,6 +35,12 @@ type JitConfig struct {
 	Name string
 	// ExplainRetrace prints to standard error why each retrace happened.
 	ExplainRetrace bool
+	// Precision is the function's automatic mixed precision (AmpLevel):
+	// at O2 its matmuls and convolutions compute in bfloat16, at O3 every
+	// op with a bfloat16 kernel does, and BFloat16 tensor results come
+	// back Float32. Empty means O0, full Float32. Compiled or run eagerly
+	// (Disable), the function computes the same.
+	Precision AmpLevel
 }
 
 // Add returns the sum of two functions' statistics (the latest compile
@@ -167,9 +173,18 @@ func NewJit[F any](fn F, cfg ...JitConfig) *JitFunc[F] {
 	if c.CacheSize <= 0 {
 		c.CacheSize = 16
 	}
+	if err := c.Precision.Validate(); err != nil {
+		panic(core.Errorf("Jit", "JitConfig.Precision: %v", err))
+	}
 	name := c.Name
 	if name == "" {
 		name = funcName(fv)
+	}
+	if c.Precision != "" && c.Precision != AmpO0 {
+		// The function itself runs under the level, on every path (traced,
+		// inlined into an enclosing trace, or eager when disabled).
+		fv = ampFunc(fv, c.Precision)
+		fn = fv.Interface().(F)
 	}
 	st := &jitState{name: name, cfg: c, fv: fv}
 	j := &JitFunc[F]{st: st}
@@ -307,7 +322,9 @@ func (st *jitState) hot(xs []*Tensor) *entry {
 
 // ready is hot for any number of results.
 func (st *jitState) ready(xs []*Tensor) *entry {
-	if st.disabled() || core.CurrentTracer() != nil {
+	// Under a caller's mixed-precision scope the plan is keyed by its
+	// level (ampKey), which the general path looks up.
+	if st.disabled() || core.CurrentTracer() != nil || core.CurrentAutocast() != nil {
 		return nil
 	}
 	for _, x := range xs {
@@ -347,7 +364,7 @@ func (st *jitState) callTensors(xs []*Tensor) []*Tensor {
 	if st.disabled() || anySymbolic(xs) || core.CurrentTracer() != nil {
 		return st.flat(xs) // inlined into the enclosing trace
 	}
-	e := st.lookup(xs, "", func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
+	e := st.lookup(xs, ampKey(), func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil })
 	return st.execute(e, xs, func(xs []*Tensor) []*Tensor { return st.flat(xs) })
 }
 
@@ -385,7 +402,7 @@ func (st *jitState) callReflect(args []reflect.Value) []reflect.Value {
 // lookupReflect finds or compiles the plan for reflected arguments whose
 // flattened tensors are leaves and whose constants are key.
 func (st *jitState) lookupReflect(args []reflect.Value, leaves []*Tensor, key string) *entry {
-	return st.lookup(leaves, key, func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
+	return st.lookup(leaves, key+ampKey(), func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.callWith(args, sym) })
 }
 
 // invoke calls fn on args as reflect.MakeFunc delivers them: for a

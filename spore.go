@@ -22,6 +22,9 @@ const (
 	Int64   = tensor.Int64
 	Bool    = tensor.Bool
 	Uint8   = tensor.Uint8
+	// The 16-bit floats of mixed precision (see package tensor).
+	BFloat16 = tensor.BFloat16
+	Float16  = tensor.Float16
 )
 
 // SetSeed seeds the framework's random source (MindSpore's set_seed):

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Measures a network (fp32) in spore's two modes, PyTorch eager and ONNX
-# Runtime, in one run on this machine, at each batch size of a sweep, and
-# prints one table row per batch. Every side takes its best of 1 and 2
+# Measures a network in spore's two modes, PyTorch eager and ONNX Runtime,
+# in one run on this machine, at each batch size of a sweep, and prints one
+# table row per batch. Every side takes its best of 1 and 2
 # threads (spore: GOMAXPROCS=1 and 2, three runs each). Absolute times drift
 # between runs on shared machines; quote the ratios.
 #
-#   bench/compare.sh [--model mlp|lenet] [--batch 1,16,64,256,1024] [ORT_DIR]
+#   bench/compare.sh [--model mlp|lenet] [--batch 1,16,64,256,1024]
+#                    [--precision fp32|bf16] [ORT_DIR]
 #
 # --model mlp (the default) is the seed network, lenet is LeNet-5; --batch
-# defaults to 1,16,64,256,1024.
+# defaults to 1,16,64,256,1024. --precision bf16 runs spore at mixed
+# precision O2 (spore bench --precision bf16) and PyTorch under CPU
+# autocast to bfloat16; ONNX Runtime stays fp32, the referee.
 #
 # Everything it runs is in this repository. The peers are optional; each
 # runs only when installed (see the README's "Speed" section):
@@ -21,11 +24,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model=mlp
 batches=1,16,64,256,1024
+precision=fp32
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model=${2:?--model needs a value}; shift 2 ;;
     --batch) batches=${2:?--batch needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --precision) precision=${2:?--precision needs a value}; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -35,6 +40,10 @@ case "$model" in
   lenet) torchpy=bench/torch_lenet.py ;;
   *) echo "compare.sh: unknown --model $model (want mlp or lenet)" >&2; exit 2 ;;
 esac
+case "$precision" in
+  fp32|bf16) ;;
+  *) echo "compare.sh: unknown --precision $precision (want fp32 or bf16)" >&2; exit 2 ;;
+esac
 if ! [[ "$batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   echo "compare.sh: --batch $batches is not a comma-separated list of positive sizes" >&2
   exit 2
@@ -43,11 +52,11 @@ ortdir=${1:-bench/ort}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "spore: spore bench --json --model $model --batch $batches, 1 and 2 threads, best of 3; the dispatch benchmark..." >&2
+echo "spore: spore bench --json --model $model --precision $precision --batch $batches, 1 and 2 threads, best of 3; the dispatch benchmark..." >&2
 go build -o "$out/spore" ./cmd/spore
 for _ in 1 2 3; do
   for threads in 1 2; do
-    GOMAXPROCS=$threads "$out/spore" bench --json --model "$model" --batch "$batches" >> "$out/spore.json"
+    GOMAXPROCS=$threads "$out/spore" bench --json --model "$model" --precision "$precision" --batch "$batches" >> "$out/spore.json"
   done
 done
 go test -run '^$' -bench 'DispatchAdd4' -benchtime 1s -count 3 . > "$out/dispatch.txt"
@@ -58,7 +67,7 @@ if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; th
   echo "PyTorch: 1 and 2 threads at each batch..." >&2
   for b in ${batches//,/ }; do
     for threads in 1 2; do
-      /usr/bin/python3 "$torchpy" --batch "$b" --threads "$threads" >> "$out/torch.json"
+      /usr/bin/python3 "$torchpy" --batch "$b" --threads "$threads" --precision "$precision" >> "$out/torch.json"
     done
   done
 else
@@ -79,10 +88,10 @@ else
   done
 fi
 
-python3 - "$out" "$model" "$batches" <<'PY'
+python3 - "$out" "$model" "$batches" "$precision" <<'PY'
 import json, os, re, sys
 
-d, model, batches = sys.argv[1], sys.argv[2], [int(b) for b in sys.argv[3].split(",")]
+d, model, batches, precision = sys.argv[1], sys.argv[2], [int(b) for b in sys.argv[3].split(",")], sys.argv[4]
 
 def lines(name):
     p = os.path.join(d, name)
@@ -102,7 +111,12 @@ name = {"mlp": "seed network (mlp)", "lenet": "LeNet-5"}[model]
 fmt = lambda v: "-" if v is None else f"{v:.1f}" if v < 100 else f"{v:.0f}"
 rat = lambda a, b: "-" if a is None or b is None else f"{b / a:.2f}x"
 
-print(f"{name}, fp32, µs per batch; every side its best of 1 and 2 threads")
+if precision == "bf16":
+    kernels = sorted({r.get("bf16_kernel", "?") for r in spore})
+    print(f"{name}, bf16: spore at amp O2 ({', '.join(kernels)} kernel), PyTorch under CPU autocast to bfloat16, "
+          "ONNX Runtime fp32; µs per batch; every side its best of 1 and 2 threads")
+else:
+    print(f"{name}, fp32, µs per batch; every side its best of 1 and 2 threads")
 print("ratios: how many times as fast as the peer spore Graph mode is (above 1: Graph is faster)")
 print()
 print("inference")

@@ -1,6 +1,7 @@
 """Timing and ONNX export shared by the PyTorch scripts of bench/
 (torch_seed.py, torch_lenet.py, torch_vit.py), which import it from their
 own directory."""
+import contextlib
 import os
 import tempfile
 import time
@@ -19,6 +20,17 @@ def best_us(fn, calls, warmup, rounds=5):
             fn()
         best = min(best, (time.perf_counter() - start) / calls * 1e6)
     return best
+
+
+def autocast(precision):
+    """The context a forward pass runs in at precision: PyTorch's CPU
+    autocast to bfloat16 for "bf16" (matmuls and convolutions in bfloat16,
+    float32 weights), nothing for "fp32"."""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    if precision != "fp32":
+        raise ValueError(f"unknown precision {precision!r} (want fp32 or bf16)")
+    return contextlib.nullcontext()
 
 
 def export(net, path, batch):

@@ -62,6 +62,9 @@ var ckptTypes = map[tensor.DType]string{
 	tensor.Int64:   "Int64",
 	tensor.Bool:    "Bool",
 	tensor.Uint8:   "UInt8",
+	// MindSpore's 16-bit floats: their raw bits, little-endian.
+	tensor.Float16:  "Float16",
+	tensor.BFloat16: "BFloat16",
 }
 
 // ckptTypeOf maps a tensor_type string to a spore dtype. MindSpore 1.x

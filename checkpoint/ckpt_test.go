@@ -263,7 +263,7 @@ func TestCkptCorrupt(t *testing.T) {
 		{"no content", pbValue("a", concat(pbKey(1, 0), pbVarint(0), pbLen(2, []byte("Float32")))), []string{`"a"`, "no tensor_content"}},
 		{"two tags", pbLen(1, pbLen(1, []byte("a")), pbLen(1, []byte("b")), pbLen(2, pbTensor("UInt8", nil, 0))), []string{"two tags"}},
 		{"map tensor", pbLen(1, pbLen(1, []byte("m")), pbLen(3, nil)), []string{`"m"`, "MapParameter"}},
-		{"float16", pbValue("h", pbTensor("Float16", make([]byte, 4), 2)), []string{`"h"`, "Float16", "not supported"}},
+		{"int16", pbValue("h", pbTensor("Int16", make([]byte, 4), 2)), []string{`"h"`, "Int16", "not supported"}},
 		{"wrong size", pbValue("w", pbTensor("Float32", make([]byte, 12), 2)), []string{`"w"`, "need 8 bytes", "holds 12"}},
 		{"wrong size scalar", pbValue("w", pbTensor("Float32", make([]byte, 8))), []string{`"w"`, "need 4 bytes", "holds 8"}},
 		{"dims [0] with two elements", pbValue("w", pbTensor("Int32", make([]byte, 8), 0)), []string{`"w"`, "need 0 bytes"}},

@@ -83,8 +83,10 @@
 // big-endian CRC-32 — which MindSpore 2.x strips on loading
 // (CkptOptions.NoCRC turns it off for older releases). A trailer, when
 // present, is verified. Unknown protobuf fields are skipped; MapParameter
-// entries and dtypes spore lacks (Float16, BFloat16, ...) are rejected with
-// a clear error.
+// entries and dtypes spore lacks (Int16, ...) are rejected with a clear
+// error. BFloat16 and Float16 tensors are stored as MindSpore stores them:
+// tensor_type "BFloat16" or "Float16", content their raw 16-bit patterns,
+// little-endian (safetensors' "BF16" and "F16" likewise).
 //
 // Two limits are inherent in the .ckpt format: an empty vector (shape [0])
 // is written as dims [0] with no content, which spore reads back correctly

@@ -60,11 +60,36 @@ func sampleTensor(dt tensor.DType, shape ...int) *tensor.Tensor {
 			v[i] = uint8(i*37 + 200)
 		}
 		return core.FromBuffer(v, tensor.Shape(shape).Clone())
+	case tensor.BFloat16, tensor.Float16:
+		// Raw bit patterns: NaN, +Inf, -0, a subnormal, then varied bits.
+		bits := make([]uint16, n)
+		special := []uint16{0x7fc1, 0x7f80, 0x8000, 0x0003}
+		if dt == tensor.Float16 {
+			special = []uint16{0x7e01, 0x7c00, 0x8000, 0x0003}
+		}
+		for i := range bits {
+			bits[i] = uint16(i*7919 + 0x1234)
+			if i < len(special) {
+				bits[i] = special[i]
+			}
+		}
+		if dt == tensor.BFloat16 {
+			v := make([]tensor.BF16, n)
+			for i, b := range bits {
+				v[i] = tensor.BF16(b)
+			}
+			return core.FromBuffer(v, tensor.Shape(shape).Clone())
+		}
+		v := make([]tensor.F16, n)
+		for i, b := range bits {
+			v[i] = tensor.F16(b)
+		}
+		return core.FromBuffer(v, tensor.Shape(shape).Clone())
 	}
 	panic("bad dtype")
 }
 
-var allDTypes = []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64, tensor.Bool, tensor.Uint8}
+var allDTypes = []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64, tensor.Bool, tensor.Uint8, tensor.BFloat16, tensor.Float16}
 
 var allShapes = [][]int{{}, {0}, {1}, {5}, {2, 3}, {2, 0, 3}, {1, 1, 1, 4}}
 

@@ -174,6 +174,14 @@ func encodeLE(t *tensor.Tensor) []byte {
 		}
 	case []uint8:
 		copy(out, b)
+	case []tensor.BF16:
+		for i, v := range b {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+		}
+	case []tensor.F16:
+		for i, v := range b {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+		}
 	}
 	return out
 }
@@ -221,6 +229,18 @@ func decodeLE(dt tensor.DType, shape tensor.Shape, b []byte) (*tensor.Tensor, st
 		buf = v
 	case tensor.Uint8:
 		buf = append([]uint8(nil), b...)
+	case tensor.BFloat16:
+		v := make([]tensor.BF16, n)
+		for i := range v {
+			v[i] = tensor.BF16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		buf = v
+	case tensor.Float16:
+		v := make([]tensor.F16, n)
+		for i := range v {
+			v[i] = tensor.F16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		buf = v
 	default:
 		return nil, fmt.Sprintf("unsupported dtype %v", dt)
 	}

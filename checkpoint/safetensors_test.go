@@ -189,7 +189,7 @@ func TestSafetensorsCorrupt(t *testing.T) {
 		{"entry not an object", stFile(`{"a":5}`, nil), []string{"expected a JSON object"}},
 		{"duplicate name", stFile(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}}`, four), []string{`"a"`, "twice"}},
 		{"unknown dtype", stFile(`{"a":{"dtype":"Q9","shape":[4],"data_offsets":[0,4]}}`, four), []string{`"a"`, `unknown dtype "Q9"`}},
-		{"unsupported dtype", stFile(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, four), []string{`"a"`, "F16", "not supported"}},
+		{"unsupported dtype", stFile(`{"a":{"dtype":"I16","shape":[2],"data_offsets":[0,4]}}`, four), []string{`"a"`, "I16", "not supported"}},
 		{"missing dtype", stFile(`{"a":{"shape":[4],"data_offsets":[0,4]}}`, four), []string{"missing dtype"}},
 		{"missing shape", stFile(`{"a":{"dtype":"U8","data_offsets":[0,4]}}`, four), []string{"missing shape"}},
 		{"missing offsets", stFile(`{"a":{"dtype":"U8","shape":[4]}}`, four), []string{"missing data_offsets"}},

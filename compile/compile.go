@@ -70,6 +70,9 @@ type Pass struct {
 //     deduplicated with the enclosing graph's work;
 //   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
 //     and activation would be swallowed by an elementwise group;
+//   - mixed precision's GEMM fusion (ampgemm) runs before loop fusion,
+//     which would take its casts, bias add and ReLU, and after CSE, so
+//     that a cast shared by two products is seen as shared;
 //   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
 //     already absorbed a bias is no weight gradient) and before loop
 //     fusion, which would take the update's Mul and Sub;
@@ -92,6 +95,7 @@ var Passes = []Pass{
 	{Name: "cse", Fn: CSE, MinLevel: O1},
 	{Name: "hoist", Fn: Hoist, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
+	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "prepack", Fn: Prepack, MinLevel: O1},
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},

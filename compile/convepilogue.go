@@ -47,6 +47,14 @@ func init() {
 	}
 }
 
+// hasKernel reports whether p has a CPU kernel for dtype dt: a fused
+// primitive replaces a chain only where it can run in the chain's dtype
+// (float32 and float64 here; a BFloat16 chain stays unfused).
+func hasKernel(p *core.Prim, dt tensor.DType) bool {
+	_, err := p.KernelFor(dt, core.CPU)
+	return err == nil
+}
+
 // vjpConvEpilogue differentiates the unfused chain, recomputing its
 // intermediates.
 func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
@@ -114,7 +122,7 @@ func ConvEpilogue(g *graph.Graph) {
 			fuseMaxPoolReLUGrad(cv, only)
 			continue
 		}
-		if !isOp(cv, ops.Conv2DPrim) || !cv.Meta.DType.IsFloat() || cv.Args[0].Meta.DType != cv.Meta.DType {
+		if !isOp(cv, ops.Conv2DPrim) || !hasKernel(Conv2DBiasReLUPool, cv.Meta.DType) || cv.Args[0].Meta.DType != cv.Meta.DType {
 			continue
 		}
 		ca, ok := cv.Attrs.(ops.ConvAttrs)
@@ -157,7 +165,7 @@ func ConvEpilogue(g *graph.Graph) {
 // MaxPool2DReLUGrad(a, dy) when the pooling gradient has no other user.
 func fuseMaxPoolReLUGrad(rg *graph.Value, only func(*graph.Value) *graph.Value) {
 	a, mg := rg.Args[0], rg.Args[1]
-	if !isOp(mg, ops.MaxPoolGradPrim) || mg.Args[0] != a || only(mg) != rg || !a.Meta.DType.IsFloat() || !sameMeta(rg.Meta, a.Meta) {
+	if !isOp(mg, ops.MaxPoolGradPrim) || mg.Args[0] != a || only(mg) != rg || !hasKernel(MaxPool2DReLUGrad, a.Meta.DType) || !sameMeta(rg.Meta, a.Meta) {
 		return
 	}
 	pa, ok := mg.Attrs.(ops.PoolAttrs)

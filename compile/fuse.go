@@ -30,6 +30,21 @@ func fuseType(d tensor.DType) (fuse.Type, bool) {
 	return 0, false
 }
 
+// fusable reports whether the fused loop has registers of v's dtype and
+// its operands' (BFloat16 and Float16 values, say, it has none: their
+// nodes stay unfused).
+func fusable(v *graph.Value) bool {
+	if _, ok := fuseType(v.Meta.DType); !ok {
+		return false
+	}
+	for _, a := range v.Args {
+		if _, ok := fuseType(a.Meta.DType); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // argTypes returns the dtypes of v's operands.
 func argTypes(v *graph.Value) []tensor.DType {
 	ds := make([]tensor.DType, len(v.Args))
@@ -46,7 +61,7 @@ func argTypes(v *graph.Value) []tensor.DType {
 // a plain broadcast (Copy) joins with the zero Fn: the loop reads its
 // operand broadcast.
 func bodyOf(v *graph.Value) (fuse.Fn, bool) {
-	if !plainOp(v) || !v.Prim.Traits.Elementwise || v.Prim.Elementwise == nil {
+	if !plainOp(v) || !v.Prim.Traits.Elementwise || v.Prim.Elementwise == nil || !fusable(v) {
 		return fuse.Fn{}, false
 	}
 	e := v.Prim.Elementwise

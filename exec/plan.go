@@ -379,6 +379,10 @@ func (s *slabs) slice(st *storage) any {
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	case []uint8:
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []core.BF16:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []core.F16:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	}
 	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
 }
@@ -423,6 +427,10 @@ func sub(buf any, off, n int) any {
 	case []bool:
 		return b[off : off+n : off+n]
 	case []uint8:
+		return b[off : off+n : off+n]
+	case []core.BF16:
+		return b[off : off+n : off+n]
+	case []core.F16:
 		return b[off : off+n : off+n]
 	}
 	panic(fmt.Sprintf("exec: no slice of %T", buf))

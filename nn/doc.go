@@ -77,4 +77,19 @@
 //
 //	step := nn.NewTrainOneStepCell(train, opt)
 //	loss := step.Step(x, labels)
+//
+// # Mixed precision
+//
+// AutoMixedPrecision(net, level) is MindSpore's auto_mixed_precision with
+// its level names: O0 runs in float32; O2 runs every matmul and
+// convolution in bfloat16 with float32 accumulation, and the rest — bias
+// adds, activations, softmax, BatchNorm and LayerNorm, the loss — in
+// float32; O3 runs every op that has a bfloat16 kernel in bfloat16. The
+// parameters stay Float32 (master weights): the casts to bfloat16 are ops
+// of the forward pass, so gradients come back Float32 through them and
+// optimisers update in float32. In Graph mode an inference plan fuses
+// each Dense at O2 into one bfloat16 GEMM (AMX or AVX512-BF16 where the
+// CPU has them) on weights packed once per update, with the same bits as
+// PyNative mode. train.Model's AmpLevel and spore.JitConfig's Precision
+// set the same levels.
 package nn

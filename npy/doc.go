@@ -4,10 +4,13 @@
 // They are how arrays travel between Python and spore: inputs for
 // `spore run`, reference outputs for tests, weights to inspect. Read and
 // ReadFile accept format versions 1.0, 2.0 and 3.0 with elements of type
-// float32, float64, int32, int64, bool and uint8, in either byte order,
-// stored in C (row-major) order; anything else (Fortran order, float16,
-// object arrays, structured types) is refused with an error that says
-// what was found. Write produces the same bytes as np.save, and
+// float32, float64, float16 (spore's Float16), int32, int64, bool and
+// uint8, in either byte order, stored in C (row-major) order; anything else
+// (Fortran order, object arrays, structured types) is refused with an
+// error that says what was found. NumPy has no bfloat16, so a BFloat16
+// tensor is refused by Write with an error suggesting a cast to Float32
+// (which holds its values exactly) rather than written as raw bits that
+// NumPy would read back as integers. Write produces the same bytes as np.save, and
 // WriteNPZ / WriteNPZCompressed the same archives as np.savez /
 // np.savez_compressed; every file is written whole or not at all.
 //

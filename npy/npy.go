@@ -56,6 +56,8 @@ func parseDescr(descr string) (kind, error) {
 		k.dt, k.size = tensor.Float32, 4
 	case "f8":
 		k.dt, k.size = tensor.Float64, 8
+	case "f2":
+		k.dt, k.size = tensor.Float16, 2
 	case "i4":
 		k.dt, k.size = tensor.Int32, 4
 	case "i8":
@@ -96,6 +98,13 @@ func descrOf(dt tensor.DType) (string, error) {
 		return "|b1", nil
 	case tensor.Uint8:
 		return "|u1", nil
+	case tensor.Float16:
+		return "<f2", nil
+	case tensor.BFloat16:
+		// NumPy has no bfloat16: a file of raw bits ('<u2', or ml_dtypes'
+		// '<V2') would read back in NumPy as integers or opaque bytes,
+		// never as the values. Refuse, and say how to keep the values.
+		return "", fmt.Errorf("dtype BFloat16 has no .npy type (NumPy has no bfloat16); cast the tensor to Float32 first (ops.Cast), which holds its values exactly")
 	}
 	return "", fmt.Errorf("dtype %v has no .npy type", dt)
 }
@@ -220,6 +229,8 @@ func readData(r io.Reader, k kind, shape []int) (*tensor.Tensor, error) {
 		buf, err = readElems(r, n, 1, func(b []byte) bool { return b[0] != 0 })
 	case tensor.Uint8:
 		buf, err = readElems(r, n, 1, func(b []byte) uint8 { return b[0] })
+	case tensor.Float16:
+		buf, err = readElems(r, n, 2, func(b []byte) tensor.F16 { return tensor.F16(order.Uint16(b)) })
 	}
 	if err != nil {
 		return nil, fmt.Errorf(".npy data of shape %v (%v): %w", shape, k.dt, err)
@@ -357,6 +368,8 @@ func writeData(w io.Writer, buf any) error {
 	case []uint8:
 		_, err := w.Write(b)
 		return err
+	case []tensor.F16:
+		return writeElems(w, b, 2, func(d []byte, v tensor.F16) { binary.LittleEndian.PutUint16(d, uint16(v)) })
 	}
 	return fmt.Errorf("npy: unsupported buffer type %T", buf)
 }

@@ -31,6 +31,7 @@ func TestReadNumPyFiles(t *testing.T) {
 		{"i4.npy", tensor.Int32, []int{4}, []int32{math.MinInt32, 0, 7, math.MaxInt32}, true},
 		{"b1.npy", tensor.Bool, []int{2, 2}, []bool{true, false, false, true}, true},
 		{"u1.npy", tensor.Uint8, []int{1, 2, 3}, []uint8{250, 251, 252, 253, 254, 255}, true},
+		{"f2.npy", tensor.Float16, []int{2}, []tensor.F16{0x3c00, 0x4000}, true}, // 1 and 2
 		{"scalar.npy", tensor.Float64, []int{}, []float64{3.5}, true},
 		{"empty.npy", tensor.Float32, []int{0, 3}, []float32{}, true},
 		{"big_f4.npy", tensor.Float32, []int{3}, []float32{1.5, -2, 3.25}, false},
@@ -88,7 +89,6 @@ func TestRefusedNumPyFiles(t *testing.T) {
 		file, want string
 	}{
 		{"fortran.npy", "Fortran"},
-		{"f2.npy", `dtype "<f2" is not supported`},
 		{"obj.npy", "pickled Python objects"},
 		{"arrays.npz", "not an .npy file"},
 	}

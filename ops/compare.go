@@ -270,6 +270,12 @@ func init() {
 // dtype to, and castKernels the eager kernels running them. Values reach
 // Uint8 through int64, so that -1.0 wraps to 255 rather than meeting Go's
 // unspecified float-to-uint8 conversion; non-zero is true; true is 1.
+// BFloat16 and Float16 values convert through float32, which holds each
+// of them exactly: a cast from them is exact into the floats and behaves
+// as a float32's into the others; a cast to them rounds the float32 value
+// to nearest, ties to even (from Float64 and large integers, which are
+// first rounded to float32, this can differ from a single rounding in
+// the last place, rarely).
 var (
 	castBodies  [nDT]bodyTable
 	castKernels [nDT][nDT]core.KernelFunc
@@ -287,6 +293,7 @@ func init() {
 	castEntry(fromBool[int32])
 	castEntry(fromBool[int64])
 	castEntry(fromBool[uint8])
+	castHalf()
 	CastPrim.Elementwise = &core.Elementwise{Body: func(attrs any, in []tensor.DType) any {
 		to, _ := attrs.(tensor.DType)
 		if int(in[0]) >= nDT || int(to) >= nDT {
@@ -316,6 +323,8 @@ func castEntry[T, U core.Elem](f func(d []U, a []T)) {
 }
 
 func castNumber[T tensor.Number]() {
+	castEntry(toHalf[core.BF16, T])
+	castEntry(toHalf[core.F16, T])
 	castEntry(convert[T, float32])
 	castEntry(convert[T, float64])
 	castEntry(convert[T, int32])
@@ -353,9 +362,13 @@ func fromBool[U tensor.Number](d []U, a []bool) {
 }
 
 // Cast converts x to dtype dt (float to int truncates toward zero; non-zero
-// to Bool is true). Gradients flow between floating-point types only.
+// to Bool is true; to BFloat16 or Float16 rounds to nearest, ties to even).
+// Gradients flow between floating-point types only, the 16-bit ones
+// included: the gradient of a cast is the cotangent cast back, so a
+// float32 parameter cast to BFloat16 for a forward pass gets a float32
+// gradient.
 func Cast(x *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
-	if dt == tensor.Invalid || dt > tensor.Uint8 {
+	if dt == tensor.Invalid || int(dt) >= core.NumDTypes {
 		core.Panicf("Cast", "invalid target dtype %v", dt)
 	}
 	return core.Apply(CastPrim, dt, x)

@@ -10,6 +10,15 @@
 // differentiated. Gradient rules are written with these same functions, so
 // gradients of gradients work.
 //
+// BFloat16 and Float16 operands are served by registration, not by each
+// op: ops that move elements move the 2-byte values, and every other
+// primitive widens them to float32, runs its float32 kernel and rounds the
+// result back (widen.go), so a 16-bit op is within the type's unit
+// roundoff (2^-8 for BFloat16, 2^-11 for Float16) of its float32 twin on
+// the same inputs. A binary elementwise op meeting a 16-bit float and
+// another float type computes in Float32 (Float64 with a Float64), as
+// PyTorch does; no other dtypes are promoted.
+//
 // Composite ops (Softmax, LogSoftmax, LogSumExp, CrossEntropy, MSE,
 // LayerNorm, BatchNorm) are plain Go functions over the primitives.
 //

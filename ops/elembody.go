@@ -14,7 +14,7 @@ import (
 // nothing else.
 
 // nDT bounds the tables of bodies indexed by dtype.
-const nDT = int(tensor.Uint8) + 1
+const nDT = core.NumDTypes
 
 // bodyTable holds an op's block function for each input dtype (nil: the
 // dtype is not accepted).

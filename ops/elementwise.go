@@ -66,7 +66,8 @@ func viaF64(f func(float64) float64) func(float32) float32 {
 }
 
 // binary describes an elementwise op of two inputs with NumPy broadcasting.
-// Both inputs must have the same dtype: spore never promotes silently.
+// Both inputs must have the same dtype: spore never promotes silently,
+// except a 16-bit float meeting another float (promoteHalf, in apply2).
 type binary struct {
 	f32 func(a, b float32) float32
 	f64 func(a, b float64) float64
@@ -171,6 +172,7 @@ func (u binary) bodies() *bodyTable {
 
 func apply1(p *core.Prim, x *tensor.Tensor) *tensor.Tensor { return core.Apply(p, nil, x) }
 func apply2(p *core.Prim, a, b *tensor.Tensor) *tensor.Tensor {
+	a, b = promoteHalf(a, b)
 	return core.Apply(p, nil, a, b)
 }
 

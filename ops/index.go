@@ -171,7 +171,7 @@ func init() {
 }
 
 func numericDType(d tensor.DType) bool {
-	return d == tensor.Float32 || d == tensor.Float64 || d == tensor.Int32 || d == tensor.Int64 || d == tensor.Uint8
+	return d == tensor.Float32 || d == tensor.Float64 || d == tensor.Int32 || d == tensor.Int64 || d == tensor.Uint8 || d.IsHalf()
 }
 
 // The kernels below are keyed by the gathered (or scattered) values'

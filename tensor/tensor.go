@@ -17,7 +17,8 @@ import "github.com/sporeml/spore/internal/core"
 //
 //   - Shape, DType, Rank, Size, Dim(i), Meta: what the tensor is.
 //   - Float32s, Float64s, Int32s, Int64s, Bools: a copy of the elements,
-//     converted; Item and Bool: the value of a one-element tensor; At(idx...):
+//     converted (a BFloat16 or Float16 tensor's Float32s are its values,
+//     exactly); Item and Bool: the value of a one-element tensor; At(idx...):
 //     one element; Data: the buffer itself, not copied, for kernels.
 //   - String (NumPy-style printing), Verbose and GoString (MindSpore's repr).
 //   - IsSymbolic: whether the tensor is a value being traced in Graph mode,
@@ -33,7 +34,9 @@ type DType = core.DType
 // The element types. Float32 is the working type of networks; Float64 exists
 // for gradient checks and numerically delicate work; the integer types hold
 // labels and indices; Bool holds comparison results; Uint8 holds raw data
-// such as images.
+// such as images. BFloat16 and Float16 are the 16-bit floats of mixed
+// precision (elements BF16 and F16): ops compute on them in float32 and
+// round each result back, and Cast converts to and from every other type.
 const (
 	Invalid = core.Invalid
 	Float32 = core.Float32
@@ -42,7 +45,34 @@ const (
 	Int64   = core.Int64
 	Bool    = core.Bool
 	Uint8   = core.Uint8
+	// BFloat16 is Google Brain's bfloat16: float32's 8-bit exponent with
+	// 8 bits of significand (relative rounding error at most 2^-8).
+	BFloat16 = core.BFloat16
+	// Float16 is IEEE 754 binary16: 11 bits of significand, finite values
+	// up to 65504.
+	Float16 = core.Float16
 )
+
+// BF16 is one bfloat16 value held as its raw bits: the element type of
+// BFloat16 tensors (FromSlice([]BF16{...}), Data().([]BF16)). Convert with
+// BF16From and the Float32 method; it prints its value.
+type BF16 = core.BF16
+
+// F16 is one IEEE binary16 value held as its raw bits: the element type of
+// Float16 tensors. Convert with F16From and the Float32 method.
+type F16 = core.F16
+
+// BF16From rounds f to the nearest bfloat16 (ties to even; NaN stays NaN).
+func BF16From(f float32) BF16 { return core.BF16From(f) }
+
+// F16From rounds f to the nearest binary16 value (ties to even; beyond
+// ±65504 it becomes ±Inf).
+func F16From(f float32) F16 { return core.F16From(f) }
+
+// Bits16 returns the buffer of a BFloat16 or Float16 tensor as raw bits,
+// not copied, for kernels that take []uint16 (it panics with an *Error for
+// other dtypes). Like Data, it must not be written through.
+func Bits16(t *Tensor) []uint16 { return core.Bits16(t) }
 
 // Number is the set of Go element types a tensor can hold besides bool.
 type Number = core.Number

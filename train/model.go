@@ -41,6 +41,10 @@ type Model struct {
 	// StepConfig configures the training cell (gradient clipping, forced
 	// eager or compiled execution); set it before the first Train.
 	StepConfig nn.TrainOneStepConfig
+	// AmpLevel is the network's mixed precision, MindSpore's amp_level:
+	// O2 or O3 run it under nn.AutoMixedPrecision for training, Eval and
+	// Predict; O0 in full precision; empty leaves the network as it is.
+	AmpLevel nn.AmpLevel
 
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
@@ -62,6 +66,7 @@ func (m *Model) TrainCell() *nn.TrainOneStepCell {
 		if m.Optimizer == nil {
 			core.Panicf("train.Model", "no optimizer: the model cannot be trained")
 		}
+		m.applyAmp()
 		m.withLoss = nn.NewWithLossCell(m.Network, m.LossFn)
 		m.parallel = stepParallel(m.StepConfig)
 		m.cell = nn.NewTrainOneStepCell(m.withLoss, m.Optimizer, m.StepConfig)
@@ -182,6 +187,7 @@ func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 	for _, mt := range metrics {
 		mt.Reset()
 	}
+	m.applyAmp()
 	net := m.Network.Base()
 	was := net.Training()
 	net.SetTrain(false)
@@ -221,6 +227,7 @@ func (m *Model) Eval(ds Dataset) (map[string]float64, error) {
 // Predict runs the network in inference mode on x, MindSpore's
 // Model.predict.
 func (m *Model) Predict(x *tensor.Tensor) *tensor.Tensor {
+	m.applyAmp()
 	net := m.Network.Base()
 	was := net.Training()
 	net.SetTrain(false)

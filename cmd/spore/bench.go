@@ -11,13 +11,19 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/models"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/tensor"
 )
 
 // benchResult is what spore bench measures; the JSON keys are stable.
 type benchResult struct {
-	Model            string  `json:"model"`
+	Model     string `json:"model"`
+	Precision string `json:"precision"`
+	// BF16Kernel names the bfloat16 GEMM kernel (amx, avx512bf16,
+	// generic) at --precision bf16; empty at fp32.
+	BF16Kernel       string  `json:"bf16_kernel,omitempty"`
 	Batch            int     `json:"batch"`
 	Threads          int     `json:"threads"`
 	PyNativeInferUS  float64 `json:"pynative_infer_us"`
@@ -44,10 +50,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		"(forward, cross-entropy, backward, SGD update), per call, best of 5 rounds. --model mlp is\n"+
 		"the seed network (Flatten → Dense 784→512 → ReLU → Dense 512→512 → ReLU → Dense 512→10),\n"+
 		"--model lenet is LeNet-5 as 'spore train --model lenet' builds it. --batch takes a list\n"+
-		"(--batch 1,16,64,256,1024) for a sweep: one table row, or one JSON object, per batch.", stdout)
+		"(--batch 1,16,64,256,1024) for a sweep: one table row, or one JSON object, per batch.\n"+
+		"--precision bf16 runs the network at mixed precision O2 (matmuls and convolutions in\n"+
+		"bfloat16 with float32 accumulation, float32 master weights).", stdout)
 	asJSON := fs.Bool("json", false, "print one JSON object per batch instead of a table")
 	batchList := fs.String("batch", "64", "batch size, or a comma-separated list of them for a sweep")
 	model := fs.String("model", "mlp", "network: mlp (the seed network) or lenet")
+	precision := fs.String("precision", "fp32", "fp32, or bf16 (mixed precision O2)")
 	rounds := fs.Int("iters", 0, "calls per timing round (0: about 6400 samples' worth, 10 to 2000 calls)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -58,6 +67,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *rounds < 0 {
 		return usagef("--iters must be positive (or 0 for automatic), got %d", *rounds)
+	}
+	if *precision != "fp32" && *precision != "bf16" {
+		return usagef("unknown --precision %q (want fp32 or bf16)", *precision)
 	}
 	macs, ok := benchMACs[*model]
 	if !ok {
@@ -76,7 +88,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		if n == 0 {
 			n = min(max(6400/batch, 10), 2000)
 		}
-		r, err := benchOne(*model, batch, n)
+		r, err := benchOne(*model, *precision, batch, n)
 		if err != nil {
 			return err
 		}
@@ -92,7 +104,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return nil
 	}
-	printBenchTable(stdout, *model, results)
+	printBenchTable(stdout, *model, *precision, results)
 	return nil
 }
 
@@ -126,15 +138,19 @@ func parseBatches(s string) ([]int, error) {
 	return out, nil
 }
 
-// benchOne times one network at one batch size in both modes.
-func benchOne(model string, batch, rounds int) (benchResult, error) {
+// benchOne times one network at one batch size and precision in both
+// modes.
+func benchOne(model, precision string, batch, rounds int) (benchResult, error) {
 	x := models.Ones(batch)
 	labels := make([]int32, batch)
 	for i := range labels {
 		labels[i] = int32(i % 10)
 	}
 	y := tensor.FromSlice(labels, batch)
-	r := benchResult{Model: model, Batch: batch, Threads: runtime.GOMAXPROCS(0)}
+	r := benchResult{Model: model, Precision: precision, Batch: batch, Threads: runtime.GOMAXPROCS(0)}
+	if precision == "bf16" {
+		r.BF16Kernel = gemm.BF16Kernel()
+	}
 	defer spore.SetContext(spore.WithMode(spore.PyNativeMode))
 	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
 		spore.SetContext(spore.WithMode(mode))
@@ -142,6 +158,9 @@ func benchOne(model string, batch, rounds int) (benchResult, error) {
 		net, err := newModel(model)
 		if err != nil {
 			return r, err
+		}
+		if precision == "bf16" {
+			nn.AutoMixedPrecision(net, nn.O2)
 		}
 		// Inference writes into a reused output, as a serving loop does;
 		// a plain Call allocates the tensor it returns besides, counted
@@ -173,12 +192,16 @@ func benchOne(model string, batch, rounds int) (benchResult, error) {
 }
 
 // printBenchTable prints one row per batch size.
-func printBenchTable(w io.Writer, model string, rs []benchResult) {
+func printBenchTable(w io.Writer, model, precision string, rs []benchResult) {
 	name := model
 	if model == "mlp" {
 		name = "seed network (mlp)"
 	}
-	fmt.Fprintf(w, "%s, fp32, %d threads; µs per call, best of 5 rounds\n\n", name, runtime.GOMAXPROCS(0))
+	prec := precision
+	if precision == "bf16" {
+		prec = "bf16 (amp O2, " + gemm.BF16Kernel() + " kernel)"
+	}
+	fmt.Fprintf(w, "%s, %s, %d threads; µs per call, best of 5 rounds\n\n", name, prec, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "%6s | %-39s | %-30s | %s\n", "", "inference", "training step", "allocations, PyNative / Graph")
 	fmt.Fprintf(w, "%6s | %10s %10s %8s %8s | %10s %10s %8s | %12s %11s\n",
 		"batch", "PyNative", "Graph", "speed-up", "GFLOP/s", "PyNative", "Graph", "speed-up", "per call", "per step")

@@ -50,7 +50,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
 	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
 	fs.StringVar(&f.lossLog, "loss-log", "", "write every step's loss to this file when training ends: one line per step, the global step and the loss (the global batch's, under mpirun)")
+	ampFlag := fs.String("amp-level", "O0", "mixed precision, MindSpore's amp_level: O0 (float32), O2 (matmuls and convolutions in bfloat16 with float32 master weights) or O3 (every op with a bfloat16 kernel in bfloat16)")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	amp, err := parseAmpLevel(*ampFlag)
+	if err != nil {
 		return err
 	}
 	if err := f.applyDefaults(fs); err != nil {
@@ -144,6 +149,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
+	m.AmpLevel = amp
 	if f.resume != "" {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
@@ -154,6 +160,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	mode := modeLabel(f.mode)
 	fmt.Fprintf(stdout, "training %s on %d images, %s of %s, batch %d, %s lr %v (%s), %s\n",
 		f.model, trainSet.Len(), plural(f.epochs, "epoch"), plural(batches.Len(), "step"), f.batch, f.optimizer, f.lr, f.schedule, mode)
+	if amp != nn.O0 {
+		fmt.Fprintf(stdout, "mixed precision: amp level %s, bfloat16 with float32 master weights\n", amp)
+	}
 	if dp.size > 1 {
 		fmt.Fprintf(stdout, "data parallel: %d processes (%s), %d samples per process per step\n", dp.size, comm.Backend(), f.batch/dp.size)
 	}

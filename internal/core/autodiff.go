@@ -186,6 +186,8 @@ func init() {
 	identityPrim.Register(Int64, CPU, copyKernel[int64])
 	identityPrim.Register(Bool, CPU, copyKernel[bool])
 	identityPrim.Register(Uint8, CPU, copyKernel[uint8])
+	identityPrim.Register(BFloat16, CPU, copyKernel[BF16])
+	identityPrim.Register(Float16, CPU, copyKernel[F16])
 }
 
 // copyKernel copies the operand's elements into the result, for one

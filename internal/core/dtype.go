@@ -8,7 +8,12 @@ type DType uint8
 // The element types. Float32 is the working type of networks; Float64 exists
 // for gradient checks and numerically delicate work; the integer types hold
 // labels and indices; Bool holds comparison results; Uint8 holds raw data
-// such as images.
+// such as images. BFloat16 and Float16 are the 16-bit floating-point types
+// of mixed precision: BFloat16 keeps float32's exponent range with 8 bits
+// of significand (a relative rounding error of at most 2^-8), Float16 is
+// IEEE binary16 (11 bits of significand, largest finite value 65504).
+// Their elements are held as raw bits (BF16, F16) and converted to and
+// from float32 with round-to-nearest-even.
 const (
 	Invalid DType = iota
 	Float32
@@ -17,11 +22,17 @@ const (
 	Int64
 	Bool
 	Uint8
+	BFloat16
+	Float16
 	// numDTypes bounds the kernel table; a new dtype goes above it.
 	numDTypes
 )
 
-var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8"}
+var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8", "BFloat16", "Float16"}
+
+// NumDTypes bounds the DType values (all are below it), for tables indexed
+// by dtype.
+const NumDTypes = int(numDTypes)
 
 // String returns MindSpore's spelling of the type (Float32, Int64, ...).
 func (d DType) String() string {
@@ -32,7 +43,14 @@ func (d DType) String() string {
 }
 
 // IsFloat reports whether d is a floating-point type.
-func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+func (d DType) IsFloat() bool {
+	return d == Float32 || d == Float64 || d == BFloat16 || d == Float16
+}
+
+// IsHalf reports whether d is a 16-bit floating-point type (BFloat16 or
+// Float16): one whose arithmetic spore carries out in float32, rounding
+// each result back (see package ops).
+func (d DType) IsHalf() bool { return d == BFloat16 || d == Float16 }
 
 // IsInt reports whether d is a signed or unsigned integer type.
 func (d DType) IsInt() bool { return d == Int32 || d == Int64 || d == Uint8 }
@@ -44,6 +62,8 @@ func (d DType) Size() int {
 		return 8
 	case Float32, Int32:
 		return 4
+	case BFloat16, Float16:
+		return 2
 	case Bool, Uint8:
 		return 1
 	}
@@ -55,9 +75,13 @@ type Number interface {
 	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
 }
 
-// Elem is the set of Go element types a tensor can hold.
+// Elem is the set of Go element types a tensor can hold. BF16 and F16 are
+// in it but not in Number: their raw bits must never meet Go's integer
+// arithmetic, so generic arithmetic kernels (over Number) cannot be
+// instantiated for them, while kernels that only move elements (over Elem)
+// can.
 type Elem interface {
-	Number | ~bool
+	Number | ~bool | BF16 | F16
 }
 
 // DTypeOf returns the DType that holds Go values of type T.
@@ -76,6 +100,10 @@ func DTypeOf[T Elem]() DType {
 		return Bool
 	case uint8:
 		return Uint8
+	case BF16:
+		return BFloat16
+	case F16:
+		return Float16
 	}
 	return Invalid
 }
@@ -95,6 +123,10 @@ func makeBuf(d DType, n int) any {
 		return make([]bool, n)
 	case Uint8:
 		return make([]uint8, n)
+	case BFloat16:
+		return make([]BF16, n)
+	case Float16:
+		return make([]F16, n)
 	}
 	panic(fmt.Sprintf("spore: no buffer for dtype %v", d))
 }

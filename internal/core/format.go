@@ -72,6 +72,10 @@ func (t *Tensor) scalarString() string {
 		return scalarFloat(float64(b[0]), 32)
 	case []float64:
 		return scalarFloat(b[0], 64)
+	case []BF16:
+		return scalarHalf(float64(b[0].Float32()), roundBF16)
+	case []F16:
+		return scalarHalf(float64(b[0].Float32()), roundF16)
 	case []int32:
 		return strconv.FormatInt(int64(b[0]), 10)
 	case []int64:
@@ -105,6 +109,35 @@ func scalarFloat(v float64, bits int) string {
 		return s
 	}
 	return strconv.FormatFloat(v, 'e', -1, bits)
+}
+
+// scalarHalf is scalarFloat for a value of a 16-bit type that round
+// rounds to: the same notation, with the shortest digits of that type.
+func scalarHalf(v float64, round func(float64) float64) string {
+	a := math.Abs(v)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return scalarFloat(v, 64)
+	}
+	if a == 0 || (a >= 1e-4 && a < 1e16) {
+		s := shortHalf(v, 'f', round)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	return shortHalf(v, 'e', round)
+}
+
+// halfFormatter formats the elements of a 16-bit float buffer, whose
+// value of element i is at(i), as floats of that type.
+func halfFormatter(idx []int, at func(i int) float64, round func(float64) float64) func(i int) string {
+	vals := make([]float64, len(idx))
+	for k, i := range idx {
+		vals[k] = at(i)
+	}
+	f := &floatFormat{bits: 64, round: round}
+	f.init(vals)
+	return func(i int) string { return f.format(at(i)) }
 }
 
 // shownIndices returns the flat indices of the elements that will be
@@ -150,6 +183,10 @@ func (t *Tensor) elemFormatter(idx []int) func(i int) string {
 		}
 		f := newFloatFormat(vals, 64)
 		return func(i int) string { return f.format(b[i]) }
+	case []BF16:
+		return halfFormatter(idx, func(i int) float64 { return float64(b[i].Float32()) }, roundBF16)
+	case []F16:
+		return halfFormatter(idx, func(i int) float64 { return float64(b[i].Float32()) }, roundF16)
 	case []int32:
 		return intFormatter(idx, func(i int) string { return strconv.FormatInt(int64(b[i]), 10) })
 	case []int64:
@@ -188,7 +225,10 @@ func padLeft(s string, w int) string {
 // floatFormat is NumPy's FloatingFormat for floatmode 'maxprec', sign '-',
 // suppress False.
 type floatFormat struct {
-	bits      int  // 32 or 64: which shortest representation to use
+	bits int // 32 or 64: which shortest representation to use
+	// round, set for a 16-bit type, rounds a value to that type: the
+	// shortest representations are then that type's (bits is 64).
+	round     func(float64) float64
 	exp       bool // scientific notation
 	padLeft   int  // characters before the decimal point
 	padRight  int  // characters after it (positional), or after it including the exponent (scientific)
@@ -200,6 +240,13 @@ type floatFormat struct {
 // FloatingFormat.fillFormat does.
 func newFloatFormat(vals []float64, bits int) *floatFormat {
 	f := &floatFormat{bits: bits}
+	f.init(vals)
+	return f
+}
+
+// init chooses notation and padding for the printed values vals.
+func (f *floatFormat) init(vals []float64) {
+	*f = floatFormat{bits: f.bits, round: f.round}
 	var finite []float64
 	minV, maxV := math.Inf(1), 0.0
 	for _, v := range vals {
@@ -216,7 +263,10 @@ func newFloatFormat(vals []float64, bits int) *floatFormat {
 		// NumPy divides in the array's type, so a float32 ratio is rounded
 		// (and may overflow) as float32.
 		ratio := maxV / minV
-		if bits == 32 {
+		switch {
+		case f.round != nil:
+			ratio = f.round(float64(float32(maxV) / float32(minV)))
+		case f.bits == 32:
 			ratio = float64(float32(maxV) / float32(minV))
 		}
 		f.exp = maxV >= 1e8 || minV < 1e-4 || ratio > 1000
@@ -253,7 +303,15 @@ func newFloatFormat(vals []float64, bits int) *floatFormat {
 		offset := f.padRight + 1
 		f.padLeft = max(f.padLeft, len("nan")-offset, len("inf")+neginf-offset)
 	}
-	return f
+}
+
+// shortest is strconv's shortest form of v in notation fmtc ('e' or 'f')
+// for f's type.
+func (f *floatFormat) shortest(v float64, fmtc byte) string {
+	if f.round != nil {
+		return shortHalf(v, fmtc, f.round)
+	}
+	return strconv.FormatFloat(v, fmtc, -1, f.bits)
 }
 
 // positional is Dragon4 positional in unique mode with at most
@@ -263,7 +321,7 @@ func newFloatFormat(vals []float64, bits int) *floatFormat {
 // zeros before the point prints all its integer digits exactly: float32
 // 93780832 prints as "93780832.", not "93780830.".
 func (f *floatFormat) positional(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, f.bits)
+	s := f.shortest(v, 'f')
 	_, fp, ok := strings.Cut(s, ".")
 	switch {
 	case !ok:
@@ -280,7 +338,7 @@ func (f *floatFormat) positional(v float64) string {
 // printPrecision digits after the point, trimming trailing zeros but keeping
 // the point: "1.e-05", "1.2345679e+08".
 func (f *floatFormat) sciTrimmed(v float64) string {
-	s := strconv.FormatFloat(v, 'e', -1, f.bits)
+	s := f.shortest(v, 'e')
 	mant, e, _ := strings.Cut(s, "e")
 	if _, fp, ok := strings.Cut(mant, "."); ok && len(fp) > printPrecision {
 		s = strconv.FormatFloat(v, 'e', printPrecision, f.bits)
@@ -308,7 +366,7 @@ func (f *floatFormat) format(v float64) string {
 		// Unique digits, but exactly f.precision of them after the point:
 		// extra digits are the exact value's, as Dragon4 with min_digits
 		// prints them.
-		s := strconv.FormatFloat(v, 'e', -1, f.bits)
+		s := f.shortest(v, 'e')
 		if mant, _, _ := strings.Cut(s, "e"); len(fracPart(mant)) != f.precision {
 			s = strconv.FormatFloat(v, 'e', f.precision, f.bits)
 		}

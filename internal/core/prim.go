@@ -367,7 +367,19 @@ func tracerOf(t *Tensor) Tracer {
 // a parameter is read while this goroutine traces, it emits a node into the
 // trace instead. Either way, when an input is tracked for autodiff the
 // application is recorded so that gradients can flow back through it.
+// While an autocast policy is active on this goroutine (BeginAutocast),
+// the policy decides the dtypes p is applied in.
 func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
+	if activeAutocasts.Load() > 0 {
+		if ac := CurrentAutocast(); ac != nil {
+			return ac.Apply(p, attrs, in, apply)
+		}
+	}
+	return apply(p, attrs, in...)
+}
+
+// apply is Apply without the goroutine's autocast policy.
+func apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 	tr, tracked := dispatch(p, in)
 	var out *Tensor
 	m := p.Infer(attrs, in)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/sporeml/spore/internal/kernels/half"
 )
 
 // Tensor is an n-dimensional array of one element type.
@@ -105,8 +108,8 @@ func NewOf(m Meta) *Tensor {
 	return &Tensor{shape: m.Shape, dtype: m.DType, buf: makeBuf(m.DType, m.Shape.Size())}
 }
 
-// FromBuffer wraps buf (a []float32, []float64, []int32, []int64, []bool or
-// []uint8 of exactly shape.Size() elements) without copying. It is for
+// FromBuffer wraps buf (a []float32, []float64, []int32, []int64, []bool,
+// []uint8, []BF16 or []F16 of exactly shape.Size() elements) without copying. It is for
 // executors and kernels that manage their own memory; the caller must not
 // let buf be changed while the tensor is in use.
 func FromBuffer(buf any, shape Shape) *Tensor {
@@ -134,9 +137,30 @@ func bufInfo(buf any) (DType, int) {
 		return Bool, len(b)
 	case []uint8:
 		return Uint8, len(b)
+	case []BF16:
+		return BFloat16, len(b)
+	case []F16:
+		return Float16, len(b)
 	}
 	return Invalid, 0
 }
+
+// Rewrap points t, a tensor header of the caller's own (made by MetaTensor
+// or FromBuffer and never handed out), at buf with the given shape, for
+// kernels that reuse headers over pooled buffers call after call instead
+// of allocating new ones. buf must hold shape.Size() elements.
+func Rewrap(t *Tensor, buf any, shape Shape) {
+	dt, n := bufInfo(buf)
+	if dt == Invalid || n != shape.Size() {
+		Panicf("Rewrap", "buffer %T of %d elements does not fit shape %v", buf, n, shape)
+	}
+	t.buf, t.shape, t.dtype = buf, shape, dt
+}
+
+// MetaTensor returns a tensor of shape and dtype m with no data: a stand-in
+// for inference, which reads operands' shapes and dtypes but never their
+// values (reading them panics).
+func MetaTensor(m Meta) *Tensor { return &Tensor{shape: m.Shape, dtype: m.DType} }
 
 // FromSlice returns a tensor holding a copy of data with the given shape.
 // With no shape, the tensor is one-dimensional. It panics if the shape does
@@ -205,7 +229,7 @@ func (t *Tensor) IsSymbolic() bool {
 }
 
 // Data returns t's buffer without copying: a []float32, []float64, []int32,
-// []int64, []bool or []uint8. Kernels use it; user code should prefer the
+// []int64, []bool, []uint8, []BF16 or []F16. Kernels use it; user code should prefer the
 // copying accessors (Float32s, ...). Writing to it breaks value semantics,
 // and a parameter written through it may go unseen by compiled plans that
 // hold packed copies of it (see ParamVersion): change parameters with
@@ -224,7 +248,8 @@ func (t *Tensor) mustConcrete(method string) {
 	}
 }
 
-// Float32s returns a copy of t's elements converted to float32.
+// Float32s returns a copy of t's elements converted to float32 (exactly,
+// for BFloat16 and Float16 tensors).
 func (t *Tensor) Float32s() []float32 { return convertAll[float32](t, "Float32s") }
 
 // Float64s returns a copy of t's elements converted to float64.
@@ -310,8 +335,48 @@ func convertAll[T Number](t *Tensor, method string) []T {
 				out[i] = 1
 			}
 		}
+	case []BF16:
+		if o, ok := any(out).([]float32); ok {
+			half.BF16ToFloat32s(o, bits16(b))
+			break
+		}
+		for i, v := range b {
+			out[i] = T(v.Float32())
+		}
+	case []F16:
+		if o, ok := any(out).([]float32); ok {
+			half.F16ToFloat32s(o, bits16(b))
+			break
+		}
+		for i, v := range b {
+			out[i] = T(v.Float32())
+		}
 	}
 	return out
+}
+
+// bits16 views a buffer of 16-bit floats as the raw bits the conversion
+// kernels take.
+func bits16[H BF16 | F16](b []H) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b))
+}
+
+// Bits16 returns the buffer of a BFloat16 or Float16 tensor as raw bits,
+// without copying, for conversion and GEMM kernels that take []uint16; it
+// panics for other dtypes. The same cautions as for Data apply.
+func Bits16(t *Tensor) []uint16 {
+	t.mustConcrete("Bits16")
+	switch b := t.buf.(type) {
+	case []BF16:
+		return bits16(b)
+	case []F16:
+		return bits16(b)
+	}
+	Panicf("Bits16", "tensor of shape %v is %v, not BFloat16 or Float16", t.shape, t.dtype)
+	return nil
 }
 
 // floatAt reads flat element i as float64.
@@ -332,6 +397,10 @@ func (t *Tensor) floatAt(i int) float64 {
 			return 1
 		}
 		return 0
+	case []BF16:
+		return float64(b[i].Float32())
+	case []F16:
+		return float64(b[i].Float32())
 	}
 	panic("spore: tensor without buffer")
 }
@@ -351,6 +420,10 @@ func (t *Tensor) setFloat(i int, v float64) {
 		b[i] = uint8(v)
 	case []bool:
 		b[i] = v != 0
+	case []BF16:
+		b[i] = BF16From(float32(v))
+	case []F16:
+		b[i] = F16From(float32(v))
 	}
 }
 
@@ -445,6 +518,10 @@ func CopyBuf(dst, src any) {
 		copy(d, src.([]bool))
 	case []uint8:
 		copy(d, src.([]uint8))
+	case []BF16:
+		copy(d, src.([]BF16))
+	case []F16:
+		copy(d, src.([]F16))
 	}
 }
 
@@ -479,6 +556,7 @@ type Copier func(dst *Tensor, dstOff int, src *Tensor, srcOff, n int)
 var copiers = [numDTypes]Copier{
 	Float32: copyElems[float32], Float64: copyElems[float64], Int32: copyElems[int32],
 	Int64: copyElems[int64], Bool: copyElems[bool], Uint8: copyElems[uint8],
+	BFloat16: copyElems[BF16], Float16: copyElems[F16],
 }
 
 // CopierFor returns the Copier of dtype dt.
@@ -510,5 +588,9 @@ func CopyElems(dst *Tensor, dstOff int, src *Tensor, srcOff, n int) {
 		copy(d[dstOff:dstOff+n], src.buf.([]bool)[srcOff:srcOff+n])
 	case []uint8:
 		copy(d[dstOff:dstOff+n], src.buf.([]uint8)[srcOff:srcOff+n])
+	case []BF16:
+		copy(d[dstOff:dstOff+n], src.buf.([]BF16)[srcOff:srcOff+n])
+	case []F16:
+		copy(d[dstOff:dstOff+n], src.buf.([]F16)[srcOff:srcOff+n])
 	}
 }

@@ -71,6 +71,50 @@
 // in its own L2 (smaller chunks claimed by whichever thread is free were
 // 2–15% slower on the seed network, forward pass and training step).
 //
+// # bfloat16
+//
+// [GemmBF16], [SgemmAsBF16] and the packed [GemmPackedBF16] multiply
+// bfloat16 operands (raw bits in uint16, or float32 rounded as they are
+// packed) with float32 accumulation into a float32 C, for mixed-precision
+// training and inference. Every bf16 kernel reads B in one packed layout,
+// 32-column panels with k in interleaved pairs (the VNNI layout of
+// VDPBF16PS and of AMX's TDPBF16PS), so a [PackedBF16] serves them all.
+// [BF16Kernels] lists the kernels this machine runs and [SetBF16Kernel]
+// forces one:
+//
+//   - amx: 32×32 blocks of C in four AMX accumulator tiles, TDPBF16PS on
+//     16×32 tiles of A and B. Products of at most 4 rows go to the
+//     VDPBF16PS kernel instead. On Linux the process first asks for the
+//     tile state (arch_prctl ARCH_REQ_XCOMP_PERM); the kernel refuses it
+//     unless every thread's signal stack can hold it, and then the AMX
+//     kernel is not offered (SPORE_NOAMX=1 skips the request). Each call
+//     configures the tiles, computes and releases them within one
+//     assembly function: Go never preempts assembly asynchronously, and
+//     the operating system saves tile state across signals and context
+//     switches, so no goroutine switch can come between tile
+//     instructions;
+//   - avx512bf16: 14×32 micro-tiles in 28 zmm accumulators, VDPBF16PS.
+//     On the development machine VDPBF16PS retires half as many
+//     multiply-adds per cycle as float32 FMAs do (BenchmarkBF16Peak), so
+//     this kernel, at about 80% of that ceiling, runs at 0.5–0.6 times
+//     the float32 kernel: it serves products of a few rows (bound by
+//     streaming B, which bf16 halves) and CPUs without AMX;
+//   - generic: pure Go, everywhere and under the noasm build tag.
+//
+// The assembly is emitted by asmgen, which encodes the instructions the Go
+// assembler lacks (AMX, VDPBF16PS) itself. Each kernel is tested against
+// its Go twin on identical panels (bit for bit for VDPBF16PS; within the
+// float32 summation bound for TDPBF16PS, whose internal summation order
+// differs from the SDM's pseudo-code) and all against a float64 reference.
+// Results agree across kernels within float32 rounding of the sums, and
+// differ from the float32 product by at most [BF16Tolerance] relative to
+// Σ|a·b|. On the development machine (2 threads of a Xeon with AMX) the
+// AMX kernel runs 1024³ at 4–6 times the float32 kernel's throughput on
+// one thread, and the seed network's batch-64 layers at 6–8 times;
+// BenchmarkGemmBF16_1024 and BenchmarkPackedBF16 set them side by side
+// (their cpuGFLOP/s columns, and the ratio sub-benchmark, hold steadier on
+// a busy machine than wall-time figures).
+//
 // The float64 path ([Dgemm]) is plain blocked Go: it serves gradient
 // checks, where correctness matters more than speed.
 //

@@ -503,6 +503,7 @@ func main() {
 		log.Fatal(err)
 	}
 	declarations()
+	bf16Asm()
 }
 
 // declarations writes the Go prototypes and the per-height tables.
