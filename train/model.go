@@ -41,6 +41,12 @@ type Model struct {
 	// StepConfig configures the training cell (gradient clipping, forced
 	// eager or compiled execution); set it before the first Train.
 	StepConfig nn.TrainOneStepConfig
+	// SinkSize, when positive, trains in data sink mode, MindSpore's
+	// dataset_sink_mode with sink_size: SinkSize steps per call, run as
+	// one compiled Scan over a queue of batches filled ahead on another
+	// goroutine (see spore.DataSink and sink.go). Zero trains step by
+	// step.
+	SinkSize int
 
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
@@ -119,6 +125,9 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 			err = ctx.err
 		}
 	}()
+	if m.SinkSize != 0 {
+		return m.fitSunk(cell, epochs, trainSet, valid, ctx, each)
+	}
 	for epoch := 1; epoch <= epochs && !ctx.stop; epoch++ {
 		cell.SetTrain(true)
 		ctx.Epoch, ctx.Step = epoch, 0
