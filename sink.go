@@ -416,7 +416,6 @@ func (f *sinkFeed) epoch(epoch int, where *SinkPosition) bool {
 			f.send(sinkQueue{err: fmt.Errorf("spore: DataSink: epoch %d, step %d: %w", epoch, step+1, err)})
 			return false
 		}
-		step++
 		if set != nil && !set.fits(batch) {
 			// New shapes: the queue so far runs on its own.
 			q := finish()
@@ -425,6 +424,7 @@ func (f *sinkFeed) epoch(epoch int, where *SinkPosition) bool {
 			}
 			held = q
 		}
+		step++
 		if !flush(false) {
 			return false
 		}
