@@ -51,6 +51,7 @@ type Model struct {
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
 	parallel spore.AutoParallelContext // the cell's data-parallel setting
+	sink     *spore.Sink               // the last sunk training's sink
 }
 
 // NewModel returns a model, MindSpore's Model(network, loss_fn, optimizer,

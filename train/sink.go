@@ -45,6 +45,7 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 	}
 	sink := spore.DataSink(step, labelled{trainSet}, m.SinkSize, cfg)
 	defer sink.Close()
+	m.sink = sink
 	for epoch := 1; epoch <= epochs && !ctx.stop; epoch++ {
 		cell.SetTrain(true)
 		ctx.Epoch, ctx.Step = epoch, 0
@@ -85,6 +86,17 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 		each(func(cb Callback) { cb.OnEpochEnd(ctx) })
 	}
 	return nil
+}
+
+// SinkStats returns the compile-cache statistics of the last training in
+// data sink mode (SinkSize > 0): one compile per queue length (the sink
+// size, and the shorter last queue of an epoch), the other calls hits.
+// It is zero before any.
+func (m *Model) SinkStats() spore.JitStats {
+	if m.sink == nil {
+		return spore.JitStats{}
+	}
+	return m.sink.Stats()
 }
 
 // labelled passes a training set's (data, label) pairs to the sink,

@@ -50,6 +50,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.dashboard, "dashboard", "", "serve the dashboard of this run at host:port (127.0.0.1:6006) while it trains, over --summary-dir or a temporary directory")
 	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
 	fs.StringVar(&f.lossLog, "loss-log", "", "write every step's loss to this file when training ends: one line per step, the global step and the loss (the global batch's, under mpirun)")
+	var sink sinkFlag
+	sink.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +80,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := checkEnv(); err != nil {
+		return err
+	}
+	if err := sink.check(dp.size); err != nil {
 		return err
 	}
 	// Rank 0 writes the files; the others may run where the paths do
@@ -144,6 +149,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
+	sink.apply(m)
 	if f.resume != "" {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
@@ -223,6 +229,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
 	}
+	sink.report(m, stdout)
 	if f.save != "" {
 		if err := m.SaveCheckpoint(f.save); err != nil {
 			return err
