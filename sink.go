@@ -207,6 +207,25 @@ func (s *Sink) Close() error {
 	return nil
 }
 
+// Restart stops the goroutine filling queues (as Close does) and starts
+// reading ds from its first epoch, for epochs epochs (0: for ever),
+// keeping the compiled queue plans: a training loop that sinks the same
+// step over new data, or over the same data again, compiles nothing
+// more. Errors of the previous feed are forgotten.
+func (s *Sink) Restart(ds SinkDataset, epochs int) {
+	const op = "DataSink.Restart"
+	switch {
+	case ds == nil:
+		core.Panicf(op, "dataset is nil")
+	case epochs < 0:
+		core.Panicf(op, "epochs %d is negative", epochs)
+	}
+	s.Close()
+	s.cfg.Epochs = epochs
+	s.feed = newSinkFeed(ds, s.n, epochs, s.cfg.Context)
+	s.pos, s.err, s.closed = SinkPosition{}, nil, false
+}
+
 // sinkQueue is one queue the feeder hands over: steps batches stacked, or
 // the failure that ended the feed.
 type sinkQueue struct {

@@ -355,3 +355,21 @@ func TestDataSinkMisuse(t *testing.T) {
 		t.Errorf("empty dataset: %v", err)
 	}
 }
+
+// Restart reads a dataset afresh and keeps the compiled queue plans.
+func TestDataSinkRestart(t *testing.T) {
+	withContext(t, spore.WithMode(spore.GraphMode))
+	r := newRegression()
+	s := spore.DataSink(r.step(), regressionData(20, 2), 4, spore.SinkConfig{Epochs: 1})
+	defer s.Close()
+	_, first := drain(t, s)
+	compiles := s.Stats().Compiles
+	s.Restart(regressionData(20, 2), 2)
+	_, again := drain(t, s)
+	if got, want := positions(again), positions(first)+" "+strings.ReplaceAll(positions(first), "1:", "2:"); got != want {
+		t.Errorf("after Restart: positions %q, want %q", got, want)
+	}
+	if c := s.Stats().Compiles; c != compiles || compiles != 2 {
+		t.Errorf("compiles: %d before Restart, %d after; want 2 both times", compiles, c)
+	}
+}

@@ -51,7 +51,8 @@ type Model struct {
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
 	parallel spore.AutoParallelContext // the cell's data-parallel setting
-	sink     *spore.Sink               // the last sunk training's sink
+	sink     *spore.Sink               // the sunk training's sink, kept from Fit to Fit
+	sinkKey  sinkKey                   // what sink was made under
 }
 
 // NewModel returns a model, MindSpore's Model(network, loss_fn, optimizer,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/nn"
@@ -43,9 +44,17 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 	case nn.StepEager:
 		cfg.Jit.Disable = true
 	}
-	sink := spore.DataSink(step, labelled{trainSet}, m.SinkSize, cfg)
+	// The sink, and with it the compiled queue plans, is kept from one
+	// Fit to the next while nothing it was compiled under changes.
+	key := sinkKey{size: m.SinkSize, cfg: cfg, ctx: spore.GetContext().Mode, level: spore.GetContext().JitLevel}
+	if m.sink != nil && m.sinkKey.same(key) {
+		m.sink.Restart(labelled{trainSet}, epochs)
+	} else {
+		m.sink = spore.DataSink(step, labelled{trainSet}, m.SinkSize, cfg)
+		m.sinkKey = key
+	}
+	sink := m.sink
 	defer sink.Close()
-	m.sink = sink
 	for epoch := 1; epoch <= epochs && !ctx.stop; epoch++ {
 		cell.SetTrain(true)
 		ctx.Epoch, ctx.Step = epoch, 0
@@ -88,10 +97,26 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 	return nil
 }
 
-// SinkStats returns the compile-cache statistics of the last training in
-// data sink mode (SinkSize > 0): one compile per queue length (the sink
-// size, and the shorter last queue of an epoch), the other calls hits.
-// It is zero before any.
+// sinkKey is what a Model's sink was compiled under.
+type sinkKey struct {
+	size  int
+	cfg   spore.SinkConfig
+	ctx   spore.Mode
+	level spore.Level
+}
+
+func (k sinkKey) same(o sinkKey) bool {
+	a, b := k.cfg, o.cfg
+	return k.size == o.size && k.ctx == o.ctx && k.level == o.level && a.Compiled == b.Compiled &&
+		a.Jit.Level == b.Jit.Level && a.Jit.Disable == b.Jit.Disable && a.Jit.Name == b.Jit.Name &&
+		slices.Equal(a.Jit.DisablePasses, b.Jit.DisablePasses)
+}
+
+// SinkStats returns the compile-cache statistics of training in data sink
+// mode (SinkSize > 0): one compile per queue length (the sink size, and
+// the shorter last queue of an epoch), the other calls hits, over every
+// Fit since the sink size, the modes or the levels last changed. It is
+// zero before any.
 func (m *Model) SinkStats() spore.JitStats {
 	if m.sink == nil {
 		return spore.JitStats{}

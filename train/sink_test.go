@@ -195,3 +195,30 @@ func TestSinkRefusals(t *testing.T) {
 		t.Errorf("batches without labels: error %v", err)
 	}
 }
+
+// Fit after Fit keeps the sink's compiled plans and trains on as one
+// longer unsunk run would.
+func TestSinkAcrossFits(t *testing.T) {
+	old := spore.GetContext()
+	defer spore.SetContext(spore.WithMode(old.Mode), spore.WithJitLevel(old.JitLevel))
+	spore.SetContext(spore.WithMode(spore.GraphMode), spore.WithJitLevel(spore.O0))
+	want, _ := trained(t, 0, sgd, false) // two epochs in one Train
+	spore.SetSeed(7)
+	net := nn.NewSequentialCell(nn.NewDense(10, 32), nn.NewReLU(), nn.NewDense(32, 4))
+	m := train.NewModel(net, nn.NewCrossEntropyLoss("", 0), sgd(net.TrainableParameters()))
+	m.SinkSize = 3
+	for range 2 {
+		if err := m.Train(1, blobData(3, 40, 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := append(net.TrainableParameters(), m.Optimizer.State()...)
+	for i := range want {
+		if d := firstBitDiff(want[i], got[i]); d >= 0 {
+			t.Errorf("%s differs from one two-epoch run at element %d", want[i].Name(), d)
+		}
+	}
+	if st := m.SinkStats(); st.Compiles != 2 || st.Hits != 6 {
+		t.Errorf("two Fits of 10 steps at sink size 3: %d compiles and %d hits, want 2 (queues of 3 and 1) and 6", st.Compiles, st.Hits)
+	}
+}
