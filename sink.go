@@ -67,6 +67,8 @@ type Sink struct {
 	pos    SinkPosition
 	err    error // sticky: the sink stops at its first failure
 	closed bool
+	// held is the last run's queue, kept for Batch until the next Run.
+	held sinkQueue
 }
 
 // DataSink returns step sunk over ds, MindSpore's mindspore.data_sink:
@@ -158,6 +160,7 @@ func (s *Sink) Run() (*Tensor, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	s.release()
 	q := s.feed.next()
 	if q.panicked {
 		s.err = fmt.Errorf("spore: DataSink: epoch %d, step %d: the dataset panicked: %v", q.pos.Epoch, q.pos.Step, q.panicVal)
@@ -174,8 +177,55 @@ func (s *Sink) Run() (*Tensor, error) {
 	} else {
 		losses = s.scanned(q.xs...)
 	}
-	s.feed.release(q)
+	s.held = q
 	return losses, nil
+}
+
+// release hands the last run's queue back to the feeder.
+func (s *Sink) release() {
+	if s.held.xs != nil {
+		s.feed.release(s.held)
+		s.held = sinkQueue{}
+	}
+}
+
+// Batch returns the tensors of step i (from 0) of the last Run's queue,
+// views that stay valid until the next Run, Restart or Close: what a
+// step-by-step loop would have passed to the step.
+func (s *Sink) Batch(i int) []*Tensor {
+	if s.held.xs == nil || i < 0 || i >= s.pos.Steps {
+		core.Panicf("DataSink.Batch", "step %d of a queue of %d steps", i, s.pos.Steps)
+	}
+	out := make([]*Tensor, len(s.held.xs))
+	for k, x := range s.held.xs {
+		out[k] = row(x, i)
+	}
+	return out
+}
+
+// row is row i of x along its leading axis, sharing x's buffer.
+func row(x *Tensor, i int) *Tensor {
+	shape := x.Shape()[1:].Clone()
+	n := shape.Size()
+	lo, hi := i*n, (i+1)*n
+	var buf any
+	switch b := x.Data().(type) {
+	case []float32:
+		buf = b[lo:hi:hi]
+	case []float64:
+		buf = b[lo:hi:hi]
+	case []int32:
+		buf = b[lo:hi:hi]
+	case []int64:
+		buf = b[lo:hi:hi]
+	case []bool:
+		buf = b[lo:hi:hi]
+	case []uint8:
+		buf = b[lo:hi:hi]
+	default:
+		core.Panicf("DataSink.Batch", "unsupported dtype %v", x.DType())
+	}
+	return core.FromBuffer(buf, shape)
 }
 
 // compiled reports whether a queue runs as one compiled call: under
@@ -202,6 +252,7 @@ func (s *Sink) Stats() JitStats { return s.jit.Stats() }
 func (s *Sink) Close() error {
 	if !s.closed {
 		s.closed = true
+		s.held = sinkQueue{}
 		s.feed.close()
 	}
 	return nil

@@ -20,9 +20,9 @@ import (
 // differs is what callbacks can do between steps: the n steps of a call
 // have run before any callback hears of them, so after each call every
 // callback gets OnStepBegin and OnStepEnd for each of its steps in turn,
-// with Step, GlobalStep and Loss as an unsunk run would give them; Batch
-// is nil, and WantGrads is not honoured (Grads stays nil: the sunk step
-// does not return gradients). A stop a callback requests takes effect
+// with Step, GlobalStep, Loss and Batch (the step's data and label,
+// views of the queue) as an unsunk run would give them; WantGrads is not
+// honoured (Grads stays nil: the sunk step does not return gradients). A stop a callback requests takes effect
 // after the call's remaining steps, which have already run, are reported.
 // The last call of an epoch whose length is not a multiple of the sink
 // size runs the steps left over as a shorter Scan (compiled once).
@@ -66,9 +66,10 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 			if err != nil {
 				return fmt.Errorf("train: epoch %d: %w", epoch, err)
 			}
-			for _, l := range losses.Float64s() {
+			for i, l := range losses.Float64s() {
 				ctx.Step++
 				ctx.GlobalStep++
+				ctx.Batch = sink.Batch(i)
 				each(func(cb Callback) { cb.OnStepBegin(ctx) })
 				ctx.Loss = l
 				sum += l
@@ -79,6 +80,7 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 				break
 			}
 		}
+		ctx.Batch = nil
 		ctx.StepsPerEpoch = max(ctx.StepsPerEpoch, ctx.Step)
 		if ctx.Step > 0 {
 			ctx.Metrics["loss"] = sum / float64(ctx.Step)

@@ -2,8 +2,10 @@ package train_test
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,14 +20,16 @@ import (
 // stepLog records what the step callbacks see.
 type stepLog struct {
 	train.BaseCallback
-	steps  []int // Step, GlobalStep pairs
-	losses []float64
-	epochs []float64 // the epoch's mean loss
+	steps   []int // Step, GlobalStep pairs
+	losses  []float64
+	batches []string  // each step's data and label
+	epochs  []float64 // the epoch's mean loss
 }
 
 func (s *stepLog) OnStepEnd(c *train.RunContext) {
 	s.steps = append(s.steps, c.Step, c.GlobalStep)
 	s.losses = append(s.losses, c.Loss)
+	s.batches = append(s.batches, fmt.Sprint(c.Batch[0].Shape(), c.Batch[0].Float32s(), c.Batch[1].Shape(), c.Batch[1].Data()))
 }
 
 func (s *stepLog) OnEpochEnd(c *train.RunContext) { s.epochs = append(s.epochs, c.Metrics["loss"]) }
@@ -71,6 +75,9 @@ func TestSinkSameWeightsAsUnsunk(t *testing.T) {
 						t.Errorf("%v %s sink size %d: %s differs from the unsunk run at element %d: %v vs %v",
 							mode, o.name, n, want[i].Name(), d, got[i].Float32s()[d], want[i].Float32s()[d])
 					}
+				}
+				if !slices.Equal(log.batches, wantLog.batches) {
+					t.Errorf("%v %s sink size %d: callbacks saw other batches than unsunk", mode, o.name, n)
 				}
 				if !sameFloats(log.losses, wantLog.losses) || !sameInts(log.steps, wantLog.steps) || !sameFloats(log.epochs, wantLog.epochs) {
 					t.Errorf("%v %s sink size %d: callbacks saw steps %v losses %v epoch losses %v, unsunk %v %v %v",
