@@ -57,7 +57,8 @@ func trained(t *testing.T, n int, opt func([]*tensor.Tensor) optim.Optimizer, dr
 // A sunk run trains exactly as an unsunk one: at O0 every parameter and
 // optimiser state holds the same bits after two epochs, for sink sizes
 // that divide the 10-step epoch and sizes that leave a shorter last
-// queue, and the callbacks see the same losses at the same step numbers.
+// queue, and the callbacks see the same batches and losses at the same
+// step numbers.
 func TestSinkSameWeightsAsUnsunk(t *testing.T) {
 	old := spore.GetContext()
 	defer spore.SetContext(spore.WithMode(old.Mode), spore.WithJitLevel(old.JitLevel))
