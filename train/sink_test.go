@@ -230,3 +230,18 @@ func TestSinkAcrossFits(t *testing.T) {
 		t.Errorf("two Fits of 10 steps at sink size 3: %d compiles and %d hits, want 2 (queues of 3 and 1) and 6", st.Compiles, st.Hits)
 	}
 }
+
+// At O1 the scanned step compiles to the plan the unsunk step compiles
+// to, so here too the weights come out the same, bit for bit.
+func TestSinkSameWeightsAtO1(t *testing.T) {
+	old := spore.GetContext()
+	defer spore.SetContext(spore.WithMode(old.Mode), spore.WithJitLevel(old.JitLevel))
+	spore.SetContext(spore.WithMode(spore.GraphMode), spore.WithJitLevel(spore.O1))
+	want, _ := trained(t, 0, adam, false)
+	got, _ := trained(t, 3, adam, false)
+	for i := range want {
+		if d := firstBitDiff(want[i], got[i]); d >= 0 {
+			t.Errorf("%s differs from the unsunk run at element %d", want[i].Name(), d)
+		}
+	}
+}
