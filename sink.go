@@ -288,9 +288,11 @@ type sinkQueue struct {
 	panicVal any
 }
 
-// queueSet is one queue's stacked tensors, n batches long, reused from
-// call to call while the batches keep their shapes.
+// queueSet is one queue's stacked tensors, room for rows batches (n once
+// a full queue has been filled), reused from call to call while the
+// batches keep their shapes.
 type queueSet struct {
+	rows  int
 	xs    []*Tensor
 	metas []tensor.Meta // of one batch's tensors
 	cp    []core.Copier
@@ -506,6 +508,9 @@ func (f *sinkFeed) epoch(epoch int, where *SinkPosition) bool {
 			set = s
 			set.prepare(batch, f.n)
 		}
+		if k == set.rows {
+			set.grow(k, f.n)
+		}
 		for i, t := range batch {
 			set.cp[i](set.xs[i], k*set.size[i], t, 0, set.size[i])
 		}
@@ -547,18 +552,35 @@ func checkBatch(batch []*Tensor, set *queueSet) error {
 	return nil
 }
 
-// prepare makes the set hold n batches shaped like batch, reusing its
-// buffers when they already fit.
+// prepare makes the set hold batches shaped like batch, reusing its
+// buffers when they already fit. The buffers start at room for a few
+// batches and grow (grow) as the queue fills, up to n: a sink size larger
+// than the epoch costs no memory beyond the epoch.
 func (q *queueSet) prepare(batch []*Tensor, n int) {
 	if q.metas != nil && q.fits(batch) {
 		return
 	}
 	q.xs, q.metas, q.cp, q.size = nil, nil, nil, nil
+	q.rows = min(n, initialRows)
 	for _, t := range batch {
 		m := tensor.Meta{Shape: t.Shape().Clone(), DType: t.DType()}
 		q.metas = append(q.metas, m)
-		q.xs = append(q.xs, core.NewOf(tensor.Meta{Shape: append(tensor.Shape{n}, m.Shape...), DType: m.DType}))
+		q.xs = append(q.xs, core.NewOf(tensor.Meta{Shape: append(tensor.Shape{q.rows}, m.Shape...), DType: m.DType}))
 		q.cp = append(q.cp, core.CopierFor(m.DType))
 		q.size = append(q.size, m.Shape.Size())
+	}
+}
+
+// initialRows is the number of batches a queue's buffers first hold.
+const initialRows = 16
+
+// grow doubles the rows the set holds, up to n, keeping the first k.
+func (q *queueSet) grow(k, n int) {
+	q.rows = min(2*q.rows, n)
+	for i, x := range q.xs {
+		m := q.metas[i]
+		y := core.NewOf(tensor.Meta{Shape: append(tensor.Shape{q.rows}, m.Shape...), DType: m.DType})
+		q.cp[i](y, 0, x, 0, k*q.size[i])
+		q.xs[i] = y
 	}
 }

@@ -118,6 +118,8 @@ func TestDataSinkSameAsSteps(t *testing.T) {
 			{4, "1:1+4 1:5+4 1:9+2$ 2:1+4 2:5+4 2:9+2$", 2},
 			{10, "1:1+10$ 2:1+10$", 1},
 			{16, "1:1+10$ 2:1+10$", 1},
+			// Queues hold what the epoch has, not room for 2³⁰ batches.
+			{1 << 30, "1:1+10$ 2:1+10$", 1},
 		} {
 			r2 := newRegression()
 			s := spore.DataSink(r2.step(), ds, tc.n, spore.SinkConfig{Epochs: 2})
