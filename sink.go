@@ -98,7 +98,17 @@ type Sink struct {
 // differ from the queue's (a last partial batch) also starts a queue of
 // its own. A failure of the dataset surfaces on the Run after the steps
 // that preceded it, naming the epoch and step; a panic in the dataset is
-// re-raised by Run.
+// re-raised by Run. The sink holds two queues of at most n batches: the
+// one running and the next.
+//
+// Randomness: Dropout and the other random ops draw from the framework's
+// random source when each step runs, sunk or not, so a sunk run draws
+// what a step-by-step run draws, in the same order, and ends with the
+// same weights. That fails only for a dataset pipeline that draws from
+// the framework's source itself (a random augmentation in a Map): it runs
+// on the filling goroutine, concurrently with the steps, and the two
+// interleave differently from run to run. Shuffle seeds itself once, when
+// it is built, and is unaffected.
 //
 // DataSink panics if step or ds is nil or n is not positive.
 func DataSink(step func(batch ...*Tensor) *Tensor, ds SinkDataset, n int, cfg ...SinkConfig) *Sink {
@@ -246,9 +256,10 @@ func (s *Sink) Size() int { return s.n }
 // queue of an epoch).
 func (s *Sink) Stats() JitStats { return s.jit.Stats() }
 
-// Close stops the goroutine filling queues and waits for it to exit. It
-// is safe to call more than once, and needed whenever Run has not
-// returned an error (ErrSinkDone included).
+// Close stops the goroutine filling queues and waits for it to exit
+// (after the batch the dataset is producing, if any). It is safe to call
+// more than once, and always needed: the goroutine may be a queue ahead
+// even after Run returned an error.
 func (s *Sink) Close() error {
 	if !s.closed {
 		s.closed = true
