@@ -257,9 +257,9 @@ func (s *Sink) Size() int { return s.n }
 func (s *Sink) Stats() JitStats { return s.jit.Stats() }
 
 // Close stops the goroutine filling queues and waits for it to exit
-// (after the batch the dataset is producing, if any). It is safe to call
-// more than once, and always needed: the goroutine may be a queue ahead
-// even after Run returned an error.
+// (after the batch the dataset is producing, if any). Call it when done
+// with the sink, whatever Run last returned; it is safe to call more than
+// once.
 func (s *Sink) Close() error {
 	if !s.closed {
 		s.closed = true
