@@ -291,7 +291,7 @@ func (p *Program) blocks(r *runner, b0, b1 int) {
 	// A Scalar input is the same in every block: fill its buffer once, as
 	// far as the longest block reads (a tiny tensor's one short block
 	// must not pay for a full one).
-	fillLen := min(BlockSize, n-b0*BlockSize)
+	fillLen := max(0, min(BlockSize, n-b0*BlockSize))
 	for i := range ins {
 		if in := &ins[i]; in.mode == Scalar {
 			fill(s.reg(i), in.p, in.t.size(), fillLen)
