@@ -152,9 +152,8 @@ func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
 	}
 	for k := range s.nx {
 		m := s.body.orig.Inputs[s.nc+k].Meta
-		r.xt = append(r.xt, core.NewOf(m))
+		r.shapeX = append(r.shapeX, m.Shape)
 		r.sizeX = append(r.sizeX, m.Shape.Size())
-		r.cpX = append(r.cpX, core.CopierFor(m.DType))
 	}
 	for j := range s.ny {
 		m := s.body.outs[s.nc+j]
@@ -172,13 +171,14 @@ type scanRun struct {
 	*scanAttrs
 	body         *runner
 	cur          []*Tensor // the node inputs the body reads: carries and slices substituted
-	a, b, xt, yt []*Tensor // carries (double-buffered), x and y slices
+	a, b, yt     []*Tensor // carries (double-buffered) and y slices
 	stepOut      []*Tensor
 	sizeX, sizeY []int
+	shapeX       []tensor.Shape // of one slice of each scanned input
 	// Copies resolved when planned: of each carry (its element count in
-	// sizeC), each scanned input and each scanned output.
-	cpC, cpX, cpY []core.Copier
-	sizeC         []int
+	// sizeC) and each scanned output.
+	cpC, cpY []core.Copier
+	sizeC    []int
 }
 
 func (s *scanRun) run(in, outs []*Tensor) {
@@ -187,17 +187,18 @@ func (s *scanRun) run(in, outs []*Tensor) {
 		s.cpC[i](s.a[i], 0, in[i], 0, s.sizeC[i])
 		s.cur[i] = s.a[i]
 	}
-	for k := range s.nx {
-		s.cur[s.nc+k] = s.xt[k]
-	}
 	copy(s.stepOut[s.nc:], s.yt)
 	for k := range s.T {
 		t := k
 		if s.reverse {
 			t = s.T - 1 - k
 		}
-		for i, x := range s.xt {
-			s.cpX[i](x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+		// The body reads step t's slice of each scanned input in place,
+		// a view of the input's buffer, not a copy: a sunk training loop
+		// scans a queue of batches, and copying each batch out of the
+		// queue cost as much as the step's small matrix products.
+		for i, n := range s.sizeX {
+			s.cur[s.nc+i] = rowView(in[s.nc+i], t*n, (t+1)*n, s.shapeX[i])
 		}
 		copy(s.stepOut, s.b)
 		s.body.run(s.cur, s.stepOut)
@@ -322,4 +323,28 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 	}, gcarry0, scanned)
 	out := append(append([]*Tensor(nil), final[:nc]...), gxs...)
 	return append(out, final[nc:]...)
+}
+
+// rowView is elements [lo, hi) of x's buffer as a tensor of the given
+// shape, sharing the buffer (a scanned input's slice for one step; the
+// body's plan reads its inputs and never writes them).
+func rowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
+	var buf any
+	switch b := x.Data().(type) {
+	case []float32:
+		buf = b[lo:hi:hi]
+	case []float64:
+		buf = b[lo:hi:hi]
+	case []int32:
+		buf = b[lo:hi:hi]
+	case []int64:
+		buf = b[lo:hi:hi]
+	case []bool:
+		buf = b[lo:hi:hi]
+	case []uint8:
+		buf = b[lo:hi:hi]
+	default:
+		core.Panicf("Scan", "unsupported dtype %v of a scanned input", x.DType())
+	}
+	return core.FromBuffer(buf, shape)
 }

@@ -217,25 +217,7 @@ func (s *Sink) Batch(i int) []*Tensor {
 func row(x *Tensor, i int) *Tensor {
 	shape := x.Shape()[1:].Clone()
 	n := shape.Size()
-	lo, hi := i*n, (i+1)*n
-	var buf any
-	switch b := x.Data().(type) {
-	case []float32:
-		buf = b[lo:hi:hi]
-	case []float64:
-		buf = b[lo:hi:hi]
-	case []int32:
-		buf = b[lo:hi:hi]
-	case []int64:
-		buf = b[lo:hi:hi]
-	case []bool:
-		buf = b[lo:hi:hi]
-	case []uint8:
-		buf = b[lo:hi:hi]
-	default:
-		core.Panicf("DataSink.Batch", "unsupported dtype %v", x.DType())
-	}
-	return core.FromBuffer(buf, shape)
+	return rowView(x, i*n, (i+1)*n, shape)
 }
 
 // compiled reports whether a queue runs as one compiled call: under
