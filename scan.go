@@ -2,6 +2,7 @@ package spore
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
@@ -161,6 +162,7 @@ func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
 		r.sizeY = append(r.sizeY, m.Shape.Size())
 		r.cpY = append(r.cpY, core.CopierFor(m.DType))
 	}
+	r.views = make([][2]scanViews, s.nx)
 	r.stepOut = make([]*Tensor, s.nc+s.ny)
 	r.cur = make([]*Tensor, width(s.nc+s.nx, r.body))
 	return r
@@ -175,6 +177,13 @@ type scanRun struct {
 	stepOut      []*Tensor
 	sizeX, sizeY []int
 	shapeX       []tensor.Shape // of one slice of each scanned input
+	// views holds, per scanned input, the step views (rowView) of the
+	// last two buffers it was given, so that a plan called again on the
+	// same buffers (or on two alternating ones: the queues of a data
+	// sink) allocates nothing. Those buffers stay referenced until they
+	// are replaced.
+	views    [][2]scanViews
+	viewRows [][]*Tensor
 	// Copies resolved when planned: of each carry (its element count in
 	// sizeC) and each scanned output.
 	cpC, cpY []core.Copier
@@ -188,6 +197,7 @@ func (s *scanRun) run(in, outs []*Tensor) {
 		s.cur[i] = s.a[i]
 	}
 	copy(s.stepOut[s.nc:], s.yt)
+	views := s.viewsOf(in[s.nc : s.nc+s.nx])
 	for k := range s.T {
 		t := k
 		if s.reverse {
@@ -197,8 +207,8 @@ func (s *scanRun) run(in, outs []*Tensor) {
 		// a view of the input's buffer, not a copy: a sunk training loop
 		// scans a queue of batches, and copying each batch out of the
 		// queue cost as much as the step's small matrix products.
-		for i, n := range s.sizeX {
-			s.cur[s.nc+i] = rowView(in[s.nc+i], t*n, (t+1)*n, s.shapeX[i])
+		for i, v := range views {
+			s.cur[s.nc+i] = v[t]
 		}
 		copy(s.stepOut, s.b)
 		s.body.run(s.cur, s.stepOut)
@@ -347,4 +357,59 @@ func rowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
 		core.Panicf("Scan", "unsupported dtype %v of a scanned input", x.DType())
 	}
 	return core.FromBuffer(buf, shape)
+}
+
+// scanViews are the step views of one buffer of a scanned input.
+type scanViews struct {
+	base unsafe.Pointer // the buffer's first element
+	rows []*Tensor
+}
+
+// viewsOf returns, for each scanned input, its T step views, reusing
+// those made for the same buffer before. The returned slice is reused by
+// the next call.
+func (s *scanRun) viewsOf(xs []*Tensor) [][]*Tensor {
+	if cap(s.viewRows) < len(xs) {
+		s.viewRows = make([][]*Tensor, len(xs))
+	}
+	out := s.viewRows[:len(xs)]
+	for i, x := range xs {
+		base := dataPointer(x)
+		c := &s.views[i]
+		switch {
+		case base != nil && base == c[0].base:
+		case base != nil && base == c[1].base:
+			c[0], c[1] = c[1], c[0]
+		default:
+			c[1] = c[0]
+			n := s.sizeX[i]
+			rows := make([]*Tensor, s.T)
+			for t := range rows {
+				rows[t] = rowView(x, t*n, (t+1)*n, s.shapeX[i])
+			}
+			c[0] = scanViews{base: base, rows: rows}
+		}
+		out[i] = c[0].rows
+	}
+	return out
+}
+
+// dataPointer is the address of x's first element (nil when it has
+// none): the identity of its buffer.
+func dataPointer(x *Tensor) unsafe.Pointer {
+	switch b := x.Data().(type) {
+	case []float32:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []float64:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []int32:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []int64:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []bool:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []uint8:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	}
+	return nil
 }

@@ -23,9 +23,8 @@ import (
 // runs one unsunk and one sunk epoch back to back, each on its own model
 // from the same seed reading the same batches, so the two see the same
 // machine and train alike (the benchmark fails unless they end with the
-// same weights: at batch 1 the cost of a step depends on the weights,
-// through the momentum entries that decay into subnormal numbers). It
-// reports both rates and the ratio of their best epochs:
+// same weights, so that neither runs a cheaper computation). It reports
+// both rates and the ratio of their best epochs:
 //
 //	go test -run XXX -bench SinkEpoch -benchtime 5x ./train
 //
