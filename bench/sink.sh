@@ -4,8 +4,11 @@
 # little beside their per-step overhead) at batch 1 and 16, sunk 64 steps
 # per call and unsunk, side by side in one run (BenchmarkSinkEpoch in
 # package train interleaves the two epoch by epoch), at 1 and 2 threads.
-# Prints samples/s of each and the ratio of their best epochs. Absolute
-# rates drift between runs on shared machines; quote the ratios.
+# Prints samples/s of each, the ratio of their best epochs, and the ratio
+# of the process CPU time each spent (cpu-ratio: the work sinking saves,
+# steady even on a loaded machine, but blind to the gain of overlapping
+# the data pipeline with the steps on a second core). Absolute rates
+# drift between runs on shared machines; quote the ratios.
 #
 #   bench/sink.sh [BENCHTIME]     (BENCHTIME defaults to 3x: three epochs each)
 set -euo pipefail
@@ -15,7 +18,7 @@ if ! [[ "$benchtime" =~ ^[1-9][0-9]*(x|s|ms)$ ]]; then
   echo "sink.sh: benchtime $benchtime is not a go test -benchtime value such as 3x or 10s" >&2
   exit 2
 fi
-printf '%-7s %-26s %14s %14s %12s\n' threads case unsunk-samp/s sunk-samp/s sunk/unsunk
+printf '%-7s %-26s %14s %14s %12s %10s\n' threads case unsunk-samp/s sunk-samp/s sunk/unsunk cpu-ratio
 for threads in 1 2; do
   GOMAXPROCS=$threads go test -run '^$' -bench 'SinkEpoch' -benchtime "$benchtime" ./train |
     awk -v threads="$threads" '/^BenchmarkSinkEpoch/ {
@@ -24,7 +27,8 @@ for threads in 1 2; do
         if ($(i+1) == "unsunk-samples/s") u = $i
         if ($(i+1) == "sunk-samples/s") s = $i
         if ($(i+1) == "sunk/unsunk") r = $i
+        if ($(i+1) == "cpu-sunk/unsunk") c = $i
       }
-      printf "%-7s %-26s %14s %14s %12s\n", threads, name, u, s, r
+      printf "%-7s %-26s %14s %14s %12s %10s\n", threads, name, u, s, r, c
     }'
 done
