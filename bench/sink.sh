@@ -22,6 +22,7 @@ printf '%-7s %-26s %14s %14s %12s %10s\n' threads case unsunk-samp/s sunk-samp/s
 for threads in 1 2; do
   GOMAXPROCS=$threads go test -run '^$' -bench 'SinkEpoch' -benchtime "$benchtime" ./train |
     awk -v threads="$threads" '/^BenchmarkSinkEpoch/ {
+      u = s = r = c = "-"
       name = $1; sub(/^BenchmarkSinkEpoch\//, "", name); sub(/-[0-9]+$/, "", name)
       for (i = 3; i < NF; i++) {
         if ($(i+1) == "unsunk-samples/s") u = $i
