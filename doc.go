@@ -17,7 +17,8 @@
 // constructors (FromSlice, Zeros, Ones, Full, Arange, Eye, Scalar,
 // RandNormal, RandUniform, NewParameter), the context and modes, Jit and
 // its cache, control flow that stages into graphs (Cond, While, Scan,
-// Print), and reverse-mode automatic differentiation (Grad, ValueAndGrad,
+// Print), data sink mode (DataSink: n training steps per compiled call),
+// and reverse-mode automatic differentiation (Grad, ValueAndGrad,
 // ValueAndGradAux, VJP) with MindSpore's options (grad positions, weights,
 // auxiliary outputs, sensitivities), as well as MindSpore 2.x's functional
 // transforms (JVP, Vmap, Jacfwd, Jacrev, Hessian). Gradients are themselves

@@ -2,6 +2,7 @@ package spore
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
@@ -152,9 +153,8 @@ func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
 	}
 	for k := range s.nx {
 		m := s.body.orig.Inputs[s.nc+k].Meta
-		r.xt = append(r.xt, core.NewOf(m))
+		r.shapeX = append(r.shapeX, m.Shape)
 		r.sizeX = append(r.sizeX, m.Shape.Size())
-		r.cpX = append(r.cpX, core.CopierFor(m.DType))
 	}
 	for j := range s.ny {
 		m := s.body.outs[s.nc+j]
@@ -162,6 +162,7 @@ func (s *scanAttrs) BindRegions(subs []*exec.SubPlan) any {
 		r.sizeY = append(r.sizeY, m.Shape.Size())
 		r.cpY = append(r.cpY, core.CopierFor(m.DType))
 	}
+	r.views = make([][2]scanViews, s.nx)
 	r.stepOut = make([]*Tensor, s.nc+s.ny)
 	r.cur = make([]*Tensor, width(s.nc+s.nx, r.body))
 	return r
@@ -172,13 +173,21 @@ type scanRun struct {
 	*scanAttrs
 	body         *runner
 	cur          []*Tensor // the node inputs the body reads: carries and slices substituted
-	a, b, xt, yt []*Tensor // carries (double-buffered), x and y slices
+	a, b, yt     []*Tensor // carries (double-buffered) and y slices
 	stepOut      []*Tensor
 	sizeX, sizeY []int
+	shapeX       []tensor.Shape // of one slice of each scanned input
+	// views holds, per scanned input, the step views (rowView) of the
+	// last two buffers it was given, so that a plan called again on the
+	// same buffers (or on two alternating ones: the queues of a data
+	// sink) allocates nothing. Those buffers stay referenced until they
+	// are replaced.
+	views    [][2]scanViews
+	viewRows [][]*Tensor
 	// Copies resolved when planned: of each carry (its element count in
-	// sizeC), each scanned input and each scanned output.
-	cpC, cpX, cpY []core.Copier
-	sizeC         []int
+	// sizeC) and each scanned output.
+	cpC, cpY []core.Copier
+	sizeC    []int
 }
 
 func (s *scanRun) run(in, outs []*Tensor) {
@@ -187,17 +196,19 @@ func (s *scanRun) run(in, outs []*Tensor) {
 		s.cpC[i](s.a[i], 0, in[i], 0, s.sizeC[i])
 		s.cur[i] = s.a[i]
 	}
-	for k := range s.nx {
-		s.cur[s.nc+k] = s.xt[k]
-	}
 	copy(s.stepOut[s.nc:], s.yt)
+	views := s.viewsOf(in[s.nc : s.nc+s.nx])
 	for k := range s.T {
 		t := k
 		if s.reverse {
 			t = s.T - 1 - k
 		}
-		for i, x := range s.xt {
-			s.cpX[i](x, 0, in[s.nc+i], t*s.sizeX[i], s.sizeX[i])
+		// The body reads step t's slice of each scanned input in place,
+		// a view of the input's buffer, not a copy: a sunk training loop
+		// scans a queue of batches, and copying each batch out of the
+		// queue cost as much as the step's small matrix products.
+		for i, v := range views {
+			s.cur[s.nc+i] = v[t]
 		}
 		copy(s.stepOut, s.b)
 		s.body.run(s.cur, s.stepOut)
@@ -322,4 +333,83 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 	}, gcarry0, scanned)
 	out := append(append([]*Tensor(nil), final[:nc]...), gxs...)
 	return append(out, final[nc:]...)
+}
+
+// rowView is elements [lo, hi) of x's buffer as a tensor of the given
+// shape, sharing the buffer (a scanned input's slice for one step; the
+// body's plan reads its inputs and never writes them).
+func rowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
+	var buf any
+	switch b := x.Data().(type) {
+	case []float32:
+		buf = b[lo:hi:hi]
+	case []float64:
+		buf = b[lo:hi:hi]
+	case []int32:
+		buf = b[lo:hi:hi]
+	case []int64:
+		buf = b[lo:hi:hi]
+	case []bool:
+		buf = b[lo:hi:hi]
+	case []uint8:
+		buf = b[lo:hi:hi]
+	default:
+		core.Panicf("Scan", "unsupported dtype %v of a scanned input", x.DType())
+	}
+	return core.FromBuffer(buf, shape)
+}
+
+// scanViews are the step views of one buffer of a scanned input.
+type scanViews struct {
+	base unsafe.Pointer // the buffer's first element
+	rows []*Tensor
+}
+
+// viewsOf returns, for each scanned input, its T step views, reusing
+// those made for the same buffer before. The returned slice is reused by
+// the next call.
+func (s *scanRun) viewsOf(xs []*Tensor) [][]*Tensor {
+	if cap(s.viewRows) < len(xs) {
+		s.viewRows = make([][]*Tensor, len(xs))
+	}
+	out := s.viewRows[:len(xs)]
+	for i, x := range xs {
+		base := dataPointer(x)
+		c := &s.views[i]
+		switch {
+		case base != nil && base == c[0].base:
+		case base != nil && base == c[1].base:
+			c[0], c[1] = c[1], c[0]
+		default:
+			c[1] = c[0]
+			n := s.sizeX[i]
+			rows := make([]*Tensor, s.T)
+			for t := range rows {
+				rows[t] = rowView(x, t*n, (t+1)*n, s.shapeX[i])
+			}
+			c[0] = scanViews{base: base, rows: rows}
+		}
+		out[i] = c[0].rows
+	}
+	return out
+}
+
+// dataPointer is the address of x's first element (nil when it has
+// none): the identity of its buffer.
+func dataPointer(x *Tensor) unsafe.Pointer {
+	switch b := x.Data().(type) {
+	case []float32:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []float64:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []int32:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []int64:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []bool:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	case []uint8:
+		return unsafe.Pointer(unsafe.SliceData(b))
+	}
+	return nil
 }

@@ -48,7 +48,11 @@ func (c *AdamConfig) defaults(op string) {
 // while √v is comparable to ε. The moments are the state
 // "moment1.<name>" and "moment2.<name>"; t comes from "global_step", so
 // the bias corrections are computed inside the step (βᵗ with Pow), also
-// in a compiled graph.
+// in a compiled graph. Moment entries that fall below the smallest normal
+// float (2⁻¹²⁶ in float32) are stored as zero, as under PyTorch's
+// set_flush_denormal, because subnormal arithmetic is slow on x86; at the
+// default ε the update does not change (√v that small is rounded away
+// against ε), only an ε below about 1e-19 would see it.
 type Adam struct {
 	base
 	cfg    AdamConfig
@@ -127,8 +131,8 @@ func (a *Adam) step(grads []*tensor.Tensor) {
 				g = axpy(wd, p, g)
 			}
 		}
-		m := axpy(b1, a.m[i], ops.MulScalar(g, 1-b1))
-		v := axpy(b2, a.v[i], ops.MulScalar(ops.Square(g), 1-b2))
+		m := flushState(axpy(b1, a.m[i], ops.MulScalar(g, 1-b1)))
+		v := flushState(axpy(b2, a.v[i], ops.MulScalar(ops.Square(g), 1-b2)))
 		a.m[i].Assign(m)
 		a.v[i].Assign(v)
 		var upd *tensor.Tensor

@@ -32,7 +32,10 @@ type SGDConfig struct {
 //
 // The momentum buffers b are the state "accum.<parameter name>", as in
 // MindSpore (zeros before the first step, which makes the first-step rule
-// b = g hold with τ applied only from the second step).
+// b = g hold with τ applied only from the second step). A buffer entry
+// that falls below the smallest normal float (2⁻¹²⁶ in float32) is stored
+// as zero, as under PyTorch's set_flush_denormal: subnormal arithmetic is
+// slow on x86 and so small a momentum moves no weight of ordinary size.
 type SGD struct {
 	base
 	cfg   SGDConfig
@@ -80,7 +83,7 @@ func (s *SGD) step(grads []*tensor.Tensor) {
 				c := ops.SubScalar(ops.MulScalar(ops.Minimum(st.t, scalarLike(st.t, 1)), -d), -1)
 				gb = ops.Mul(g, st.as(c, p.DType()))
 			}
-			nb := axpy(mu, b, gb)
+			nb := flushState(axpy(mu, b, gb))
 			b.Assign(nb)
 			if s.cfg.Nesterov {
 				g = axpy(mu, nb, g)

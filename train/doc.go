@@ -23,6 +23,14 @@
 // call the network in inference mode (SetTrain(false)), compiled in Graph
 // mode too, and restore training mode afterwards.
 //
+// With SinkSize n > 0 a Model trains in data sink mode, MindSpore's
+// dataset_sink_mode with sink_size: spore.DataSink runs n steps per call
+// as one compiled Scan over a queue of n batches that another goroutine
+// filled while the previous call ran. The weights come out as step-by-step
+// training leaves them (bit for bit at O0); callbacks hear of the n steps
+// after the call, one by one, with the step numbers, losses and batches
+// step-by-step training gives them (see Model.SinkSize).
+//
 // # Datasets
 //
 // Train, Fit and Eval read any Dataset: a value whose All method yields

@@ -45,10 +45,18 @@ type Model struct {
 	// O2 or O3 run it under nn.AutoMixedPrecision for training, Eval and
 	// Predict; O0 in full precision; empty leaves the network as it is.
 	AmpLevel nn.AmpLevel
+	// SinkSize, when positive, trains in data sink mode, MindSpore's
+	// dataset_sink_mode with sink_size: SinkSize steps per call, run as
+	// one compiled Scan over a queue of batches filled ahead on another
+	// goroutine (see spore.DataSink and sink.go). Zero trains step by
+	// step.
+	SinkSize int
 
 	withLoss *nn.WithLossCell
 	cell     *nn.TrainOneStepCell
 	parallel spore.AutoParallelContext // the cell's data-parallel setting
+	sink     *spore.Sink               // the sunk training's sink, kept from Fit to Fit
+	sinkKey  sinkKey                   // what sink was made under
 }
 
 // NewModel returns a model, MindSpore's Model(network, loss_fn, optimizer,
@@ -124,6 +132,9 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 			err = ctx.err
 		}
 	}()
+	if m.SinkSize != 0 {
+		return m.fitSunk(cell, epochs, trainSet, valid, ctx, each)
+	}
 	for epoch := 1; epoch <= epochs && !ctx.stop; epoch++ {
 		cell.SetTrain(true)
 		ctx.Epoch, ctx.Step = epoch, 0

@@ -51,6 +51,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.dashboardKeep, "dashboard-keep", false, "keep serving the --dashboard after training, until Ctrl-C")
 	fs.StringVar(&f.lossLog, "loss-log", "", "write every step's loss to this file when training ends: one line per step, the global step and the loss (the global batch's, under mpirun)")
 	ampFlag := fs.String("amp-level", "O0", "mixed precision, MindSpore's amp_level: O0 (float32), O2 (matmuls and convolutions in bfloat16 with float32 master weights) or O3 (every op with a bfloat16 kernel in bfloat16)")
+	var sink sinkFlag
+	sink.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := checkEnv(); err != nil {
+		return err
+	}
+	if err := sink.check(dp.size); err != nil {
 		return err
 	}
 	// Rank 0 writes the files; the others may run where the paths do
@@ -150,6 +155,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
 	m.AmpLevel = amp
+	sink.apply(m)
 	if f.resume != "" {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
@@ -232,6 +238,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	if st := m.TrainCell().StepStats(); st.Compiles > 0 {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
 	}
+	sink.report(m, stdout)
 	if f.save != "" {
 		if err := m.SaveCheckpoint(f.save); err != nil {
 			return err

@@ -288,10 +288,13 @@ func (p *Program) blocks(r *runner, b0, b1 int) {
 	s := getScratch(p.NumRegs)
 	defer putScratch(s)
 	ins, outs, n := r.ins, r.outs, r.n
-	// A Scalar input is the same in every block: fill its buffer once.
+	// A Scalar input is the same in every block: fill its buffer once, as
+	// far as the longest block reads (a tiny tensor's one short block
+	// must not pay for a full one).
+	fillLen := max(0, min(BlockSize, n-b0*BlockSize))
 	for i := range ins {
 		if in := &ins[i]; in.mode == Scalar {
-			fill(s.reg(i), in.p, in.t.size(), BlockSize)
+			fill(s.reg(i), in.p, in.t.size(), fillLen)
 		}
 	}
 	// The last instruction writes straight into its output when it defines
