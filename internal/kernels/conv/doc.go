@@ -39,6 +39,12 @@
 // ReLU and MaxPoolValid on each group's pitched GEMM result while it is in
 // cache; MaxPoolValid reads the pitched planes as planes wp wide.
 //
+// AvgPoolValid is the same for average pooling. Both take a vector kernel
+// for 2×2 windows at stride 2 (AVX-512, pool2x2_amd64.s, with Go twins
+// that give the same bits under the noasm tag): side by side in one run
+// (BenchmarkPool2x2, 512 planes of 28×28) the kernels took 75 µs (max)
+// and 63 µs (mean) against the Go loops' 638 and 493 µs.
+//
 // Not here yet: Winograd F(2,3) for 3×3 windows and NCHWc blocked
 // layouts. Both cut the GEMM's share, which pays where channel counts are
 // large; LeNet-5 (1→6 and 6→16 channels, 5×5 windows, which Winograd
