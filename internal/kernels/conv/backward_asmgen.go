@@ -4,8 +4,9 @@
 // DotRows: one function per block of ma rows of a (1 to 4) by nb rows of b
 // (1 to 5), each keeping its ma·nb 16-lane partial sums in registers for
 // the whole length, so that every loaded vector of a is used nb times and
-// every vector of b ma times. The blocks are generated rather than
-// hand-written because all twenty share one skeleton.
+// every vector of b ma times; a masked step takes the last n mod 16
+// elements, so there is no scalar remainder loop. The blocks are generated
+// rather than hand-written because all twenty share one skeleton.
 //
 //	go run backward_asmgen.go
 package main

@@ -1,0 +1,70 @@
+package conv
+
+// DotRows adds to 16-lane partial sums the dot products of ma rows of a
+// with nb rows of b over n elements:
+//
+//	part[i·ldp + j·16 + l] += Σ_{t < n, t mod 16 = l} a[i·lda + t]·b[j·ldb + t]
+//
+// for i < ma, j < nb, l < 16. The lanes are summed only once, by the
+// caller, after every call has added its share (ReduceLanes), so a long
+// sum over many images is never reduced horizontally more than once.
+//
+// It is the weight gradient of a stride-1 convolution without a column
+// matrix: on pitched planes (see Pitch) the column-matrix row of tap
+// (c, ki, kj) is the padded plane c from offset ki·dilH·wp + kj·dilW on, so
+// with a the pitched output gradients of ma output channels and b the
+// plane of one input channel from the offset of (ki, 0), ldb = dilW, the
+// sums are dW[oc, c, ki, kj] for the nb taps of a window row. Rows of b may
+// overlap (ldb < n); rows of part may not overlap each other.
+//
+// Any ma, nb ≥ 0 is accepted; the AVX-512 kernels take blocks of up to 4
+// rows of a by 5 of b, each keeping its sums in registers for all of n.
+// The pure-Go twin (dotRowsGo, used with the noasm tag and on CPUs without
+// AVX-512) adds in the same order per lane with separate multiplies and
+// adds, so the two agree to float32 rounding, not bit for bit.
+func DotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
+	if ma <= 0 || nb <= 0 {
+		return
+	}
+	check("DotRows", n >= 0 && lda >= 0 && ldb >= 0 && ldp >= nb*16 &&
+		len(part) >= (ma-1)*ldp+nb*16 &&
+		(n == 0 || (len(a) >= (ma-1)*lda+n && len(b) >= (nb-1)*ldb+n)))
+	if n == 0 {
+		return
+	}
+	dotRows(part, ldp, a, lda, ma, b, ldb, nb, n)
+}
+
+// dotRowsGo is DotRows' pure-Go twin, on checked arguments.
+func dotRowsGo(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
+	for i := range ma {
+		ar := a[i*lda : i*lda+n]
+		for j := range nb {
+			br := b[j*ldb : j*ldb+n]
+			p := part[i*ldp+j*16 : i*ldp+j*16+16]
+			for l := range 16 {
+				s := p[l]
+				for t := l; t < n; t += 16 {
+					s += ar[t] * br[t]
+				}
+				p[l] = s
+			}
+		}
+	}
+}
+
+// ReduceLanes sets dst[i] to the sum of the 16 lanes of the partial sums
+// src[i·16 : i·16+16], for i < len(dst), adding the lanes in a fixed
+// pairwise order (the same in every build).
+func ReduceLanes(dst, src []float32) {
+	check("ReduceLanes", len(src) >= 16*len(dst))
+	for i := range dst {
+		p := (*[16]float32)(src[i*16 : i*16+16])
+		var h [8]float32
+		for l := range 8 {
+			h[l] = p[l] + p[l+8]
+		}
+		q0, q1, q2, q3 := h[0]+h[4], h[1]+h[5], h[2]+h[6], h[3]+h[7]
+		dst[i] = (q0 + q2) + (q1 + q3)
+	}
+}

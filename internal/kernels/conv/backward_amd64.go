@@ -1,0 +1,97 @@
+//go:build amd64 && !noasm
+
+//go:generate go run backward_asmgen.go
+
+package conv
+
+import "golang.org/x/sys/cpu"
+
+// dotRowsAsm reports whether DotRows runs the AVX-512 kernels: they need
+// AVX-512F (512-bit FMA and masked loads); elsewhere the Go twin runs.
+var dotRowsAsm = cpu.X86.HasAVX512F
+
+//go:noescape
+func dotRows1x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows1x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows1x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows1x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows1x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows2x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows2x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows2x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows2x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows2x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows3x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows3x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows3x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows3x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows3x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows4x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows4x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows4x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows4x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+//go:noescape
+func dotRows4x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+
+// dotRowsAVX512 holds the kernels by [ma-1][nb-1].
+var dotRowsAVX512 = [4][5]func(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64){
+	{dotRows1x1AVX512, dotRows1x2AVX512, dotRows1x3AVX512, dotRows1x4AVX512, dotRows1x5AVX512},
+	{dotRows2x1AVX512, dotRows2x2AVX512, dotRows2x3AVX512, dotRows2x4AVX512, dotRows2x5AVX512},
+	{dotRows3x1AVX512, dotRows3x2AVX512, dotRows3x3AVX512, dotRows3x4AVX512, dotRows3x5AVX512},
+	{dotRows4x1AVX512, dotRows4x2AVX512, dotRows4x3AVX512, dotRows4x4AVX512, dotRows4x5AVX512},
+}
+
+// dotRows runs DotRows on checked arguments (ma, nb, n > 0) in blocks of
+// up to 4×5 rows.
+func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
+	if !dotRowsAsm {
+		dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n)
+		return
+	}
+	full, rest := n/16, n%16
+	tail := uint64(1)<<rest - 1
+	for i := 0; i < ma; i += 4 {
+		bi := min(4, ma-i)
+		for j := 0; j < nb; j += 5 {
+			bj := min(5, nb-j)
+			dotRowsAVX512[bi-1][bj-1](&part[i*ldp+j*16], ldp, &a[i*lda], lda, &b[j*ldb], ldb, full, tail)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package conv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotRows checks DotRows (the AVX-512 kernels where the CPU has them)
+// and its pure-Go twin against float64 sums, for blocks that cross the
+// 4×5 kernel blocks, lengths with and without a masked tail, and rows of b
+// that overlap as a convolution's taps do.
+func TestDotRows(t *testing.T) {
+	cases := []struct{ ma, nb, n, lda, ldb, ldp int }{
+		{1, 1, 1, 1, 1, 16},
+		{1, 1, 16, 16, 16, 16},
+		{2, 3, 17, 20, 1, 48},
+		{4, 5, 672, 672, 1, 80},
+		{6, 5, 672, 700, 1, 400},
+		{16, 5, 96, 96, 1, 2400},
+		{3, 7, 95, 100, 2, 112},
+		{9, 11, 33, 40, 3, 200},
+		{5, 4, 15, 15, 0, 64}, // every row of b the same
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%dx%d/n=%d/ldb=%d", c.ma, c.nb, c.n, c.ldb), func(t *testing.T) {
+			a := randFloats[float32](r, (c.ma-1)*c.lda+c.n)
+			b := randFloats[float32](r, (c.nb-1)*c.ldb+c.n)
+			init := randFloats[float32](r, (c.ma-1)*c.ldp+c.nb*16)
+			got := append([]float32(nil), init...)
+			twin := append([]float32(nil), init...)
+			DotRows(got, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n)
+			dotRowsGo(twin, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n)
+			for i := range c.ma {
+				for j := range c.nb {
+					for l := range 16 {
+						k := i*c.ldp + j*16 + l
+						want, mag := float64(init[k]), math.Abs(float64(init[k]))
+						for tt := l; tt < c.n; tt += 16 {
+							p := float64(a[i*c.lda+tt]) * float64(b[j*c.ldb+tt])
+							want += p
+							mag += math.Abs(p)
+						}
+						tol := 1e-6 * (mag + 1)
+						if math.Abs(float64(got[k])-want) > tol || math.Abs(float64(twin[k])-want) > tol {
+							t.Fatalf("part[%d] (row %d of a, row %d of b, lane %d) = %v, twin %v, want %v", k, i, j, l, got[k], twin[k], want)
+						}
+					}
+				}
+			}
+			// Entries between the blocks' rows are left alone.
+			for k := range init {
+				if k%c.ldp >= c.nb*16 && got[k] != init[k] {
+					t.Fatalf("part[%d], outside every block, changed from %v to %v", k, init[k], got[k])
+				}
+			}
+		})
+	}
+}
+
+// TestDotRowsShortSlices checks that DotRows rejects slices too short for
+// the sizes given, rather than reading past them.
+func TestDotRowsShortSlices(t *testing.T) {
+	part, a, b := make([]float32, 2*32), make([]float32, 2*20), make([]float32, 21)
+	cases := []struct {
+		name string
+		call func()
+	}{
+		{"a", func() { DotRows(part, 32, a[:39], 20, 2, b, 1, 2, 20) }},
+		{"b", func() { DotRows(part, 32, a, 20, 2, b[:20], 1, 2, 20) }},
+		{"part", func() { DotRows(part[:63], 32, a, 20, 2, b, 1, 2, 20) }},
+		{"ldp", func() { DotRows(part, 16, a, 20, 2, b, 1, 2, 20) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("DotRows with a short %s did not panic", c.name)
+				}
+			}()
+			c.call()
+		})
+	}
+}
+
+// TestReduceLanes checks the lane sums against float64 sums.
+func TestReduceLanes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	src := randFloats[float32](r, 5*16)
+	dst := make([]float32, 5)
+	ReduceLanes(dst, src)
+	for i, v := range dst {
+		var want float64
+		for _, x := range src[i*16 : i*16+16] {
+			want += float64(x)
+		}
+		if math.Abs(float64(v)-want) > 1e-5 {
+			t.Errorf("lane sum %d = %v, want %v", i, v, want)
+		}
+	}
+}
