@@ -448,6 +448,29 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	if g.n*g.o*p*k < 1<<18 {
 		slices = 1
 	}
+	if dot, reduce := dotRowsFor[T](), reduceLanesFor[T](); dot != nil && g.pitched() {
+		// float32, stride 1: dot products on the pitched planes
+		// (conv2DBackFilterDirect), summed in 16-lane partials.
+		partp := im.getScratch(slices * len(dw) * 16)
+		part := (*partp)[:slices*len(dw)*16]
+		clear(part)
+		l := im.getLoop()
+		l.kind, l.cg = loopConv2DBackFilter, *g
+		l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
+		parallel.ForBody(slices, 1, l)
+		im.putLoop(l)
+		// The slices' lane sums are added in slice order, so the result
+		// does not depend on which core finished first.
+		reduce(dw, part)
+		add := vecAdd[T]()
+		for sl := 1; sl < slices; sl++ {
+			tmp := part[:len(dw)] // slice 0's partials are spent
+			reduce(tmp, part[sl*len(dw)*16:])
+			add(dw, dw, tmp)
+		}
+		im.putScratch(partp)
+		return
+	}
 	partp := im.getScratch(slices * len(dw))
 	part := (*partp)[:slices*len(dw)]
 	clear(part)

@@ -131,6 +131,10 @@ func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 
+	if dot := dotRowsFor[T](); dot != nil {
+		l.conv2DBackFilterDirect(lo, hi, dot)
+		return
+	}
 	sp := l.im.getScratch(g.c*plane + k*np + g.o*np)
 	padded := (*sp)[:g.c*plane]
 	col := (*sp)[g.c*plane : g.c*plane+k*np]
