@@ -29,15 +29,26 @@ func (g *convGeom) pitch() (hp, wp int) {
 // conv2DForwardPitched is conv2DForwardRun's stride-1 path over images
 // [lo, hi), without an epilogue.
 func (l *loop[T]) conv2DForwardPitched(lo, hi int) {
-	l.pitchedForward(lo, hi, nil, false, nil)
+	l.pitchedForward(lo, hi, convEpilogue[T]{})
+}
+
+// convEpilogue is what a fused convolution applies to each output plane,
+// in this order; the zero value applies nothing.
+type convEpilogue[T float32 | float64] struct {
+	bias  []T       // added per channel, if not nil
+	scale []T       // then multiplied by, per channel, if not nil
+	shift []T       // then added, per channel, if not nil
+	relu  bool      // then ReLU
+	pool  *poolGeom // then pooled (windows inside the plane), if not nil
+	avg   bool      // average pooling rather than max
 }
 
 // pitchedForward computes the stride-1 convolution of images [lo, hi) —
 // per image, pad, build the pitched column matrix of each group, multiply
-// — then per output plane adds bias[oc] (if bias is not nil), applies ReLU
-// (if relu) and max-pools with pg (if not nil), or else keeps the first ow
-// columns of each row.
-func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) {
+// — then per output plane applies the epilogue ep, pooling or else keeping
+// the first ow columns of each row.
+func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
+	bias, relu, pg := ep.bias, ep.relu, ep.pool
 	g := &l.cg
 	x, w, out := l.a, l.b, l.c
 	k := g.k()
@@ -47,7 +58,8 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 	if pg != nil {
 		outPlane = pg.oh * pg.ow
 	}
-	addScalar, vrelu := vecAddScalar[T](), vecRelu[T]()
+	addScalar, mulScalar, vrelu := vecAddScalar[T](), vecMulScalar[T](), vecRelu[T]()
+	plain := bias == nil && ep.scale == nil && ep.shift == nil && !relu && pg == nil
 
 	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
 	padded := (*sp)[:g.c*plane]
@@ -59,27 +71,38 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
-			if wp == g.ow && bias == nil && !relu && pg == nil {
+			if wp == g.ow && plain {
 				// No thrown-away columns and nothing to apply: the
 				// GEMM writes the output itself.
 				l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, og, 1)
 				continue
 			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			if bias != nil {
-				for oc := range g.og {
-					r := res[oc*np : (oc+1)*np]
+			// One channel at a time, each step a pass over a plane
+			// still in cache, in the unfused chain's order.
+			for oc := range g.og {
+				r := res[oc*np : (oc+1)*np]
+				if bias != nil {
 					addScalar(r, r, bias[gi*g.og+oc])
+				}
+				if ep.scale != nil {
+					mulScalar(r, r, ep.scale[gi*g.og+oc])
+				}
+				if ep.shift != nil {
+					addScalar(r, r, ep.shift[gi*g.og+oc])
 				}
 			}
 			if relu {
 				vrelu(res, res)
 			}
-			if pg != nil {
+			switch {
+			case pg != nil && ep.avg:
 				// Pooling reads the pitched planes as planes wp wide:
 				// every window lies in the first ow columns.
+				conv.AvgPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+			case pg != nil:
 				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
-			} else {
+			default:
 				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
 			}
 		}
