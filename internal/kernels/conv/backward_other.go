@@ -10,3 +10,12 @@ const dotRowsAsm = false
 func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
 	dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n)
 }
+
+// poolGradAsm is false: there is no assembly in this build.
+const poolGradAsm = false
+
+// maxPoolReLUGrad2x2AVX512 is never called in this build (poolGradAsm is
+// false); it does no row pairs.
+func maxPoolReLUGrad2x2AVX512(dst, x, gp *float32, masks *uint16, outH, xstep, wb, dstep, wpb, gstep, two int) int {
+	return 0
+}

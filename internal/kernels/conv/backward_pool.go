@@ -1,5 +1,7 @@
 package conv
 
+import "math"
+
 // MaxPoolReLUGradPitched is MaxPoolValidBackwardReLU into a zeroed buffer
 // followed by PitchRows, in one pass, for pooling windows that do not
 // overlap (sH ≥ kh, sW ≥ kw): it writes the planes h×w of the gradient of
@@ -51,11 +53,14 @@ func MaxPoolReLUGradPitched[T Float](dst []T, wp int, x, g []T, planes, h, w, kh
 }
 
 // maxPoolReLUGradPitched2x2 is MaxPoolReLUGradPitched for 2×2 windows at
-// stride 2. Each window's four outputs are written from a small array
-// indexed by the winner's position (a fifth slot takes the gradient of a
-// window whose winner is not positive), so that nothing branches on the
-// data: such branches mispredict on about every other window.
+// stride 2. Nothing branches on the data, as such branches mispredict on
+// about every other window: float32 takes the path below it; float64
+// routes the gradient to one of the window's four outputs or a spare slot.
 func maxPoolReLUGradPitched2x2[T Float](dst []T, wp int, x, g []T, planes, h, w, outH, outW int) {
+	if d32, ok := any(dst).([]float32); ok {
+		maxPoolReLUGradPitched2x2F32(d32, wp, any(x).([]float32), any(g).([]float32), planes, h, w, outH, outW)
+		return
+	}
 	for p := 0; p < planes; p++ {
 		img := x[p*h*w : (p+1)*h*w]
 		d := dst[p*h*wp : (p+1)*h*wp]
@@ -65,15 +70,8 @@ func maxPoolReLUGradPitched2x2[T Float](dst []T, wp int, x, g []T, planes, h, w,
 			d0, d1 := d[2*oy*wp:2*oy*wp+wp], d[(2*oy+1)*wp:(2*oy+1)*wp+wp]
 			for ox, gv := range gp[oy*outW : (oy+1)*outW] {
 				j := 2 * ox
-				a, b, c, e := r0[j], r0[j+1], r1[j], r1[j+1]
-				m := max(a, b, c, e)
-				sel := b2i(a != m) * (1 + b2i(b != m)*(1+b2i(c != m)))
-				if m != m {
-					sel = firstNaN(a, b, c)
-				}
-				sel |= 4 * b2i(!(m > 0)) // not positive (or NaN): the spare slot
 				var q [8]T
-				q[sel&7] = 0 + gv
+				q[winner2x2(r0[j], r0[j+1], r1[j], r1[j+1])] = 0 + gv
 				d0[j], d0[j+1], d1[j], d1[j+1] = q[0], q[1], q[2], q[3]
 			}
 			clear(d0[2*outW:])
@@ -81,4 +79,73 @@ func maxPoolReLUGradPitched2x2[T Float](dst []T, wp int, x, g []T, planes, h, w,
 		}
 		clear(d[2*outH*wp:])
 	}
+}
+
+// maxPoolReLUGradPitched2x2F32 is maxPoolReLUGradPitched2x2 for float32:
+// the AVX-512 kernel where the CPU has it and the pitch is at most 32,
+// then rows2x2F32 for the row pairs it leaves (those from the first that
+// holds a NaN on).
+func maxPoolReLUGradPitched2x2F32(dst []float32, wp int, x, g []float32, planes, h, w, outH, outW int) {
+	asm := poolGradAsm && wp <= 32 && outH > 0 && outW > 0
+	var masks [8]uint16 // per 16-lane step: x's lanes, the row's lanes, the gradients
+	if asm {
+		for s := range 2 {
+			masks[4*s] = lanes(2*outW - 16*s)
+			masks[4*s+1] = lanes(wp - 16*s)
+			masks[4*s+2] = lanes(outW - 8*s)
+		}
+	}
+	for p := 0; p < planes; p++ {
+		img := x[p*h*w : (p+1)*h*w]
+		d := dst[p*h*wp : (p+1)*h*wp]
+		gp := g[p*outH*outW : (p+1)*outH*outW]
+		r := 0
+		if asm {
+			r = maxPoolReLUGrad2x2AVX512(&d[0], &img[0], &gp[0], &masks[0], outH, 8*w, 4*w, 8*wp, 4*wp, 4*outW, b2i(wp > 16))
+		}
+		rows2x2F32(d, wp, img, gp, w, outW, r, outH)
+		clear(d[2*outH*wp:])
+	}
+}
+
+// lanes is the mask of the first n of 16 lanes (none for n ≤ 0).
+func lanes(n int) uint16 {
+	return uint16(1<<min(max(n, 0), 16) - 1)
+}
+
+// rows2x2F32 is the pure-Go twin of maxPoolReLUGrad2x2AVX512: row pairs
+// [r0, r1) of one plane. Each output is the gradient's bits under a mask,
+// all ones at the winner (if positive) and zero elsewhere, so nothing
+// branches on the data.
+func rows2x2F32(d []float32, wp int, img, gp []float32, w, outW, r0, r1 int) {
+	for oy := r0; oy < r1; oy++ {
+		x0, x1 := img[2*oy*w:2*oy*w+2*outW], img[(2*oy+1)*w:(2*oy+1)*w+2*outW]
+		d0, d1 := d[2*oy*wp:2*oy*wp+wp], d[(2*oy+1)*wp:(2*oy+1)*wp+wp]
+		for ox, gv := range gp[oy*outW : (oy+1)*outW] {
+			j := 2 * ox
+			sel := winner2x2(x0[j], x0[j+1], x1[j], x1[j+1])
+			bits := math.Float32bits(0 + gv)
+			d0[j] = math.Float32frombits(bits & -uint32(b2i(sel == 0)))
+			d0[j+1] = math.Float32frombits(bits & -uint32(b2i(sel == 1)))
+			d1[j] = math.Float32frombits(bits & -uint32(b2i(sel == 2)))
+			d1[j+1] = math.Float32frombits(bits & -uint32(b2i(sel == 3)))
+		}
+		clear(d0[2*outW:])
+		clear(d1[2*outW:])
+	}
+}
+
+// winner2x2 returns the position (0 to 3, row-major) of the winner of the
+// window a b / c e by MaxPool2D's rule, plus 4 if the winner is not
+// positive (or is NaN), when the ReLU's gradient masks it.
+func winner2x2[T Float](a, b, c, e T) int {
+	m := max(a, b, c, e)
+	// The first element equal to the maximum (-0 == +0, so a zero
+	// maximum goes to the first zero, as MaxPool2D's strict comparison
+	// has it).
+	sel := b2i(a != m) * (1 + b2i(b != m)*(1+b2i(c != m)))
+	if m != m {
+		sel = firstNaN(a, b, c)
+	}
+	return sel | 4*b2i(!(m > 0))
 }
