@@ -60,6 +60,7 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 	}
 	addScalar, mulScalar, vrelu := vecAddScalar[T](), vecMulScalar[T](), vecRelu[T]()
 	plain := bias == nil && ep.scale == nil && ep.shift == nil && !relu && pg == nil
+	ep32, _ := any(ep).(convEpilogue[float32]) // float32's epilogue runs in one pass
 
 	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
 	padded := (*sp)[:g.c*plane]
@@ -78,22 +79,41 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 				continue
 			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			// One channel at a time, each step a pass over a plane
-			// still in cache, in the unfused chain's order.
-			for oc := range g.og {
-				r := res[oc*np : (oc+1)*np]
-				if bias != nil {
-					addScalar(r, r, bias[gi*g.og+oc])
+			if r32, ok := any(res).([]float32); ok {
+				// float32: the bias, scale, shift and ReLU in one pass
+				// per plane (conv.AffineReLU), with the same roundings.
+				for oc := range g.og {
+					c := gi*g.og + oc
+					b, sc, sh := conv.NoAdd, float32(1), conv.NoAdd
+					if ep32.bias != nil {
+						b = ep32.bias[c]
+					}
+					if ep32.scale != nil {
+						sc = ep32.scale[c]
+					}
+					if ep32.shift != nil {
+						sh = ep32.shift[c]
+					}
+					conv.AffineReLU(r32[oc*np:(oc+1)*np], b, sc, sh, relu)
 				}
-				if ep.scale != nil {
-					mulScalar(r, r, ep.scale[gi*g.og+oc])
+			} else {
+				// One channel at a time, each step a pass over a plane
+				// still in cache, in the unfused chain's order.
+				for oc := range g.og {
+					r := res[oc*np : (oc+1)*np]
+					if bias != nil {
+						addScalar(r, r, bias[gi*g.og+oc])
+					}
+					if ep.scale != nil {
+						mulScalar(r, r, ep.scale[gi*g.og+oc])
+					}
+					if ep.shift != nil {
+						addScalar(r, r, ep.shift[gi*g.og+oc])
+					}
 				}
-				if ep.shift != nil {
-					addScalar(r, r, ep.shift[gi*g.og+oc])
+				if relu {
+					vrelu(res, res)
 				}
-			}
-			if relu {
-				vrelu(res, res)
 			}
 			switch {
 			case pg != nil && ep.avg:

@@ -13,3 +13,7 @@ func maxPool2x2AVX512(dst, src *float32, outH, outW, w int) {
 func avgPool2x2AVX512(dst, src *float32, outH, outW, w int) {
 	panic("conv: no assembly in this build")
 }
+
+func affineAVX512(dst *float32, n int, bias, scale, shift, floor float32) {
+	panic("conv: no assembly in this build")
+}
