@@ -45,12 +45,22 @@
 // (BenchmarkPool2x2, 512 planes of 28×28) the kernels took 75 µs (max)
 // and 63 µs (mean) against the Go loops' 638 and 493 µs.
 //
-// Not here yet: Winograd F(2,3) for 3×3 windows and NCHWc blocked
-// layouts. Both cut the GEMM's share, which pays where channel counts are
-// large; LeNet-5 (1→6 and 6→16 channels, 5×5 windows, which Winograd
-// F(2,3) does not cover) spent about 60% of its batch-64 inference in the
-// column copies and the pooling and 25% in the GEMMs (CPU profile, one
-// thread), so neither was the next thing to build for it.
+// Conv2DWinograd is Winograd's F(2×2, 3×3) for stride-1 3×3 windows: pure
+// Go transforms around 16 batched GEMMs, tested against Conv2DDirect. The
+// framework does not select it: side by side in one run
+// (BenchmarkConv3x3, one thread, on a loaded machine, so ratios only), it
+// took 23× as long as the pitched im2col + GEMM path on the CNN fixture's
+// 1→8-channel layer, 5× on its 8→16 layer and still 2.2× on a 64→64
+// layer at 14×14: the scalar transforms cost more than the 2.25× fewer
+// multiplies save at these channel counts. Vectorising the transforms
+// across tiles is what it would take.
+//
+// Not here yet: NCHWc blocked layouts. They cut the cost of the GEMM's
+// packing, which pays where channel counts are large; LeNet-5 (1→6 and
+// 6→16 channels, 5×5 windows) spent about 60% of its batch-64 inference in
+// the column copies and the pooling and 25% in the GEMMs (CPU profile, one
+// thread), and the CNN fixture's 1→8 and 8→16 channels are as narrow, so
+// it was not the next thing to build for them.
 //
 // Kernels know nothing of tensors: flat slices plus sizes, panicking if a
 // slice is too short for the sizes given.
