@@ -1,6 +1,12 @@
 package ops
 
-import "github.com/sporeml/spore/internal/kernels/conv"
+import (
+	"fmt"
+
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/conv"
+	"github.com/sporeml/spore/tensor"
+)
 
 // conv2DBackFilterDirect is the float32 stride-1 filter gradient over
 // slices [lo, hi): per image, the padded input planes and the pitched
@@ -17,7 +23,6 @@ import "github.com/sporeml/spore/internal/kernels/conv"
 func (l *loop[T]) conv2DBackFilterDirect(lo, hi int, dot func(part []T, ldp int, a []T, lda, ma int, b []T, ldb, nb, n int)) {
 	g := &l.cg
 	x, dy, part, slices := l.a, l.b, l.d, l.n
-	p := g.p()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 	kk := g.cg * g.kh * g.kw
@@ -29,7 +34,7 @@ func (l *loop[T]) conv2DBackFilterDirect(lo, hi int, dot func(part []T, ldp int,
 		acc := part[sl*nw*16 : (sl+1)*nw*16]
 		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
 			conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
-			conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+			l.outGradPitched(dyp, dy, n, wp)
 			for gi := range g.groups {
 				a := dyp[gi*g.og*np : (gi+1)*g.og*np]
 				for c := range g.cg {
@@ -57,4 +62,173 @@ func dotRowsFor[T float32 | float64]() func(part []T, ldp int, a []T, lda, ma in
 func reduceLanesFor[T float32 | float64]() func(dst, src []T) {
 	f, _ := any(conv.ReduceLanes).(func(dst, src []T))
 	return f
+}
+
+// pooledGrad is where a pool-fused convolution gradient takes its output
+// gradient from: with on, the kernel's output-gradient operand holds the
+// pooling's inputs (the ReLU's outputs) and g the pooling's output
+// gradient, of windows kh×kw at stride sh×sw giving oh×ow (see
+// ConvGradPoolAttrs).
+type pooledGrad[T float32 | float64] struct {
+	on                     bool
+	g                      []T
+	kh, kw, sh, sw, oh, ow int
+}
+
+// outGradPitched writes image n's output gradient at the pitch wp of the
+// padded planes into dyp, zero in the thrown-away columns: a copy of dy's
+// planes, or, for the pool-fused gradients, the ReLU-masked max-pool
+// gradient built from the pooling's inputs dy and its gradient.
+func (l *loop[T]) outGradPitched(dyp, dy []T, n, wp int) {
+	g, pg := &l.cg, &l.pooled
+	p := g.p()
+	if !pg.on {
+		conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+		return
+	}
+	pp := pg.oh * pg.ow
+	conv.MaxPoolReLUGradPitched(dyp, wp, dy[n*g.o*p:(n+1)*g.o*p], pg.g[n*g.o*pp:(n+1)*g.o*pp],
+		g.o, g.oh, g.ow, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+}
+
+// ConvGradPoolAttrs are the attributes of the pool-fused convolution
+// gradients (package compile, ConvBackward): the convolution gradient's and
+// those of the max pooling whose ReLU-masked gradient is its output
+// gradient.
+type ConvGradPoolAttrs struct {
+	Grad ConvGradAttrs
+	Pool PoolAttrs
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a ConvGradPoolAttrs) String() string {
+	return fmt.Sprintf("%v pool=[kernel=%v stride=%v]", a.Grad, a.Pool.Kernel, a.Pool.Stride)
+}
+
+// PoolGradFuses reports whether the gradient of a max pooling with
+// attributes p over an input of shape xs can be built inside a
+// convolution gradient: every window inside the input (PoolFits) and no
+// two windows overlapping, so that each element receives at most one
+// window's gradient.
+func PoolGradFuses(p PoolAttrs, xs tensor.Shape) bool {
+	return PoolFits(p, xs) && p.Stride[0] >= p.Kernel[0] && p.Stride[1] >= p.Kernel[1]
+}
+
+// checkGradPool checks the pool-fused gradients' shared operands: the
+// pooling's input act (the convolution's output, of shape dys), its
+// output gradient gp, and the geometry, naming op.
+func checkGradPool(op string, a ConvGradPoolAttrs, xs, ws tensor.Shape, act, gp *tensor.Tensor) {
+	if g := convGeometry(op, a.Grad.ConvAttrs, xs, ws); !g.pitched() {
+		core.Panicf(op, "stride %v: the fused gradient takes stride-1 convolutions only", a.Grad.Stride)
+	}
+	checkConvGrad(op, a.Grad.ConvAttrs, xs, ws, act.Shape())
+	checkPoolGrad(op, a.Pool, act.Shape(), gp.Shape(), act.DType(), gp.DType())
+	if !PoolGradFuses(a.Pool, act.Shape()) {
+		core.Panicf(op, "pooling %v over %v has windows that overlap or leave the input", a.Pool, act.Shape())
+	}
+}
+
+// gradPoolAttrs returns attrs as ConvGradPoolAttrs, naming op if it is
+// not.
+func gradPoolAttrs(op string, attrs any, in []*tensor.Tensor) ConvGradPoolAttrs {
+	a, ok := attrs.(ConvGradPoolAttrs)
+	if !ok {
+		core.Panicf(op, "attributes are %T, want ops.ConvGradPoolAttrs", attrs)
+	}
+	if len(in) != 3 {
+		core.Panicf(op, "got %d operands, want 3", len(in))
+	}
+	return a
+}
+
+// InferConvInputGradPool is the shape rule of
+//
+//	Conv2DBackpropInput(MaxPool2DReLUGrad(act, gp), w)
+//
+// fused, with operands (act, gp, w) and ConvGradPoolAttrs: the input
+// gradient of a stride-1 convolution whose output act went through a ReLU
+// and a max pooling with non-overlapping windows, given the pooling's
+// output gradient gp.
+func InferConvInputGradPool(attrs any, in []*tensor.Tensor) tensor.Meta {
+	const op = "Conv2DBackpropInputPool"
+	a := gradPoolAttrs(op, attrs, in)
+	act, gp, w := in[0], in[1], in[2]
+	checkFloatPair(op, act, w)
+	checkGradPool(op, a, a.Grad.Shape, w.Shape(), act, gp)
+	return tensor.Meta{Shape: a.Grad.Shape, DType: act.DType()}
+}
+
+// InferConvFilterGradPool is the shape rule of
+//
+//	Conv2DBackpropFilter(x, MaxPool2DReLUGrad(act, gp))
+//
+// fused, with operands (x, act, gp), as InferConvInputGradPool.
+func InferConvFilterGradPool(attrs any, in []*tensor.Tensor) tensor.Meta {
+	const op = "Conv2DBackpropFilterPool"
+	a := gradPoolAttrs(op, attrs, in)
+	x, act, gp := in[0], in[1], in[2]
+	checkFloatPair(op, x, act)
+	checkGradPool(op, a, x.Shape(), a.Grad.Shape, act, gp)
+	return tensor.Meta{Shape: a.Grad.Shape, DType: x.DType()}
+}
+
+// ConvInputGradPoolKernel returns the CPU kernel of the fused input
+// gradient (InferConvInputGradPool) for a float dtype, nil for another:
+// Conv2DBackpropInput's, with each image's pitched output gradient built
+// from the pooled gradient (conv.MaxPoolReLUGradPitched) instead of
+// copied, so the full-size gradient is never written.
+//
+// It is not inlined: a kernel closure compiled into the calling package
+// (compile) loses the escape facts of the generic functions it calls, and
+// its convolution geometry would be allocated on every call.
+//
+//go:noinline
+func ConvInputGradPoolKernel(dt tensor.DType) core.KernelFunc {
+	switch dt {
+	case tensor.Float32:
+		return convInputGradPoolKernel(impl32)
+	case tensor.Float64:
+		return convInputGradPoolKernel(impl64)
+	}
+	return nil
+}
+
+// ConvFilterGradPoolKernel returns the CPU kernel of the fused filter
+// gradient (InferConvFilterGradPool), as ConvInputGradPoolKernel (not
+// inlined either).
+//
+//go:noinline
+func ConvFilterGradPoolKernel(dt tensor.DType) core.KernelFunc {
+	switch dt {
+	case tensor.Float32:
+		return convFilterGradPoolKernel(impl32)
+	case tensor.Float64:
+		return convFilterGradPoolKernel(impl64)
+	}
+	return nil
+}
+
+// pooledFrom returns the pooled-gradient source of the fused gradients'
+// kernels: gp and the pooling's geometry over act's shape.
+func pooledFrom[T float32 | float64](p PoolAttrs, act tensor.Shape, gp []T) pooledGrad[T] {
+	return pooledGrad[T]{on: true, g: gp, kh: p.Kernel[0], kw: p.Kernel[1], sh: p.Stride[0], sw: p.Stride[1],
+		oh: (act[2]-p.Kernel[0])/p.Stride[0] + 1, ow: (act[3]-p.Kernel[1])/p.Stride[1] + 1}
+}
+
+func convInputGradPoolKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(ConvGradPoolAttrs)
+		g := convGeometry("Conv2DBackpropInputPool", a.Grad.ConvAttrs, a.Grad.Shape, in[2].Shape())
+		pooled := pooledFrom(a.Pool, in[0].Shape(), in[1].Data().([]T))
+		conv2DBackInput(im, &g, in[0].Data().([]T), in[2].Data().([]T), out.Data().([]T), pooled)
+	}
+}
+
+func convFilterGradPoolKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
+	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		a := attrs.(ConvGradPoolAttrs)
+		g := convGeometry("Conv2DBackpropFilterPool", a.Grad.ConvAttrs, in[0].Shape(), a.Grad.Shape)
+		pooled := pooledFrom(a.Pool, in[1].Shape(), in[2].Data().([]T))
+		conv2DBackFilter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T), pooled)
+	}
 }

@@ -137,7 +137,7 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 	g := &l.cg
 	dy, w, dx := l.a, l.b, l.c
-	k, p := g.k(), g.p()
+	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 
@@ -147,7 +147,7 @@ func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 	dcol := (*sp)[g.c*plane : g.c*plane+k*np]
 	dyp := (*sp)[g.c*plane+k*np:]
 	for n := lo; n < hi; n++ {
-		conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+		l.outGradPitched(dyp, dy, n, wp)
 		clear(pgrad)
 		for gi := range g.groups {
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
@@ -170,7 +170,7 @@ func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
 	g := &l.cg
 	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
-	k, p := g.k(), g.p()
+	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 
@@ -186,7 +186,7 @@ func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
 		acc := part[sl*len(dw) : (sl+1)*len(dw)]
 		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
 			conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
-			conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+			l.outGradPitched(dyp, dy, n, wp)
 			for gi := range g.groups {
 				conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
 				dyg := dyp[gi*g.og*np : (gi+1)*g.og*np]

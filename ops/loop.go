@@ -13,6 +13,7 @@ type loop[T float32 | float64] struct {
 	d       []T // scratch shared by the chunks (partial sums)
 	n       int
 	ep      convEpilogue[T] // what the fused convolution applies to its output
+	pooled  pooledGrad[T]   // the pool-fused convolution gradients' output gradient
 	im      *floatImpl[T]   // the element type's GEMM and pools
 }
 
