@@ -35,9 +35,11 @@
 // array (the gradient recomputes the winner), and no data-dependent
 // branches in the 2×2 stride-2 case. MaxPoolValidBackwardReLU folds the
 // gradient of a ReLU before the pooling into the same pass. The compiler's
-// convolution epilogue (package compile, ConvEpilogue) runs the bias, the
-// ReLU and MaxPoolValid on each group's pitched GEMM result while it is in
-// cache; MaxPoolValid reads the pitched planes as planes wp wide.
+// convolution epilogue (package compile, ConvEpilogue) runs the bias, an
+// inference BatchNorm's scale and shift and the ReLU (AffineReLU, one pass
+// per plane), then MaxPoolValid or AvgPoolValid, on each group's pitched
+// GEMM result while it is in cache; the pooling reads the pitched planes
+// as planes wp wide.
 //
 // AvgPoolValid is the same for average pooling. Both take a vector kernel
 // for 2×2 windows at stride 2 (AVX-512, pool2x2_amd64.s, with Go twins
