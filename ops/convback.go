@@ -232,3 +232,11 @@ func convFilterGradPoolKernel[T float32 | float64](im *floatImpl[T]) core.Kernel
 		conv2DBackFilter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T), pooled)
 	}
 }
+
+// col2ImF32For returns conv.Col2ImPitchedF32 (the input gradient's column
+// sums in one kernel call, bit for bit Col2ImPitched with vec.Add) for
+// float32 and nil for float64.
+func col2ImF32For[T float32 | float64]() func(padded, col []T, ld, c, hp, wp, kh, kw, dilH, dilW, outH int) {
+	f, _ := any(conv.Col2ImPitchedF32).(func(padded, col []T, ld, c, hp, wp, kh, kw, dilH, dilW, outH int))
+	return f
+}

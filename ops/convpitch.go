@@ -152,7 +152,11 @@ func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 		for gi := range g.groups {
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			l.im.gemmStrided(true, false, k, np, g.og, wg, 0, dyp[gi*g.og*np:(gi+1)*g.og*np], 0, dcol, 1)
-			conv.Col2ImPitched(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh, add)
+			if c2i := col2ImF32For[T](); c2i != nil {
+				c2i(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
+			} else {
+				conv.Col2ImPitched(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh, add)
+			}
 		}
 		conv.CropPlanes(dx[n*g.c*g.h*g.w:], pgrad, g.c, g.h, g.w, g.pt, g.pl, hp, wp)
 	}

@@ -95,3 +95,16 @@ func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb
 		}
 	}
 }
+
+//go:noescape
+func col2ImPitchedAVX512(dst, src *float32, ld, n16 int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+// col2ImPitched runs Col2ImPitchedF32 on checked arguments.
+func col2ImPitched(padded, col []float32, ld, c, hp, wp, kh, kw, dilH, dilW, outH int) {
+	n := outH * wp
+	if !dotRowsAsm || n == 0 || c*kh*kw == 0 {
+		col2ImPitchedGo(padded, col, ld, c, hp, wp, kh, kw, dilH, dilW, outH)
+		return
+	}
+	col2ImPitchedAVX512(&padded[0], &col[0], 4*ld, n/16, uint64(1)<<(n%16)-1, c, kh, kw, 4*(hp+1)*wp, 4*dilH*wp, 4*dilW)
+}

@@ -19,3 +19,8 @@ const poolGradAsm = false
 func maxPoolReLUGrad2x2AVX512(dst, x, gp *float32, masks *uint16, outH, xstep, wb, dstep, wpb, gstep, two int) int {
 	return 0
 }
+
+// col2ImPitched is Col2ImPitchedF32's Go twin in this build.
+func col2ImPitched(padded, col []float32, ld, c, hp, wp, kh, kw, dilH, dilW, outH int) {
+	col2ImPitchedGo(padded, col, ld, c, hp, wp, kh, kw, dilH, dilW, outH)
+}

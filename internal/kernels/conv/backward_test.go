@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sporeml/spore/internal/kernels/vec"
 )
 
 // TestDotRows checks DotRows (the AVX-512 kernels where the CPU has them)
@@ -99,5 +101,44 @@ func TestReduceLanes(t *testing.T) {
 		if math.Abs(float64(v)-want) > 1e-5 {
 			t.Errorf("lane sum %d = %v, want %v", i, v, want)
 		}
+	}
+}
+
+// TestCol2ImPitchedF32 checks the one-kernel float32 col2im (AVX-512 where
+// the CPU has it) against Col2ImPitched with vec.Add and with its own
+// scalar sums, bit for bit, with and without a masked tail, dilation and
+// a row stride past the run.
+func TestCol2ImPitchedF32(t *testing.T) {
+	cases := []struct{ c, h, w, kh, kw, padT, padL, dilH, dilW, extra int }{
+		{6, 12, 12, 5, 5, 0, 0, 1, 1, 0}, // LeNet-5's second layer: runs of 96
+		{1, 28, 28, 5, 5, 0, 0, 1, 1, 0},
+		{2, 7, 9, 3, 2, 1, 2, 1, 1, 3},
+		{3, 9, 8, 2, 3, 0, 1, 2, 2, 5},
+		{1, 3, 3, 1, 1, 0, 0, 1, 1, 0}, // runs shorter than a vector
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("c%d/%dx%d/k%dx%d/d%dx%d", c.c, c.h, c.w, c.kh, c.kw, c.dilH, c.dilW), func(t *testing.T) {
+			oh := OutSize(c.h, c.kh, c.padT, c.padT, 1, c.dilH)
+			ow := OutSize(c.w, c.kw, c.padL, c.padL, 1, c.dilW)
+			hp, wp := Pitch(c.h, c.w, c.kh, c.kw, c.padT, c.padL, c.dilH, c.dilW, oh, ow)
+			ld := oh*wp + c.extra
+			col := randFloats[float32](r, c.c*c.kh*c.kw*ld)
+			init := randFloats[float32](r, c.c*(hp+1)*wp)
+			want := append([]float32(nil), init...)
+			Col2ImPitched(want, col, ld, c.c, hp, wp, c.kh, c.kw, c.dilH, c.dilW, oh, vec.Add)
+			plain := append([]float32(nil), init...)
+			Col2ImPitched(plain, col, ld, c.c, hp, wp, c.kh, c.kw, c.dilH, c.dilW, oh, nil)
+			got := append([]float32(nil), init...)
+			Col2ImPitchedF32(got, col, ld, c.c, hp, wp, c.kh, c.kw, c.dilH, c.dilW, oh)
+			twin := append([]float32(nil), init...)
+			col2ImPitchedGo(twin, col, ld, c.c, hp, wp, c.kh, c.kw, c.dilH, c.dilW, oh)
+			for i := range want {
+				b := math.Float32bits(want[i])
+				if math.Float32bits(got[i]) != b || math.Float32bits(twin[i]) != b || math.Float32bits(plain[i]) != b {
+					t.Fatalf("element %d = %v, twin %v, want %v (plain %v)", i, got[i], twin[i], want[i], plain[i])
+				}
+			}
+		})
 	}
 }
