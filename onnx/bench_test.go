@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -33,5 +34,21 @@ func BenchmarkCNN(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// The CNN fixture's Graph-mode plan, whose convolutions take the BatchNorm,
+// the ReLUs and both poolings into their epilogues, computes what PyNative
+// mode's op-by-op kernels compute, exactly, at batch 1 and 64 (the
+// benchmark's shapes) and at an odd batch.
+func TestCNNFusedModesAgree(t *testing.T) {
+	data, err := os.ReadFile("testdata/torch/cnn.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 64} {
+		tensor.SetSeed(int64(n))
+		x := tensor.RandNormal(tensor.Float32, 0, 1, n, 1, 28, 28)
+		bothModes(t, data, 0, x)
 	}
 }
