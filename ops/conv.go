@@ -431,8 +431,19 @@ func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, 
 	l := im.getLoop()
 	l.kind, l.cg, l.pooled = loopConv2DBackInput, *g, pooled
 	l.a, l.b, l.c = dy, w, dx
+	var wtp *[]T
+	if tapRowsFor[T]() != nil && g.pitched() && g.og <= 16 {
+		// float32, stride 1, at most 16 output channels a group: the
+		// taps' filter entries in TapRows' order, for
+		// conv2DBackInputTaps.
+		wtp = im.getScratch(len(w))
+		l.d = tapOrder(*wtp, w, g)
+	}
 	parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*p*k)), l)
 	im.putLoop(l)
+	if wtp != nil {
+		im.putScratch(wtp)
+	}
 }
 
 // conv2DBackFilter accumulates dW_gᵀ += col · dy_gᵀ over the images. The

@@ -240,3 +240,61 @@ func col2ImF32For[T float32 | float64]() func(padded, col []T, ld, c, hp, wp, kh
 	f, _ := any(conv.Col2ImPitchedF32).(func(padded, col []T, ld, c, hp, wp, kh, kw, dilH, dilW, outH int))
 	return f
 }
+
+// conv2DBackInputTaps is the float32 stride-1 input gradient over images
+// [lo, hi) when each group has at most 16 output channels: per image, the
+// pitched output gradient, then per group one conv.TapRows call that adds
+// every tap's weighted sum of the output-gradient rows straight into the
+// padded planes (l.d holds the filter in TapRows' order), then the crop.
+// It does the multiply-adds of the GEMM and col2im path (W_gᵀ·dy_g, then
+// the column sums) without the column matrix, whose product with K = og
+// ≤ 16 is bound by writing and re-reading it.
+func (l *loop[T]) conv2DBackInputTaps(lo, hi int) {
+	g := &l.cg
+	dy, dx, wt := l.a, l.c, l.d
+	taps := tapRowsFor[T]()
+	hp, wp := g.pitch()
+	plane, np := (hp+1)*wp, g.oh*wp
+	per := g.og * g.k() // filter entries of a group
+
+	sp := l.im.getScratch(g.c*plane + g.o*np)
+	pgrad, dyp := (*sp)[:g.c*plane], (*sp)[g.c*plane:]
+	for n := lo; n < hi; n++ {
+		l.outGradPitched(dyp, dy, n, wp)
+		clear(pgrad)
+		for gi := range g.groups {
+			taps(pgrad[gi*g.cg*plane:], dyp[gi*g.og*np:], np, g.og, wt[gi*per:(gi+1)*per], np,
+				g.cg, g.kh, g.kw, plane, g.dh*wp, g.dw)
+		}
+		conv.CropPlanes(dx[n*g.c*g.h*g.w:], pgrad, g.c, g.h, g.w, g.pt, g.pl, hp, wp)
+	}
+	l.im.putScratch(sp)
+}
+
+// tapOrder lays the filter w ([o][cg][kh][kw]) out in dst group by group
+// in conv.TapRows' order, [kw][kh][cg][og], and returns dst.
+func tapOrder[T float32 | float64](dst, w []T, g *convGeom) []T {
+	per := g.og * g.k()
+	for gi := range g.groups {
+		d := dst[gi*per : (gi+1)*per]
+		i := 0
+		for kj := range g.kw {
+			for ki := range g.kh {
+				for ci := range g.cg {
+					for oc := range g.og {
+						d[i] = w[(((gi*g.og+oc)*g.cg+ci)*g.kh+ki)*g.kw+kj]
+						i++
+					}
+				}
+			}
+		}
+	}
+	return dst[:len(w)]
+}
+
+// tapRowsFor returns conv.TapRows for float32 and nil for float64, whose
+// input gradient stays on the GEMM.
+func tapRowsFor[T float32 | float64]() func(dx, dy []T, ldy, og int, wt []T, n, c, kh, kw, plane, rowStep, colStep int) {
+	f, _ := any(conv.TapRows).(func(dx, dy []T, ldy, og int, wt []T, n, c, kh, kw, plane, rowStep, colStep int))
+	return f
+}

@@ -135,6 +135,10 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 // thrown-away columns, multiply by each group's transposed filter, scatter
 // the pitched column gradient back into a padded buffer and crop it.
 func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
+	if l.d != nil {
+		l.conv2DBackInputTaps(lo, hi)
+		return
+	}
 	g := &l.cg
 	dy, w, dx := l.a, l.b, l.c
 	k := g.k()

@@ -101,3 +101,58 @@ func col2ImPitchedGo(padded, col []float32, ld int, c, hp, wp, kh, kw, dilH, dil
 		}
 	}
 }
+
+// TapRows adds the transposed convolution of og pitched output-gradient
+// rows into padded input-gradient planes: for t < n and every tap, kj
+// outermost, then ki, then the input channel ci,
+//
+//	dx[ci·plane + ki·rowStep + kj·colStep + t] += Σ_{oc < og} wt[tap·og + oc]·dy[oc·ldy + t]
+//
+// with tap = (kj·kh + ki)·c + ci, so wt holds, tap after tap, the og
+// filter entries W[oc, ci, ki, kj]. It is Col2ImPitched(Wᵀ·dy) without the
+// column matrix: the sums stay in registers and go straight into dx. The
+// element order is fixed: 16 elements of t at a time, all taps for each.
+//
+// The AVX-512 kernels (one per og up to 16) multiply-add with fused
+// multiply-adds; the pure-Go twin (tapRowsGo; the noasm tag, CPUs without
+// AVX-512, og > 16) adds the same products in the same order with separate
+// multiplies and adds, so the two agree to float32 rounding.
+func TapRows(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
+	if n <= 0 || og <= 0 || c <= 0 || kh <= 0 || kw <= 0 {
+		return
+	}
+	last := (c-1)*plane + (kh-1)*rowStep + (kw-1)*colStep + n
+	check("TapRows", ldy >= 0 && plane >= 0 && rowStep >= 0 && colStep >= 0 &&
+		len(dy) >= (og-1)*ldy+n && len(wt) >= kw*kh*c*og && len(dx) >= last)
+	tapRows(dx, dy, ldy, og, wt, n, c, kh, kw, plane, rowStep, colStep)
+}
+
+// tapRowsGo is TapRows' pure-Go twin, on checked arguments.
+func tapRowsGo(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
+	var sum [16]float32
+	for t0 := 0; t0 < n; t0 += 16 {
+		lanes := min(16, n-t0)
+		w := wt
+		for kj := range kw {
+			for ki := range kh {
+				for ci := range c {
+					s := sum[:lanes]
+					for l := range s {
+						s[l] = w[0] * dy[t0+l]
+					}
+					for oc := 1; oc < og; oc++ {
+						r := dy[oc*ldy+t0 : oc*ldy+t0+lanes]
+						for l, v := range r {
+							s[l] += w[oc] * v
+						}
+					}
+					w = w[og:]
+					d := dx[ci*plane+ki*rowStep+kj*colStep+t0:]
+					for l, v := range s {
+						d[l] = v + d[l]
+					}
+				}
+			}
+		}
+	}
+}

@@ -108,3 +108,68 @@ func col2ImPitched(padded, col []float32, ld, c, hp, wp, kh, kw, dilH, dilW, out
 	}
 	col2ImPitchedAVX512(&padded[0], &col[0], 4*ld, n/16, uint64(1)<<(n%16)-1, c, kh, kw, 4*(hp+1)*wp, 4*dilH*wp, 4*dilW)
 }
+
+//go:noescape
+func tapRows1AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows2AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows3AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows4AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows5AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows6AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows7AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows8AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows9AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows10AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows11AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows12AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows13AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows14AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows15AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+//go:noescape
+func tapRows16AVX512(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int)
+
+// tapRowsAVX512 holds the TapRows kernels by og-1.
+var tapRowsAVX512 = [16]func(dx, dy *float32, ldy int, wt *float32, nsteps int, tail uint64, c, kh, kw, plane, rowStep, colStep int){
+	tapRows1AVX512, tapRows2AVX512, tapRows3AVX512, tapRows4AVX512,
+	tapRows5AVX512, tapRows6AVX512, tapRows7AVX512, tapRows8AVX512,
+	tapRows9AVX512, tapRows10AVX512, tapRows11AVX512, tapRows12AVX512,
+	tapRows13AVX512, tapRows14AVX512, tapRows15AVX512, tapRows16AVX512,
+}
+
+// tapRows runs TapRows on checked arguments (all sizes positive).
+func tapRows(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
+	if !dotRowsAsm || og > 16 {
+		tapRowsGo(dx, dy, ldy, og, wt, n, c, kh, kw, plane, rowStep, colStep)
+		return
+	}
+	tapRowsAVX512[og-1](&dx[0], &dy[0], ldy, &wt[0], (n+15)/16, uint64(1)<<(n%16)-1, c, kh, kw, 4*plane, 4*rowStep, 4*colStep)
+}

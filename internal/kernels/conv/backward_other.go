@@ -24,3 +24,8 @@ func maxPoolReLUGrad2x2AVX512(dst, x, gp *float32, masks *uint16, outH, xstep, w
 func col2ImPitched(padded, col []float32, ld, c, hp, wp, kh, kw, dilH, dilW, outH int) {
 	col2ImPitchedGo(padded, col, ld, c, hp, wp, kh, kw, dilH, dilW, outH)
 }
+
+// tapRows is TapRows' Go twin in this build.
+func tapRows(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
+	tapRowsGo(dx, dy, ldy, og, wt, n, c, kh, kw, plane, rowStep, colStep)
+}

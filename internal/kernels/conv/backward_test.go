@@ -142,3 +142,56 @@ func TestCol2ImPitchedF32(t *testing.T) {
 		})
 	}
 }
+
+// TestTapRows checks TapRows (AVX-512 where the CPU has it) and its Go
+// twin against float64 sums, for every og the kernels take and one past,
+// with and without a masked tail and with taps that overlap.
+func TestTapRows(t *testing.T) {
+	cases := []struct{ og, n, c, kh, kw, plane, rowStep, colStep, ldy int }{
+		{16, 96, 6, 5, 5, 156, 12, 1, 96}, // LeNet-5's second layer
+		{6, 672, 1, 5, 5, 812, 28, 1, 672},
+		{1, 5, 2, 1, 1, 9, 0, 0, 5},
+		{3, 33, 2, 3, 2, 80, 10, 2, 40},
+		{9, 17, 3, 2, 3, 50, 7, 1, 17},
+		{15, 16, 1, 2, 2, 40, 9, 1, 20},
+		{17, 40, 2, 2, 2, 70, 11, 1, 40},
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("og=%d/n=%d/c=%d/%dx%d", c.og, c.n, c.c, c.kh, c.kw), func(t *testing.T) {
+			dy := randFloats[float32](r, (c.og-1)*c.ldy+c.n)
+			wt := randFloats[float32](r, c.kw*c.kh*c.c*c.og)
+			size := (c.c-1)*c.plane + (c.kh-1)*c.rowStep + (c.kw-1)*c.colStep + c.n + 7
+			init := randFloats[float32](r, size)
+			want, mag := make([]float64, size), make([]float64, size)
+			for i, v := range init {
+				want[i], mag[i] = float64(v), math.Abs(float64(v))
+			}
+			for kj := range c.kw {
+				for ki := range c.kh {
+					for ci := range c.c {
+						w := wt[((kj*c.kh+ki)*c.c+ci)*c.og:]
+						for tt := range c.n {
+							i := ci*c.plane + ki*c.rowStep + kj*c.colStep + tt
+							for oc := range c.og {
+								p := float64(w[oc]) * float64(dy[oc*c.ldy+tt])
+								want[i] += p
+								mag[i] += math.Abs(p)
+							}
+						}
+					}
+				}
+			}
+			got := append([]float32(nil), init...)
+			TapRows(got, dy, c.ldy, c.og, wt, c.n, c.c, c.kh, c.kw, c.plane, c.rowStep, c.colStep)
+			twin := append([]float32(nil), init...)
+			tapRowsGo(twin, dy, c.ldy, c.og, wt, c.n, c.c, c.kh, c.kw, c.plane, c.rowStep, c.colStep)
+			for i := range want {
+				tol := 1e-6 * (mag[i] + 1)
+				if math.Abs(float64(got[i])-want[i]) > tol || math.Abs(float64(twin[i])-want[i]) > tol {
+					t.Fatalf("dx[%d] = %v, twin %v, want %v", i, got[i], twin[i], want[i])
+				}
+			}
+		})
+	}
+}
