@@ -24,6 +24,21 @@
 // gradients use the same layout (PitchRows, Col2ImPitched, CropPlanes).
 // Strided convolutions keep Im2Col.
 //
+// In float32 the stride-1 gradients build no column matrix at all. The
+// row of the column matrix for tap (ci, ki, kj) is the padded plane ci
+// from offset ki·dilH·wp + kj·dilW on, so DotRows takes the filter
+// gradient as dot products of the pitched output gradient's rows with
+// such runs read in place, summed in 16-lane partials that ReduceLanes
+// adds up once for the whole batch; TapRows takes the input gradient by
+// summing, per 16 elements, each tap's weighted output-gradient rows in
+// registers and adding them into the padded planes (up to 16 output
+// channels a group; beyond, a GEMM and Col2ImPitchedF32). When a ReLU and
+// a non-overlapping max pooling follow the convolution,
+// MaxPoolReLUGradPitched builds each image's pitched output gradient
+// straight from the pooled gradient. Each has AVX-512 kernels (generated
+// by backward_asmgen.go, or hand-written in backward_*_amd64.s) and a
+// pure-Go twin that the noasm tag and CPUs without AVX-512 run.
+//
 // Conv2DDirect is a stride-1 float32 convolution without im2col (one
 // vec.Axpy per tap over a padded plane). The framework no longer calls it:
 // side by side in one run (BenchmarkLeNet in package models, CPU time at
