@@ -23,29 +23,39 @@ package conv
 // AVX-512) adds in the same order per lane with separate multiplies and
 // adds, so the two agree to float32 rounding, not bit for bit.
 func DotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
-	if ma <= 0 || nb <= 0 {
+	DotRowsBatch(part, ldp, a, lda, ma, b, ldb, nb, n, 1, 0, 0)
+}
+
+// DotRowsBatch is DotRows over batch pairs of operands, the k-th at
+// a[k·strideA:] and b[k·strideB:], added up in order (per lane, item after
+// item): the images of a batch in one call, their sums kept in registers
+// from the first image to the last.
+func DotRowsBatch(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n, batch, strideA, strideB int) {
+	if ma <= 0 || nb <= 0 || batch <= 0 {
 		return
 	}
-	check("DotRows", n >= 0 && lda >= 0 && ldb >= 0 && ldp >= nb*16 &&
+	check("DotRowsBatch", n >= 0 && lda >= 0 && ldb >= 0 && ldp >= nb*16 && strideA >= 0 && strideB >= 0 &&
 		len(part) >= (ma-1)*ldp+nb*16 &&
-		(n == 0 || (len(a) >= (ma-1)*lda+n && len(b) >= (nb-1)*ldb+n)))
+		(n == 0 || (len(a) >= (batch-1)*strideA+(ma-1)*lda+n && len(b) >= (batch-1)*strideB+(nb-1)*ldb+n)))
 	if n == 0 {
 		return
 	}
-	dotRows(part, ldp, a, lda, ma, b, ldb, nb, n)
+	dotRows(part, ldp, a, lda, ma, b, ldb, nb, n, batch, strideA, strideB)
 }
 
-// dotRowsGo is DotRows' pure-Go twin, on checked arguments.
-func dotRowsGo(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
+// dotRowsGo is DotRowsBatch's pure-Go twin, on checked arguments.
+func dotRowsGo(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n, batch, strideA, strideB int) {
 	for i := range ma {
-		ar := a[i*lda : i*lda+n]
 		for j := range nb {
-			br := b[j*ldb : j*ldb+n]
 			p := part[i*ldp+j*16 : i*ldp+j*16+16]
 			for l := range 16 {
 				s := p[l]
-				for t := l; t < n; t += 16 {
-					s += ar[t] * br[t]
+				for k := range batch {
+					ar := a[k*strideA+i*lda : k*strideA+i*lda+n]
+					br := b[k*strideB+j*ldb : k*strideB+j*ldb+n]
+					for t := l; t < n; t += 16 {
+						s += ar[t] * br[t]
+					}
 				}
 				p[l] = s
 			}

@@ -11,87 +11,88 @@ import "golang.org/x/sys/cpu"
 var dotRowsAsm = cpu.X86.HasAVX512F
 
 //go:noescape
-func dotRows1x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows1x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows1x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows1x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows1x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows1x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows1x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows1x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows1x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows1x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows2x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows2x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows2x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows2x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows2x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows2x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows2x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows2x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows2x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows2x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows3x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows3x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows3x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows3x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows3x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows3x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows3x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows3x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows3x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows3x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows4x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows4x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows4x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows4x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows4x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows4x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows4x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows4x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 //go:noescape
-func dotRows4x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
+func dotRows4x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
 
 // dotRowsAVX512 holds the kernels by [ma-1][nb-1].
-var dotRowsAVX512 = [4][5]func(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64){
+var dotRowsAVX512 = [4][5]func(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int){
 	{dotRows1x1AVX512, dotRows1x2AVX512, dotRows1x3AVX512, dotRows1x4AVX512, dotRows1x5AVX512},
 	{dotRows2x1AVX512, dotRows2x2AVX512, dotRows2x3AVX512, dotRows2x4AVX512, dotRows2x5AVX512},
 	{dotRows3x1AVX512, dotRows3x2AVX512, dotRows3x3AVX512, dotRows3x4AVX512, dotRows3x5AVX512},
 	{dotRows4x1AVX512, dotRows4x2AVX512, dotRows4x3AVX512, dotRows4x4AVX512, dotRows4x5AVX512},
 }
 
-// dotRows runs DotRows on checked arguments (ma, nb, n > 0) in blocks of
-// up to 4×5 rows.
-func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
+// dotRows runs DotRowsBatch on checked arguments (ma, nb, n, batch > 0)
+// in blocks of up to 4×5 rows.
+func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n, batch, strideA, strideB int) {
 	if !dotRowsAsm {
-		dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n)
+		dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n, batch, strideA, strideB)
 		return
 	}
 	full, rest := n/16, n%16
 	tail := uint64(1)<<rest - 1
+	stepA, stepB := 4*strideA-64*full, 4*strideB-64*full
 	for i := 0; i < ma; i += 4 {
 		bi := min(4, ma-i)
 		for j := 0; j < nb; j += 5 {
 			bj := min(5, nb-j)
-			dotRowsAVX512[bi-1][bj-1](&part[i*ldp+j*16], ldp, &a[i*lda], lda, &b[j*ldb], ldb, full, tail)
+			dotRowsAVX512[bi-1][bj-1](&part[i*ldp+j*16], ldp, &a[i*lda], lda, &b[j*ldb], ldb, full, tail, batch, stepA, stepB)
 		}
 	}
 }

@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func dotRows1x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows1x1AVX512(SB), NOSPLIT, $0-64
+// func dotRows1x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows1x1AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -21,8 +21,12 @@ TEXT ·dotRows1x1AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -36,20 +40,27 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (BX), K1, Z25
 	VFMADD231PS Z25, Z20, Z0
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VZEROUPPER
 	RET
 
-// func dotRows1x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows1x2AVX512(SB), NOSPLIT, $0-64
+// func dotRows1x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows1x2AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -65,9 +76,13 @@ TEXT ·dotRows1x2AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -83,23 +98,30 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (BX), K1, Z25
 	VMOVUPS.Z (BX)(R14*1), K1, Z26
 	VFMADD231PS Z25, Z20, Z0
 	VFMADD231PS Z26, Z20, Z1
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VZEROUPPER
 	RET
 
-// func dotRows1x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows1x3AVX512(SB), NOSPLIT, $0-64
+// func dotRows1x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows1x3AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -115,10 +137,14 @@ TEXT ·dotRows1x3AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -136,10 +162,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (BX), K1, Z25
 	VMOVUPS.Z (BX)(R14*1), K1, Z26
@@ -147,6 +171,15 @@ tail:
 	VFMADD231PS Z25, Z20, Z0
 	VFMADD231PS Z26, Z20, Z1
 	VFMADD231PS Z27, Z20, Z2
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -154,8 +187,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows1x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows1x4AVX512(SB), NOSPLIT, $0-64
+// func dotRows1x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows1x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -171,11 +204,15 @@ TEXT ·dotRows1x4AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
 	VMOVUPS 192(DI), Z3
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -195,10 +232,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (BX), K1, Z25
 	VMOVUPS.Z (BX)(R14*1), K1, Z26
@@ -208,6 +243,15 @@ tail:
 	VFMADD231PS Z26, Z20, Z1
 	VFMADD231PS Z27, Z20, Z2
 	VFMADD231PS Z28, Z20, Z3
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -216,8 +260,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows1x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows1x5AVX512(SB), NOSPLIT, $0-64
+// func dotRows1x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows1x5AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -233,12 +277,16 @@ TEXT ·dotRows1x5AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
 	VMOVUPS 192(DI), Z3
 	VMOVUPS 256(DI), Z4
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -260,10 +308,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (BX), K1, Z25
 	VMOVUPS.Z (BX)(R14*1), K1, Z26
@@ -275,6 +321,15 @@ tail:
 	VFMADD231PS Z27, Z20, Z2
 	VFMADD231PS Z28, Z20, Z3
 	VFMADD231PS Z29, Z20, Z4
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -284,8 +339,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows2x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows2x1AVX512(SB), NOSPLIT, $0-64
+// func dotRows2x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows2x1AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -301,9 +356,13 @@ TEXT ·dotRows2x1AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 0(DI)(CX*1), Z1
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -319,23 +378,30 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (BX), K1, Z25
 	VFMADD231PS Z25, Z20, Z0
 	VFMADD231PS Z25, Z21, Z1
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 0(DI)(CX*1)
 	VZEROUPPER
 	RET
 
-// func dotRows2x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows2x2AVX512(SB), NOSPLIT, $0-64
+// func dotRows2x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows2x2AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -351,11 +417,15 @@ TEXT ·dotRows2x2AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 0(DI)(CX*1), Z2
 	VMOVUPS 64(DI)(CX*1), Z3
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -374,10 +444,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (BX), K1, Z25
@@ -386,6 +454,15 @@ tail:
 	VFMADD231PS Z26, Z20, Z1
 	VFMADD231PS Z25, Z21, Z2
 	VFMADD231PS Z26, Z21, Z3
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -394,8 +471,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows2x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows2x3AVX512(SB), NOSPLIT, $0-64
+// func dotRows2x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows2x3AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -411,13 +488,17 @@ TEXT ·dotRows2x3AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
 	VMOVUPS 0(DI)(CX*1), Z3
 	VMOVUPS 64(DI)(CX*1), Z4
 	VMOVUPS 128(DI)(CX*1), Z5
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -439,10 +520,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (BX), K1, Z25
@@ -454,6 +533,15 @@ tail:
 	VFMADD231PS Z25, Z21, Z3
 	VFMADD231PS Z26, Z21, Z4
 	VFMADD231PS Z27, Z21, Z5
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -464,8 +552,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows2x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows2x4AVX512(SB), NOSPLIT, $0-64
+// func dotRows2x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows2x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -481,7 +569,6 @@ TEXT ·dotRows2x4AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -490,6 +577,11 @@ TEXT ·dotRows2x4AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 64(DI)(CX*1), Z5
 	VMOVUPS 128(DI)(CX*1), Z6
 	VMOVUPS 192(DI)(CX*1), Z7
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -514,10 +606,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (BX), K1, Z25
@@ -532,6 +622,15 @@ tail:
 	VFMADD231PS Z26, Z21, Z5
 	VFMADD231PS Z27, Z21, Z6
 	VFMADD231PS Z28, Z21, Z7
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -544,8 +643,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows2x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows2x5AVX512(SB), NOSPLIT, $0-64
+// func dotRows2x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows2x5AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -561,7 +660,6 @@ TEXT ·dotRows2x5AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -572,6 +670,11 @@ TEXT ·dotRows2x5AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 128(DI)(CX*1), Z7
 	VMOVUPS 192(DI)(CX*1), Z8
 	VMOVUPS 256(DI)(CX*1), Z9
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -599,10 +702,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (BX), K1, Z25
@@ -620,6 +721,15 @@ tail:
 	VFMADD231PS Z27, Z21, Z7
 	VFMADD231PS Z28, Z21, Z8
 	VFMADD231PS Z29, Z21, Z9
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -634,8 +744,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows3x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows3x1AVX512(SB), NOSPLIT, $0-64
+// func dotRows3x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows3x1AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -651,10 +761,14 @@ TEXT ·dotRows3x1AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 0(DI)(CX*1), Z1
 	VMOVUPS 0(DI)(CX*2), Z2
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -672,10 +786,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -683,6 +795,15 @@ tail:
 	VFMADD231PS Z25, Z20, Z0
 	VFMADD231PS Z25, Z21, Z1
 	VFMADD231PS Z25, Z22, Z2
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 0(DI)(CX*1)
@@ -690,8 +811,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows3x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows3x2AVX512(SB), NOSPLIT, $0-64
+// func dotRows3x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows3x2AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -707,13 +828,17 @@ TEXT ·dotRows3x2AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 0(DI)(CX*1), Z2
 	VMOVUPS 64(DI)(CX*1), Z3
 	VMOVUPS 0(DI)(CX*2), Z4
 	VMOVUPS 64(DI)(CX*2), Z5
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -735,10 +860,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -750,6 +873,15 @@ tail:
 	VFMADD231PS Z26, Z21, Z3
 	VFMADD231PS Z25, Z22, Z4
 	VFMADD231PS Z26, Z22, Z5
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -760,8 +892,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows3x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows3x3AVX512(SB), NOSPLIT, $0-64
+// func dotRows3x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows3x3AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -777,7 +909,6 @@ TEXT ·dotRows3x3AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -787,6 +918,11 @@ TEXT ·dotRows3x3AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 0(DI)(CX*2), Z6
 	VMOVUPS 64(DI)(CX*2), Z7
 	VMOVUPS 128(DI)(CX*2), Z8
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -812,10 +948,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -831,6 +965,15 @@ tail:
 	VFMADD231PS Z25, Z22, Z6
 	VFMADD231PS Z26, Z22, Z7
 	VFMADD231PS Z27, Z22, Z8
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -844,8 +987,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows3x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows3x4AVX512(SB), NOSPLIT, $0-64
+// func dotRows3x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows3x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -861,7 +1004,6 @@ TEXT ·dotRows3x4AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -874,6 +1016,11 @@ TEXT ·dotRows3x4AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 64(DI)(CX*2), Z9
 	VMOVUPS 128(DI)(CX*2), Z10
 	VMOVUPS 192(DI)(CX*2), Z11
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -903,10 +1050,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -926,6 +1071,15 @@ tail:
 	VFMADD231PS Z26, Z22, Z9
 	VFMADD231PS Z27, Z22, Z10
 	VFMADD231PS Z28, Z22, Z11
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -942,8 +1096,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows3x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows3x5AVX512(SB), NOSPLIT, $0-64
+// func dotRows3x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows3x5AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -959,7 +1113,6 @@ TEXT ·dotRows3x5AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -975,6 +1128,11 @@ TEXT ·dotRows3x5AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 128(DI)(CX*2), Z12
 	VMOVUPS 192(DI)(CX*2), Z13
 	VMOVUPS 256(DI)(CX*2), Z14
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1008,10 +1166,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1035,6 +1191,15 @@ tail:
 	VFMADD231PS Z27, Z22, Z12
 	VFMADD231PS Z28, Z22, Z13
 	VFMADD231PS Z29, Z22, Z14
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -1054,8 +1219,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows4x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows4x1AVX512(SB), NOSPLIT, $0-64
+// func dotRows4x1AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows4x1AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -1071,11 +1236,15 @@ TEXT ·dotRows4x1AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 0(DI)(CX*1), Z1
 	VMOVUPS 0(DI)(CX*2), Z2
 	VMOVUPS 0(AX), Z3
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1095,10 +1264,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1108,6 +1275,15 @@ tail:
 	VFMADD231PS Z25, Z21, Z1
 	VFMADD231PS Z25, Z22, Z2
 	VFMADD231PS Z25, Z23, Z3
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 0(DI)(CX*1)
@@ -1116,8 +1292,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows4x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows4x2AVX512(SB), NOSPLIT, $0-64
+// func dotRows4x2AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows4x2AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -1133,7 +1309,6 @@ TEXT ·dotRows4x2AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 0(DI)(CX*1), Z2
@@ -1142,6 +1317,11 @@ TEXT ·dotRows4x2AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 64(DI)(CX*2), Z5
 	VMOVUPS 0(AX), Z6
 	VMOVUPS 64(AX), Z7
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1166,10 +1346,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1184,6 +1362,15 @@ tail:
 	VFMADD231PS Z26, Z22, Z5
 	VFMADD231PS Z25, Z23, Z6
 	VFMADD231PS Z26, Z23, Z7
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -1196,8 +1383,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows4x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows4x3AVX512(SB), NOSPLIT, $0-64
+// func dotRows4x3AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows4x3AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -1213,7 +1400,6 @@ TEXT ·dotRows4x3AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -1226,6 +1412,11 @@ TEXT ·dotRows4x3AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 0(AX), Z9
 	VMOVUPS 64(AX), Z10
 	VMOVUPS 128(AX), Z11
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1255,10 +1446,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1278,6 +1467,15 @@ tail:
 	VFMADD231PS Z25, Z23, Z9
 	VFMADD231PS Z26, Z23, Z10
 	VFMADD231PS Z27, Z23, Z11
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -1294,8 +1492,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows4x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows4x4AVX512(SB), NOSPLIT, $0-64
+// func dotRows4x4AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows4x4AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -1311,7 +1509,6 @@ TEXT ·dotRows4x4AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -1328,6 +1525,11 @@ TEXT ·dotRows4x4AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 64(AX), Z13
 	VMOVUPS 128(AX), Z14
 	VMOVUPS 192(AX), Z15
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1362,10 +1564,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1390,6 +1590,15 @@ tail:
 	VFMADD231PS Z26, Z23, Z13
 	VFMADD231PS Z27, Z23, Z14
 	VFMADD231PS Z28, Z23, Z15
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
@@ -1410,8 +1619,8 @@ store:
 	VZEROUPPER
 	RET
 
-// func dotRows4x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)
-TEXT ·dotRows4x5AVX512(SB), NOSPLIT, $0-64
+// func dotRows4x5AVX512(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)
+TEXT ·dotRows4x5AVX512(SB), NOSPLIT, $0-88
 	MOVQ part+0(FP), DI
 	MOVQ ldp+8(FP), CX
 	SHLQ $2, CX
@@ -1427,7 +1636,6 @@ TEXT ·dotRows4x5AVX512(SB), NOSPLIT, $0-64
 	SHLQ $2, R14
 	LEAQ (BX)(R14*2), R11
 	ADDQ R14, R11
-	MOVQ n+48(FP), R12
 	VMOVUPS 0(DI), Z0
 	VMOVUPS 64(DI), Z1
 	VMOVUPS 128(DI), Z2
@@ -1448,6 +1656,11 @@ TEXT ·dotRows4x5AVX512(SB), NOSPLIT, $0-64
 	VMOVUPS 128(AX), Z17
 	VMOVUPS 192(AX), Z18
 	VMOVUPS 256(AX), Z19
+	MOVQ tail+56(FP), R13
+	KMOVW R13, K1
+	MOVQ batch+64(FP), DX
+item:
+	MOVQ n+48(FP), R12
 	TESTQ R12, R12
 	JEQ tail
 loop:
@@ -1487,10 +1700,8 @@ loop:
 	DECQ R12
 	JNE loop
 tail:
-	MOVQ tail+56(FP), R13
 	TESTQ R13, R13
-	JEQ store
-	KMOVW R13, K1
+	JEQ next
 	VMOVUPS.Z (SI), K1, Z20
 	VMOVUPS.Z (SI)(R9*1), K1, Z21
 	VMOVUPS.Z (SI)(R9*2), K1, Z22
@@ -1520,6 +1731,15 @@ tail:
 	VFMADD231PS Z27, Z23, Z17
 	VFMADD231PS Z28, Z23, Z18
 	VFMADD231PS Z29, Z23, Z19
+next:
+	MOVQ stepA+72(FP), R12
+	ADDQ R12, SI
+	ADDQ R12, R8
+	MOVQ stepB+80(FP), R12
+	ADDQ R12, BX
+	ADDQ R12, R11
+	DECQ DX
+	JNE item
 store:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)

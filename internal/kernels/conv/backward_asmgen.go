@@ -24,7 +24,8 @@ func emit(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) 
 // Operands: row i of a, of b and of the partial sums, given the base
 // registers (a: SI, with lda in R9 and SI+3·lda in R8; b: BX, with ldb in
 // R14 and BX+3·ldb in R11; part: DI, with ldp in CX and DI+3·ldp in AX).
-// Only SI, R8, BX and R11 move; R12 counts the 16-element steps.
+// Only SI, R8, BX and R11 move; R12 counts the 16-element steps, DX the
+// items of a batch.
 func aRow(i int) string { return [...]string{"(SI)", "(SI)(R9*1)", "(SI)(R9*2)", "(R8)"}[i] }
 func bRow(j int) string {
 	return [...]string{"(BX)", "(BX)(R14*1)", "(BX)(R14*2)", "(R11)", "(BX)(R14*4)"}[j]
@@ -39,8 +40,8 @@ func bv(j int) string         { return fmt.Sprintf("Z%d", 25+j) }
 
 func block(ma, nb int) {
 	name := fmt.Sprintf("dotRows%dx%dAVX512", ma, nb)
-	emit("// func %s(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64)", name)
-	emit("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	emit("// func %s(part *float32, ldp int, a *float32, lda int, b *float32, ldb, n int, tail uint64, batch, stepA, stepB int)", name)
+	emit("TEXT ·%s(SB), NOSPLIT, $0-88", name)
 	emit("\tMOVQ part+0(FP), DI")
 	emit("\tMOVQ ldp+8(FP), CX")
 	emit("\tSHLQ $2, CX")
@@ -56,7 +57,6 @@ func block(ma, nb int) {
 	emit("\tSHLQ $2, R14")
 	emit("\tLEAQ (BX)(R14*2), R11")
 	emit("\tADDQ R14, R11")
-	emit("\tMOVQ n+48(FP), R12")
 	for i := 0; i < ma; i++ {
 		for j := 0; j < nb; j++ {
 			emit("\tVMOVUPS %s, %s", pRow(i, 64*j), acc(i, j, nb))
@@ -79,6 +79,13 @@ func block(ma, nb int) {
 			}
 		}
 	}
+	// DX counts the items of the batch; after each, a and b move on by
+	// stepA and stepB bytes (their strides less what the steps advanced).
+	emit("\tMOVQ tail+56(FP), R13")
+	emit("\tKMOVW R13, K1")
+	emit("\tMOVQ batch+64(FP), DX")
+	emit("item:")
+	emit("\tMOVQ n+48(FP), R12")
 	emit("\tTESTQ R12, R12")
 	emit("\tJEQ tail")
 	emit("loop:")
@@ -90,11 +97,18 @@ func block(ma, nb int) {
 	emit("\tDECQ R12")
 	emit("\tJNE loop")
 	emit("tail:")
-	emit("\tMOVQ tail+56(FP), R13")
 	emit("\tTESTQ R13, R13")
-	emit("\tJEQ store")
-	emit("\tKMOVW R13, K1")
+	emit("\tJEQ next")
 	fmas(true)
+	emit("next:")
+	emit("\tMOVQ stepA+72(FP), R12")
+	emit("\tADDQ R12, SI")
+	emit("\tADDQ R12, R8")
+	emit("\tMOVQ stepB+80(FP), R12")
+	emit("\tADDQ R12, BX")
+	emit("\tADDQ R12, R11")
+	emit("\tDECQ DX")
+	emit("\tJNE item")
 	emit("store:")
 	for i := 0; i < ma; i++ {
 		for j := 0; j < nb; j++ {

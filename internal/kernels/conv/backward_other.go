@@ -7,8 +7,8 @@ package conv
 // dotRowsAsm reports whether DotRows runs assembly: never in this build.
 const dotRowsAsm = false
 
-func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n int) {
-	dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n)
+func dotRows(part []float32, ldp int, a []float32, lda, ma int, b []float32, ldb, nb, n, batch, strideA, strideB int) {
+	dotRowsGo(part, ldp, a, lda, ma, b, ldb, nb, n, batch, strideA, strideB)
 }
 
 // poolGradAsm is false: there is no assembly in this build.

@@ -9,10 +9,11 @@ import (
 	"github.com/sporeml/spore/internal/kernels/vec"
 )
 
-// TestDotRows checks DotRows (the AVX-512 kernels where the CPU has them)
-// and its pure-Go twin against float64 sums, for blocks that cross the
-// 4×5 kernel blocks, lengths with and without a masked tail, and rows of b
-// that overlap as a convolution's taps do.
+// TestDotRows checks DotRowsBatch (the AVX-512 kernels where the CPU has
+// them) and its pure-Go twin against float64 sums, for blocks that cross
+// the 4×5 kernel blocks, lengths with and without a masked tail, rows of b
+// that overlap as a convolution's taps do, and batches of one and more
+// items (DotRows is the batch of one).
 func TestDotRows(t *testing.T) {
 	cases := []struct{ ma, nb, n, lda, ldb, ldp int }{
 		{1, 1, 1, 1, 1, 16},
@@ -27,38 +28,47 @@ func TestDotRows(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%dx%d/n=%d/ldb=%d", c.ma, c.nb, c.n, c.ldb), func(t *testing.T) {
-			a := randFloats[float32](r, (c.ma-1)*c.lda+c.n)
-			b := randFloats[float32](r, (c.nb-1)*c.ldb+c.n)
-			init := randFloats[float32](r, (c.ma-1)*c.ldp+c.nb*16)
-			got := append([]float32(nil), init...)
-			twin := append([]float32(nil), init...)
-			DotRows(got, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n)
-			dotRowsGo(twin, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n)
-			for i := range c.ma {
-				for j := range c.nb {
-					for l := range 16 {
-						k := i*c.ldp + j*16 + l
-						want, mag := float64(init[k]), math.Abs(float64(init[k]))
-						for tt := l; tt < c.n; tt += 16 {
-							p := float64(a[i*c.lda+tt]) * float64(b[j*c.ldb+tt])
-							want += p
-							mag += math.Abs(p)
-						}
-						tol := 1e-6 * (mag + 1)
-						if math.Abs(float64(got[k])-want) > tol || math.Abs(float64(twin[k])-want) > tol {
-							t.Fatalf("part[%d] (row %d of a, row %d of b, lane %d) = %v, twin %v, want %v", k, i, j, l, got[k], twin[k], want)
+		for _, batch := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%dx%d/n=%d/ldb=%d/batch=%d", c.ma, c.nb, c.n, c.ldb, batch), func(t *testing.T) {
+				sa, sb := (c.ma-1)*c.lda+c.n+5, (c.nb-1)*c.ldb+c.n+3
+				a := randFloats[float32](r, (batch-1)*sa+(c.ma-1)*c.lda+c.n)
+				b := randFloats[float32](r, (batch-1)*sb+(c.nb-1)*c.ldb+c.n)
+				init := randFloats[float32](r, (c.ma-1)*c.ldp+c.nb*16)
+				got := append([]float32(nil), init...)
+				twin := append([]float32(nil), init...)
+				if batch == 1 {
+					DotRows(got, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n)
+				} else {
+					DotRowsBatch(got, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n, batch, sa, sb)
+				}
+				dotRowsGo(twin, c.ldp, a, c.lda, c.ma, b, c.ldb, c.nb, c.n, batch, sa, sb)
+				for i := range c.ma {
+					for j := range c.nb {
+						for l := range 16 {
+							k := i*c.ldp + j*16 + l
+							want, mag := float64(init[k]), math.Abs(float64(init[k]))
+							for item := range batch {
+								for tt := l; tt < c.n; tt += 16 {
+									p := float64(a[item*sa+i*c.lda+tt]) * float64(b[item*sb+j*c.ldb+tt])
+									want += p
+									mag += math.Abs(p)
+								}
+							}
+							tol := 1e-6 * (mag + 1)
+							if math.Abs(float64(got[k])-want) > tol || math.Abs(float64(twin[k])-want) > tol {
+								t.Fatalf("part[%d] (row %d of a, row %d of b, lane %d) = %v, twin %v, want %v", k, i, j, l, got[k], twin[k], want)
+							}
 						}
 					}
 				}
-			}
-			// Entries between the blocks' rows are left alone.
-			for k := range init {
-				if k%c.ldp >= c.nb*16 && got[k] != init[k] {
-					t.Fatalf("part[%d], outside every block, changed from %v to %v", k, init[k], got[k])
+				// Entries between the blocks' rows are left alone.
+				for k := range init {
+					if k%c.ldp >= c.nb*16 && got[k] != init[k] {
+						t.Fatalf("part[%d], outside every block, changed from %v to %v", k, init[k], got[k])
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
