@@ -1,6 +1,9 @@
 package conv
 
-import "github.com/sporeml/spore/internal/kernels/gemm"
+import (
+	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/internal/kernels/vec"
+)
 
 // Winograd F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for Convolutional
 // Neural Networks", 2015): each 2×2 block of outputs of a 3×3 convolution
@@ -35,7 +38,7 @@ func winogradGeom(n, outH, outW int) (th, tw, batch int) {
 func WinogradScratch(n, c, h, w, outC, padT, padL, outH, outW int) int {
 	th, tw, batch := winogradGeom(n, outH, outW)
 	t := batch * th * tw
-	return 16*outC*c + c*(2*th+2)*(2*tw+2) + 16*c*t + 16*outC*t
+	return 16*outC*c + c*(2*th+2)*(2*tw+2) + 16*c*t + 16*outC*t + max(12*t, 4*(2*tw+2))
 }
 
 // Conv2DWinograd computes the same convolution as Conv2DDirect for 3×3
@@ -63,6 +66,7 @@ func Conv2DWinograd(dst, src, wt, bias, scratch []float32, n, c, h, w, outC, pad
 	padded := scratch[len(u) : len(u)+c*hp*wp]
 	v := scratch[len(u)+len(padded) : len(u)+len(padded)+16*c*batch*tiles]
 	m := scratch[len(u)+len(padded)+len(v) : len(u)+len(padded)+len(v)+16*outC*batch*tiles]
+	rows := scratch[len(u)+len(padded)+len(v)+len(m):][:max(12*batch*tiles, 4*wp)]
 	winogradFilters(u, wt, outC, c)
 	for b0 := 0; b0 < n; b0 += batch {
 		nb := min(batch, n-b0)
@@ -78,13 +82,11 @@ func Conv2DWinograd(dst, src, wt, bias, scratch []float32, n, c, h, w, outC, pad
 					copy(padded[(ci*hp+y+padT)*wp+padL:], row)
 				}
 			}
-			winogradInputs(v, padded, c, hp, wp, th, tw, t, bi*tiles)
+			winogradInputs(v, padded, rows, c, hp, wp, th, tw, t, bi*tiles)
 		}
 		// M_ξ [outC × t] = U_ξ [outC × c] · V_ξ [c × t], ξ = 0..15.
 		gemm.SgemmStrided(false, false, outC, t, c, 1, u, c, outC*c, v, t, c*t, 0, m, t, outC*t, 16)
-		for bi := range nb {
-			winogradOutputs(dst[(b0+bi)*outC*outH*outW:], m, bias, outC, outH, outW, th, tw, t, bi*tiles)
-		}
+		winogradOutputs(dst[b0*outC*outH*outW:], m, rows, bias, nb, outC, outH, outW, th, tw, t)
 	}
 }
 
@@ -117,8 +119,11 @@ func winogradFilters(u, wt []float32, outC, c int) {
 
 // winogradInputs sets v[ξ][ci][t0+ty·tw+tx] = (B^T d B)[ξ] for the 4×4
 // patch d at rows 2ty.., columns 2tx.. of each padded plane; ld is the
-// length of a row of v (the batch's tiles).
-func winogradInputs(v, padded []float32, c, hp, wp, th, tw, ld, t0 int) {
+// length of a row of v (the batch's tiles). B^T's combinations of rows run
+// on whole padded rows at once (vector operations into e, 4 rows of wp of
+// scratch); the combinations of columns go tile by tile.
+func winogradInputs(v, padded, e []float32, c, hp, wp, th, tw, ld, t0 int) {
+	e0, e1, e2, e3 := e[:wp], e[wp:2*wp], e[2*wp:3*wp], e[3*wp:4*wp]
 	for ci := range c {
 		p := padded[ci*hp*wp : (ci+1)*hp*wp]
 		for ty := range th {
@@ -126,65 +131,85 @@ func winogradInputs(v, padded []float32, c, hp, wp, th, tw, ld, t0 int) {
 			r1 := p[(2*ty+1)*wp : (2*ty+1)*wp+wp]
 			r2 := p[(2*ty+2)*wp : (2*ty+2)*wp+wp]
 			r3 := p[(2*ty+3)*wp : (2*ty+3)*wp+wp]
-			for tx := range tw {
-				x := 2 * tx
-				// B^T d: rows d0-d2, d1+d2, d2-d1, d1-d3.
-				var b [4][4]float32
-				for j := range 4 {
-					d0, d1, d2, d3 := r0[x+j], r1[x+j], r2[x+j], r3[x+j]
-					b[0][j] = d0 - d2
-					b[1][j] = d1 + d2
-					b[2][j] = d2 - d1
-					b[3][j] = d1 - d3
-				}
-				// (B^T d) B: the same on each row.
-				col := t0 + ty*tw + tx
-				for i := range 4 {
-					e0, e1, e2, e3 := b[i][0], b[i][1], b[i][2], b[i][3]
-					base := (i*4*c+ci)*ld + col
-					v[base] = e0 - e2
-					v[base+c*ld] = e1 + e2
-					v[base+2*c*ld] = e2 - e1
-					v[base+3*c*ld] = e1 - e3
+			// B^T d: rows d0-d2, d1+d2, d2-d1, d1-d3.
+			vec.Sub(e0, r0, r2)
+			vec.Add(e1, r1, r2)
+			vec.Sub(e2, r2, r1)
+			vec.Sub(e3, r1, r3)
+			// (B^T d) B: the same on each row's four columns.
+			col := t0 + ty*tw
+			for i, ei := range [4][]float32{e0, e1, e2, e3} {
+				base := (i*4*c+ci)*ld + col
+				v0 := v[base : base+tw]
+				v1 := v[base+c*ld : base+c*ld+tw]
+				v2 := v[base+2*c*ld : base+2*c*ld+tw]
+				v3 := v[base+3*c*ld : base+3*c*ld+tw]
+				for tx := range tw {
+					x0, x1, x2, x3 := ei[2*tx], ei[2*tx+1], ei[2*tx+2], ei[2*tx+3]
+					v0[tx] = x0 - x2
+					v1[tx] = x1 + x2
+					v2[tx] = x2 - x1
+					v3[tx] = x1 - x3
 				}
 			}
 		}
 	}
 }
 
-// winogradOutputs writes the outC×outH×outW outputs of one image from
-// m[ξ][oc][t0+tile] (rows of length ld): A^T m A per tile, plus the bias,
-// clipped at the bottom and right edges.
-func winogradOutputs(dst, m, bias []float32, outC, outH, outW, th, tw, ld, t0 int) {
+// winogradOutputs writes the outputs of the batch's nb images from
+// m[ξ][oc][tile] (rows of length ld, the batch's tiles): A^T m A per tile,
+// plus the bias, clipped at the bottom and right edges. The transform runs
+// across all the batch's tiles at once, one vector operation per term
+// (rows: 12 rows of ld of scratch), and only the final scatter into the
+// output planes goes tile by tile.
+func winogradOutputs(dst, m, rows, bias []float32, nb, outC, outH, outW, th, tw, ld int) {
 	plane := outC * ld // one ξ's block of m
-	for oc := range outC {
-		var b0 float32
-		if bias != nil {
-			b0 = bias[oc]
+	row := func(i int) []float32 { return rows[i*ld : (i+1)*ld] }
+	var s [2][4][]float32 // A^T m: rows q0+q1+q2 and q1-q2-q3
+	for j := range 4 {
+		s[0][j], s[1][j] = row(j), row(4+j)
+	}
+	var o [2][2][]float32
+	for i := range 2 {
+		for j := range 2 {
+			o[i][j] = row(8 + 2*i + j)
 		}
-		out := dst[oc*outH*outW : (oc+1)*outH*outW]
-		for ty := range th {
-			for tx := range tw {
-				col := oc*ld + t0 + ty*tw + tx
-				var q [4][4]float32
-				for xi := range 16 {
-					q[xi/4][xi%4] = m[xi*plane+col]
-				}
-				// A^T q: rows q0+q1+q2, q1-q2-q3.
-				var s [2][4]float32
-				for j := range 4 {
-					s[0][j] = q[0][j] + q[1][j] + q[2][j]
-					s[1][j] = q[1][j] - q[2][j] - q[3][j]
-				}
-				oy, ox := 2*ty, 2*tx
-				for i := range 2 {
-					if oy+i >= outH {
+	}
+	tiles := th * tw
+	for oc := range outC {
+		q := func(xi int) []float32 { return m[xi*plane+oc*ld : xi*plane+oc*ld+ld] }
+		for j := range 4 {
+			vec.Add(s[0][j], q(j), q(4+j))
+			vec.Add(s[0][j], s[0][j], q(8+j))
+			vec.Sub(s[1][j], q(4+j), q(8+j))
+			vec.Sub(s[1][j], s[1][j], q(12+j))
+		}
+		for i := range 2 {
+			vec.Add(o[i][0], s[i][0], s[i][1])
+			vec.Add(o[i][0], o[i][0], s[i][2])
+			vec.Sub(o[i][1], s[i][1], s[i][2])
+			vec.Sub(o[i][1], o[i][1], s[i][3])
+			if bias != nil {
+				vec.AddScalar(o[i][0], o[i][0], bias[oc])
+				vec.AddScalar(o[i][1], o[i][1], bias[oc])
+			}
+		}
+		for b := range nb {
+			out := dst[(b*outC+oc)*outH*outW : (b*outC+oc+1)*outH*outW]
+			for i := range 2 {
+				for ty := range th {
+					y := 2*ty + i
+					if y >= outH {
 						break
 					}
-					row := out[(oy+i)*outW:]
-					row[ox] = b0 + s[i][0] + s[i][1] + s[i][2]
-					if ox+1 < outW {
-						row[ox+1] = b0 + s[i][1] - s[i][2] - s[i][3]
+					r := out[y*outW : (y+1)*outW]
+					o0 := o[i][0][b*tiles+ty*tw : b*tiles+(ty+1)*tw]
+					o1 := o[i][1][b*tiles+ty*tw : b*tiles+(ty+1)*tw]
+					for tx, v := range o0 {
+						r[2*tx] = v
+						if 2*tx+1 < outW {
+							r[2*tx+1] = o1[tx]
+						}
 					}
 				}
 			}
