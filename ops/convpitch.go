@@ -79,7 +79,8 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 				continue
 			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			if r32, ok := any(res).([]float32); ok {
+			affine := bias != nil || ep.scale != nil || ep.shift != nil || relu
+			if r32, ok := any(res).([]float32); ok && affine {
 				// float32: the bias, scale, shift and ReLU in one pass
 				// per plane (conv.AffineReLU), with the same roundings.
 				for oc := range g.og {
@@ -96,7 +97,7 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 					}
 					conv.AffineReLU(r32[oc*np:(oc+1)*np], b, sc, sh, relu)
 				}
-			} else {
+			} else if !ok {
 				// One channel at a time, each step a pass over a plane
 				// still in cache, in the unfused chain's order.
 				for oc := range g.og {
