@@ -63,17 +63,19 @@
 // and 63 µs (mean) against the Go loops' 638 and 493 µs.
 //
 // Conv2DWinograd is Winograd's F(2×2, 3×3) for stride-1 3×3 windows: 16
-// batched GEMMs between transforms that run partly as vector operations
-// (B^T's row combinations on whole padded rows, A^T…A across all tiles),
-// tested against Conv2DDirect. The framework does not select it: side by
-// side in one run (BenchmarkConv3x3, one thread, fastest of 40 interleaved
-// calls, on a loaded machine, so ratios only) it took 3.6× as long as the
-// pitched im2col + GEMM path on the CNN fixture's 1→8-channel layer, 2.4×
-// on its 8→16 layer and still 1.8× on a 64→64 layer at 14×14 (pitched:
-// 311, 535 and 1194 µs). The input transform's column combinations, tile
-// by tile in Go, cost more than the 2.25× fewer multiplies save at these
-// channel counts; splitting the padded planes by row and column parity
-// would let every transform step run as a vector operation.
+// batched GEMMs between transforms that run as vector operations over all
+// of an image's tiles (the input split by row and column parity, so that
+// every patch element is a shifted phase), tested against Conv2DDirect;
+// Conv2DWinogradTransformed takes filters transformed once
+// (WinogradFilters). The framework does not select it: side by side in
+// one run (BenchmarkConv3x3, one thread, fastest of 40 interleaved calls,
+// on a loaded machine, so ratios only), with the filters held it took 4.0×
+// as long as the pitched im2col + GEMM path on the CNN fixture's
+// 1→8-channel layer, 1.8× on its 8→16 layer and 1.14× on a 64→64 layer at
+// 14×14 (pitched: 269, 466 and 1101 µs at batch 64, 64 and 8). At these
+// channel counts the transforms and the 16 short GEMMs cost more than the
+// 2.25× fewer multiplies save; wider layers are where it would start to
+// pay.
 //
 // Not here yet: NCHWc blocked layouts. They cut the cost of the GEMM's
 // packing, which pays where channel counts are large; LeNet-5 (1→6 and

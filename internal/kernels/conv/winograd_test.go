@@ -71,8 +71,9 @@ func TestConv2DWinogradShortScratch(t *testing.T) {
 }
 
 // BenchmarkConv3x3 compares, side by side in one run, the ways a stride-1
-// 3×3 convolution can run here — Winograd F(2×2, 3×3), the direct kernel,
-// and the pitched im2col + GEMM that the framework's convolution uses
+// 3×3 convolution can run here — Winograd F(2×2, 3×3) (transforming the
+// filters per call, and with them transformed once, as a plan holding them
+// would), the direct kernel, and the pitched im2col + GEMM that the framework's convolution uses
 // (PadPlanes, Im2ColPitched, one GEMM per image, UnpitchRows) — at the CNN
 // fixture's two layers at batch 64 and at a wider layer where Winograd's
 // 2.25× fewer multiplies have GEMMs large enough to pay. The three
@@ -95,6 +96,8 @@ func BenchmarkConv3x3(b *testing.B) {
 		src, wt, bias := randFloats[float32](r, l.n*l.c*l.h*l.w), randFloats[float32](r, l.outC*l.c*9), randFloats[float32](r, l.outC)
 		dst := make([]float32, l.n*l.outC*oh*ow)
 		wscratch := make([]float32, WinogradScratch(l.n, l.c, l.h, l.w, l.outC, pad, pad, oh, ow))
+		u := make([]float32, WinogradFiltersLen(l.outC, l.c))
+		WinogradFilters(u, wt, l.outC, l.c)
 		dscratch := make([]float32, DirectScratch(l.c, l.h, l.w, 3, 3, pad, pad, oh, ow))
 		hp, wp := Pitch(l.h, l.w, 3, 3, pad, pad, 1, 1, oh, ow)
 		plane, np, k := (hp+1)*wp, oh*wp, l.c*9
@@ -113,6 +116,9 @@ func BenchmarkConv3x3(b *testing.B) {
 			}},
 			{"winograd", func() {
 				Conv2DWinograd(dst, src, wt, bias, wscratch, l.n, l.c, l.h, l.w, l.outC, pad, pad, oh, ow)
+			}},
+			{"winograd-held-filters", func() {
+				Conv2DWinogradTransformed(dst, src, u, bias, wscratch[len(u):], l.n, l.c, l.h, l.w, l.outC, pad, pad, oh, ow)
 			}},
 			{"direct", func() {
 				Conv2DDirect(dst, src, wt, bias, dscratch, l.n, l.c, l.h, l.w, l.outC, 3, 3, pad, pad, oh, ow)
