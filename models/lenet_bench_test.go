@@ -13,9 +13,9 @@ import (
 
 // BenchmarkLeNet times LeNet-5 (as spore train --model lenet builds it)
 // inference and one SGD training step with cross-entropy, in both modes, at
-// batch 1 and 64, for profiles and side-by-side runs of two builds
-// (bench/lenet.sh compares 'spore bench --model lenet' with PyTorch and
-// ONNX Runtime). Train/Graph-noconvbackward is the compiled step without
+// batch 1, 16, 64, 256 and 1024 (spore bench's sweep), for profiles and
+// side-by-side runs of two builds (bench/lenet.sh compares 'spore bench
+// --model lenet' with PyTorch and ONNX Runtime). Train/Graph-noconvbackward is the compiled step without
 // the convbackward pass (the pooling gradient left as its own op, the
 // convolution gradients copying it), so that one run gives that pass's
 // ratio.
@@ -23,7 +23,7 @@ import (
 // (Linux only), which on a shared machine excludes the time other
 // processes take; at -cpu 1 it is the work itself.
 func BenchmarkLeNet(b *testing.B) {
-	for _, batch := range []int{1, 64} {
+	for _, batch := range []int{1, 16, 64, 256, 1024} {
 		for _, m := range []struct {
 			name string
 			mode spore.Mode
