@@ -48,19 +48,13 @@ type convEpilogue[T float32 | float64] struct {
 // — then per output plane applies the epilogue ep, pooling or else keeping
 // the first ow columns of each row.
 func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
-	bias, relu, pg := ep.bias, ep.relu, ep.pool
 	g := &l.cg
 	x, w, out := l.a, l.b, l.c
 	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
-	outPlane := g.p()
-	if pg != nil {
-		outPlane = pg.oh * pg.ow
-	}
-	addScalar, mulScalar, vrelu := vecAddScalar[T](), vecMulScalar[T](), vecRelu[T]()
-	plain := bias == nil && ep.scale == nil && ep.shift == nil && !relu && pg == nil
-	ep32, _ := any(ep).(convEpilogue[float32]) // float32's epilogue runs in one pass
+	outPlane := ep.outPlane(g)
+	plain := ep.bias == nil && ep.scale == nil && ep.shift == nil && !ep.relu && ep.pool == nil
 
 	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
 	padded := (*sp)[:g.c*plane]
@@ -79,56 +73,77 @@ func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 				continue
 			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			affine := bias != nil || ep.scale != nil || ep.shift != nil || relu
-			if r32, ok := any(res).([]float32); ok && affine {
-				// float32: the bias, scale, shift and ReLU in one pass
-				// per plane (conv.AffineReLU), with the same roundings.
-				for oc := range g.og {
-					c := gi*g.og + oc
-					b, sc, sh := conv.NoAdd, float32(1), conv.NoAdd
-					if ep32.bias != nil {
-						b = ep32.bias[c]
-					}
-					if ep32.scale != nil {
-						sc = ep32.scale[c]
-					}
-					if ep32.shift != nil {
-						sh = ep32.shift[c]
-					}
-					conv.AffineReLU(r32[oc*np:(oc+1)*np], b, sc, sh, relu)
-				}
-			} else if !ok {
-				// One channel at a time, each step a pass over a plane
-				// still in cache, in the unfused chain's order.
-				for oc := range g.og {
-					r := res[oc*np : (oc+1)*np]
-					if bias != nil {
-						addScalar(r, r, bias[gi*g.og+oc])
-					}
-					if ep.scale != nil {
-						mulScalar(r, r, ep.scale[gi*g.og+oc])
-					}
-					if ep.shift != nil {
-						addScalar(r, r, ep.shift[gi*g.og+oc])
-					}
-				}
-				if relu {
-					vrelu(res, res)
-				}
-			}
-			switch {
-			case pg != nil && ep.avg:
-				// Pooling reads the pitched planes as planes wp wide:
-				// every window lies in the first ow columns.
-				conv.AvgPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
-			case pg != nil:
-				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
-			default:
-				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
-			}
+			ep.finish(g, og, res, gi*g.og, g.og, wp)
 		}
 	}
 	l.im.putScratch(sp)
+}
+
+// outPlane is the size of one output plane of the convolution g followed
+// by ep: pooled, or the convolution's own.
+func (ep *convEpilogue[T]) outPlane(g *convGeom) int {
+	if pg := ep.pool; pg != nil {
+		return pg.oh * pg.ow
+	}
+	return g.p()
+}
+
+// finish applies ep to the pitched GEMM result res of output channels
+// [c0, c0+nc) (planes of g.oh rows of wp) and writes them, pooled or
+// unpitched, into og.
+func (ep *convEpilogue[T]) finish(g *convGeom, og, res []T, c0, nc, wp int) {
+	np := g.oh * wp
+	res = res[:nc*np]
+	bias, relu, pg := ep.bias, ep.relu, ep.pool
+	affine := bias != nil || ep.scale != nil || ep.shift != nil || relu
+	if r32, ok := any(res).([]float32); ok && affine {
+		// float32: the bias, scale, shift and ReLU in one pass per
+		// plane (conv.AffineReLU), with the same roundings.
+		ep32 := any(ep).(*convEpilogue[float32])
+		for oc := range nc {
+			c := c0 + oc
+			b, sc, sh := conv.NoAdd, float32(1), conv.NoAdd
+			if ep32.bias != nil {
+				b = ep32.bias[c]
+			}
+			if ep32.scale != nil {
+				sc = ep32.scale[c]
+			}
+			if ep32.shift != nil {
+				sh = ep32.shift[c]
+			}
+			conv.AffineReLU(r32[oc*np:(oc+1)*np], b, sc, sh, relu)
+		}
+	} else if !ok {
+		// One channel at a time, each step a pass over a plane still in
+		// cache, in the unfused chain's order.
+		addScalar, mulScalar, vrelu := vecAddScalar[T](), vecMulScalar[T](), vecRelu[T]()
+		for oc := range nc {
+			r := res[oc*np : (oc+1)*np]
+			if bias != nil {
+				addScalar(r, r, bias[c0+oc])
+			}
+			if ep.scale != nil {
+				mulScalar(r, r, ep.scale[c0+oc])
+			}
+			if ep.shift != nil {
+				addScalar(r, r, ep.shift[c0+oc])
+			}
+		}
+		if relu {
+			vrelu(res, res)
+		}
+	}
+	switch {
+	case pg != nil && ep.avg:
+		// Pooling reads the pitched planes as planes wp wide: every
+		// window lies in the first ow columns.
+		conv.AvgPoolValid(og, res, nc, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+	case pg != nil:
+		conv.MaxPoolValid(og, res, nc, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+	default:
+		conv.UnpitchRows(og, res, nc, g.oh, g.ow, wp)
+	}
 }
 
 // conv2DBackInputPitched is conv2DBackInputRun's stride-1 path over images

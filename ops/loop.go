@@ -28,6 +28,7 @@ const (
 	loopAvgPoolForward
 	loopAvgPoolBackward
 	loopConv2DEpilogue
+	loopConv2DEpilogueChannels
 	loopMaxPoolReLUGrad
 )
 
@@ -50,6 +51,8 @@ func (l *loop[T]) Run(lo, hi int) {
 		l.avgPoolBackwardRun(lo, hi)
 	case loopConv2DEpilogue:
 		l.conv2DEpilogueRun(lo, hi)
+	case loopConv2DEpilogueChannels:
+		l.conv2DEpilogueChannelsRun(lo, hi)
 	case loopMaxPoolReLUGrad:
 		l.maxPoolReLUGradRun(lo, hi)
 	}
