@@ -123,10 +123,13 @@ func col2ImPitchedGo(padded, col []float32, ld int, c, hp, wp, kh, kw, dilH, dil
 // column matrix: the sums stay in registers and go straight into dx. The
 // element order is fixed: 16 elements of t at a time, all taps for each.
 //
-// The AVX-512 kernels (one per og up to 16) multiply-add with fused
-// multiply-adds; the pure-Go twin (tapRowsGo; the noasm tag, CPUs without
-// AVX-512, og > 16) adds the same products in the same order with separate
-// multiplies and adds, so the two agree to float32 rounding.
+// Row oc's products go to partial sum oc mod 4, added up as (p0 + p1) +
+// (p2 + p3): four short chains of multiply-adds rather than one of og,
+// whose latency held up every tap's read-modify-write of dx. The AVX-512
+// kernels (one per og up to 16) use fused multiply-adds; the pure-Go twin
+// (tapRowsGo; the noasm tag, CPUs without AVX-512, og > 16) adds the same
+// products in the same order with separate multiplies and adds, so the two
+// agree to float32 rounding.
 func TapRows(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
 	if n <= 0 || og <= 0 || c <= 0 || kh <= 0 || kw <= 0 {
 		return
@@ -139,21 +142,37 @@ func TapRows(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, r
 
 // tapRowsGo is TapRows' pure-Go twin, on checked arguments.
 func tapRowsGo(dx, dy []float32, ldy, og int, wt []float32, n, c, kh, kw, plane, rowStep, colStep int) {
-	var sum [16]float32
+	var sum [4][16]float32
 	for t0 := 0; t0 < n; t0 += 16 {
 		lanes := min(16, n-t0)
 		w := wt
 		for kj := range kw {
 			for ki := range kh {
 				for ci := range c {
-					s := sum[:lanes]
-					for l := range s {
-						s[l] = w[0] * dy[t0+l]
-					}
-					for oc := 1; oc < og; oc++ {
+					// Row oc into partial sum oc mod 4, then
+					// (p0 + p1) + (p2 + p3).
+					for oc := range og {
 						r := dy[oc*ldy+t0 : oc*ldy+t0+lanes]
+						p := sum[oc%4][:lanes]
+						if oc < 4 {
+							for l, v := range r {
+								p[l] = w[oc] * v
+							}
+							continue
+						}
 						for l, v := range r {
-							s[l] += w[oc] * v
+							p[l] += w[oc] * v
+						}
+					}
+					s := sum[0][:lanes]
+					for l := range s {
+						switch min(og, 4) {
+						case 2:
+							s[l] += sum[1][l]
+						case 3:
+							s[l] = s[l] + sum[1][l] + sum[2][l]
+						case 4:
+							s[l] = (s[l] + sum[1][l]) + (sum[2][l] + sum[3][l])
 						}
 					}
 					w = w[og:]

@@ -165,13 +165,30 @@ func taps(og int) {
 	emit("\tMOVQ R14, AX")
 	emit("\tMOVQ c+48(FP), CX")
 	emit("ch:")
-	emit("\tVMULPS.BCST (R10), Z0, Z16")
-	for i := 1; i < og; i++ {
-		emit("\tVFMADD231PS.BCST %d(R10), Z%d, Z16", 4*i, i)
+	// Row oc goes to partial sum oc mod 4 (Z16 to Z19), four short
+	// chains instead of one of og multiply-adds, then (p0 + p1) + (p2 +
+	// p3), as many as there are.
+	for i := 0; i < og; i++ {
+		if i < 4 {
+			emit("\tVMULPS.BCST %d(R10), Z%d, Z%d", 4*i, i, 16+i)
+		} else {
+			emit("\tVFMADD231PS.BCST %d(R10), Z%d, Z%d", 4*i, i, 16+i%4)
+		}
+	}
+	switch min(og, 4) {
+	case 2:
+		emit("\tVADDPS Z17, Z16, Z16")
+	case 3:
+		emit("\tVADDPS Z17, Z16, Z16")
+		emit("\tVADDPS Z18, Z16, Z16")
+	case 4:
+		emit("\tVADDPS Z17, Z16, Z16")
+		emit("\tVADDPS Z19, Z18, Z18")
+		emit("\tVADDPS Z18, Z16, Z16")
 	}
 	emit("\tADDQ $%d, R10", 4*og)
-	emit("\tVMOVUPS.Z (AX), K1, Z17")
-	emit("\tVADDPS Z17, Z16, Z16")
+	emit("\tVMOVUPS.Z (AX), K1, Z20")
+	emit("\tVADDPS Z20, Z16, Z16")
 	emit("\tVMOVUPS Z16, K1, (AX)")
 	emit("\tADDQ plane+72(FP), AX")
 	emit("\tDECQ CX")
