@@ -16,9 +16,8 @@ import (
 // channel's gradient with the window row's taps — the rows of the column
 // matrix, read in place from the padded plane — over the whole run to the
 // slice's 16-lane partials (layout [o][cg][kh][kw][16]; conv2DBackFilter
-// sums the lanes and the slices). A run is as many images as fit in 256
-// KiB of buffers (at most 32), so the sums stay in registers from the first
-// image of a run to the last.
+// sums the lanes and the slices). The sums stay in registers from the
+// first image of a run to the last (see run below for its length).
 //
 // No column matrix is built: in the CPU profile of LeNet-5's batch-64
 // training step (one thread), building it and multiplying it by the
@@ -31,7 +30,12 @@ func (l *loop[T]) conv2DBackFilterDirect(lo, hi int, dot func(part []T, ldp int,
 	kk := g.cg * g.kh * g.kw
 	nw := g.o * kk
 	cp, onp := g.c*plane, g.o*np
-	run := max(1, min(32, (1<<16)/(cp+onp)))
+	// A run's buffers fit in 256 KiB, and the output-gradient rows a
+	// DotRowsBatch block reads (four channels of the run's images) in 24
+	// KiB of L1: more images a call (LeNet-5's 8×8 second layer) saves
+	// reloading the partial sums, but rows that fall out of L1 (its 24×24
+	// first layer) are read again from L2 for every window row.
+	run := max(1, min(32, (1<<16)/(cp+onp), 6144/(min(g.og, 4)*np)))
 
 	sp := l.im.getScratch(run * (cp + onp))
 	padded, dyp := (*sp)[:run*cp], (*sp)[run*cp:]
