@@ -213,11 +213,13 @@ func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 		if a.Pool != nil {
 			l.ep.pool = &l.pg
 		}
-		if g.n < parallel.Workers() && g.groups == 1 && g.og >= 2*convChannelGrain && g.og*g.p()*g.k() >= 1<<15 {
-			l.conv2DEpilogueByChannels()
-		} else {
-			parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*g.p()*g.k())), l)
-		}
+		// Images are split over the cores. Splitting a batch-1
+		// convolution's output channels instead (one column matrix, each
+		// core its rows of the filter) made the CNN fixture and LeNet-5 at
+		// batch 1 twice as slow on two threads, side by side in one run
+		// on a shared machine (36 against 17 µs, 31 against 17 µs): the
+		// hand-off costs more than half of a convolution this small.
+		parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*g.p()*g.k())), l)
 		im.putLoop(l)
 	}
 }
@@ -227,50 +229,6 @@ func convEpilogueKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 // output plane straight from the GEMM's result.
 func (l *loop[T]) conv2DEpilogueRun(lo, hi int) {
 	l.pitchedForward(lo, hi, l.ep)
-}
-
-// convChannelGrain is the fewest output channels a core takes when a
-// fused convolution's images are fewer than the cores.
-const convChannelGrain = 4
-
-// conv2DEpilogueByChannels is the fused convolution for batches smaller
-// than the worker count (batch 1 is what serving sees), where splitting
-// the images would leave cores idle: per image, the padded input and its
-// column matrix are built once, and the cores split the output channels,
-// each multiplying its rows of the filter and finishing its own planes.
-// A row of a GEMM's result does not depend on the other rows computed with
-// it, so the output is the one-core path's, bit for bit.
-func (l *loop[T]) conv2DEpilogueByChannels() {
-	g := &l.cg
-	k := g.k()
-	hp, wp := g.pitch()
-	plane, np := (hp+1)*wp, g.oh*wp
-	sp := l.im.getScratch(g.c*plane + k*np)
-	padded, col := (*sp)[:g.c*plane], (*sp)[g.c*plane:g.c*plane+k*np]
-	l.kind, l.d = loopConv2DEpilogueChannels, col
-	for n := range g.n {
-		conv.PadPlanes(padded, l.a[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
-		conv.Im2ColPitched(col, np, padded, g.c, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
-		l.n = n
-		parallel.ForBody(g.o, convChannelGrain, l)
-	}
-	l.im.putScratch(sp)
-}
-
-// conv2DEpilogueChannelsRun is the loop body of
-// conv2DEpilogueByChannels: output channels [lo, hi) of image l.n from
-// the column matrix in l.d.
-func (l *loop[T]) conv2DEpilogueChannelsRun(lo, hi int) {
-	g := &l.cg
-	k := g.k()
-	_, wp := g.pitch()
-	np := g.oh * wp
-	outPlane := l.ep.outPlane(g)
-	sp := l.im.getScratch((hi - lo) * np)
-	res := (*sp)[:(hi-lo)*np]
-	l.im.gemmStrided(false, false, hi-lo, np, k, l.b[lo*k:hi*k], 0, l.d, 0, res, 1)
-	l.ep.finish(g, l.c[(l.n*g.o+lo)*outPlane:(l.n*g.o+hi)*outPlane], res, lo, hi-lo, wp)
-	l.im.putScratch(sp)
 }
 
 // maxPoolReLUGradKernel returns the fused pooling gradient's kernel for T.

@@ -28,7 +28,6 @@ const (
 	loopAvgPoolForward
 	loopAvgPoolBackward
 	loopConv2DEpilogue
-	loopConv2DEpilogueChannels
 	loopMaxPoolReLUGrad
 )
 
@@ -51,8 +50,6 @@ func (l *loop[T]) Run(lo, hi int) {
 		l.avgPoolBackwardRun(lo, hi)
 	case loopConv2DEpilogue:
 		l.conv2DEpilogueRun(lo, hi)
-	case loopConv2DEpilogueChannels:
-		l.conv2DEpilogueChannelsRun(lo, hi)
 	case loopMaxPoolReLUGrad:
 		l.maxPoolReLUGradRun(lo, hi)
 	}
