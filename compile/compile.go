@@ -82,6 +82,9 @@ type Pass struct {
 //   - convolution epilogue fusion runs before loop fusion, which would
 //     otherwise take the bias add, the ReLU and the ReLU gradient into
 //     elementwise groups;
+//   - the convolution-gradient fusion runs after the convolution epilogue
+//     fusion, which makes the MaxPool2DReLUGrad it moves into the
+//     gradients;
 //   - dead-code elimination runs after the rewrites to drop what they
 //     orphaned;
 //   - scheduling runs last, on the final set of ops, since the plan runs
@@ -99,6 +102,7 @@ var Passes = []Pass{
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "prepack", Fn: Prepack, MinLevel: O1},
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},
+	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1},
 	{Name: "dce", Fn: DCE, Required: true},
 	{Name: "schedule", Fn: Schedule, Required: true},

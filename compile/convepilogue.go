@@ -9,9 +9,10 @@ import (
 
 // Conv2DBiasReLUPool is the fused convolution of ConvEpilogue:
 //
-//	Conv2DBiasReLUPool(x, w[, b]) = MaxPool2D(ReLU(Conv2D(x, w) + b))
+//	Conv2DBiasReLUPool(x, w[, b][, s][, t]) = Pool(ReLU((Conv2D(x, w) + b)·s + t))
 //
-// with each of the bias, the ReLU and the pooling optional
+// with each of the bias b, the scale s, the shift t (per channel, [1, O,
+// 1, 1]), the ReLU and the max or average pooling optional
 // (ops.ConvEpilogueAttrs), for stride-1 float convolutions. Its kernel
 // (ops.ConvEpilogueKernel) finishes each output plane from the GEMM's
 // result while it is in cache, with the unfused chain's arithmetic. Its VJP
@@ -60,37 +61,90 @@ func hasKernel(p *core.Prim, dt tensor.DType) bool {
 func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(ops.ConvEpilogueAttrs)
 	x, w := in[0], in[1]
-	z := core.Apply(ops.Conv2DPrim, a.Conv, x, w)
-	if a.Bias {
-		z = ops.Add(z, in[2])
-	}
-	gz := g
-	if a.ReLU {
-		r := ops.ReLU(z)
-		if a.Pool != nil {
-			g = core.Apply(ops.MaxPoolGradPrim, *a.Pool, r, g)
+	next := 2
+	operand := func(on bool) *tensor.Tensor {
+		if !on {
+			return nil
 		}
-		gz = core.Apply(ops.ReluGradPrim, nil, r, g)
-	} else if a.Pool != nil {
-		gz = core.Apply(ops.MaxPoolGradPrim, *a.Pool, z, g)
+		next++
+		return in[next-1]
 	}
-	gs := ops.Conv2DPrim.VJP(a.Conv, in[:2], nil, gz)
-	if !a.Bias {
-		return gs
+	b, s, t := operand(a.Bias), operand(a.Scale), operand(a.Shift)
+	// The forward chain: z0 = conv, z1 = z0 + b, z2 = z1·s, z3 = z2 + t,
+	// r = ReLU(z3), each step present only if fused.
+	z1 := core.Apply(ops.Conv2DPrim, a.Conv, x, w)
+	if b != nil {
+		z1 = ops.Add(z1, b)
 	}
-	gb := ops.Reshape(ops.Sum(gz, 0, 2, 3), in[2].Shape()...)
-	return []*tensor.Tensor{gs[0], gs[1], gb}
+	z3 := z1
+	if s != nil {
+		z3 = ops.Mul(z3, s)
+	}
+	if t != nil {
+		z3 = ops.Add(z3, t)
+	}
+	r := z3
+	if a.ReLU {
+		r = ops.ReLU(z3)
+	}
+	// And back.
+	gr := g
+	if p := a.Pool; p != nil {
+		if a.AvgPool {
+			pa := *p
+			pa.Shape = r.Shape().Clone()
+			gr = core.Apply(ops.AvgPoolGradPrim, pa, g)
+		} else {
+			gr = core.Apply(ops.MaxPoolGradPrim, *p, r, g)
+		}
+	}
+	g3 := gr
+	if a.ReLU {
+		g3 = core.Apply(ops.ReluGradPrim, nil, r, gr)
+	}
+	perChannel := func(v, like *tensor.Tensor) *tensor.Tensor {
+		return ops.Reshape(ops.Sum(v, 0, 2, 3), like.Shape()...)
+	}
+	var gb, gs, gt *tensor.Tensor
+	if t != nil {
+		gt = perChannel(g3, t)
+	}
+	g1 := g3
+	if s != nil {
+		gs = perChannel(ops.Mul(g3, z1), s)
+		g1 = ops.Mul(g3, s)
+	}
+	if b != nil {
+		gb = perChannel(g1, b)
+	}
+	grads := ops.Conv2DPrim.VJP(a.Conv, in[:2], nil, g1)
+	for _, gv := range []*tensor.Tensor{gb, gs, gt} {
+		if gv != nil {
+			grads = append(grads, gv)
+		}
+	}
+	return grads
 }
 
 // ConvEpilogue fuses a stride-1 float convolution with the per-channel bias
-// add, ReLU and max pooling that consume it into one
-// Conv2DBiasReLUPool, each of the three optional but in that order:
+// add, scale and shift (an inference BatchNorm), ReLU and max or average
+// pooling that consume it into one Conv2DBiasReLUPool, each optional but
+// in that order (the shift only after a scale):
 //
-//	MaxPool2D(ReLU(Add(Conv2D(x, w), b)))  →  Conv2DBiasReLUPool(x, w, b){bias relu pool}
-//	ReLU(Conv2D(x, w))                      →  Conv2DBiasReLUPool(x, w){relu}
+//	MaxPool2D(ReLU(Add(Conv2D(x, w), b)))             →  Conv2DBiasReLUPool(x, w, b){bias relu pool}
+//	ReLU(Conv2D(x, w))                                 →  Conv2DBiasReLUPool(x, w){relu}
+//	MaxPool2D(ReLU(Add(Mul(Add(Conv2D(x, w), b), s), t)))  →  Conv2DBiasReLUPool(x, w, b, s, t){bias scale shift relu pool}
+//	AvgPool2D(ReLU(Add(Conv2D(x, w), b)))             →  Conv2DBiasReLUPool(x, w, b){bias relu avgpool}
 //
-// with b of shape [1, O, 1, 1] (nn.Conv2d's bias, either operand order of
-// the Add) and pooling windows inside the convolution's output. The fused
+// with b, s and t of shape [1, O, 1, 1] (nn.Conv2d's bias, BatchNorm's
+// per-channel scale and shift, either operand order) and pooling windows
+// inside the convolution's output. BatchNorm sits between the convolution
+// and its ReLU in most CNNs exported from PyTorch; without its scale and
+// shift in the epilogue, neither the ReLU nor the pooling would fuse, and
+// the convolution's whole output would be written, read back for the
+// scale, the shift, the ReLU and the pooling. The scale is applied to the
+// GEMM's result, not folded into the weights, so that the fused kernel
+// rounds as the unfused chain does. The fused
 // kernel finishes each output plane from the GEMM's result while it is in
 // cache, so the convolution's output is never written whole and read back
 // twice: in LeNet-5's inference that was a pass over the first layer's
@@ -133,23 +187,38 @@ func ConvEpilogue(g *graph.Graph) {
 		args := []*graph.Value{cv.Args[0], cv.Args[1]}
 		last := cv
 		o := cv.Meta.Shape[1]
-		if u := only(last); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, cv.Meta) {
+		// channel returns the per-channel operand ([1, O, 1, 1]) of u, a
+		// binary op p on last, if it is one.
+		channel := func(u *graph.Value, p *core.Prim) *graph.Value {
+			if u == nil || !isOp(u, p) || len(u.Args) != 2 || !sameMeta(u.Meta, cv.Meta) {
+				return nil
+			}
 			b := u.Args[1]
 			if b == last {
 				b = u.Args[0]
 			}
-			if b != last && b.Meta.DType == cv.Meta.DType && b.Meta.Shape.Equal(tensor.Shape{1, o, 1, 1}) {
-				ea.Bias = true
-				args = append(args, b)
-				last = u
+			if b == last || b.Meta.DType != cv.Meta.DType || !b.Meta.Shape.Equal(tensor.Shape{1, o, 1, 1}) {
+				return nil
+			}
+			return b
+		}
+		if b := channel(only(last), ops.AddPrim); b != nil {
+			ea.Bias, args, last = true, append(args, b), only(last)
+		}
+		// An inference BatchNorm (ops.BatchNorm): a per-channel scale
+		// and shift.
+		if s := channel(only(last), ops.MulPrim); s != nil {
+			ea.Scale, args, last = true, append(args, s), only(last)
+			if t := channel(only(last), ops.AddPrim); t != nil {
+				ea.Shift, args, last = true, append(args, t), only(last)
 			}
 		}
 		if u := only(last); u != nil && isOp(u, ops.ReluPrim) && sameMeta(u.Meta, cv.Meta) {
 			ea.ReLU, last = true, u
 		}
-		if u := only(last); u != nil && isOp(u, ops.MaxPoolPrim) {
+		if u := only(last); u != nil && (isOp(u, ops.MaxPoolPrim) || isOp(u, ops.AvgPoolPrim)) {
 			if pa, ok := u.Attrs.(ops.PoolAttrs); ok && ops.PoolFits(pa, cv.Meta.Shape) {
-				ea.Pool, last = &pa, u
+				ea.Pool, ea.AvgPool, last = &pa, isOp(u, ops.AvgPoolPrim), u
 			}
 		}
 		if last == cv {

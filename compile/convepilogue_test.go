@@ -212,3 +212,205 @@ func TestConvEpilogueNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call", n)
 	}
 }
+
+// An inference BatchNorm's per-channel scale and shift (ops.BatchNorm with
+// training off) and an average pooling fuse into the convolution's
+// epilogue too, with the unfused chain's result bit for bit; a padded
+// average pooling, or a scale whose result is read elsewhere, stops the
+// fusion there.
+func TestConvEpilogueBatchNormAvgPool(t *testing.T) {
+	cases := []struct {
+		name       string
+		xs, ws     []int
+		opts       ops.Conv2DOpts
+		bias, bn   bool
+		relu       bool
+		pool       string       // "", "max", "avg" or "avgpad"
+		pk         [4]int       // kernel h, w, stride h, w
+		shareScale bool         // the BatchNorm's scaled value is also returned
+		left       []*core.Prim // of MaxPool2D, AvgPool2D and ReLU, those left unfused
+		fuse       int          // fused convolutions
+	}{
+		{"CNN fixture conv1", []int{3, 1, 28, 28}, []int{8, 1, 3, 3}, ops.Conv2DOpts{Padding: ops.SamePad()}, true, true, true, "max", [4]int{2, 2, 2, 2}, false, nil, 1},
+		{"CNN fixture conv2", []int{3, 8, 14, 14}, []int{16, 8, 3, 3}, ops.Conv2DOpts{Padding: ops.SamePad()}, true, false, true, "avg", [4]int{2, 2, 2, 2}, false, nil, 1},
+		{"BN without bias or ReLU, overlapping avg", []int{2, 3, 9, 10}, []int{4, 3, 3, 3}, ops.Conv2DOpts{}, false, true, false, "avg", [4]int{3, 3, 2, 2}, false, nil, 1},
+		{"BN, ReLU, groups, odd avg", []int{2, 4, 7, 9}, []int{6, 2, 3, 3}, ops.Conv2DOpts{Groups: 2, Padding: ops.SamePad()}, true, true, true, "avg", [4]int{2, 2, 2, 2}, false, nil, 1},
+		{"BN then nothing", []int{2, 3, 6, 6}, []int{5, 3, 3, 3}, ops.Conv2DOpts{Dilation: [2]int{2, 1}}, true, true, false, "", [4]int{}, false, nil, 1},
+		{"batch 1", []int{1, 8, 14, 14}, []int{16, 8, 3, 3}, ops.Conv2DOpts{Padding: ops.SamePad()}, true, true, true, "max", [4]int{2, 2, 2, 2}, false, nil, 1},
+		{"batch 1, no pooling", []int{1, 4, 12, 12}, []int{12, 4, 3, 3}, ops.Conv2DOpts{Padding: ops.SamePad()}, true, true, true, "", [4]int{}, false, nil, 1},
+		{"padded avg pool stays", []int{2, 3, 8, 8}, []int{4, 3, 3, 3}, ops.Conv2DOpts{}, true, true, true, "avgpad", [4]int{3, 3, 2, 2}, false, []*core.Prim{ops.AvgPoolPrim}, 1},
+		{"shared scale stops at the bias", []int{2, 3, 8, 8}, []int{4, 3, 3, 3}, ops.Conv2DOpts{}, true, true, true, "max", [4]int{2, 2, 2, 2}, true, []*core.Prim{ops.ReluPrim, ops.MaxPoolPrim}, 1},
+	}
+	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+		for ci, c := range cases {
+			t.Run(fmt.Sprintf("%s/%v", c.name, dt), func(t *testing.T) {
+				o := c.ws[0]
+				w := tensor.RandNormal(dt, 0, 1, c.ws...)
+				b := tensor.RandNormal(dt, 0, 1, 1, o, 1, 1)
+				gamma := tensor.RandNormal(dt, 1, 0.5, o)
+				beta := tensor.RandNormal(dt, 0, 1, o)
+				mean := tensor.RandNormal(dt, 0, 1, o)
+				variance := ops.Abs(tensor.RandNormal(dt, 1, 0.5, o))
+				build := func() *graph.Graph {
+					g, err := graph.Trace("conv", []tensor.Meta{{Shape: c.xs, DType: dt}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+						y := ops.Conv2D(in[0], w, c.opts)
+						if c.bias {
+							y = ops.Add(y, b)
+						}
+						var scaled *tensor.Tensor
+						switch {
+						case c.bn && c.shareScale:
+							scaled = ops.Mul(y, ops.Reshape(gamma, 1, o, 1, 1))
+							y = ops.Add(scaled, ops.Reshape(beta, 1, o, 1, 1))
+						case c.bn:
+							y, _, _ = ops.BatchNorm(y, gamma, beta, mean, variance, false, 0.9, 1e-5)
+						}
+						if c.relu {
+							y = ops.ReLU(y)
+						}
+						k, s := [2]int{c.pk[0], c.pk[1]}, [2]int{c.pk[2], c.pk[3]}
+						switch c.pool {
+						case "max":
+							y = ops.MaxPool2D(y, k, s)
+						case "avg":
+							y = ops.AvgPool2D(y, k, s)
+						case "avgpad":
+							y = ops.AvgPool2D(y, k, s, ops.ExplicitPad(1, 1, 1, 1))
+						}
+						if scaled != nil {
+							return []*tensor.Tensor{y, scaled}
+						}
+						return []*tensor.Tensor{y}
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return g
+				}
+				before, after := build(), build()
+				before.CountUses()
+				applyPasses(t, after, "convepilogue")
+				if n := countOps(after, compile.Conv2DBiasReLUPool); n != c.fuse {
+					t.Fatalf("%d fused convolutions, want %d:\n%s", n, c.fuse, after)
+				}
+				for _, p := range []*core.Prim{ops.MaxPoolPrim, ops.AvgPoolPrim, ops.ReluPrim} {
+					want := 0
+					for _, l := range c.left {
+						if l == p {
+							want = 1
+						}
+					}
+					if n := countOps(after, p); n != want {
+						t.Fatalf("%d %s left, want %d:\n%s", n, p.Name, want, after)
+					}
+				}
+				for seed := uint64(1); seed <= 2; seed++ {
+					args := randArgs(before, seed+uint64(ci))
+					want, got := runGraph(t, before, args), runGraph(t, after, args)
+					for i := range want {
+						assertSame(t, fmt.Sprintf("seed %d output %d", seed, i), got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// With a BatchNorm's scale and shift and either pooling, the fused
+// convolution's gradients with respect to every operand still match the
+// unfused chain's.
+func TestConvEpilogueVJPBatchNorm(t *testing.T) {
+	ca := ops.ConvAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, Pads: [4]int{1, 1, 1, 1}}
+	pa := ops.PoolAttrs{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}
+	for _, c := range []struct {
+		name            string
+		bias, relu, avg bool
+	}{
+		{"bias BN ReLU avg", true, true, true},
+		{"bias BN ReLU max", true, true, false},
+		{"BN avg", false, false, true},
+		{"BN max", false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := tensor.RandNormal(tensor.Float64, 0, 1, 2, 3, 8, 8)
+			w := tensor.RandNormal(tensor.Float64, 0, 1, 4, 3, 3, 3)
+			ch := func() *tensor.Tensor { return tensor.RandNormal(tensor.Float64, 0, 1, 1, 4, 1, 1) }
+			b, s, sh := ch(), ch(), ch()
+			sens := tensor.RandNormal(tensor.Float64, 0, 1, 2, 4, 4, 4)
+			ea := ops.ConvEpilogueAttrs{Conv: ca, Bias: c.bias, Scale: true, Shift: true, ReLU: c.relu, Pool: &pa, AvgPool: c.avg}
+			operands := func(x, w, b, s, sh *tensor.Tensor) []*tensor.Tensor {
+				if c.bias {
+					return []*tensor.Tensor{x, w, b, s, sh}
+				}
+				return []*tensor.Tensor{x, w, s, sh}
+			}
+			fused := func(x, w, b, s, sh *tensor.Tensor) *tensor.Tensor {
+				return ops.Sum(ops.Mul(core.Apply(compile.Conv2DBiasReLUPool, ea, operands(x, w, b, s, sh)...), sens))
+			}
+			chain := func(x, w, b, s, sh *tensor.Tensor) *tensor.Tensor {
+				z := core.Apply(ops.Conv2DPrim, ca, x, w)
+				if c.bias {
+					z = ops.Add(z, b)
+				}
+				z = ops.Add(ops.Mul(z, s), sh)
+				if c.relu {
+					z = ops.ReLU(z)
+				}
+				if c.avg {
+					z = ops.AvgPool2D(z, pa.Kernel, pa.Stride)
+				} else {
+					z = ops.MaxPool2D(z, pa.Kernel, pa.Stride)
+				}
+				return ops.Sum(ops.Mul(z, sens))
+			}
+			assertSame(t, "forward", fused(x, w, b, s, sh), chain(x, w, b, s, sh))
+			pos := spore.GradPosition(0, 1, 2, 3, 4)
+			got, want := spore.Grad(fused, pos)(x, w, b, s, sh), spore.Grad(chain, pos)(x, w, b, s, sh)
+			for i := range want {
+				if !c.bias && i == 2 {
+					continue // b is not an operand
+				}
+				assertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
+			}
+		})
+	}
+}
+
+// The CNN fixture's shape of network — convolution, bias, inference
+// BatchNorm, ReLU, max pooling, then convolution, bias, ReLU, average
+// pooling — compiles to two fused convolutions and allocates nothing per
+// call.
+func TestConvEpilogueBatchNormNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	w1 := tensor.RandNormal(tensor.Float32, 0, 1, 8, 1, 3, 3)
+	b1 := tensor.RandNormal(tensor.Float32, 0, 1, 1, 8, 1, 1)
+	gamma, beta := tensor.RandNormal(tensor.Float32, 1, 0.2, 8), tensor.RandNormal(tensor.Float32, 0, 1, 8)
+	mean, variance := tensor.RandNormal(tensor.Float32, 0, 1, 8), ops.Abs(tensor.RandNormal(tensor.Float32, 1, 0.2, 8))
+	w2 := tensor.RandNormal(tensor.Float32, 0, 1, 16, 8, 3, 3)
+	b2 := tensor.RandNormal(tensor.Float32, 0, 1, 1, 16, 1, 1)
+	same := ops.Conv2DOpts{Padding: ops.SamePad()}
+	g, err := graph.Trace("cnn", []tensor.Meta{f32(4, 1, 28, 28)}, func(in []*tensor.Tensor) []*tensor.Tensor {
+		y, _, _ := ops.BatchNorm(ops.Add(ops.Conv2D(in[0], w1, same), b1), gamma, beta, mean, variance, false, 0.9, 1e-5)
+		y = ops.MaxPool2D(ops.ReLU(y), [2]int{2, 2}, [2]int{2, 2})
+		y = ops.AvgPool2D(ops.ReLU(ops.Add(ops.Conv2D(y, w2, same), b2)), [2]int{2, 2}, [2]int{2, 2})
+		return []*tensor.Tensor{y}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compile.Run(g, compile.Options{Level: compile.O1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countOps(res.Graph, compile.Conv2DBiasReLUPool); n != 2 {
+		t.Fatalf("%d fused convolutions, want 2:\n%s", n, res.Graph)
+	}
+	args := randArgs(res.Graph, 3)
+	outs := []*tensor.Tensor{tensor.New(tensor.Float32, 4, 16, 7, 7)}
+	res.Plan.RunInto(args, outs)
+	if n := testing.AllocsPerRun(20, func() { res.Plan.RunInto(args, outs) }); n > 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+}

@@ -18,6 +18,9 @@
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
 //	prepack        products with a weight the graph does not assign keep
 //	               the weight packed in the plan, repacked when it changes
+//	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
+//	               shift, ReLU, max or average pooling → one
+//	               Conv2DBiasReLUPool that finishes each plane in cache
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
 //	schedule       start asynchronous collectives as early, and wait for

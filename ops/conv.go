@@ -337,7 +337,7 @@ func conv2DBackInputKernel[T float32 | float64](im *floatImpl[T]) core.KernelFun
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a := attrs.(ConvGradAttrs)
 		g := convGeometry("Conv2DBackpropInput", a.ConvAttrs, a.Shape, in[1].Shape())
-		conv2DBackInput(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+		conv2DBackInput(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T), pooledGrad[T]{})
 	}
 }
 
@@ -346,7 +346,7 @@ func conv2DBackFilterKernel[T float32 | float64](im *floatImpl[T]) core.KernelFu
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a := attrs.(ConvGradAttrs)
 		g := convGeometry("Conv2DBackpropFilter", a.ConvAttrs, in[0].Shape(), a.Shape)
-		conv2DBackFilter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
+		conv2DBackFilter(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T), pooledGrad[T]{})
 	}
 }
 
@@ -420,25 +420,39 @@ func conv2DForward[T float32 | float64](im *floatImpl[T], g *convGeom, x, w, out
 
 // conv2DBackInput computes, per image and group, col = W_gᵀ · dy_g and
 // scatters it back with col2im. Images are independent, so the batch is
-// split over the cores.
-func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, dx []T) {
+// split over the cores. With pooled.on (stride 1 only) dy holds a
+// pooling's inputs and the output gradient is built from pooled.g.
+func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, dx []T, pooled pooledGrad[T]) {
 	clear(dx)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 {
 		return
 	}
 	l := im.getLoop()
-	l.kind, l.cg = loopConv2DBackInput, *g
+	l.kind, l.cg, l.pooled = loopConv2DBackInput, *g, pooled
 	l.a, l.b, l.c = dy, w, dx
+	var wtp *[]T
+	if tapRowsFor[T]() != nil && g.pitched() && g.og <= 16 {
+		// float32, stride 1, at most 16 output channels a group: the
+		// taps' filter entries in TapRows' order, for
+		// conv2DBackInputTaps.
+		wtp = im.getScratch(len(w))
+		l.d = tapOrder(*wtp, w, g)
+	}
 	parallel.ForBody(g.n, max(1, (1<<18)/max(1, g.o*p*k)), l)
 	im.putLoop(l)
+	if wtp != nil {
+		im.putScratch(wtp)
+	}
 }
 
 // conv2DBackFilter accumulates dW_gᵀ += col · dy_gᵀ over the images. The
 // batch is cut into one slice per core; each slice sums into its own
 // partial gradient, and the partials are added (and transposed back) in
 // slice order, so the result does not depend on which core finished first.
-func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy, dw []T) {
+// With pooled.on (stride 1 only) dy holds a pooling's inputs and the
+// output gradient is built from pooled.g.
+func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy, dw []T, pooled pooledGrad[T]) {
 	clear(dw)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 || g.n == 0 {
@@ -448,11 +462,34 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	if g.n*g.o*p*k < 1<<18 {
 		slices = 1
 	}
+	if dot, reduce := dotRowsFor[T](), reduceLanesFor[T](); dot != nil && g.pitched() {
+		// float32, stride 1: dot products on the pitched planes
+		// (conv2DBackFilterDirect), summed in 16-lane partials.
+		partp := im.getScratch(slices * len(dw) * 16)
+		part := (*partp)[:slices*len(dw)*16]
+		clear(part)
+		l := im.getLoop()
+		l.kind, l.cg, l.pooled = loopConv2DBackFilter, *g, pooled
+		l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
+		parallel.ForBody(slices, 1, l)
+		im.putLoop(l)
+		// The slices' lane sums are added in slice order, so the result
+		// does not depend on which core finished first.
+		reduce(dw, part)
+		add := vecAdd[T]()
+		for sl := 1; sl < slices; sl++ {
+			tmp := part[:len(dw)] // slice 0's partials are spent
+			reduce(tmp, part[sl*len(dw)*16:])
+			add(dw, dw, tmp)
+		}
+		im.putScratch(partp)
+		return
+	}
 	partp := im.getScratch(slices * len(dw))
 	part := (*partp)[:slices*len(dw)]
 	clear(part)
 	l := im.getLoop()
-	l.kind, l.cg = loopConv2DBackFilter, *g
+	l.kind, l.cg, l.pooled = loopConv2DBackFilter, *g, pooled
 	l.a, l.b, l.c, l.d, l.n = x, dy, dw, part, slices
 	parallel.ForBody(slices, 1, l)
 	im.putLoop(l)

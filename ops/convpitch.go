@@ -29,25 +29,32 @@ func (g *convGeom) pitch() (hp, wp int) {
 // conv2DForwardPitched is conv2DForwardRun's stride-1 path over images
 // [lo, hi), without an epilogue.
 func (l *loop[T]) conv2DForwardPitched(lo, hi int) {
-	l.pitchedForward(lo, hi, nil, false, nil)
+	l.pitchedForward(lo, hi, convEpilogue[T]{})
+}
+
+// convEpilogue is what a fused convolution applies to each output plane,
+// in this order; the zero value applies nothing.
+type convEpilogue[T float32 | float64] struct {
+	bias  []T       // added per channel, if not nil
+	scale []T       // then multiplied by, per channel, if not nil
+	shift []T       // then added, per channel, if not nil
+	relu  bool      // then ReLU
+	pool  *poolGeom // then pooled (windows inside the plane), if not nil
+	avg   bool      // average pooling rather than max
 }
 
 // pitchedForward computes the stride-1 convolution of images [lo, hi) —
 // per image, pad, build the pitched column matrix of each group, multiply
-// — then per output plane adds bias[oc] (if bias is not nil), applies ReLU
-// (if relu) and max-pools with pg (if not nil), or else keeps the first ow
-// columns of each row.
-func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) {
+// — then per output plane applies the epilogue ep, pooling or else keeping
+// the first ow columns of each row.
+func (l *loop[T]) pitchedForward(lo, hi int, ep convEpilogue[T]) {
 	g := &l.cg
 	x, w, out := l.a, l.b, l.c
 	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
-	outPlane := g.p()
-	if pg != nil {
-		outPlane = pg.oh * pg.ow
-	}
-	addScalar, vrelu := vecAddScalar[T](), vecRelu[T]()
+	outPlane := ep.outPlane(g)
+	plain := ep.bias == nil && ep.scale == nil && ep.shift == nil && !ep.relu && ep.pool == nil
 
 	sp := l.im.getScratch(g.c*plane + k*np + g.og*np)
 	padded := (*sp)[:g.c*plane]
@@ -59,32 +66,84 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 			conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			og := out[(n*g.o+gi*g.og)*outPlane : (n*g.o+(gi+1)*g.og)*outPlane]
-			if wp == g.ow && bias == nil && !relu && pg == nil {
+			if wp == g.ow && plain {
 				// No thrown-away columns and nothing to apply: the
 				// GEMM writes the output itself.
 				l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, og, 1)
 				continue
 			}
 			l.im.gemmStrided(false, false, g.og, np, k, wg, 0, col, 0, res, 1)
-			if bias != nil {
-				for oc := range g.og {
-					r := res[oc*np : (oc+1)*np]
-					addScalar(r, r, bias[gi*g.og+oc])
-				}
-			}
-			if relu {
-				vrelu(res, res)
-			}
-			if pg != nil {
-				// Pooling reads the pitched planes as planes wp wide:
-				// every window lies in the first ow columns.
-				conv.MaxPoolValid(og, res, g.og, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
-			} else {
-				conv.UnpitchRows(og, res, g.og, g.oh, g.ow, wp)
-			}
+			ep.finish(g, og, res, gi*g.og, g.og, wp)
 		}
 	}
 	l.im.putScratch(sp)
+}
+
+// outPlane is the size of one output plane of the convolution g followed
+// by ep: pooled, or the convolution's own.
+func (ep *convEpilogue[T]) outPlane(g *convGeom) int {
+	if pg := ep.pool; pg != nil {
+		return pg.oh * pg.ow
+	}
+	return g.p()
+}
+
+// finish applies ep to the pitched GEMM result res of output channels
+// [c0, c0+nc) (planes of g.oh rows of wp) and writes them, pooled or
+// unpitched, into og.
+func (ep *convEpilogue[T]) finish(g *convGeom, og, res []T, c0, nc, wp int) {
+	np := g.oh * wp
+	res = res[:nc*np]
+	bias, relu, pg := ep.bias, ep.relu, ep.pool
+	affine := bias != nil || ep.scale != nil || ep.shift != nil || relu
+	if r32, ok := any(res).([]float32); ok && affine {
+		// float32: the bias, scale, shift and ReLU in one pass per
+		// plane (conv.AffineReLU), with the same roundings.
+		ep32 := any(ep).(*convEpilogue[float32])
+		for oc := range nc {
+			c := c0 + oc
+			b, sc, sh := conv.NoAdd, float32(1), conv.NoAdd
+			if ep32.bias != nil {
+				b = ep32.bias[c]
+			}
+			if ep32.scale != nil {
+				sc = ep32.scale[c]
+			}
+			if ep32.shift != nil {
+				sh = ep32.shift[c]
+			}
+			conv.AffineReLU(r32[oc*np:(oc+1)*np], b, sc, sh, relu)
+		}
+	} else if !ok {
+		// One channel at a time, each step a pass over a plane still in
+		// cache, in the unfused chain's order.
+		addScalar, mulScalar, vrelu := vecAddScalar[T](), vecMulScalar[T](), vecRelu[T]()
+		for oc := range nc {
+			r := res[oc*np : (oc+1)*np]
+			if bias != nil {
+				addScalar(r, r, bias[c0+oc])
+			}
+			if ep.scale != nil {
+				mulScalar(r, r, ep.scale[c0+oc])
+			}
+			if ep.shift != nil {
+				addScalar(r, r, ep.shift[c0+oc])
+			}
+		}
+		if relu {
+			vrelu(res, res)
+		}
+	}
+	switch {
+	case pg != nil && ep.avg:
+		// Pooling reads the pitched planes as planes wp wide: every
+		// window lies in the first ow columns.
+		conv.AvgPoolValid(og, res, nc, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+	case pg != nil:
+		conv.MaxPoolValid(og, res, nc, g.oh, wp, pg.kh, pg.kw, pg.sh, pg.sw, pg.oh, pg.ow)
+	default:
+		conv.UnpitchRows(og, res, nc, g.oh, g.ow, wp)
+	}
 }
 
 // conv2DBackInputPitched is conv2DBackInputRun's stride-1 path over images
@@ -92,9 +151,13 @@ func (l *loop[T]) pitchedForward(lo, hi int, bias []T, relu bool, pg *poolGeom) 
 // thrown-away columns, multiply by each group's transposed filter, scatter
 // the pitched column gradient back into a padded buffer and crop it.
 func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
+	if l.d != nil {
+		l.conv2DBackInputTaps(lo, hi)
+		return
+	}
 	g := &l.cg
 	dy, w, dx := l.a, l.b, l.c
-	k, p := g.k(), g.p()
+	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 
@@ -104,12 +167,16 @@ func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 	dcol := (*sp)[g.c*plane : g.c*plane+k*np]
 	dyp := (*sp)[g.c*plane+k*np:]
 	for n := lo; n < hi; n++ {
-		conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+		l.outGradPitched(dyp, dy, n, wp)
 		clear(pgrad)
 		for gi := range g.groups {
 			wg := w[gi*g.og*k : (gi+1)*g.og*k]
 			l.im.gemmStrided(true, false, k, np, g.og, wg, 0, dyp[gi*g.og*np:(gi+1)*g.og*np], 0, dcol, 1)
-			conv.Col2ImPitched(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh, add)
+			if c2i := col2ImF32For[T](); c2i != nil {
+				c2i(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
+			} else {
+				conv.Col2ImPitched(pgrad[gi*g.cg*plane:], dcol, np, g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh, add)
+			}
 		}
 		conv.CropPlanes(dx[n*g.c*g.h*g.w:], pgrad, g.c, g.h, g.w, g.pt, g.pl, hp, wp)
 	}
@@ -127,10 +194,14 @@ func (l *loop[T]) conv2DBackInputPitched(lo, hi int) {
 func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
 	g := &l.cg
 	x, dy, dw, part, slices := l.a, l.b, l.c, l.d, l.n
-	k, p := g.k(), g.p()
+	k := g.k()
 	hp, wp := g.pitch()
 	plane, np := (hp+1)*wp, g.oh*wp
 
+	if dot := dotRowsFor[T](); dot != nil {
+		l.conv2DBackFilterDirect(lo, hi, dot)
+		return
+	}
 	sp := l.im.getScratch(g.c*plane + k*np + g.o*np)
 	padded := (*sp)[:g.c*plane]
 	col := (*sp)[g.c*plane : g.c*plane+k*np]
@@ -139,7 +210,7 @@ func (l *loop[T]) conv2DBackFilterPitched(lo, hi int) {
 		acc := part[sl*len(dw) : (sl+1)*len(dw)]
 		for n := sl * g.n / slices; n < (sl+1)*g.n/slices; n++ {
 			conv.PadPlanes(padded, x[n*g.c*g.h*g.w:], g.c, g.h, g.w, g.pt, g.pl, hp, wp)
-			conv.PitchRows(dyp, dy[n*g.o*p:(n+1)*g.o*p], g.o, g.oh, g.ow, wp)
+			l.outGradPitched(dyp, dy, n, wp)
 			for gi := range g.groups {
 				conv.Im2ColPitched(col, np, padded[gi*g.cg*plane:], g.cg, hp, wp, g.kh, g.kw, g.dh, g.dw, g.oh)
 				dyg := dyp[gi*g.og*np : (gi+1)*g.og*np]

@@ -12,9 +12,9 @@ type loop[T float32 | float64] struct {
 	a, b, c []T // the kernel's operands, in its own argument order
 	d       []T // scratch shared by the chunks (partial sums)
 	n       int
-	relu    bool          // the fused convolution applies ReLU
-	pool    bool          // the fused convolution max-pools (geometry in pg)
-	im      *floatImpl[T] // the element type's GEMM and pools
+	ep      convEpilogue[T] // what the fused convolution applies to its output
+	pooled  pooledGrad[T]   // the pool-fused convolution gradients' output gradient
+	im      *floatImpl[T]   // the element type's GEMM and pools
 }
 
 type loopKind uint8

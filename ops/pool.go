@@ -449,6 +449,13 @@ func (l *loop[T]) avgPoolForwardRun(lo, hi int) {
 	x, out := l.a, l.c
 	plane := g.h * g.w
 
+	if g.valid() {
+		// No window reaches the padding (so the divisor is the window,
+		// whatever countPad says): no clipping, and a vector kernel for
+		// 2×2 windows at stride 2.
+		conv.AvgPoolValid(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+		return
+	}
 	for c := lo; c < hi; c++ {
 		xc := x[c*plane : (c+1)*plane]
 		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]

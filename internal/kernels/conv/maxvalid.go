@@ -58,23 +58,6 @@ func MaxPoolValid[T Float](dst, src []T, planes, h, w, kh, kw, sH, sW, outH, out
 	}
 }
 
-// maxPool2x2 is MaxPoolValid for 2×2 windows at stride 2.
-func maxPool2x2[T Float](dst, src []T, planes, h, w, outH, outW int) {
-	for p := 0; p < planes; p++ {
-		img := src[p*h*w : (p+1)*h*w]
-		d := dst[p*outH*outW : (p+1)*outH*outW]
-		for oy := 0; oy < outH; oy++ {
-			r0 := img[2*oy*w : 2*oy*w+2*outW]
-			r1 := img[(2*oy+1)*w : (2*oy+1)*w+2*outW]
-			dr := d[oy*outW : (oy+1)*outW]
-			for ox := range dr {
-				i := 2 * ox
-				dr[ox] = max(r0[i], r0[i+1], r1[i], r1[i+1])
-			}
-		}
-	}
-}
-
 // MaxPoolValidBackward is the gradient of MaxPoolValid: for each output o
 // of each plane it adds g[o] to dx at the element of x that won o's window,
 // chosen by the rule MaxPool2D uses (the first maximum in row-major order,
