@@ -164,21 +164,9 @@ func (m *Model) Fit(epochs int, trainSet, valid Dataset, callbacks ...Callback) 
 				break
 			}
 		}
-		ctx.Batch = nil
-		ctx.StepsPerEpoch = max(ctx.StepsPerEpoch, ctx.Step)
-		if ctx.Step > 0 {
-			ctx.Metrics["loss"] = sum / float64(ctx.Step)
+		if err := m.endEpoch(ctx, sum, valid, each); err != nil {
+			return err
 		}
-		if valid != nil && !ctx.stop {
-			res, err := m.Eval(valid)
-			if err != nil {
-				return fmt.Errorf("train: validation after epoch %d: %w", epoch, err)
-			}
-			for k, v := range res {
-				ctx.Metrics["eval_"+k] = v
-			}
-		}
-		each(func(cb Callback) { cb.OnEpochEnd(ctx) })
 	}
 	return nil
 }
@@ -384,4 +372,25 @@ func dryRun(dst, src []checkpoint.Param) error {
 	}
 	_, _, _, err := checkpoint.LoadInto(fake, src, true)
 	return err
+}
+
+// endEpoch closes an epoch of Fit, sunk or not: the epoch's mean loss, the
+// validation metrics, and OnEpochEnd.
+func (m *Model) endEpoch(ctx *RunContext, sum float64, valid Dataset, each func(func(Callback))) error {
+	ctx.Batch = nil
+	ctx.StepsPerEpoch = max(ctx.StepsPerEpoch, ctx.Step)
+	if ctx.Step > 0 {
+		ctx.Metrics["loss"] = sum / float64(ctx.Step)
+	}
+	if valid != nil && !ctx.stop {
+		res, err := m.Eval(valid)
+		if err != nil {
+			return fmt.Errorf("train: validation after epoch %d: %w", ctx.Epoch, err)
+		}
+		for k, v := range res {
+			ctx.Metrics["eval_"+k] = v
+		}
+	}
+	each(func(cb Callback) { cb.OnEpochEnd(ctx) })
+	return nil
 }

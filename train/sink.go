@@ -80,21 +80,9 @@ func (m *Model) fitSunk(cell *nn.TrainOneStepCell, epochs int, trainSet, valid D
 				break
 			}
 		}
-		ctx.Batch = nil
-		ctx.StepsPerEpoch = max(ctx.StepsPerEpoch, ctx.Step)
-		if ctx.Step > 0 {
-			ctx.Metrics["loss"] = sum / float64(ctx.Step)
+		if err := m.endEpoch(ctx, sum, valid, each); err != nil {
+			return err
 		}
-		if valid != nil && !ctx.stop {
-			res, err := m.Eval(valid)
-			if err != nil {
-				return fmt.Errorf("train: validation after epoch %d: %w", epoch, err)
-			}
-			for k, v := range res {
-				ctx.Metrics["eval_"+k] = v
-			}
-		}
-		each(func(cb Callback) { cb.OnEpochEnd(ctx) })
 	}
 	return nil
 }
