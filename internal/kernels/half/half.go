@@ -1,6 +1,9 @@
 package half
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // BF16 rounds f to the nearest bfloat16 (ties to even) and returns its
 // bits. NaN becomes a quiet NaN with f's sign and leading payload bits;
@@ -113,7 +116,7 @@ func F16ToFloat32s(dst []float32, src []uint16) {
 
 func checkLen(fn string, ld, ls int) {
 	if ld < ls {
-		panic("half: " + fn + ": len(dst) = " + itoa(ld) + " < len(src) = " + itoa(ls))
+		panic("half: " + fn + ": len(dst) = " + strconv.Itoa(ld) + " < len(src) = " + strconv.Itoa(ls))
 	}
 }
 
@@ -145,26 +148,4 @@ func f16ToFloat32sGo(dst []float32, src []uint16) {
 	for i, v := range src {
 		dst[i] = F16ToFloat32(v)
 	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
 }
