@@ -1,0 +1,379 @@
+package compile
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/internal/kernels/half"
+	"github.com/sporeml/spore/internal/kernels/vec"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// BF16MatMulAttrs are BF16MatMul's attributes: MatMul's transpose flags,
+// whether a bias (the third operand) is added, and the activation (ActNone
+// or ActReLU).
+type BF16MatMulAttrs struct {
+	TransA, TransB bool
+	Bias           bool
+	Act            Act
+}
+
+// String prints every attribute, for IR dumps and CSE keys.
+func (a BF16MatMulAttrs) String() string {
+	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
+}
+
+// BF16MatMul is mixed precision's product of two float32 matrices whose
+// operands change on every call (AmpMatMul), the products of a training
+// step:
+//
+//	BF16MatMul(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
+//
+// each operand rounded to bfloat16 as the GEMM packs it, the product
+// accumulated in float32 and rounded to bfloat16, widened back, then the
+// float32 bias add and activation. It is the unfused chain
+// Cast(MatMul(Cast(a), Cast(b))) at the same rounding points, with the
+// same bfloat16 GEMM on the same bits, so a compiled training step gives
+// PyNative mode's bits; it only skips materialising the three casts.
+// Unlike BF16MatMulBiasAct, nothing is packed ahead: both operands are
+// packed on every call, as the unfused MatMul packs them. Its VJP is the
+// unfused chain's.
+var BF16MatMul = &core.Prim{
+	Name:   "BF16MatMul",
+	Traits: core.Traits{Cost: 100},
+	Infer:  inferBF16MatMul,
+	VJP:    vjpBF16MatMul,
+}
+
+func init() { BF16MatMul.Register(tensor.Float32, core.CPU, kernelBF16MatMul) }
+
+func inferBF16MatMul(attrs any, in []*tensor.Tensor) tensor.Meta {
+	at, ok := attrs.(BF16MatMulAttrs)
+	if !ok {
+		core.Panicf("BF16MatMul", "attributes are %T, want compile.BF16MatMulAttrs", attrs)
+	}
+	want := 2
+	if at.Bias {
+		want = 3
+	}
+	if len(in) != want {
+		core.Panicf("BF16MatMul", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
+	}
+	a, b := in[0], in[1]
+	if a.Rank() != 2 || b.Rank() != 2 || a.DType() != tensor.Float32 || b.DType() != tensor.Float32 {
+		core.Panicf("BF16MatMul", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
+	}
+	if at.Act != ActNone && at.Act != ActReLU {
+		core.Panicf("BF16MatMul", "activation %v: only none and ReLU are fused", at.Act)
+	}
+	m, _, n := gemmDims("BF16MatMul", at.TransA, at.TransB, a, b)
+	if at.Bias {
+		s := in[2].Shape()
+		if !((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) || in[2].DType() != tensor.Float32 {
+			core.Panicf("BF16MatMul", "bias is %v %v, want float32 [%d] or [1 %d]", s, in[2].DType(), n, n)
+		}
+	}
+	return tensor.Meta{Shape: tensor.Shape{m, n}, DType: tensor.Float32}
+}
+
+func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	at := attrs.(BF16MatMulAttrs)
+	a, b := in[0], in[1]
+	m, n := out.Dim(0), out.Dim(1)
+	k := a.Dim(1)
+	if at.TransA {
+		k = a.Dim(0)
+	}
+	c := out.Data().([]float32)
+	if m*n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(c)
+	} else {
+		// The row strides are the stored rows' lengths, as MatMul's
+		// BFloat16 kernel passes them: the same call on the same bits.
+		gemm.SgemmAsBF16(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), 0, c, n)
+	}
+	roundBF16s(c)
+	if at.Bias {
+		vec.AddRow(c, c, in[2].Data().([]float32))
+	}
+	if at.Act == ActReLU {
+		vec.Relu(c, c)
+	}
+}
+
+// roundBF16s rounds every element of c to bfloat16 and widens it back in
+// place: the unfused chain's BFloat16 MatMul result (rounded by the
+// conversion MatMul's kernel uses) cast back to Float32 (exactly), in
+// stretches that stay in L1, with no allocation.
+func roundBF16s(c []float32) {
+	var buf [2048]uint16
+	for len(c) > 0 {
+		n := min(len(c), len(buf))
+		half.BF16FromFloat32s(buf[:n], c[:n])
+		half.BF16ToFloat32s(c[:n], buf[:n])
+		c = c[n:]
+	}
+}
+
+// vjpBF16MatMul differentiates the unfused chain: through the activation
+// (at the recomputed pre-activation), the bias add, the trailing cast
+// (the cotangent to bfloat16), the BFloat16 MatMul (MatMul's own rule)
+// and the operands' casts (the gradients back to Float32).
+func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
+	at := attrs.(BF16MatMulAttrs)
+	a, b := in[0], in[1]
+	ab, bb := ops.Cast(a, tensor.BFloat16), ops.Cast(b, tensor.BFloat16)
+	gz := g
+	if at.Act == ActReLU {
+		z := ops.Cast(ops.MatMulT(ab, bb, at.TransA, at.TransB), tensor.Float32)
+		if at.Bias {
+			z = ops.Add(z, in[2])
+		}
+		gz = ops.ReluPrim.VJP(nil, []*tensor.Tensor{z}, out, g)[0]
+	}
+	gb := ops.Cast(gz, tensor.BFloat16)
+	res := make([]*tensor.Tensor, len(in))
+	// C = op(A)·op(B): dop(A) = G·op(B)ᵀ, dop(B) = op(A)ᵀ·G, and a
+	// transposed operand takes the transpose of its derivative.
+	if core.NeedsGrad(a) {
+		var ga *tensor.Tensor
+		if at.TransA {
+			ga = ops.MatMulT(bb, gb, at.TransB, true)
+		} else {
+			ga = ops.MatMulT(gb, bb, false, !at.TransB)
+		}
+		res[0] = ops.Cast(ga, tensor.Float32)
+	}
+	if core.NeedsGrad(b) {
+		var gw *tensor.Tensor
+		if at.TransB {
+			gw = ops.MatMulT(gb, ab, true, at.TransA)
+		} else {
+			gw = ops.MatMulT(ab, gb, !at.TransA, false)
+		}
+		res[1] = ops.Cast(gw, tensor.Float32)
+	}
+	if at.Bias {
+		res[2] = ops.Reshape(ops.Sum(gz, 0), in[2].Shape()...)
+	}
+	return res
+}
+
+// BF16MatMulUpdate is the gradient-descent update of a weight whose
+// gradient is a mixed-precision product, fused as MatMulUpdate fuses a
+// float32 one:
+//
+//	BF16MatMulUpdate(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
+//
+// for 2-D float32 a, b and p and a one-element float32 scale s; its
+// attributes are ops.MatMulAttrs. The product is BF16MatMul's, rounded to
+// bfloat16 at the same point, then scaled and subtracted from p with
+// float32 rounding after each step, as the Mul and Sub it replaces round:
+// the unfused update's bits, without writing the gradient out and reading
+// it back. The executor may compute it straight into p's buffer
+// (Traits.Accumulates).
+var BF16MatMulUpdate = &core.Prim{
+	Name:   "BF16MatMulUpdate",
+	Traits: core.Traits{Cost: 100, Accumulates: 3},
+	Infer:  inferBF16MatMulUpdate,
+	VJP:    vjpBF16MatMulUpdate,
+}
+
+func init() { BF16MatMulUpdate.Register(tensor.Float32, core.CPU, kernelBF16MatMulUpdate) }
+
+func inferBF16MatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
+	at, ok := attrs.(ops.MatMulAttrs)
+	if !ok || len(in) != 4 {
+		core.Panicf("BF16MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
+	}
+	a, b, p, s := in[0], in[1], in[2], in[3]
+	for _, x := range in {
+		if x.DType() != tensor.Float32 {
+			core.Panicf("BF16MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
+		}
+	}
+	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
+		core.Panicf("BF16MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
+	}
+	m, _, n := gemmDims("BF16MatMulUpdate", at.TransA, at.TransB, a, b)
+	if p.Dim(0) != m || p.Dim(1) != n {
+		core.Panicf("BF16MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
+	}
+	return p.Meta()
+}
+
+// bf16Products pools the float32 products BF16MatMulUpdate rounds from
+// (its output may be p's own buffer, which the product must not
+// overwrite before p is read).
+var bf16Products sync.Pool // *[]float32
+
+func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	at := attrs.(ops.MatMulAttrs)
+	a, b, p, s := in[0], in[1], in[2], in[3]
+	m, n := p.Dim(0), p.Dim(1)
+	k := a.Dim(1)
+	if at.TransA {
+		k = a.Dim(0)
+	}
+	o, pd := out.Data().([]float32), p.Data().([]float32)
+	sv := s.Data().([]float32)[0]
+	if m*n == 0 {
+		return
+	}
+	sp, _ := bf16Products.Get().(*[]float32)
+	if sp == nil {
+		sp = new([]float32)
+	}
+	if cap(*sp) < m*n {
+		*sp = make([]float32, m*n)
+	}
+	r := (*sp)[:m*n]
+	if k == 0 {
+		clear(r)
+	} else {
+		gemm.SgemmAsBF16(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), 0, r, n)
+	}
+	// Stretch by stretch, in L1: round (the MatMul's BFloat16 result and
+	// its cast back), scale (Mul), subtract (Sub), each rounded to float32
+	// as those kernels round. o may be pd: each element of p is read
+	// before the same element of o is written.
+	var buf [2048]uint16
+	for i := 0; i < len(r); i += len(buf) {
+		j := min(len(r), i+len(buf))
+		half.BF16FromFloat32s(buf[:j-i], r[i:j])
+		half.BF16ToFloat32s(r[i:j], buf[:j-i])
+		vec.MulScalar(r[i:j], r[i:j], sv)
+		vec.Sub(o[i:j], pd[i:j], r[i:j])
+	}
+	bf16Products.Put(sp)
+}
+
+// vjpBF16MatMulUpdate is the gradient of the unfused expression
+// p − BF16MatMul(a, b)·s, for completeness: passes run after
+// differentiation.
+func vjpBF16MatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+	at := attrs.(ops.MatMulAttrs)
+	a, b, s := in[0], in[1], in[3]
+	ma := BF16MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
+	r := core.Apply(BF16MatMul, ma, a, b)
+	gt := ops.Neg(g) // Sub's rule for its second operand
+	gab := vjpBF16MatMul(ma, in[:2], r, ops.Mul(gt, s))
+	gs := ops.Reshape(ops.Sum(ops.Mul(gt, r)), s.Shape()...)
+	return []*tensor.Tensor{gab[0], gab[1], g, gs}
+}
+
+// AmpMatMul fuses the mixed-precision products that AmpGemm leaves — those
+// of a training step: the forward products of weights the step assigns,
+// and the backward products its MatMul VJPs build (G·W and Gᵀ·X, with
+// their transposes), whose operands are activations and gradients —
+//
+//	Cast{Float32}(MatMul(Cast{BFloat16}(a), Cast{BFloat16}(b)))
+//	  [→ Add(·, bias)] [→ ReLU(·)]
+//
+// into one BF16MatMul on a and b themselves, for 2-D float32 a and b and
+// either transpose flags. The casts' bfloat16 copies of activations,
+// weights and gradients are then never written (each operand is rounded
+// as the GEMM packs it), nor is the bfloat16 product, and the neighbouring
+// float32 ops meet float32 values that loop fusion can take. Each
+// intermediate must have no other user (the operands' casts may: they
+// stay for those users). A weight gradient so fused that only feeds its
+// weight's gradient-descent update, p − BF16MatMul(·)·s assigned to p,
+// becomes one BF16MatMulUpdate (as GemmUpdate fuses float32 ones). It
+// runs after AmpGemm, which gives the products of weights the graph does
+// not assign their packed copies.
+func AmpMatMul(g *graph.Graph) {
+	g.CountUses()
+	us := users(g)
+	only := func(v *graph.Value) *graph.Value {
+		if v.Uses != 1 || len(us[v.ID]) != 1 {
+			return nil // also used as an output or assigned
+		}
+		return us[v.ID][0]
+	}
+	castOf := func(v *graph.Value, to tensor.DType) *graph.Value {
+		if !isOp(v, ops.CastPrim) || v.Meta.DType != to || len(v.Args) != 1 {
+			return nil
+		}
+		return v.Args[0]
+	}
+	for _, mm := range g.Values {
+		if !isOp(mm, ops.MatMulPrim) || mm.Meta.DType != tensor.BFloat16 || len(mm.Args) != 2 {
+			continue
+		}
+		a, b := castOf(mm.Args[0], tensor.BFloat16), castOf(mm.Args[1], tensor.BFloat16)
+		if a == nil || b == nil || a.Meta.DType != tensor.Float32 || b.Meta.DType != tensor.Float32 ||
+			a.Meta.Shape.Rank() != 2 || b.Meta.Shape.Rank() != 2 {
+			continue
+		}
+		back := only(mm)
+		if back == nil || castOf(back, tensor.Float32) != mm {
+			continue
+		}
+		at := matmulAttrs(mm)
+		n := mm.Meta.Shape[1]
+		ea := BF16MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
+		args := []*graph.Value{a, b}
+		last := back
+		if u := only(back); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, back.Meta) {
+			bias := u.Args[1]
+			if bias == back {
+				bias = u.Args[0]
+			}
+			s := bias.Meta.Shape
+			if bias != back && bias.Meta.DType == tensor.Float32 && ((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) {
+				ea.Bias = true
+				args = append(args, bias)
+				last = u
+			}
+		}
+		if u := only(last); u != nil && isOp(u, ops.ReluPrim) && sameMeta(u.Meta, back.Meta) {
+			ea.Act, last = ActReLU, u
+		}
+		last.Prim = BF16MatMul
+		last.Attrs = ea
+		last.Args = args
+	}
+	bf16Updates(g)
+}
+
+// bf16Updates rewrites p − BF16MatMul(a, b)·s (or s·BF16MatMul(a, b)),
+// assigned to p, into BF16MatMulUpdate(a, b, p, s) when the product (with
+// no bias or activation) and the scaled product are used only there.
+func bf16Updates(g *graph.Graph) {
+	g.CountUses()
+	assigned := map[*graph.Value]*graph.Value{}
+	for _, a := range g.Assigns {
+		assigned[a.Val] = a.Param
+	}
+	for _, v := range g.Values {
+		p := assigned[v]
+		if p == nil || !isOp(v, ops.SubPrim) || v.Args[0] != p || p.Meta.DType != tensor.Float32 || p.Meta.Shape.Rank() != 2 {
+			continue
+		}
+		mul := v.Args[1]
+		if !isOp(mul, ops.MulPrim) || mul.Uses != 1 || !sameMeta(mul.Meta, p.Meta) {
+			continue
+		}
+		mm, s := mul.Args[0], mul.Args[1]
+		if !isOp(mm, BF16MatMul) {
+			mm, s = s, mm
+		}
+		if !isOp(mm, BF16MatMul) || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
+			continue
+		}
+		at := mm.Attrs.(BF16MatMulAttrs)
+		if at.Bias || at.Act != ActNone {
+			continue
+		}
+		v.Prim = BF16MatMulUpdate
+		v.Attrs = ops.MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
+		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], p, s}
+	}
+}
