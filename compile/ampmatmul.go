@@ -95,9 +95,7 @@ func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	if k == 0 {
 		clear(c)
 	} else {
-		// The row strides are the stored rows' lengths, as MatMul's
-		// BFloat16 kernel passes them: the same call on the same bits.
-		gemm.SgemmAsBF16(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), 0, c, n)
+		bf16Product(at.TransA, at.TransB, m, n, k, a, b, c)
 	}
 	roundBF16s(c)
 	if at.Bias {
@@ -106,6 +104,46 @@ func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	if at.Act == ActReLU {
 		vec.Relu(c, c)
 	}
+}
+
+// bf16Product computes op(a)·op(b) (m×k by k×n) into c (row stride n)
+// with each operand rounded to bfloat16: the product MatMul's BFloat16
+// kernel computes on the operands' casts, with the same kernel, the same
+// blocking and so the same sums. A transposed a (the weight gradients'
+// Gᵀ·X) is first transposed in float32, 16×16 blocks at a time, so that
+// the GEMM packs op(a) row by row with the vectorised rounding rather
+// than gathering it element by element for every block of columns; what
+// the GEMM packs is the same bits either way.
+func bf16Product(transA, transB bool, m, n, k int, a, b *tensor.Tensor, c []float32) {
+	ad := a.Data().([]float32)
+	lda := a.Dim(1)
+	var sp *[]float32
+	if transA {
+		sp = getScratch(m * k)
+		vec.Transpose(*sp, k, ad, m, k, m)
+		ad, lda = *sp, k
+	}
+	gemm.SgemmAsBF16(false, transB, m, n, k, ad, lda, b.Data().([]float32), b.Dim(1), 0, c, n)
+	if sp != nil {
+		bf16Scratch.Put(sp)
+	}
+}
+
+// bf16Scratch pools the float32 scratch of the fused products: op(a)
+// transposed, and the product BF16MatMulUpdate rounds from.
+var bf16Scratch sync.Pool // *[]float32
+
+// getScratch returns pooled scratch of at least n elements (*s has n).
+func getScratch(n int) *[]float32 {
+	sp, _ := bf16Scratch.Get().(*[]float32)
+	if sp == nil {
+		sp = new([]float32)
+	}
+	if cap(*sp) < n {
+		*sp = make([]float32, n)
+	}
+	*sp = (*sp)[:n]
+	return sp
 }
 
 // roundBF16s rounds every element of c to bfloat16 and widens it back in
@@ -209,11 +247,6 @@ func inferBF16MatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 	return p.Meta()
 }
 
-// bf16Products pools the float32 products BF16MatMulUpdate rounds from
-// (its output may be p's own buffer, which the product must not
-// overwrite before p is read).
-var bf16Products sync.Pool // *[]float32
-
 func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	at := attrs.(ops.MatMulAttrs)
 	a, b, p, s := in[0], in[1], in[2], in[3]
@@ -227,18 +260,14 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 	if m*n == 0 {
 		return
 	}
-	sp, _ := bf16Products.Get().(*[]float32)
-	if sp == nil {
-		sp = new([]float32)
-	}
-	if cap(*sp) < m*n {
-		*sp = make([]float32, m*n)
-	}
-	r := (*sp)[:m*n]
+	// The product goes to scratch: o may be p's own buffer, which must
+	// not be overwritten before p is read.
+	sp := getScratch(m * n)
+	r := *sp
 	if k == 0 {
 		clear(r)
 	} else {
-		gemm.SgemmAsBF16(at.TransA, at.TransB, m, n, k, a.Data().([]float32), a.Dim(1), b.Data().([]float32), b.Dim(1), 0, r, n)
+		bf16Product(at.TransA, at.TransB, m, n, k, a, b, r)
 	}
 	// Stretch by stretch, in L1: round (the MatMul's BFloat16 result and
 	// its cast back), scale (Mul), subtract (Sub), each rounded to float32
@@ -252,7 +281,7 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		vec.MulScalar(r[i:j], r[i:j], sv)
 		vec.Sub(o[i:j], pd[i:j], r[i:j])
 	}
-	bf16Products.Put(sp)
+	bf16Scratch.Put(sp)
 }
 
 // vjpBF16MatMulUpdate is the gradient of the unfused expression
