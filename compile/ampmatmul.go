@@ -109,33 +109,39 @@ func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 // bf16Product computes op(a)·op(b) (m×k by k×n) into c (row stride n)
 // with each operand rounded to bfloat16: the product MatMul's BFloat16
 // kernel computes on the operands' casts, with the same kernel, the same
-// blocking and so the same sums. A transposed a (the weight gradients'
-// Gᵀ·X) is first transposed in float32, 16×16 blocks at a time, so that
-// the GEMM packs op(a) row by row with the vectorised rounding rather
-// than gathering it element by element for every block of columns; what
-// the GEMM packs is the same bits either way.
+// blocking and so the same sums (see leftRows).
 func bf16Product(transA, transB bool, m, n, k int, a, b *tensor.Tensor, c []float32) {
-	ad := a.Data().([]float32)
-	lda := a.Dim(1)
-	var sp *[]float32
-	if transA {
-		sp = getScratch(m * k)
-		vec.Transpose(*sp, k, ad, m, k, m)
-		ad, lda = *sp, k
-	}
+	ad, lda, sp := leftRows(transA, m, k, a)
 	gemm.SgemmAsBF16(false, transB, m, n, k, ad, lda, b.Data().([]float32), b.Dim(1), 0, c, n)
 	if sp != nil {
-		bf16Scratch.Put(sp)
+		bf16Trans.Put(sp)
 	}
 }
 
-// bf16Scratch pools the float32 scratch of the fused products: op(a)
-// transposed, and the product BF16MatMulUpdate rounds from.
-var bf16Scratch sync.Pool // *[]float32
+// leftRows returns op(a) (m×k) stored row by row, and its row stride. A
+// transposed a (the weight gradients' Gᵀ·X) is transposed in float32, 16×16
+// blocks at a time, into pooled scratch (returned, for the caller to put
+// back), so that the GEMM packs op(a) row by row with the vectorised
+// rounding rather than gathering it element by element for every block of
+// columns; the GEMM packs the same bits either way.
+func leftRows(transA bool, m, k int, a *tensor.Tensor) ([]float32, int, *[]float32) {
+	ad := a.Data().([]float32)
+	if !transA {
+		return ad, a.Dim(1), nil
+	}
+	sp := getScratch(&bf16Trans, m*k)
+	vec.Transpose(*sp, k, ad, m, k, m)
+	return *sp, k, sp
+}
 
-// getScratch returns pooled scratch of at least n elements (*s has n).
-func getScratch(n int) *[]float32 {
-	sp, _ := bf16Scratch.Get().(*[]float32)
+// The float32 scratch of the fused products, pooled by use so that a
+// pool's buffers keep one size: op(a) transposed, and the row blocks of
+// the product BF16MatMulUpdate rounds from.
+var bf16Trans, bf16Block sync.Pool // *[]float32
+
+// getScratch returns scratch from pool with n elements.
+func getScratch(pool *sync.Pool, n int) *[]float32 {
+	sp, _ := pool.Get().(*[]float32)
 	if sp == nil {
 		sp = new([]float32)
 	}
@@ -260,29 +266,50 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 	if m*n == 0 {
 		return
 	}
-	// The product goes to scratch: o may be p's own buffer, which must
-	// not be overwritten before p is read.
-	sp := getScratch(m * n)
-	r := *sp
-	if k == 0 {
-		clear(r)
-	} else {
-		bf16Product(at.TransA, at.TransB, m, n, k, a, b, r)
-	}
-	// Stretch by stretch, in L1: round (the MatMul's BFloat16 result and
-	// its cast back), scale (Mul), subtract (Sub), each rounded to float32
-	// as those kernels round. o may be pd: each element of p is read
-	// before the same element of o is written.
+	// The product goes to scratch (o may be p's own buffer, which must not
+	// be overwritten before p is read), a block of rows at a time, so that
+	// the block is still in L2 when it is rounded and applied.
+	ad, lda, asp := leftRows(at.TransA, m, k, a)
+	bd, ldb := b.Data().([]float32), b.Dim(1)
+	sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
 	var buf [2048]uint16
-	for i := 0; i < len(r); i += len(buf) {
-		j := min(len(r), i+len(buf))
-		half.BF16FromFloat32s(buf[:j-i], r[i:j])
-		half.BF16ToFloat32s(r[i:j], buf[:j-i])
-		vec.MulScalar(r[i:j], r[i:j], sv)
-		vec.Sub(o[i:j], pd[i:j], r[i:j])
+	for i0, rows := 0, 0; i0 < m; i0 += rows {
+		rows = m - i0
+		if rows >= 2*bf16UpdateRows {
+			rows = bf16UpdateRows
+		}
+		r := (*sp)[:rows*n]
+		if k == 0 {
+			clear(r)
+		} else {
+			gemm.SgemmAsBF16(false, at.TransB, rows, n, k, ad[i0*lda:], lda, bd, ldb, 0, r, n)
+		}
+		// Stretch by stretch, in L1: round (the MatMul's BFloat16 result
+		// and its cast back), scale (Mul), subtract (Sub), each rounded to
+		// float32 as those kernels round. o may be pd: each element of p
+		// is read before the same element of o is written.
+		ob, pb := o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n]
+		for i := 0; i < len(r); i += len(buf) {
+			j := min(len(r), i+len(buf))
+			half.BF16FromFloat32s(buf[:j-i], r[i:j])
+			half.BF16ToFloat32s(r[i:j], buf[:j-i])
+			vec.MulScalar(r[i:j], r[i:j], sv)
+			vec.Sub(ob[i:j], pb[i:j], r[i:j])
+		}
 	}
-	bf16Scratch.Put(sp)
+	if asp != nil {
+		bf16Trans.Put(asp)
+	}
+	bf16Block.Put(sp)
 }
+
+// bf16UpdateRows is the height of BF16MatMulUpdate's row blocks: a
+// multiple of every bf16 kernel's row granules (32 and 16 for AMX, 14 for
+// VDPBF16PS) and cache blocks (64 and 112 rows), so that each element of
+// a block is computed by the same tile, with the same sum, as in the
+// whole product; the last block takes the rest (at least as many rows),
+// so that no block is short enough for the few-row kernel.
+const bf16UpdateRows = 224
 
 // vjpBF16MatMulUpdate is the gradient of the unfused expression
 // p − BF16MatMul(a, b)·s, for completeness: passes run after

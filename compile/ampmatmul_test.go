@@ -93,11 +93,21 @@ func traceAmpStep(t testing.TB, m *ampMLP, args []*tensor.Tensor) *graph.Graph {
 // weights bit for bit, step after step: the fused products round where
 // the unfused chains do.
 func TestAmpMatMulTrainStep(t *testing.T) {
-	for _, tw := range []bool{true, false} {
+	for _, tc := range []struct {
+		tw     bool
+		widths []int
+	}{
+		{true, []int{50, 48, 33, 10}},
+		{false, []int{50, 48, 33, 10}},
+		// A weight gradient tall enough (460 rows) to be computed in two
+		// row blocks by the fused update.
+		{true, []int{30, 460, 20, 10}},
+	} {
 		for _, batch := range []int{1, 3, 40} {
-			t.Run(fmt.Sprintf("tw=%v/batch=%d", tw, batch), func(t *testing.T) {
-				m := newAmpMLP(tw, true, 50, 48, 33, 10)
-				args := ampInputs(batch, 50)
+			tw := tc.tw
+			t.Run(fmt.Sprintf("tw=%v/widths=%v/batch=%d", tw, tc.widths, batch), func(t *testing.T) {
+				m := newAmpMLP(tw, true, tc.widths...)
+				args := ampInputs(batch, tc.widths[0])
 				g := traceAmpStep(t, m, args)
 				fused, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true})
 				if err != nil {
