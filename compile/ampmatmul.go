@@ -8,6 +8,7 @@ import (
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/internal/kernels/half"
+	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -268,37 +269,120 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 	}
 	// The product goes to scratch (o may be p's own buffer, which must not
 	// be overwritten before p is read), a block of rows at a time, so that
-	// the block is still in L2 when it is rounded and applied.
+	// the block is still in cache when it is rounded and applied.
 	ad, lda, asp := leftRows(at.TransA, m, k, a)
 	bd, ldb := b.Data().([]float32), b.Dim(1)
-	sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
-	var buf [2048]uint16
-	for i0, rows := 0, 0; i0 < m; i0 += rows {
-		rows = m - i0
-		if rows >= 2*bf16UpdateRows {
-			rows = bf16UpdateRows
+	if bs := bf16ThreadRows(m, n, k); bs > 0 {
+		// Small enough blocks for one thread each: op(b) is packed once,
+		// and each thread computes, rounds and applies its own blocks,
+		// in its own cache.
+		pb := bf16Packs.Get().(*gemm.PackedBF16)
+		pb.Pack(at.TransB, k, n, bd, ldb)
+		t := bf16UpdatePool.Get().(*bf16UpdateTask)
+		*t = bf16UpdateTask{a: ad, lda: lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
+		parallel.ForBody(t.nb, 1, t)
+		*t = bf16UpdateTask{}
+		bf16UpdatePool.Put(t)
+		bf16Packs.Put(pb)
+	} else {
+		sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
+		for i0, rows := 0, 0; i0 < m; i0 += rows {
+			rows = m - i0
+			if rows >= 2*bf16UpdateRows {
+				rows = bf16UpdateRows
+			}
+			r := (*sp)[:rows*n]
+			if k == 0 {
+				clear(r)
+			} else {
+				gemm.SgemmAsBF16(false, at.TransB, rows, n, k, ad[i0*lda:], lda, bd, ldb, 0, r, n)
+			}
+			applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
 		}
-		r := (*sp)[:rows*n]
-		if k == 0 {
-			clear(r)
-		} else {
-			gemm.SgemmAsBF16(false, at.TransB, rows, n, k, ad[i0*lda:], lda, bd, ldb, 0, r, n)
-		}
-		// Stretch by stretch, in L1: round (the MatMul's BFloat16 result
-		// and its cast back), scale (Mul), subtract (Sub), each rounded to
-		// float32 as those kernels round. o may be pd: each element of p
-		// is read before the same element of o is written.
-		ob, pb := o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n]
-		for i := 0; i < len(r); i += len(buf) {
-			j := min(len(r), i+len(buf))
-			half.BF16FromFloat32s(buf[:j-i], r[i:j])
-			half.BF16ToFloat32s(r[i:j], buf[:j-i])
-			vec.MulScalar(r[i:j], r[i:j], sv)
-			vec.Sub(ob[i:j], pb[i:j], r[i:j])
-		}
+		bf16Block.Put(sp)
 	}
 	if asp != nil {
 		bf16Trans.Put(asp)
+	}
+}
+
+// applyBF16Update sets o = p − f32(bf16(r))·s stretch by stretch, in L1:
+// round (the MatMul's BFloat16 result and its cast back), scale (Mul),
+// subtract (Sub), each rounded to float32 as those kernels round. r is
+// overwritten; o may be p: each element of p is read before the same
+// element of o is written.
+func applyBF16Update(o, p, r []float32, s float32) {
+	var buf [2048]uint16
+	for i := 0; i < len(r); i += len(buf) {
+		j := min(len(r), i+len(buf))
+		half.BF16FromFloat32s(buf[:j-i], r[i:j])
+		half.BF16ToFloat32s(r[i:j], buf[:j-i])
+		vec.MulScalar(r[i:j], r[i:j], s)
+		vec.Sub(o[i:j], p[i:j], r[i:j])
+	}
+}
+
+// bf16ThreadRows returns the height of the row blocks BF16MatMulUpdate
+// spreads over threads, each block's product run by one thread on op(b)
+// packed once; or 0 when the product is better left to the GEMM's own
+// split (a block would be big enough for the GEMM to split it, or there
+// would be fewer than two blocks). The height is a multiple of the kernel's
+// tile rows (16 for AMX, 14 for VDPBF16PS), so that each element is
+// computed by the same instruction sequence, with the same sum, as in the
+// whole product; the last block takes the rest (so that no block is short
+// enough for the few-row kernel). k must fit one cache block of k (then
+// the packed product sums k as the unpacked one does).
+func bf16ThreadRows(m, n, k int) int {
+	var tile int
+	switch gemm.BF16Kernel() {
+	case "amx", "generic":
+		tile = 16
+	case "avx512bf16":
+		tile = 14
+	default:
+		return 0
+	}
+	// The GEMM splits a product of 1M multiply-adds, or a packed one of
+	// 64K weights, over threads: keep each block below both.
+	if k == 0 || k > 256 || k*n >= 1<<16 || parallel.Workers() < 2 {
+		return 0
+	}
+	bs := (1<<20 - 1) / (n * k) / tile * tile
+	if bs == 0 || m/bs < 2 {
+		return 0
+	}
+	return bs
+}
+
+// bf16UpdateTask is BF16MatMulUpdate's product split into row blocks of bs
+// rows (the last takes the rest), one thread each.
+type bf16UpdateTask struct {
+	a       []float32 // op(a), row by row
+	lda     int
+	pb      *gemm.PackedBF16
+	o, p    []float32
+	s       float32
+	m, n, k int
+	bs, nb  int
+}
+
+var (
+	bf16UpdatePool = sync.Pool{New: func() any { return new(bf16UpdateTask) }}
+	bf16Packs      = sync.Pool{New: func() any { return new(gemm.PackedBF16) }}
+)
+
+// Run computes, rounds and applies blocks [lo, hi).
+func (t *bf16UpdateTask) Run(lo, hi int) {
+	n := t.n
+	sp := getScratch(&bf16Block, (2*t.bs-1)*n)
+	for blk := lo; blk < hi; blk++ {
+		i0, rows := blk*t.bs, t.bs
+		if blk == t.nb-1 {
+			rows = t.m - i0
+		}
+		r := (*sp)[:rows*n]
+		gemm.GemmPackedBF16(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
+		applyBF16Update(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
 	}
 	bf16Block.Put(sp)
 }

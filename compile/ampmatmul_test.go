@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -102,70 +103,86 @@ func TestAmpMatMulTrainStep(t *testing.T) {
 		// A weight gradient tall enough (460 rows) to be computed in two
 		// row blocks by the fused update.
 		{true, []int{30, 460, 20, 10}},
+		// One (600×200 at batch 40) spread over threads in row blocks of
+		// 128 rows, each on the packed input.
+		{true, []int{200, 600, 10}},
 	} {
 		for _, batch := range []int{1, 3, 40} {
 			tw := tc.tw
 			t.Run(fmt.Sprintf("tw=%v/widths=%v/batch=%d", tw, tc.widths, batch), func(t *testing.T) {
-				m := newAmpMLP(tw, true, tc.widths...)
-				args := ampInputs(batch, tc.widths[0])
-				g := traceAmpStep(t, m, args)
-				fused, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				plain, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true, Disable: []string{"ampmatmul"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// Three layers: three forward products and two input
-				// gradients (the network's input needs none), the
-				// forward products with their bias adds (not the ReLU,
-				// whose input the ReLU gradient reads); three weight
-				// gradients fused into their updates.
-				products, biased, casts, halves := 0, 0, 0, 0
-				for _, v := range fused.Graph.Values {
-					if v.Prim == compile.BF16MatMul {
-						products++
-						if at := v.Attrs.(compile.BF16MatMulAttrs); at.Bias {
-							biased++
+				for _, kernel := range gemm.BF16Kernels() {
+					t.Run(kernel, func(t *testing.T) {
+						defer gemm.SetBF16Kernel("")
+						if err := gemm.SetBF16Kernel(kernel); err != nil {
+							t.Fatal(err)
 						}
-					}
-					if v.Prim == ops.CastPrim {
-						casts++
-					}
-					if v.Meta.DType == tensor.BFloat16 {
-						halves++
-					}
-				}
-				updates := countOps(fused.Graph, compile.BF16MatMulUpdate)
-				if products != 5 || biased != 3 || updates != 3 || casts != 0 || halves != 0 {
-					t.Fatalf("%d fused products (%d with a bias), %d fused updates, %d casts, %d bfloat16 values; want 5 (3), 3, 0, 0:\n%s",
-						products, biased, updates, casts, halves, fused.Graph.String())
-				}
-				if countOps(plain.Graph, ops.CastPrim) == 0 {
-					t.Fatalf("the reference plan has no casts:\n%s", plain.Graph.String())
-				}
-				start := snapshot(m.params)
-				var wantLoss []*tensor.Tensor
-				for range 3 {
-					wantLoss = append(wantLoss, plain.Plan.Run(args)[0])
-				}
-				want := snapshot(m.params)
-				restore(m.params, start)
-				for step := range 3 {
-					sameAmpBits(t, fmt.Sprintf("loss of step %d", step), fused.Plan.Run(args)[0], wantLoss[step])
-				}
-				for i, p := range m.params {
-					if p.DType() != tensor.Float32 {
-						t.Fatalf("%s is %v, want Float32", p.Name(), p.DType())
-					}
-					sameAmpBits(t, p.Name()+" after 3 steps", p, want[i])
-				}
-				if sameBitsAll(start[0], m.params[0]) {
-					t.Fatalf("w0 did not change")
+						ampTrainStepCase(t, tw, tc.widths, batch)
+					})
 				}
 			})
 		}
+	}
+}
+
+// ampTrainStepCase is one case of TestAmpMatMulTrainStep.
+func ampTrainStepCase(t *testing.T, tw bool, widths []int, batch int) {
+	m := newAmpMLP(tw, true, widths...)
+	args := ampInputs(batch, widths[0])
+	g := traceAmpStep(t, m, args)
+	fused, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true, Disable: []string{"ampmatmul"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per layer a forward product with its bias add (not the ReLU,
+	// whose input the ReLU gradient reads) and a weight gradient fused
+	// into its update; an input gradient for all layers but the first
+	// (the network's input needs none).
+	products, biased, casts, halves := 0, 0, 0, 0
+	for _, v := range fused.Graph.Values {
+		if v.Prim == compile.BF16MatMul {
+			products++
+			if at := v.Attrs.(compile.BF16MatMulAttrs); at.Bias {
+				biased++
+			}
+		}
+		if v.Prim == ops.CastPrim {
+			casts++
+		}
+		if v.Meta.DType == tensor.BFloat16 {
+			halves++
+		}
+	}
+	updates := countOps(fused.Graph, compile.BF16MatMulUpdate)
+	layers := len(widths) - 1
+	if products != 2*layers-1 || biased != layers || updates != layers || casts != 0 || halves != 0 {
+		t.Fatalf("%d fused products (%d with a bias), %d fused updates, %d casts, %d bfloat16 values; want %d (%d), %d, 0, 0:\n%s",
+			products, biased, updates, casts, halves, 2*layers-1, layers, layers, fused.Graph.String())
+	}
+	if countOps(plain.Graph, ops.CastPrim) == 0 {
+		t.Fatalf("the reference plan has no casts:\n%s", plain.Graph.String())
+	}
+	start := snapshot(m.params)
+	var wantLoss []*tensor.Tensor
+	for range 3 {
+		wantLoss = append(wantLoss, plain.Plan.Run(args)[0])
+	}
+	want := snapshot(m.params)
+	restore(m.params, start)
+	for step := range 3 {
+		sameAmpBits(t, fmt.Sprintf("loss of step %d", step), fused.Plan.Run(args)[0], wantLoss[step])
+	}
+	for i, p := range m.params {
+		if p.DType() != tensor.Float32 {
+			t.Fatalf("%s is %v, want Float32", p.Name(), p.DType())
+		}
+		sameAmpBits(t, p.Name()+" after 3 steps", p, want[i])
+	}
+	if sameBitsAll(start[0], m.params[0]) {
+		t.Fatalf("w0 did not change")
 	}
 }
 
