@@ -110,13 +110,38 @@ func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 // bf16Product computes op(a)·op(b) (m×k by k×n) into c (row stride n)
 // with each operand rounded to bfloat16: the product MatMul's BFloat16
 // kernel computes on the operands' casts, with the same kernel, the same
-// blocking and so the same sums (see leftRows).
+// blocking and so the same sums (see leftRows). Both operands are rounded
+// whole, each with one call of the vectorised conversion, into pooled
+// bits that the GEMM then packs by copying: rounding while packing would
+// convert a weight 64 elements per call.
 func bf16Product(transA, transB bool, m, n, k int, a, b *tensor.Tensor, c []float32) {
 	ad, lda, sp := leftRows(transA, m, k, a)
-	gemm.SgemmAsBF16(false, transB, m, n, k, ad, lda, b.Data().([]float32), b.Dim(1), 0, c, n)
+	bd := b.Data().([]float32)
+	ah, bh := getBits(&bf16BitsA, m*lda), getBits(&bf16BitsB, len(bd))
+	half.BF16FromFloat32s(*ah, ad[:m*lda])
+	half.BF16FromFloat32s(*bh, bd)
 	if sp != nil {
 		bf16Trans.Put(sp)
 	}
+	gemm.GemmBF16(false, transB, m, n, k, *ah, lda, *bh, b.Dim(1), 0, c, n)
+	bf16BitsA.Put(ah)
+	bf16BitsB.Put(bh)
+}
+
+// bf16BitsA and bf16BitsB pool bf16Product's rounded operands.
+var bf16BitsA, bf16BitsB sync.Pool // *[]uint16
+
+// getBits returns bits from pool with n elements.
+func getBits(pool *sync.Pool, n int) *[]uint16 {
+	sp, _ := pool.Get().(*[]uint16)
+	if sp == nil {
+		sp = new([]uint16)
+	}
+	if cap(*sp) < n {
+		*sp = make([]uint16, n)
+	}
+	*sp = (*sp)[:n]
+	return sp
 }
 
 // leftRows returns op(a) (m×k) stored row by row, and its row stride. A
