@@ -50,7 +50,18 @@ var BF16MatMul = &core.Prim{
 	VJP:    vjpBF16MatMul,
 }
 
-func init() { BF16MatMul.Register(tensor.Float32, core.CPU, kernelBF16MatMul) }
+// The kernel is keyed by the first operand, which is Float32 or, when the
+// graph keeps its cast for other products, BFloat16.
+func init() {
+	BF16MatMul.Register(tensor.Float32, core.CPU, kernelBF16MatMul)
+	BF16MatMul.Register(tensor.BFloat16, core.CPU, kernelBF16MatMul)
+}
+
+// ampOperand reports whether x can be a fused product's operand: a 2-D
+// Float32 value, rounded by the product, or BFloat16 bits.
+func ampOperand(x *tensor.Tensor) bool {
+	return x.Rank() == 2 && (x.DType() == tensor.Float32 || x.DType() == tensor.BFloat16)
+}
 
 func inferBF16MatMul(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(BF16MatMulAttrs)
@@ -65,8 +76,8 @@ func inferBF16MatMul(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("BF16MatMul", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
 	}
 	a, b := in[0], in[1]
-	if a.Rank() != 2 || b.Rank() != 2 || a.DType() != tensor.Float32 || b.DType() != tensor.Float32 {
-		core.Panicf("BF16MatMul", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
+	if !ampOperand(a) || !ampOperand(b) {
+		core.Panicf("BF16MatMul", "want two 2-D Float32 or BFloat16 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
 	}
 	if at.Act != ActNone && at.Act != ActReLU {
 		core.Panicf("BF16MatMul", "activation %v: only none and ReLU are fused", at.Act)
@@ -110,22 +121,59 @@ func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 // bf16Product computes op(a)·op(b) (m×k by k×n) into c (row stride n)
 // with each operand rounded to bfloat16: the product MatMul's BFloat16
 // kernel computes on the operands' casts, with the same kernel, the same
-// blocking and so the same sums (see leftRows). Both operands are rounded
-// whole, each with one call of the vectorised conversion, into pooled
-// bits that the GEMM then packs by copying: rounding while packing would
-// convert a weight 64 elements per call.
+// blocking and so the same sums (see bf16Operands).
 func bf16Product(transA, transB bool, m, n, k int, a, b *tensor.Tensor, c []float32) {
-	ad, lda, sp := leftRows(transA, m, k, a)
-	bd := b.Data().([]float32)
-	ah, bh := getBits(&bf16BitsA, m*lda), getBits(&bf16BitsB, len(bd))
-	half.BF16FromFloat32s(*ah, ad[:m*lda])
-	half.BF16FromFloat32s(*bh, bd)
-	if sp != nil {
-		bf16Trans.Put(sp)
+	var o bf16Operands
+	o.init(transA, m, k, a, b)
+	gemm.GemmBF16(o.transA, transB, m, n, k, o.a, o.lda, o.b, o.ldb, 0, c, n)
+	o.release()
+}
+
+// bf16Operands are a fused product's operands as bfloat16 bits: a
+// BFloat16 operand (a cast the graph keeps, shared by several products)
+// as it is; a Float32 one rounded whole, with one call of the vectorised
+// conversion, into pooled bits that the GEMM then packs by copying
+// (rounding while packing would convert a weight 64 elements per call),
+// a transposed a first transposed (see leftRows). The bits are those the
+// unfused chain's casts hold, so the GEMM computes the same sums.
+type bf16Operands struct {
+	a, b     []uint16
+	lda, ldb int
+	transA   bool // op(a) is still a's transpose (a was given as bits)
+	ah, bh   *[]uint16
+}
+
+func (o *bf16Operands) init(transA bool, m, k int, a, b *tensor.Tensor) {
+	if a.DType() == tensor.BFloat16 {
+		o.a, o.lda, o.transA = tensor.Bits16(a), a.Dim(1), transA
+	} else {
+		ad, lda, sp := leftRows(transA, m, k, a)
+		o.ah = getBits(&bf16BitsA, m*lda)
+		half.BF16FromFloat32s(*o.ah, ad[:m*lda])
+		if sp != nil {
+			bf16Trans.Put(sp)
+		}
+		o.a, o.lda = *o.ah, lda
 	}
-	gemm.GemmBF16(false, transB, m, n, k, *ah, lda, *bh, b.Dim(1), 0, c, n)
-	bf16BitsA.Put(ah)
-	bf16BitsB.Put(bh)
+	o.ldb = b.Dim(1)
+	if b.DType() == tensor.BFloat16 {
+		o.b = tensor.Bits16(b)
+	} else {
+		o.bh = getBits(&bf16BitsB, b.Size())
+		half.BF16FromFloat32s(*o.bh, b.Data().([]float32))
+		o.b = *o.bh
+	}
+}
+
+// release puts the pooled bits back.
+func (o *bf16Operands) release() {
+	if o.ah != nil {
+		bf16BitsA.Put(o.ah)
+	}
+	if o.bh != nil {
+		bf16BitsB.Put(o.bh)
+	}
+	*o = bf16Operands{}
 }
 
 // bf16BitsA and bf16BitsB pool bf16Product's rounded operands.
@@ -219,7 +267,7 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 		} else {
 			ga = ops.MatMulT(gb, bb, false, !at.TransB)
 		}
-		res[0] = ops.Cast(ga, tensor.Float32)
+		res[0] = ops.Cast(ga, a.DType())
 	}
 	if core.NeedsGrad(b) {
 		var gw *tensor.Tensor
@@ -228,7 +276,7 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 		} else {
 			gw = ops.MatMulT(ab, gb, !at.TransA, false)
 		}
-		res[1] = ops.Cast(gw, tensor.Float32)
+		res[1] = ops.Cast(gw, b.DType())
 	}
 	if at.Bias {
 		res[2] = ops.Reshape(ops.Sum(gz, 0), in[2].Shape()...)
@@ -256,7 +304,10 @@ var BF16MatMulUpdate = &core.Prim{
 	VJP:    vjpBF16MatMulUpdate,
 }
 
-func init() { BF16MatMulUpdate.Register(tensor.Float32, core.CPU, kernelBF16MatMulUpdate) }
+func init() {
+	BF16MatMulUpdate.Register(tensor.Float32, core.CPU, kernelBF16MatMulUpdate)
+	BF16MatMulUpdate.Register(tensor.BFloat16, core.CPU, kernelBF16MatMulUpdate)
+}
 
 func inferBF16MatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(ops.MatMulAttrs)
@@ -264,10 +315,9 @@ func inferBF16MatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("BF16MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
 	}
 	a, b, p, s := in[0], in[1], in[2], in[3]
-	for _, x := range in {
-		if x.DType() != tensor.Float32 {
-			core.Panicf("BF16MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
-		}
+	if !ampOperand(a) || !ampOperand(b) || p.DType() != tensor.Float32 || s.DType() != tensor.Float32 {
+		core.Panicf("BF16MatMulUpdate", "want 2-D Float32 or BFloat16 a and b, Float32 p and s, got %v %v, %v %v, %v %v, %v %v",
+			a.Shape(), a.DType(), b.Shape(), b.DType(), p.Shape(), p.DType(), s.Shape(), s.DType())
 	}
 	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
 		core.Panicf("BF16MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
@@ -295,40 +345,42 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 	// The product goes to scratch (o may be p's own buffer, which must not
 	// be overwritten before p is read), a block of rows at a time, so that
 	// the block is still in cache when it is rounded and applied.
-	ad, lda, asp := leftRows(at.TransA, m, k, a)
-	bd, ldb := b.Data().([]float32), b.Dim(1)
-	if bs := bf16ThreadRows(m, n, k); bs > 0 {
+	var ops2 bf16Operands
+	ops2.init(at.TransA, m, k, a, b)
+	defer ops2.release()
+	if bs := bf16ThreadRows(m, n, k); bs > 0 && !ops2.transA {
 		// Small enough blocks for one thread each: op(b) is packed once,
 		// and each thread computes, rounds and applies its own blocks,
 		// in its own cache.
 		pb := bf16Packs.Get().(*gemm.PackedBF16)
-		pb.Pack(at.TransB, k, n, bd, ldb)
+		pb.PackBits(at.TransB, k, n, ops2.b, ops2.ldb)
 		t := bf16UpdatePool.Get().(*bf16UpdateTask)
-		*t = bf16UpdateTask{a: ad, lda: lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
+		*t = bf16UpdateTask{a: ops2.a, lda: ops2.lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
 		parallel.ForBody(t.nb, 1, t)
 		*t = bf16UpdateTask{}
 		bf16UpdatePool.Put(t)
 		bf16Packs.Put(pb)
-	} else {
-		sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
-		for i0, rows := 0, 0; i0 < m; i0 += rows {
-			rows = m - i0
-			if rows >= 2*bf16UpdateRows {
-				rows = bf16UpdateRows
-			}
-			r := (*sp)[:rows*n]
-			if k == 0 {
-				clear(r)
-			} else {
-				gemm.SgemmAsBF16(false, at.TransB, rows, n, k, ad[i0*lda:], lda, bd, ldb, 0, r, n)
-			}
-			applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
+		return
+	}
+	sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
+	for i0, rows := 0, 0; i0 < m; i0 += rows {
+		rows = m - i0
+		if rows >= 2*bf16UpdateRows {
+			rows = bf16UpdateRows
 		}
-		bf16Block.Put(sp)
+		r := (*sp)[:rows*n]
+		if k == 0 {
+			clear(r)
+		} else {
+			ao := i0 * ops2.lda // rows i0… of op(a): columns of a when transposed
+			if ops2.transA {
+				ao = i0
+			}
+			gemm.GemmBF16(ops2.transA, at.TransB, rows, n, k, ops2.a[ao:], ops2.lda, ops2.b, ops2.ldb, 0, r, n)
+		}
+		applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
 	}
-	if asp != nil {
-		bf16Trans.Put(asp)
-	}
+	bf16Block.Put(sp)
 }
 
 // applyBF16Update sets o = p − f32(bf16(r))·s stretch by stretch, in L1:
@@ -382,7 +434,7 @@ func bf16ThreadRows(m, n, k int) int {
 // bf16UpdateTask is BF16MatMulUpdate's product split into row blocks of bs
 // rows (the last takes the rest), one thread each.
 type bf16UpdateTask struct {
-	a       []float32 // op(a), row by row
+	a       []uint16 // op(a)'s bits, row by row
 	lda     int
 	pb      *gemm.PackedBF16
 	o, p    []float32
@@ -406,7 +458,7 @@ func (t *bf16UpdateTask) Run(lo, hi int) {
 			rows = t.m - i0
 		}
 		r := (*sp)[:rows*n]
-		gemm.GemmPackedBF16(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
+		gemm.GemmPackedBF16Bits(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
 		applyBF16Update(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
 	}
 	bf16Block.Put(sp)
@@ -477,11 +529,22 @@ func AmpMatMul(g *graph.Graph) {
 			a.Meta.Shape.Rank() != 2 || b.Meta.Shape.Rank() != 2 {
 			continue
 		}
+		at := matmulAttrs(mm)
+		// A cast that other products read too stays, and the products
+		// take its bits: the operand is then rounded once (a weight, by
+		// the forward product and the input gradient's). A transposed
+		// left operand is taken in float32 whatever, to be transposed
+		// before it is rounded (see leftRows).
+		if mm.Args[0].Uses > 1 && !at.TransA {
+			a = mm.Args[0]
+		}
+		if mm.Args[1].Uses > 1 {
+			b = mm.Args[1]
+		}
 		back := only(mm)
 		if back == nil || castOf(back, tensor.Float32) != mm {
 			continue
 		}
-		at := matmulAttrs(mm)
 		n := mm.Meta.Shape[1]
 		ea := BF16MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
 		args := []*graph.Value{a, b}
