@@ -28,21 +28,22 @@ func (a BF16MatMulAttrs) String() string {
 	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
 }
 
-// BF16MatMul is mixed precision's product of two float32 matrices whose
-// operands change on every call (AmpMatMul), the products of a training
-// step:
+// BF16MatMul is mixed precision's product of two matrices whose values
+// change on every call (AmpMatMul), the products of a training step:
 //
 //	BF16MatMul(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
 //
-// each operand rounded to bfloat16 as the GEMM packs it, the product
-// accumulated in float32 and rounded to bfloat16, widened back, then the
-// float32 bias add and activation. It is the unfused chain
+// each 2-D operand Float32 (rounded to bfloat16 by the kernel) or
+// BFloat16 (a cast the graph keeps because several products read it), the
+// product accumulated in float32 and rounded to bfloat16, widened back,
+// then the float32 bias add and activation. It is the unfused chain
 // Cast(MatMul(Cast(a), Cast(b))) at the same rounding points, with the
 // same bfloat16 GEMM on the same bits, so a compiled training step gives
-// PyNative mode's bits; it only skips materialising the three casts.
-// Unlike BF16MatMulBiasAct, nothing is packed ahead: both operands are
-// packed on every call, as the unfused MatMul packs them. Its VJP is the
-// unfused chain's.
+// PyNative mode's bits; it skips materialising the product's two casts
+// and the operands' unshared ones. Unlike BF16MatMulBiasAct, nothing is
+// packed ahead: both operands are packed on every call, as the unfused
+// MatMul packs them. Its VJP is the unfused chain's (a gradient in its
+// operand's dtype).
 var BF16MatMul = &core.Prim{
 	Name:   "BF16MatMul",
 	Traits: core.Traits{Cost: 100},
@@ -290,7 +291,8 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 //
 //	BF16MatMulUpdate(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
 //
-// for 2-D float32 a, b and p and a one-element float32 scale s; its
+// for 2-D a and b (Float32 or BFloat16, as BF16MatMul's), a 2-D float32
+// p and a one-element float32 scale s; its
 // attributes are ops.MatMulAttrs. The product is BF16MatMul's, rounded to
 // bfloat16 at the same point, then scaled and subtracted from p with
 // float32 rounding after each step, as the Mul and Sub it replaces round:
@@ -494,13 +496,13 @@ func vjpBF16MatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []
 //	Cast{Float32}(MatMul(Cast{BFloat16}(a), Cast{BFloat16}(b)))
 //	  [→ Add(·, bias)] [→ ReLU(·)]
 //
-// into one BF16MatMul on a and b themselves, for 2-D float32 a and b and
-// either transpose flags. The casts' bfloat16 copies of activations,
-// weights and gradients are then never written (each operand is rounded
-// as the GEMM packs it), nor is the bfloat16 product, and the neighbouring
-// float32 ops meet float32 values that loop fusion can take. Each
-// intermediate must have no other user (the operands' casts may: they
-// stay for those users). A weight gradient so fused that only feeds its
+// into one BF16MatMul, for 2-D float32 a and b and either transpose
+// flags. An operand's cast read by this product alone is bypassed (the
+// kernel rounds a itself); one that other products read too stays, and
+// the products take its bits, so that a weight or an activation is
+// rounded once. The bfloat16 product and its cast back are never written,
+// and the neighbouring float32 ops meet float32 values that loop fusion
+// can take. The product and its cast back must have no other user. A weight gradient so fused that only feeds its
 // weight's gradient-descent update, p − BF16MatMul(·)·s assigned to p,
 // becomes one BF16MatMulUpdate (as GemmUpdate fuses float32 ones). It
 // runs after AmpGemm, which gives the products of weights the graph does
