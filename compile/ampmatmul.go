@@ -152,7 +152,7 @@ func (o *bf16Operands) init(transA bool, m, k int, a, b *tensor.Tensor) {
 		o.ah = getBits(&bf16BitsA, m*lda)
 		half.BF16FromFloat32s(*o.ah, ad[:m*lda])
 		if sp != nil {
-			bf16Trans.Put(sp)
+			bf16Trans.put(sp)
 		}
 		o.a, o.lda = *o.ah, lda
 	}
@@ -169,23 +169,46 @@ func (o *bf16Operands) init(transA bool, m, k int, a, b *tensor.Tensor) {
 // release puts the pooled bits back.
 func (o *bf16Operands) release() {
 	if o.ah != nil {
-		bf16BitsA.Put(o.ah)
+		bf16BitsA.put(o.ah)
 	}
 	if o.bh != nil {
-		bf16BitsB.Put(o.bh)
+		bf16BitsB.put(o.bh)
 	}
 	*o = bf16Operands{}
 }
 
-// bf16BitsA and bf16BitsB pool bf16Product's rounded operands.
-var bf16BitsA, bf16BitsB sync.Pool // *[]uint16
+// bf16BitsA and bf16BitsB hold the fused products' rounded operands.
+var bf16BitsA, bf16BitsB freeList[[]uint16]
 
-// getBits returns bits from pool with n elements.
-func getBits(pool *sync.Pool, n int) *[]uint16 {
-	sp, _ := pool.Get().(*[]uint16)
-	if sp == nil {
-		sp = new([]uint16)
+// freeList is a pool of scratch buffers that, unlike a sync.Pool, the
+// garbage collector does not empty: a training step's buffers (a
+// weight's bits, megabytes) are then made once, not again after every
+// collection. It holds at most as many buffers as ran at once.
+type freeList[T any] struct {
+	mu   sync.Mutex
+	free []*T
+}
+
+func (l *freeList[T]) get() *T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		x := l.free[n-1]
+		l.free = l.free[:n-1]
+		return x
 	}
+	return new(T)
+}
+
+func (l *freeList[T]) put(x *T) {
+	l.mu.Lock()
+	l.free = append(l.free, x)
+	l.mu.Unlock()
+}
+
+// getBits returns bits from l with n elements.
+func getBits(l *freeList[[]uint16], n int) *[]uint16 {
+	sp := l.get()
 	if cap(*sp) < n {
 		*sp = make([]uint16, n)
 	}
@@ -212,14 +235,11 @@ func leftRows(transA bool, m, k int, a *tensor.Tensor) ([]float32, int, *[]float
 // The float32 scratch of the fused products, pooled by use so that a
 // pool's buffers keep one size: op(a) transposed, and the row blocks of
 // the product BF16MatMulUpdate rounds from.
-var bf16Trans, bf16Block sync.Pool // *[]float32
+var bf16Trans, bf16Block freeList[[]float32]
 
-// getScratch returns scratch from pool with n elements.
-func getScratch(pool *sync.Pool, n int) *[]float32 {
-	sp, _ := pool.Get().(*[]float32)
-	if sp == nil {
-		sp = new([]float32)
-	}
+// getScratch returns scratch from l with n elements.
+func getScratch(l *freeList[[]float32], n int) *[]float32 {
+	sp := l.get()
 	if cap(*sp) < n {
 		*sp = make([]float32, n)
 	}
@@ -354,14 +374,14 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		// Small enough blocks for one thread each: op(b) is packed once,
 		// and each thread computes, rounds and applies its own blocks,
 		// in its own cache.
-		pb := bf16Packs.Get().(*gemm.PackedBF16)
+		pb := bf16Packs.get()
 		pb.PackBits(at.TransB, k, n, ops2.b, ops2.ldb)
 		t := bf16UpdatePool.Get().(*bf16UpdateTask)
 		*t = bf16UpdateTask{a: ops2.a, lda: ops2.lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
 		parallel.ForBody(t.nb, 1, t)
 		*t = bf16UpdateTask{}
 		bf16UpdatePool.Put(t)
-		bf16Packs.Put(pb)
+		bf16Packs.put(pb)
 		return
 	}
 	sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
@@ -382,7 +402,7 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		}
 		applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
 	}
-	bf16Block.Put(sp)
+	bf16Block.put(sp)
 }
 
 // applyBF16Update sets o = p − f32(bf16(r))·s stretch by stretch, in L1:
@@ -447,7 +467,7 @@ type bf16UpdateTask struct {
 
 var (
 	bf16UpdatePool = sync.Pool{New: func() any { return new(bf16UpdateTask) }}
-	bf16Packs      = sync.Pool{New: func() any { return new(gemm.PackedBF16) }}
+	bf16Packs      freeList[gemm.PackedBF16]
 )
 
 // Run computes, rounds and applies blocks [lo, hi).
@@ -463,7 +483,7 @@ func (t *bf16UpdateTask) Run(lo, hi int) {
 		gemm.GemmPackedBF16Bits(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
 		applyBF16Update(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
 	}
-	bf16Block.Put(sp)
+	bf16Block.put(sp)
 }
 
 // bf16UpdateRows is the height of BF16MatMulUpdate's row blocks: a

@@ -376,3 +376,29 @@ func BenchmarkAmpTrainStep(b *testing.B) {
 		}
 	}
 }
+
+// TestAmpMatMulNoAllocs checks that a compiled O2 training step with fused
+// products and updates allocates nothing per call once it has run, on
+// either path of the fused update (row blocks over threads, and the
+// GEMM's own split).
+func TestAmpMatMulNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	for _, tc := range []struct {
+		widths []int
+		batch  int
+	}{{[]int{200, 600, 10}, 40}, {[]int{50, 300, 10}, 300}} {
+		m := newAmpMLP(true, true, tc.widths...)
+		args := ampInputs(tc.batch, tc.widths[0])
+		res, err := compile.Run(traceAmpStep(t, m, args), compile.Options{Level: compile.O1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := []*tensor.Tensor{tensor.New(res.Graph.Outputs[0].Meta.DType, res.Graph.Outputs[0].Meta.Shape...)}
+		res.Plan.RunInto(args, outs)
+		if n := testing.AllocsPerRun(10, func() { res.Plan.RunInto(args, outs) }); n > 0 {
+			t.Errorf("widths %v, batch %d: %v allocations per step", tc.widths, tc.batch, n)
+		}
+	}
+}
