@@ -73,6 +73,9 @@ type Pass struct {
 //   - mixed precision's GEMM fusion (ampgemm) runs before loop fusion,
 //     which would take its casts, bias add and ReLU, and after CSE, so
 //     that a cast shared by two products is seen as shared;
+//   - the training products' fusion (ampmatmul) runs after ampgemm, which
+//     takes the products of unassigned weights first (to pack them once),
+//     and before loop fusion, for the same reason as ampgemm;
 //   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
 //     already absorbed a bias is no weight gradient) and before loop
 //     fusion, which would take the update's Mul and Sub;
@@ -99,6 +102,7 @@ var Passes = []Pass{
 	{Name: "hoist", Fn: Hoist, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
 	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1},
+	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
 	{Name: "prepack", Fn: Prepack, MinLevel: O1},
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},

@@ -15,6 +15,12 @@
 //	transposefold  MatMul(Transpose(a), b) → MatMul with a transpose flag
 //	cse            merge identical ops and small constants
 //	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
+//	ampgemm        mixed precision's Cast-MatMul-Cast (+ bias + ReLU) of a
+//	               weight the graph does not assign → one bfloat16 GEMM on
+//	               the weight packed in the plan
+//	ampmatmul      the same chains in a training step (assigned weights,
+//	               the backward products) → one bfloat16 GEMM rounding its
+//	               operands as it packs them, no bfloat16 copies written
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
 //	prepack        products with a weight the graph does not assign keep
 //	               the weight packed in the plan, repacked when it changes
