@@ -48,8 +48,10 @@ const maxIndex = 1 << 40
 // maxMade bounds the elements of a tensor that an op makes from numbers
 // in the model (ConstantOfShape, Expand, Tile, Range, Pad): 2^28, a GiB
 // of float32. Without it a few bytes of a hostile file could ask for
-// terabytes.
-const maxMade = 1 << 28
+// terabytes. It is a variable only so that the fuzz targets can lower it:
+// at a GiB, some fuzzed models are legal but take seconds and gigabytes
+// each, which only slows the search for crashes.
+var maxMade = 1 << 28
 
 // checkMade fails when a tensor of shape would exceed maxMade elements.
 func (c *nodeCtx) checkMade(shape []int, what string) error {

@@ -373,7 +373,7 @@ func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !(d >= 1 && d <= maxMade) { // NaN fails too
+	if !(d >= 1 && d <= float64(maxMade)) { // NaN fails too
 		return nil, c.Errorf("depth %g is out of range", d)
 	}
 	depth := int(d)

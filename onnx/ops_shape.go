@@ -718,7 +718,7 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if n < 0 || math.IsNaN(n) {
 		n = 0
 	}
-	if n > maxMade {
+	if n > float64(maxMade) {
 		return nil, c.Errorf("a range of %g elements is more than %d, the most an op may make", n, maxMade)
 	}
 	switch dt {
