@@ -59,13 +59,7 @@ func inferBF16MatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if !ok {
 		core.Panicf("BF16MatMulBiasAct", "attributes are %T, want compile.BF16EpilogueAttrs", attrs)
 	}
-	want := 2
-	if at.Bias {
-		want = 3
-	}
-	if len(in) != want {
-		core.Panicf("BF16MatMulBiasAct", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
-	}
+	wantOperands("BF16MatMulBiasAct", in, at.Bias)
 	a, b := in[0], in[1]
 	if a.Rank() != 2 || b.Rank() != 2 || a.DType() != tensor.Float32 || b.DType() != tensor.Float32 {
 		core.Panicf("BF16MatMulBiasAct", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
@@ -74,13 +68,7 @@ func inferBF16MatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("BF16MatMulBiasAct", "activation %v: only none and ReLU are fused", at.Act)
 	}
 	m, _, n := gemmDims("BF16MatMulBiasAct", false, at.TransB, a, b)
-	if at.Bias {
-		s := in[2].Shape()
-		if !((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) || in[2].DType() != tensor.Float32 {
-			core.Panicf("BF16MatMulBiasAct", "bias is %v %v, want float32 [%d] or [1 %d]", s, in[2].DType(), n, n)
-		}
-	}
-	return tensor.Meta{Shape: tensor.Shape{m, n}, DType: tensor.Float32}
+	return gemmResult("BF16MatMulBiasAct", in, at.Bias, m, n)
 }
 
 func kernelBF16MatMulBiasAct(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

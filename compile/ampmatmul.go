@@ -69,13 +69,7 @@ func inferBF16MatMul(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if !ok {
 		core.Panicf("BF16MatMul", "attributes are %T, want compile.BF16MatMulAttrs", attrs)
 	}
-	want := 2
-	if at.Bias {
-		want = 3
-	}
-	if len(in) != want {
-		core.Panicf("BF16MatMul", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
-	}
+	wantOperands("BF16MatMul", in, at.Bias)
 	a, b := in[0], in[1]
 	if !ampOperand(a) || !ampOperand(b) {
 		core.Panicf("BF16MatMul", "want two 2-D Float32 or BFloat16 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
@@ -84,13 +78,7 @@ func inferBF16MatMul(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("BF16MatMul", "activation %v: only none and ReLU are fused", at.Act)
 	}
 	m, _, n := gemmDims("BF16MatMul", at.TransA, at.TransB, a, b)
-	if at.Bias {
-		s := in[2].Shape()
-		if !((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) || in[2].DType() != tensor.Float32 {
-			core.Panicf("BF16MatMul", "bias is %v %v, want float32 [%d] or [1 %d]", s, in[2].DType(), n, n)
-		}
-	}
-	return tensor.Meta{Shape: tensor.Shape{m, n}, DType: tensor.Float32}
+	return gemmResult("BF16MatMul", in, at.Bias, m, n)
 }
 
 func kernelBF16MatMul(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {

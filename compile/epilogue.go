@@ -79,13 +79,7 @@ func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	if !ok {
 		core.Panicf("MatMulBiasAct", "attributes are %T, want compile.EpilogueAttrs", attrs)
 	}
-	want := 2
-	if at.Bias {
-		want = 3
-	}
-	if len(in) != want {
-		core.Panicf("MatMulBiasAct", "got %d operands, want %d (bias=%v)", len(in), want, at.Bias)
-	}
+	wantOperands("MatMulBiasAct", in, at.Bias)
 	a, b := in[0], in[1]
 	if a.Rank() != 2 || b.Rank() != 2 || a.DType() != tensor.Float32 || b.DType() != tensor.Float32 {
 		core.Panicf("MatMulBiasAct", "want two 2-D float32 operands, got %v %v x %v %v", a.Shape(), a.DType(), b.Shape(), b.DType())
@@ -94,12 +88,28 @@ func inferMatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 		core.Panicf("MatMulBiasAct", "unknown activation %v", at.Act)
 	}
 	m, _, n := gemmDims("MatMulBiasAct", at.TransA, at.TransB, a, b)
-	if at.Bias {
-		c := in[2]
-		s := c.Shape()
-		okShape := (len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)
-		if !okShape || c.DType() != tensor.Float32 {
-			core.Panicf("MatMulBiasAct", "bias is %v %v, want float32 [%d] or [1 %d]", s, c.DType(), n, n)
+	return gemmResult("MatMulBiasAct", in, at.Bias, m, n)
+}
+
+// wantOperands checks a fused GEMM's operand count: the two factors, and
+// the bias when it has one.
+func wantOperands(op string, in []*tensor.Tensor, bias bool) {
+	want := 2
+	if bias {
+		want = 3
+	}
+	if len(in) != want {
+		core.Panicf(op, "got %d operands, want %d (bias=%v)", len(in), want, bias)
+	}
+}
+
+// gemmResult checks a fused GEMM's bias (float32, [n] or [1 n]) and
+// returns its float32 m×n result's meta.
+func gemmResult(op string, in []*tensor.Tensor, bias bool, m, n int) tensor.Meta {
+	if bias {
+		s := in[2].Shape()
+		if !((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) || in[2].DType() != tensor.Float32 {
+			core.Panicf(op, "bias is %v %v, want float32 [%d] or [1 %d]", s, in[2].DType(), n, n)
 		}
 	}
 	return tensor.Meta{Shape: tensor.Shape{m, n}, DType: tensor.Float32}
