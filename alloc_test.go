@@ -16,9 +16,6 @@ import (
 // (AllocsPerRun rounds down): a scratch pool that a garbage collection
 // emptied refills once, which is no allocation per call.
 func TestCompiledCallsDoNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	for _, lvl := range []spore.Level{spore.O0, spore.O1} {
 		m := newSeedMLP()
 		x, y := seedBatch()
@@ -71,9 +68,6 @@ func TestTrainingGraphMatchesPyNative(t *testing.T) {
 // cannot be the plan's buffer, which the next call overwrites); RunInto,
 // into tensors the caller owns, allocates nothing at all.
 func TestGraphCellCallAllocatesOnlyItsResult(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
 	spore.SetContext(spore.WithMode(spore.GraphMode))
 	spore.SetSeed(1)

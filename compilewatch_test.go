@@ -488,9 +488,6 @@ func compileSmall(x *spore.Tensor) {
 // capture is visible in the same measurement (so the comparison can
 // fail).
 func TestWatchCompilesCostsNothingUnwatched(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts mean nothing under the race detector")
-	}
 	x := tensor.FromSlice([]float32{1, 2, 3, 4}, 4)
 	compileSmall(x) // warm up one-time initialisation
 	never := testing.AllocsPerRun(20, func() { compileSmall(x) })

@@ -152,9 +152,6 @@ func captureStdout(t *testing.T, f func()) string {
 // slices and argument lists are laid out when it compiles, so a compiled
 // call with a Cond, a While and a Scan allocates nothing.
 func TestCompiledControlFlowDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	f := spore.NewJit(func(x, xs *spore.Tensor) *spore.Tensor {
 		c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
 			return []*spore.Tensor{ops.Tanh(ops.Add(c[0], x[0]))}, nil

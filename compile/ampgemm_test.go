@@ -205,9 +205,6 @@ func TestBF16MatMulBiasActVJP(t *testing.T) {
 // allocates nothing per call once its weights are packed, and nothing to
 // repack them after an update either.
 func TestAmpGemmNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	w1, b1, w2 := randParam("w1", 1, 64, 100), randParam("b1", 2, 64), randParam("w2", 3, 64, 30)
 	res, err := compile.Run(ampDenseGraph(2, w1, b1, w2), compile.Options{Level: compile.O1})
 	if err != nil {

@@ -2,10 +2,10 @@ package compile
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/internal/kernels/half"
 	"github.com/sporeml/spore/internal/kernels/parallel"
@@ -140,7 +140,7 @@ func (o *bf16Operands) init(transA bool, m, k int, a, b *tensor.Tensor) {
 		o.ah = getBits(&bf16BitsA, m*lda)
 		half.BF16FromFloat32s(*o.ah, ad[:m*lda])
 		if sp != nil {
-			bf16Trans.put(sp)
+			bf16Trans.Put(sp)
 		}
 		o.a, o.lda = *o.ah, lda
 	}
@@ -157,46 +157,20 @@ func (o *bf16Operands) init(transA bool, m, k int, a, b *tensor.Tensor) {
 // release puts the pooled bits back.
 func (o *bf16Operands) release() {
 	if o.ah != nil {
-		bf16BitsA.put(o.ah)
+		bf16BitsA.Put(o.ah)
 	}
 	if o.bh != nil {
-		bf16BitsB.put(o.bh)
+		bf16BitsB.Put(o.bh)
 	}
 	*o = bf16Operands{}
 }
 
 // bf16BitsA and bf16BitsB hold the fused products' rounded operands.
-var bf16BitsA, bf16BitsB freeList[[]uint16]
-
-// freeList is a pool of scratch buffers that, unlike a sync.Pool, the
-// garbage collector does not empty: a training step's buffers (a
-// weight's bits, megabytes) are then made once, not again after every
-// collection. It holds at most as many buffers as ran at once.
-type freeList[T any] struct {
-	mu   sync.Mutex
-	free []*T
-}
-
-func (l *freeList[T]) get() *T {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := len(l.free); n > 0 {
-		x := l.free[n-1]
-		l.free = l.free[:n-1]
-		return x
-	}
-	return new(T)
-}
-
-func (l *freeList[T]) put(x *T) {
-	l.mu.Lock()
-	l.free = append(l.free, x)
-	l.mu.Unlock()
-}
+var bf16BitsA, bf16BitsB freelist.List[[]uint16]
 
 // getBits returns bits from l with n elements.
-func getBits(l *freeList[[]uint16], n int) *[]uint16 {
-	sp := l.get()
+func getBits(l *freelist.List[[]uint16], n int) *[]uint16 {
+	sp := l.Get()
 	if cap(*sp) < n {
 		*sp = make([]uint16, n)
 	}
@@ -223,11 +197,11 @@ func leftRows(transA bool, m, k int, a *tensor.Tensor) ([]float32, int, *[]float
 // The float32 scratch of the fused products, pooled by use so that a
 // pool's buffers keep one size: op(a) transposed, and the row blocks of
 // the product BF16MatMulUpdate rounds from.
-var bf16Trans, bf16Block freeList[[]float32]
+var bf16Trans, bf16Block freelist.List[[]float32]
 
 // getScratch returns scratch from l with n elements.
-func getScratch(l *freeList[[]float32], n int) *[]float32 {
-	sp := l.get()
+func getScratch(l *freelist.List[[]float32], n int) *[]float32 {
+	sp := l.Get()
 	if cap(*sp) < n {
 		*sp = make([]float32, n)
 	}
@@ -362,14 +336,14 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		// Small enough blocks for one thread each: op(b) is packed once,
 		// and each thread computes, rounds and applies its own blocks,
 		// in its own cache.
-		pb := bf16Packs.get()
+		pb := bf16Packs.Get()
 		pb.PackBits(at.TransB, k, n, ops2.b, ops2.ldb)
-		t := bf16UpdatePool.Get().(*bf16UpdateTask)
+		t := bf16UpdatePool.Get()
 		*t = bf16UpdateTask{a: ops2.a, lda: ops2.lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
 		parallel.ForBody(t.nb, 1, t)
 		*t = bf16UpdateTask{}
 		bf16UpdatePool.Put(t)
-		bf16Packs.put(pb)
+		bf16Packs.Put(pb)
 		return
 	}
 	sp := getScratch(&bf16Block, min(m, 2*bf16UpdateRows)*n)
@@ -390,7 +364,7 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		}
 		applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
 	}
-	bf16Block.put(sp)
+	bf16Block.Put(sp)
 }
 
 // applyBF16Update sets o = p − f32(bf16(r))·s stretch by stretch, in L1:
@@ -454,8 +428,8 @@ type bf16UpdateTask struct {
 }
 
 var (
-	bf16UpdatePool = sync.Pool{New: func() any { return new(bf16UpdateTask) }}
-	bf16Packs      freeList[gemm.PackedBF16]
+	bf16UpdatePool freelist.List[bf16UpdateTask]
+	bf16Packs      freelist.List[gemm.PackedBF16]
 )
 
 // Run computes, rounds and applies blocks [lo, hi).
@@ -471,7 +445,7 @@ func (t *bf16UpdateTask) Run(lo, hi int) {
 		gemm.GemmPackedBF16Bits(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
 		applyBF16Update(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
 	}
-	bf16Block.put(sp)
+	bf16Block.Put(sp)
 }
 
 // bf16UpdateRows is the height of BF16MatMulUpdate's row blocks: a

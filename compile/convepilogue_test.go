@@ -184,9 +184,6 @@ func TestConvEpilogueVJP(t *testing.T) {
 // A compiled plan with fused convolutions (bias, ReLU and pooling, as in a
 // LeNet-style network's inference) allocates nothing per call.
 func TestConvEpilogueNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	w1 := tensor.RandNormal(tensor.Float32, 0, 1, 6, 1, 5, 5)
 	w2 := tensor.RandNormal(tensor.Float32, 0, 1, 16, 6, 5, 5)
 	b2 := tensor.RandNormal(tensor.Float32, 0, 1, 1, 16, 1, 1)
@@ -381,9 +378,6 @@ func TestConvEpilogueVJPBatchNorm(t *testing.T) {
 // pooling — compiles to two fused convolutions and allocates nothing per
 // call.
 func TestConvEpilogueBatchNormNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	w1 := tensor.RandNormal(tensor.Float32, 0, 1, 8, 1, 3, 3)
 	b1 := tensor.RandNormal(tensor.Float32, 0, 1, 1, 8, 1, 1)
 	gamma, beta := tensor.RandNormal(tensor.Float32, 1, 0.2, 8), tensor.RandNormal(tensor.Float32, 0, 1, 8)

@@ -3,7 +3,8 @@ package compile
 import (
 	"fmt"
 	"strings"
-	"sync"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
@@ -266,7 +267,7 @@ type FusedAttrs struct {
 	DType tensor.DType
 	// imm[k] prints instruction k's constant operand, if it has one.
 	imm   []string
-	calls sync.Pool // *fusedCall
+	calls freelist.List[fusedCall]
 }
 
 // FusedInput is one operand of a fused op.
@@ -516,9 +517,9 @@ func inferFused(attrs any, in []*tensor.Tensor) tensor.Meta {
 
 func kernelFused(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(*FusedAttrs)
-	c, _ := a.calls.Get().(*fusedCall)
-	if c == nil {
-		c = &fusedCall{ins: make([]fuse.Input, len(a.In)), outs: make([]any, 1)}
+	c := a.calls.Get()
+	if c.outs == nil {
+		c.ins, c.outs = make([]fuse.Input, len(a.In)), make([]any, 1)
 	}
 	for i, x := range in {
 		c.ins[i] = fuse.Input{Data: x.Data(), Mode: a.In[i].Mode, Period: a.In[i].Period}

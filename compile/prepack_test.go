@@ -157,9 +157,6 @@ func TestPrepackConst(t *testing.T) {
 // nothing per call once its weights are packed, and nothing to repack
 // them after an update either.
 func TestPrepackNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	w1, b1, w2 := randParam("w1", 1, 64, 100), randParam("b1", 2, 64), randParam("w2", 3, 64, 30)
 	res, err := compile.Run(denseGraph(2, w1, b1, w2), compile.Options{Level: compile.O1})
 	if err != nil {

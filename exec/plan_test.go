@@ -115,9 +115,6 @@ func TestAssignAfterLaterReadIsCopied(t *testing.T) {
 }
 
 func TestRunIntoAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	m := tensor.Meta{Shape: tensor.Shape{64, 32}, DType: tensor.Float32}
 	w := tensor.NewParameter("w", tensor.RandUniform(tensor.Float32, -1, 1, 32, 16))
 	p := compile(t, []tensor.Meta{m}, func(in []*tensor.Tensor) []*tensor.Tensor {

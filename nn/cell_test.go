@@ -234,9 +234,6 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestPyNativeCallAllocatesNothingExtra(t *testing.T) {
-	if tsRace {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	r := nn.NewReLU()
 	x := ops.Ones(8)
 	direct := testing.AllocsPerRun(100, func() { r.Construct(x) })

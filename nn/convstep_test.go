@@ -13,9 +13,6 @@ import (
 // A compiled LeNet-5 training step — convolutions and pooling split over
 // the cores — allocates nothing once compiled.
 func TestCompiledConvStepAllocatesNothing(t *testing.T) {
-	if tsRace {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	spore.SetSeed(1)
 	net := models.NewLeNet5(10)
 	opt := optim.NewSGD(net.TrainableParameters(), optim.SGDConfig{Common: optim.Common{LR: optim.Constant(0.01)}, Momentum: 0.9})

@@ -263,9 +263,6 @@ func positions(vs []*graph.Value, pos map[*graph.Value]int) []int {
 // A compiled data-parallel step allocates nothing per call either (in one
 // process; the MPI transport allocates its requests).
 func TestDataParallelCompiledAllocs(t *testing.T) {
-	if tsRace {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	x, y := blobs(5, 32, 8, 3)
 	pc := &spore.AutoParallelContext{ParallelMode: spore.DataParallel, GradientsMean: true, BucketBytes: 1 << 10}
 	cell, _ := dpCell(pc, nn.StepCompiled, spore.O1)

@@ -147,9 +147,6 @@ func TestTrainOneStepEagerUnderGraphMode(t *testing.T) {
 // TestTrainOneStepCompiledAllocs checks that the compiled step's hot
 // path allocates nothing once compiled.
 func TestTrainOneStepCompiledAllocs(t *testing.T) {
-	if tsRace {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	x, y := blobs(5, 32, 8, 3)
 	_, wl := tsMLP(8, 16, 3)
 	cell := nn.NewTrainOneStepCell(wl, optim.NewSGD(wl.TrainableParameters(), optim.SGDConfig{Momentum: 0.9}), nn.TrainOneStepConfig{Mode: nn.StepCompiled})

@@ -452,9 +452,6 @@ func recorded(op func(*tensor.Tensor) *tensor.Tensor, x *tensor.Tensor) *core.No
 // TestKernelsDoNotAllocate runs kernels the way a compiled plan does, into
 // a preallocated output, and counts allocations.
 func TestKernelsDoNotAllocate(t *testing.T) {
-	if raceBuild() {
-		t.Skip("allocation counts are meaningless under the race detector (kernels split over the worker pool take pooled loops)")
-	}
 	check := func(name string, n *core.Node) {
 		t.Helper()
 		out := core.NewOf(n.Out.Meta())

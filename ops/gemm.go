@@ -1,7 +1,7 @@
 package ops
 
 import (
-	"sync"
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/gemm"
 )
@@ -16,8 +16,8 @@ type gemmFunc[T float32 | float64] func(transA, transB bool, m, n, k int, alpha 
 // is registered, so no kernel asks its operands' type while it runs.
 type floatImpl[T float32 | float64] struct {
 	gemm    gemmFunc[T]
-	loops   sync.Pool // *loop[T]
-	scratch sync.Pool // *[]T
+	loops   freelist.List[loop[T]]
+	scratch freelist.List[[]T]
 }
 
 var (
@@ -41,10 +41,7 @@ func (im *floatImpl[T]) gemmStrided(transA, transB bool, m, n, k int, a []T, str
 
 // getScratch returns a pooled buffer of n elements.
 func (im *floatImpl[T]) getScratch(n int) *[]T {
-	p, _ := im.scratch.Get().(*[]T)
-	if p == nil {
-		p = new([]T)
-	}
+	p := im.scratch.Get()
 	if cap(*p) < n {
 		*p = make([]T, n)
 	}
@@ -57,10 +54,7 @@ func (im *floatImpl[T]) putScratch(p *[]T) { im.scratch.Put(p) }
 
 // getLoop returns a pooled loop descriptor bound to im.
 func (im *floatImpl[T]) getLoop() *loop[T] {
-	l, _ := im.loops.Get().(*loop[T])
-	if l == nil {
-		l = new(loop[T])
-	}
+	l := im.loops.Get()
 	l.im = im
 	return l
 }

@@ -473,9 +473,6 @@ func TestHalfConstantsGraphMatchesPyNative(t *testing.T) {
 // kept per kernel, so only the results are allocated. (MatMul's BFloat16
 // kernel is the bf16 GEMM's; its Float16 one is the adapter's.)
 func TestHalfPlansAllocateAsFloat32(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	step := func(dt tensor.DType) func(xs ...*tensor.Tensor) []*tensor.Tensor {
 		labels := tensor.FromSlice([]int32{1, 0, 2, 1})
 		vg := spore.ValueAndGrad(func(x, w, b *tensor.Tensor) *tensor.Tensor {

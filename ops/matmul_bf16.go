@@ -1,7 +1,7 @@
 package ops
 
 import (
-	"sync"
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/gemm"
@@ -24,7 +24,7 @@ func init() {
 }
 
 // bf16Scratch pools the float32 products a BFloat16 matmul rounds from.
-var bf16Scratch sync.Pool // *[]float32
+var bf16Scratch freelist.List[[]float32]
 
 func matmulBF16(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	at := attrs.(MatMulAttrs)
@@ -53,10 +53,7 @@ func matmulBF16(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		ldb = k
 	}
 	ab, bb, cb := tensor.Bits16(a), tensor.Bits16(b), tensor.Bits16(out)
-	sp, _ := bf16Scratch.Get().(*[]float32)
-	if sp == nil {
-		sp = new([]float32)
-	}
+	sp := bf16Scratch.Get()
 	if cap(*sp) < m*n {
 		*sp = make([]float32, m*n)
 	}

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -83,11 +83,8 @@ func descending[T sortable](a, b keyed[T]) int {
 
 // getKeyed returns a scratch row of n elements from pool, which holds
 // the rows of one sort kernel (one element type).
-func getKeyed[T sortable](pool *sync.Pool, n int) *[]keyed[T] {
-	p, _ := pool.Get().(*[]keyed[T])
-	if p == nil {
-		p = new([]keyed[T])
-	}
+func getKeyed[T sortable](pool *freelist.List[[]keyed[T]], n int) *[]keyed[T] {
+	p := pool.Get()
 	if cap(*p) < n {
 		*p = make([]keyed[T], n)
 	}
@@ -97,7 +94,7 @@ func getKeyed[T sortable](pool *sync.Pool, n int) *[]keyed[T] {
 
 // argSortInto writes, for each line along the middle axis of
 // [outer, n, inner], the positions of its elements in sorted order.
-func argSortInto[T sortable](pool *sync.Pool, out []int64, x []T, outer, n, inner int, desc bool) {
+func argSortInto[T sortable](pool *freelist.List[[]keyed[T]], out []int64, x []T, outer, n, inner int, desc bool) {
 	if n == 0 {
 		return
 	}
@@ -126,7 +123,7 @@ func argSortInto[T sortable](pool *sync.Pool, out []int64, x []T, outer, n, inne
 // positions of its k largest in descending order. For small k it keeps a
 // heap of the best k seen, whose root is the worst of them (n log k work);
 // otherwise it sorts the row.
-func topKInto[T sortable](pool *sync.Pool, out []int64, x []T, rows, n, k int) {
+func topKInto[T sortable](pool *freelist.List[[]keyed[T]], out []int64, x []T, rows, n, k int) {
 	if k == 0 {
 		return
 	}
@@ -223,7 +220,7 @@ func init() {
 // argSortKernel returns ArgSort's kernel for T, with its own pool of
 // sort buffers: a compiled plan running a sort allocates nothing once warm.
 func argSortKernel[T sortable]() core.KernelFunc {
-	pool := new(sync.Pool)
+	pool := new(freelist.List[[]keyed[T]])
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		a := attrs.(SortAttrs)
 		outer, n, inner := axisSplit(in[0].Shape(), a.Axis)
@@ -233,7 +230,7 @@ func argSortKernel[T sortable]() core.KernelFunc {
 
 // topKKernel returns ArgTopK's kernel for T, with its own pool of buffers.
 func topKKernel[T sortable]() core.KernelFunc {
-	pool := new(sync.Pool)
+	pool := new(freelist.List[[]keyed[T]])
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		k := attrs.(TopKAttrs).K
 		xs := in[0].Shape()

@@ -1,9 +1,8 @@
 package ops
 
 import (
-	"sync"
-
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -204,10 +203,9 @@ func inferReal(stand, real func()) {
 // the argument slices. Each widened kernel keeps its own frames, so that
 // a compiled plan calling it with the same shapes call after call finds
 // buffers of the right sizes and allocates nothing. They are kept in a
-// free list rather than a sync.Pool, which a garbage collection empties:
-// its refills would allocate again after every collection.
+// freelist.List, which a garbage collection does not empty.
 type frame struct {
-	pool       *framePool
+	pool       *freelist.List[frame]
 	wide, outs []*tensor.Tensor
 	hdrs       []*tensor.Tensor
 	bufs       [][]float32
@@ -216,30 +214,6 @@ type frame struct {
 	// each conversion of a slice to an interface allocates.
 	boxed []map[int]any
 	used  int
-}
-
-// framePool is a widened kernel's free list of frames: one per call in
-// flight at once, at most.
-type framePool struct {
-	mu   sync.Mutex
-	free []*frame
-}
-
-func (p *framePool) get() *frame {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		f := p.free[n-1]
-		p.free = p.free[:n-1]
-		return f
-	}
-	return &frame{pool: p}
-}
-
-func (p *framePool) put(f *frame) {
-	p.mu.Lock()
-	p.free = append(p.free, f)
-	p.mu.Unlock()
 }
 
 // wrap returns a float32 tensor of the given shape over a buffer of the
@@ -301,7 +275,7 @@ func (f *frame) release() {
 	clear(f.wide)
 	clear(f.outs)
 	f.used = 0
-	f.pool.put(f)
+	f.pool.Put(f)
 }
 
 // narrow rounds the float32 result w into the 16-bit result out.
@@ -321,9 +295,10 @@ func narrow(out, w *tensor.Tensor) {
 // widenKernel is the adapter running k32, a Float32 kernel, for 16-bit
 // operands.
 func widenKernel(k32 core.KernelFunc) core.KernelFunc {
-	var pool framePool
+	var pool freelist.List[frame]
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-		f := pool.get()
+		f := pool.Get()
+		f.pool = &pool
 		wide := f.widenArgs(in)
 		w := f.wideOut(out)
 		k32(attrs, wide, w)
@@ -334,9 +309,10 @@ func widenKernel(k32 core.KernelFunc) core.KernelFunc {
 
 // widenKernelN is widenKernel for multi-result primitives.
 func widenKernelN(k32 core.KernelNFunc) core.KernelNFunc {
-	var pool framePool
+	var pool freelist.List[frame]
 	return func(attrs any, in []*tensor.Tensor, outs []*tensor.Tensor) {
-		f := pool.get()
+		f := pool.Get()
+		f.pool = &pool
 		wide := f.widenArgs(in)
 		f.outs = f.outs[:0]
 		for _, o := range outs {

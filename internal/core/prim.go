@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sporeml/spore/internal/freelist"
 )
 
 // Meta is what inference knows of a value before it is computed.
@@ -517,12 +519,12 @@ func goroutineTracer() Tracer {
 // only needs it while a trace or a differentiation over parameters is
 // active, to keep one goroutine's work from capturing another's, so the cost
 // of reading it from the stack header is paid only then.
-var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
+var stackBufs freelist.List[[64]byte]
 
 func goid() int64 {
 	// The buffer escapes into runtime.Stack; pooling it keeps the call
 	// free of allocations.
-	buf := stackBufs.Get().(*[64]byte)
+	buf := stackBufs.Get()
 	defer stackBufs.Put(buf)
 	n := runtime.Stack(buf[:], false)
 	var id int64

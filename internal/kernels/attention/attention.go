@@ -3,7 +3,8 @@ package attention
 import (
 	"fmt"
 	"math"
-	"sync"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/internal/kernels/parallel"
@@ -178,17 +179,17 @@ type Impl[T float32 | float64] struct {
 	// are -Inf) and the sum (vec.ExpSubMaxRows).
 	expSubMaxRows func(x []T, rows, cols, ld int, m, sum []T)
 	axpy          func(dst, x []T, a T)
-	pool          *sync.Pool // of *scratch[T]
-	jobs          *sync.Pool // of *job[T]
+	pool          *freelist.List[scratch[T]]
+	jobs          *freelist.List[job[T]]
 }
 
 // The kernels per element type: registration picks one, so no kernel
 // switches on its operands' type when it runs.
 var (
 	Float32 = &Impl[float32]{gemm: gemm.Sgemm, lincomb: vec.LinComb, transpose: vec.Transpose, softmaxBackRows: vec.SoftmaxBackRows, exp: vec.Exp, max: vec.Max, sum: vec.Sum,
-		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMaxRows: vec.ExpSubMaxRows, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalar, mulScalar: vec.MulScalar, mul: vec.Mul, axpy: vec.Axpy, expSubMaxRows: vec.ExpSubMaxRows, pool: new(freelist.List[scratch[float32]]), jobs: new(freelist.List[job[float32]])}
 	Float64 = &Impl[float64]{gemm: gemm.Dgemm, lincomb: vec.LinCombF64, transpose: transpose64, softmaxBackRows: softmaxBackRows64, exp: exp64, max: vec.MaxF64, sum: vec.SumF64,
-		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMaxRows: expSubMaxRows64, pool: new(sync.Pool), jobs: new(sync.Pool)}
+		addScalar: vec.AddScalarF64, mulScalar: vec.MulScalarF64, mul: vec.MulF64, axpy: axpy64, expSubMaxRows: expSubMaxRows64, pool: new(freelist.List[scratch[float64]]), jobs: new(freelist.List[job[float64]])}
 )
 
 // axpy64 sets dst[i] += a·x[i].
@@ -238,11 +239,8 @@ type job[T float32 | float64] struct {
 const MaxRank = 16
 
 func (im *Impl[T]) job(p *Params[T]) *job[T] {
-	j, _ := im.jobs.Get().(*job[T])
-	if j == nil {
-		j = &job[T]{im: im}
-	}
-	j.p = *p
+	j := im.jobs.Get()
+	j.im, j.p = im, *p
 	j.p.Batch = j.batch[:copy(j.batch[:], p.Batch)]
 	return j
 }
@@ -299,10 +297,7 @@ type scratch[T float32 | float64] struct {
 }
 
 func (im *Impl[T]) get(ev, l int) *scratch[T] {
-	sc, _ := im.pool.Get().(*scratch[T])
-	if sc == nil {
-		sc = &scratch[T]{}
-	}
+	sc := im.pool.Get()
 	sc.s = grow(sc.s, BlockQ*BlockK)
 	sc.dp = grow(sc.dp, BlockQ*BlockK)
 	sc.acc = grow(sc.acc, BlockQ*max(ev, 1))

@@ -21,7 +21,7 @@
 // types its body reads.
 //
 // Run allocates nothing in steady state (register files come from a
-// sync.Pool), splits large outputs over the parallel package's workers by
+// a free list), splits large outputs over the parallel package's workers by
 // whole blocks, and may be called concurrently on the same Program.
 // Blocking never changes an elementwise result.
 //

@@ -2,8 +2,9 @@ package fuse
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 )
@@ -149,10 +150,10 @@ type scratch struct {
 	args [3]unsafe.Pointer
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var scratchPool freelist.List[scratch]
 
 func getScratch(nregs int) *scratch {
-	s := scratchPool.Get().(*scratch)
+	s := scratchPool.Get()
 	if len(s.buf) < nregs*regWords {
 		s.buf = make([]uint64, nregs*regWords)
 	}
@@ -193,7 +194,7 @@ type runner struct {
 	fn   func(lo, hi int)
 }
 
-var runnerPool = sync.Pool{New: func() any {
+var runnerPool = freelist.List[runner]{New: func() *runner {
 	r := new(runner)
 	r.fn = func(lo, hi int) { r.p.blocks(r, lo, hi) }
 	return r
@@ -213,7 +214,7 @@ func (p *Program) Run(outs []any, ins []Input) {
 	if len(ins) != p.NumInputs {
 		panic(fmt.Sprintf("fuse: %d inputs for a program with %d", len(ins), p.NumInputs))
 	}
-	r := runnerPool.Get().(*runner)
+	r := runnerPool.Get()
 	defer func() {
 		clear(r.ins)
 		clear(r.outs)

@@ -360,7 +360,7 @@ func TestAllocs(t *testing.T) {
 		outs := []any{out}
 		ins := []Input{{Data: x}, {Data: bias, Mode: Row, Period: 512}, {Data: y}}
 		p.Run(outs, ins)
-		if a := testing.AllocsPerRun(50, func() { p.Run(outs, ins) }); a != 0 && !raceEnabled {
+		if a := testing.AllocsPerRun(50, func() { p.Run(outs, ins) }); a != 0 {
 			t.Errorf("rows=%d: %v allocations per Run", rows, a)
 		}
 		for i := range out {

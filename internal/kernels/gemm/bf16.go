@@ -2,9 +2,10 @@ package gemm
 
 import (
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/half"
 	"github.com/sporeml/spore/internal/kernels/parallel"
@@ -218,7 +219,7 @@ func (p *PackedBF16) pack(src *bf16Src, k, n int) {
 	}
 	p.k, p.n, p.kp, p.data = k, n, kp, p.data[:size]
 	if k*n >= 1<<16 && np > 1 {
-		t := bf16PackTaskPool.Get().(*bf16PackTask)
+		t := bf16PackTaskPool.Get()
 		t.p, t.src = p, *src
 		parallel.ForBody(np, 1, t)
 		*t = bf16PackTask{}
@@ -234,7 +235,7 @@ type bf16PackTask struct {
 	src bf16Src
 }
 
-var bf16PackTaskPool = sync.Pool{New: func() any { return new(bf16PackTask) }}
+var bf16PackTaskPool freelist.List[bf16PackTask]
 
 // Run packs panels [lo, hi).
 func (t *bf16PackTask) Run(lo, hi int) {
@@ -460,7 +461,7 @@ type bf16Work struct {
 	a, b []uint16
 }
 
-var bf16WorkPool = sync.Pool{New: func() any { return new(bf16Work) }}
+var bf16WorkPool freelist.List[bf16Work]
 
 // bf16ParallelMACs is the multiply-add count from which a product is split
 // over threads.
@@ -493,7 +494,7 @@ func bf16Gemm(m, n, k int, a, b *bf16Src, pb *PackedBF16, beta float32, c []floa
 		kn.gemm(m, n, k, 0, a, b, pb, beta, c, ldc, bias, act)
 		return
 	}
-	t := bf16TaskPool.Get().(*bf16Task)
+	t := bf16TaskPool.Get()
 	t.kn, t.m, t.n, t.k, t.a, t.pb, t.beta, t.c, t.ldc, t.bias, t.act = kn, m, n, k, *a, pb, beta, c, ldc, bias, act
 	if b != nil {
 		t.b = *b
@@ -524,7 +525,7 @@ type bf16Task struct {
 	byRows  bool
 }
 
-var bf16TaskPool = sync.Pool{New: func() any { return new(bf16Task) }}
+var bf16TaskPool freelist.List[bf16Task]
 
 // Run computes row blocks or column panels [lo, hi).
 func (t *bf16Task) Run(lo, hi int) {
@@ -585,7 +586,7 @@ func offH(s []uint16, o int) []uint16 {
 // B columns are [j0, j0+n) of pb when B is packed, else op(B)'s first n.
 // beta applies on the first k block; bias and act after the last.
 func (kn *bf16Kernel) gemm(m, n, k, j0 int, a, b *bf16Src, pb *PackedBF16, beta float32, c []float32, ldc int, bias []float32, act Act) {
-	ws := bf16WorkPool.Get().(*bf16Work)
+	ws := bf16WorkPool.Get()
 	defer bf16WorkPool.Put(ws)
 	np := (n + bf16NR - 1) / bf16NR
 	kcMax := kn.kc

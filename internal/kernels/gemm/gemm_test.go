@@ -527,9 +527,6 @@ func TestSetKernel(t *testing.T) {
 // TestNoAllocs checks that steady-state calls, serial and parallel, reuse
 // pooled workspaces and tasks.
 func TestNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	defer parallel.SetWorkers(parallel.SetWorkers(2))
 	for _, s := range [][3]int{{64, 10, 512}, {64, 512, 512}} {
 		m, n, k := s[0], s[1], s[2]

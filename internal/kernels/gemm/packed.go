@@ -1,7 +1,7 @@
 package gemm
 
 import (
-	"sync"
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 )
@@ -107,7 +107,7 @@ func sgemmPacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, 
 		putWorkspace(ws)
 		return
 	}
-	t := packedTaskPool.Get().(*packedTask)
+	t := packedTaskPool.Get()
 	t.transA, t.m, t.n, t.k, t.alpha, t.a, t.lda, t.pb, t.beta, t.c, t.ldc, t.bias, t.act =
 		transA, m, n, k, alpha, a, lda, pb, beta, c, ldc, bias, act
 	// Each chunk of columns reads all of A, and each chunk of rows all of
@@ -163,7 +163,7 @@ type packedTask struct {
 	unit        int  // rows per chunk item when byRows: 1, or a row tile of mr
 }
 
-var packedTaskPool = sync.Pool{New: func() any { return new(packedTask) }}
+var packedTaskPool freelist.List[packedTask]
 
 // Run computes the rows (in units of t.unit) or column panels [lo, hi).
 func (t *packedTask) Run(lo, hi int) {

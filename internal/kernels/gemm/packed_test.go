@@ -172,9 +172,6 @@ func TestPackedBadArgs(t *testing.T) {
 // TestPackedNoAllocs checks that products with a packed B, serial and
 // split over threads, allocate nothing once warm.
 func TestPackedNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under the race detector")
-	}
 	defer parallel.SetWorkers(parallel.SetWorkers(2))
 	for _, s := range [][3]int{{1, 512, 784}, {1, 10, 512}, {64, 512, 512}} {
 		m, n, k := s[0], s[1], s[2]

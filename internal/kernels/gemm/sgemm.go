@@ -1,8 +1,9 @@
 package gemm
 
 import (
-	"sync"
 	"unsafe"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/internal/kernels/vec"
@@ -151,13 +152,13 @@ type task struct {
 	fn             func(lo, hi int)
 }
 
-var taskPool = sync.Pool{New: func() any {
+var taskPool = freelist.List[task]{New: func() *task {
 	t := new(task)
 	t.fn = t.run
 	return t
 }}
 
-func getTask() *task { return taskPool.Get().(*task) }
+func getTask() *task { return taskPool.Get() }
 
 func putTask(t *task) {
 	t.a, t.b, t.c, t.bias = nil, nil, nil, nil // do not pin the caller's memory
@@ -207,10 +208,10 @@ type workspace struct {
 	a, b []float32
 }
 
-var wsPool = sync.Pool{New: func() any { return new(workspace) }}
+var wsPool freelist.List[workspace]
 
 func getWorkspace(k *kernel) *workspace {
-	ws := wsPool.Get().(*workspace)
+	ws := wsPool.Get()
 	if len(ws.a) < k.mc*k.kc {
 		ws.a = alignedFloats(k.mc * k.kc)
 	}

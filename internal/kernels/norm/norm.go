@@ -3,7 +3,8 @@ package norm
 import (
 	"fmt"
 	"math"
-	"sync"
+
+	"github.com/sporeml/spore/internal/freelist"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/internal/kernels/vec"
@@ -20,8 +21,8 @@ type Impl[T float32 | float64] struct {
 	// (g = dy∘gamma); gradRow sets dx = rstd·(g − a − c·x̂).
 	gradSums func(x, dy, gamma, pg, pb []T, mean, rstd T) (sg, sgx T)
 	gradRow  func(dx, x, dy, gamma []T, mean, rstd, a, c T)
-	jobs     *sync.Pool // of *job[T]
-	partials *sync.Pool // of *[]T
+	jobs     *freelist.List[job[T]]
+	partials *freelist.List[[]T]
 }
 
 // The kernels per element type: registration picks one, so no kernel
@@ -29,9 +30,9 @@ type Impl[T float32 | float64] struct {
 // row kernels (AVX-512 where available); Float64 the loops below.
 var (
 	Float32 = &Impl[float32]{stats: stats32, row: vec.LayerNormRow, gradSums: vec.LayerNormGradSums, gradRow: vec.LayerNormGradRow,
-		jobs: new(sync.Pool), partials: new(sync.Pool)}
+		jobs: new(freelist.List[job[float32]]), partials: new(freelist.List[[]float32])}
 	Float64 = &Impl[float64]{stats: rowStats[float64], row: rowGo[float64], gradSums: gradSumsGo[float64], gradRow: gradRowGo[float64],
-		jobs: new(sync.Pool), partials: new(sync.Pool)}
+		jobs: new(freelist.List[job[float64]]), partials: new(freelist.List[[]float64])}
 )
 
 // stats32 is a float32 row's mean and 1/√(var + eps), the variance taken
@@ -98,10 +99,8 @@ type job[T float32 | float64] struct {
 }
 
 func (im *Impl[T]) job() *job[T] {
-	j, _ := im.jobs.Get().(*job[T])
-	if j == nil {
-		j = &job[T]{im: im}
-	}
+	j := im.jobs.Get()
+	j.im = im
 	return j
 }
 
@@ -230,10 +229,7 @@ func (im *Impl[T]) LayerNormGrad(rows, d int, eps float64, x, gamma, dy, dx, dga
 	j.x, j.gamma, j.dy, j.dx = x, gamma, dy, dx
 	// Per block: its sums of dy∘x̂ and dy.
 	need := j.nb * 2 * d
-	pp, _ := im.partials.Get().(*[]T)
-	if pp == nil {
-		pp = new([]T)
-	}
+	pp := im.partials.Get()
 	if cap(*pp) < need {
 		*pp = make([]T, need)
 	}

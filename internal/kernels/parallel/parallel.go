@@ -123,6 +123,16 @@ func startWorkers(n int) []*worker {
 		w := &worker{wake: make(chan struct{}, 1)}
 		ws = append(ws[:len(ws):len(ws)], w)
 		go w.loop()
+		// Two jobs per worker: one its slot may hold while a slow helper
+		// has yet to release it, and one for a caller. Made now, the jobs
+		// in flight at once never outnumber the free list, and a For on a
+		// loaded machine, where helpers wake late, allocates nothing.
+		for range 2 {
+			select {
+			case free <- &job{wake: make(chan struct{}, 1)}:
+			default:
+			}
+		}
 	}
 	pool.Store(&ws)
 	return ws

@@ -74,9 +74,6 @@ func TestForNestedAndConcurrent(t *testing.T) {
 }
 
 func TestForNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
 	defer SetWorkers(SetWorkers(2))
 	// Each item writes only its own slot: chunks run concurrently.
 	sink := make([]int64, 1<<12)
@@ -151,9 +148,6 @@ func TestForBody(t *testing.T) {
 		if v != i*i {
 			t.Fatalf("item %d = %d", i, v)
 		}
-	}
-	if raceEnabled {
-		return // allocation counts are meaningless under the race detector
 	}
 	if n := testing.AllocsPerRun(20, func() { ForBody(len(b.out), 16, b) }); n != 0 {
 		t.Fatalf("ForBody allocates %v times", n)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package compile_test
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package exec_test
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package fuse
-
-const raceEnabled = false

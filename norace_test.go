@@ -1,5 +1,0 @@
-//go:build !race
-
-package spore_test
-
-const raceEnabled = false

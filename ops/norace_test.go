@@ -1,5 +1,0 @@
-//go:build !race
-
-package ops_test
-
-const raceEnabled = false
