@@ -104,6 +104,7 @@ var Passes = []Pass{
 	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1},
 	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
+	{Name: "gemmmomentum", Fn: GemmMomentum, MinLevel: O1},
 	{Name: "prepack", Fn: Prepack, MinLevel: O1},
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},
 	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1},

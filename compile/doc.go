@@ -22,6 +22,8 @@
 //	               the backward products) → one bfloat16 GEMM rounding its
 //	               operands as it packs them, no bfloat16 copies written
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
+//	gemmmomentum   SGD momentum's buf·mu + op(a)·op(b), flushed, assigned
+//	               to buf → one GEMM updating buf a block of rows at a time
 //	prepack        products with a weight the graph does not assign keep
 //	               the weight packed in the plan, repacked when it changes
 //	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and

@@ -9,7 +9,8 @@ import (
 // order they compute, or nil when v is no fused op: the members of an
 // elementwise loop (Fuse), the MatMul, bias Add and activation of a GEMM
 // epilogue (Epilogue), the MatMul, Mul and Sub of a weight update
-// (GemmUpdate). Tools that show what the compiler did (a compile record's
+// (GemmUpdate), the MatMul, Mul, Add and FlushSubnormal of a momentum
+// update (GemmMomentum). Tools that show what the compiler did (a compile record's
 // nodes) read it; it is derived from the op itself, so it holds in any
 // graph, however the value was made.
 func Absorbed(v *graph.Value) []string {
@@ -35,6 +36,8 @@ func Absorbed(v *graph.Value) []string {
 		return names
 	case MatMulUpdate:
 		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.SubPrim.Name}
+	case MatMulMomentum:
+		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.AddPrim.Name, ops.FlushSubnormalPrim.Name}
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func Opset(v int64) ExportOption { return func(c *exportConfig) { c.opset = v } 
 // new fusing pass belongs here too; the export tests fail until it is. The
 // rest (folding, simplification, CSE, dead-code
 // elimination) leave a smaller graph of ordinary primitives.
-var exportPasses = []string{"transposefold", "hoist", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "prepack", "convepilogue", "convbackward", "fuse"}
+var exportPasses = []string{"transposefold", "hoist", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "fuse"}
 
 // Export traces f in Graph mode on the example inputs and writes the
 // traced, optimised graph to path as an ONNX model (ai.onnx opset 17 by

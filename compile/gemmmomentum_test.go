@@ -1,0 +1,161 @@
+package compile_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/kernels/parallel"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// momentumStep traces SGD with momentum as package optim computes it, for
+// a weight p of m×n whose gradient is op(x)·g (x of k×m, transposed, or
+// m×k), with momentum buffer buf:
+//
+//	nb = FlushSubnormal(buf·mu + grad);  buf ← nb;  p ← p − nb·lr
+//
+// exposeGrad also returns the gradient, which the fusion must then leave.
+func momentumStep(t *testing.T, m, n, k int, transA, exposeGrad bool) (*graph.Graph, *tensor.Tensor, *tensor.Tensor) {
+	t.Helper()
+	p := tensor.NewParameter("w", tensor.Zeros(tensor.Float32, m, n))
+	buf := tensor.NewParameter("accum.w", tensor.Zeros(tensor.Float32, m, n))
+	xs := tensor.Shape{m, k}
+	if transA {
+		xs = tensor.Shape{k, m}
+	}
+	metas := []tensor.Meta{{Shape: xs, DType: tensor.Float32}, {Shape: tensor.Shape{k, n}, DType: tensor.Float32}}
+	mu, lr := tensor.Scalar(float32(0.9)), tensor.Scalar(float32(0.01))
+	g, err := graph.Trace("momentum", metas, func(in []*tensor.Tensor) []*tensor.Tensor {
+		grad := ops.MatMulT(in[0], in[1], transA, false)
+		nb := ops.FlushSubnormal(ops.Add(ops.Mul(buf, mu), grad))
+		buf.Assign(nb)
+		p.Assign(ops.Sub(p, ops.Mul(nb, lr)))
+		if exposeGrad {
+			return []*tensor.Tensor{ops.Sum(grad)}
+		}
+		return []*tensor.Tensor{ops.Sum(p)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, p, buf
+}
+
+// TestGemmMomentum checks that the fused momentum update gives the
+// unfused update's bits, step after step, over one and several row blocks,
+// both transpose flags, long and short k, on one thread and two: the
+// buffer (with entries that decay into the subnormal range and must be
+// flushed) and the weight that reads it.
+func TestGemmMomentum(t *testing.T) {
+	cases := []struct {
+		m, n, k int
+		transA  bool
+	}{
+		{7, 5, 4, false},    // one block
+		{40, 600, 3, true},  // a small batch's weight gradient: several blocks
+		{300, 50, 64, true}, // the longest k fused
+		{33, 70, 60, false},
+		{512, 40, 1, true}, // batch 1
+	}
+	for _, c := range cases {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%dx%dx%d_ta=%v_threads=%d", c.m, c.n, c.k, c.transA, threads), func(t *testing.T) {
+				defer parallel.SetWorkers(parallel.SetWorkers(threads))
+				ref, pRef, bRef := momentumStep(t, c.m, c.n, c.k, c.transA, false)
+				g, p, b := momentumStep(t, c.m, c.n, c.k, c.transA, false)
+				compile.GemmMomentum(g)
+				compile.DCE(g)
+				if err := graph.Verify(g); err != nil {
+					t.Fatal(err)
+				}
+				if s := g.String(); !strings.Contains(s, "MatMulMomentum(") || strings.Contains(s, "FlushSubnormal(") || strings.Contains(s, "Add(") {
+					t.Fatalf("momentum update not fused:\n%s", s)
+				}
+				refPlan, err := exec.Compile(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan, err := exec.Compile(g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if plan.InPlaceAssigns != 2 {
+					t.Fatalf("%d updates computed in place, want 2 (the buffer and the weight)", plan.InPlaceAssigns)
+				}
+				// Equal starting points; a quarter of the buffer is just above
+				// the normal range, so that one step's decay (·0.9) under a
+				// zero gradient takes it below, where it must be flushed.
+				start := tensor.RandUniform(tensor.Float32, -1, 1, c.m, c.n).Float32s()
+				bstart := tensor.RandUniform(tensor.Float32, -1, 1, c.m, c.n).Float32s()
+				for i := 0; i < len(bstart); i += 4 {
+					bstart[i] = float32(1.05 * math.Ldexp(1, -126))
+				}
+				for _, x := range []*tensor.Tensor{pRef, p} {
+					x.Assign(tensor.FromSlice(start, c.m, c.n))
+				}
+				for _, x := range []*tensor.Tensor{bRef, b} {
+					x.Assign(tensor.FromSlice(bstart, c.m, c.n))
+				}
+				xs := ref.Inputs[0].Meta.Shape
+				var args []*tensor.Tensor
+				for step := range 4 {
+					x := tensor.RandUniform(tensor.Float32, -1, 1, xs...)
+					gr := tensor.RandUniform(tensor.Float32, -1, 1, c.k, c.n)
+					if step%2 == 0 {
+						// A zero gradient lets the tiny entries decay: the
+						// flush must act on the fused path too.
+						gd := gr.Float32s()
+						clear(gd)
+						gr = tensor.FromSlice(gd, c.k, c.n)
+					}
+					args = []*tensor.Tensor{x, gr}
+					refPlan.Run(args)
+					plan.Run(args)
+					if step == 0 && bRef.Float32s()[0] != 0 {
+						t.Fatalf("the unfused step left %v, want the decayed entry flushed to 0", bRef.Float32s()[0])
+					}
+					for _, pair := range [][2]*tensor.Tensor{{bRef, b}, {pRef, p}} {
+						want, got := pair[0].Float32s(), pair[1].Float32s()
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("step %d, %s element %d: %v, want %v (the unfused bits)", step, pair[1].Name(), i, got[i], want[i])
+							}
+						}
+					}
+				}
+				outs := []*tensor.Tensor{tensor.New(tensor.Float32)}
+				if n := testing.AllocsPerRun(5, func() { plan.RunInto(args, outs) }); n > 0 {
+					t.Errorf("%v allocations per fused step", n)
+				}
+			})
+		}
+	}
+}
+
+// TestGemmMomentumLeaves checks what the fusion leaves alone: a gradient
+// read elsewhere too, and a product with k above 64 (a large batch's
+// gradient, which the row blocks would make slower).
+func TestGemmMomentumLeaves(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		k          int
+		transA     bool
+		exposeGrad bool
+	}{
+		{"gradient also returned", 4, true, true},
+		{"k = 65, transposed a", 65, true, false},
+		{"k = 65", 65, false, false},
+	} {
+		g, _, _ := momentumStep(t, 6, 5, c.k, c.transA, c.exposeGrad)
+		compile.GemmMomentum(g)
+		if strings.Contains(g.String(), "MatMulMomentum(") {
+			t.Errorf("%s: fused:\n%s", c.name, g)
+		}
+	}
+}
