@@ -402,7 +402,13 @@ func main() {
 			emit("\tVXORPS %s, %s, %s", z(u), z(u), z(u))
 		}
 		loop(ptrs, 4, func(u, off int, m bool) []string {
-			return []string{load(off, "SI", z(4+u), m), fmt.Sprintf("VFMADD231PS %d(DX), %s, %s", off, z(4+u), z(u))}
+			if m {
+				// The tail loads b under the mask too: the lanes past n
+				// would multiply whatever follows b (NaN, Inf, or an
+				// unmapped page) by zero.
+				return []string{load(off, "SI", z(4+u), true), load(off, "DX", z(8+u), true), fmt.Sprintf("VFMADD231PS %s, %s, %s", z(8+u), z(4+u), z(u))}
+			}
+			return []string{load(off, "SI", z(4+u), false), fmt.Sprintf("VFMADD231PS %d(DX), %s, %s", off, z(4+u), z(u))}
 		})
 		emit("\tVADDPS Z1, Z0, Z0")
 		emit("\tVADDPS Z3, Z2, Z2")

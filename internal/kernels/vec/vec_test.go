@@ -136,14 +136,21 @@ func TestReductions(t *testing.T) {
 		if n > 4096 {
 			tol = 1e-6 * math.Log2(float64(n)) * 16
 		}
-		if got := Sum(x); math.Abs(float64(got)-s) > tol {
+		if got := Sum(x); !(math.Abs(float64(got)-s) <= tol) {
 			t.Errorf("Sum n=%d: %v, want %v", n, got, s)
 		}
 		if got := sumLeafGo(x[:min(n, sumBlock)]); n <= sumBlock && math.Abs(float64(got)-s) > tol {
 			t.Errorf("sumLeafGo n=%d: %v, want %v", n, got, s)
 		}
-		if got := Dot(x, y); math.Abs(float64(got)-d) > tol {
+		if got := Dot(x, y); !(math.Abs(float64(got)-d) <= tol) {
 			t.Errorf("Dot n=%d: %v, want %v", n, got, d)
+		}
+		// What follows either operand is never read: NaN after both (the
+		// masked tail once loaded all 16 lanes of the second).
+		xp := append(append([]float32(nil), x...), nanLanes[:]...)[:n]
+		yp := append(append([]float32(nil), y...), nanLanes[:]...)[:n]
+		if got := Dot(xp, yp); !(math.Abs(float64(got)-d) <= tol) { // NaN fails too
+			t.Errorf("Dot n=%d, NaN after the operands: %v, want %v", n, got, d)
 		}
 		if got := Max(x); got != m {
 			t.Errorf("Max n=%d: %v, want %v", n, got, m)
@@ -388,3 +395,12 @@ func TestF64(t *testing.T) {
 func unary64(f func(float64) float64) func(a, b float64) float64 {
 	return func(a, b float64) float64 { return f(a) }
 }
+
+// nanLanes is a vector's worth of NaN, placed after operands to check that
+// kernels read nothing past their length.
+var nanLanes = func() (v [16]float32) {
+	for i := range v {
+		v[i] = float32(math.NaN())
+	}
+	return v
+}()
