@@ -1,0 +1,5 @@
+//go:build !race
+
+package spore_test
+
+const raceEnabled = false
