@@ -284,36 +284,52 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 var BF16MatMulUpdate = &core.Prim{
 	Name:   "BF16MatMulUpdate",
 	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferBF16MatMulUpdate,
+	Infer:  inferBF16Blocked("BF16MatMulUpdate"),
 	VJP:    vjpBF16MatMulUpdate,
 }
 
 func init() {
-	BF16MatMulUpdate.Register(tensor.Float32, core.CPU, kernelBF16MatMulUpdate)
-	BF16MatMulUpdate.Register(tensor.BFloat16, core.CPU, kernelBF16MatMulUpdate)
+	k := func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		kernelBF16Blocked(attrs, in, out, applyBF16Update)
+	}
+	BF16MatMulUpdate.Register(tensor.Float32, core.CPU, k)
+	BF16MatMulUpdate.Register(tensor.BFloat16, core.CPU, k)
 }
 
-func inferBF16MatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
-	at, ok := attrs.(ops.MatMulAttrs)
-	if !ok || len(in) != 4 {
-		core.Panicf("BF16MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
+// inferBF16Blocked is the shape rule of the fused products that apply
+// their rounded result to a float32 matrix p with a one-element float32
+// s (BF16MatMulUpdate, BF16MatMulMomentum): op(a)·op(b) must be p's shape.
+func inferBF16Blocked(name string) func(attrs any, in []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		at, ok := attrs.(ops.MatMulAttrs)
+		if !ok || len(in) != 4 {
+			core.Panicf(name, "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
+		}
+		a, b, p, s := in[0], in[1], in[2], in[3]
+		if !ampOperand(a) || !ampOperand(b) || p.DType() != tensor.Float32 || s.DType() != tensor.Float32 {
+			core.Panicf(name, "want 2-D Float32 or BFloat16 a and b, Float32 p and s, got %v %v, %v %v, %v %v, %v %v",
+				a.Shape(), a.DType(), b.Shape(), b.DType(), p.Shape(), p.DType(), s.Shape(), s.DType())
+		}
+		if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
+			core.Panicf(name, "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
+		}
+		m, _, n := gemmDims(name, at.TransA, at.TransB, a, b)
+		if p.Dim(0) != m || p.Dim(1) != n {
+			core.Panicf(name, "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
+		}
+		return p.Meta()
 	}
-	a, b, p, s := in[0], in[1], in[2], in[3]
-	if !ampOperand(a) || !ampOperand(b) || p.DType() != tensor.Float32 || s.DType() != tensor.Float32 {
-		core.Panicf("BF16MatMulUpdate", "want 2-D Float32 or BFloat16 a and b, Float32 p and s, got %v %v, %v %v, %v %v, %v %v",
-			a.Shape(), a.DType(), b.Shape(), b.DType(), p.Shape(), p.DType(), s.Shape(), s.DType())
-	}
-	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
-		core.Panicf("BF16MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
-	}
-	m, _, n := gemmDims("BF16MatMulUpdate", at.TransA, at.TransB, a, b)
-	if p.Dim(0) != m || p.Dim(1) != n {
-		core.Panicf("BF16MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
-	}
-	return p.Meta()
 }
 
-func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+// bf16Apply applies a block r of a fused product (float32 sums, rounded
+// by the function itself) to the same block of p, writing o; s is the
+// op's one-element operand. o may be p.
+type bf16Apply func(o, p, r []float32, s float32)
+
+// kernelBF16Blocked is the kernel of the fused products that apply their
+// rounded result to p a block of rows at a time (BF16MatMulUpdate with
+// applyBF16Update, BF16MatMulMomentum with applyBF16Momentum).
+func kernelBF16Blocked(attrs any, in []*tensor.Tensor, out *tensor.Tensor, apply bf16Apply) {
 	at := attrs.(ops.MatMulAttrs)
 	a, b, p, s := in[0], in[1], in[2], in[3]
 	m, n := p.Dim(0), p.Dim(1)
@@ -339,7 +355,7 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 		pb := bf16Packs.Get()
 		pb.PackBits(at.TransB, k, n, ops2.b, ops2.ldb)
 		t := bf16UpdatePool.Get()
-		*t = bf16UpdateTask{a: ops2.a, lda: ops2.lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs}
+		*t = bf16UpdateTask{a: ops2.a, lda: ops2.lda, pb: pb, o: o, p: pd, s: sv, m: m, n: n, k: k, bs: bs, nb: m / bs, apply: apply}
 		parallel.ForBody(t.nb, 1, t)
 		*t = bf16UpdateTask{}
 		bf16UpdatePool.Put(t)
@@ -362,7 +378,7 @@ func kernelBF16MatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) 
 			}
 			gemm.GemmBF16(ops2.transA, at.TransB, rows, n, k, ops2.a[ao:], ops2.lda, ops2.b, ops2.ldb, 0, r, n)
 		}
-		applyBF16Update(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
+		apply(o[i0*n:(i0+rows)*n], pd[i0*n:(i0+rows)*n], r, sv)
 	}
 	bf16Block.Put(sp)
 }
@@ -415,7 +431,8 @@ func bf16ThreadRows(m, n, k int) int {
 	return bs
 }
 
-// bf16UpdateTask is BF16MatMulUpdate's product split into row blocks of bs
+// bf16UpdateTask is a blocked fused product (BF16MatMulUpdate's or
+// BF16MatMulMomentum's) split into row blocks of bs
 // rows (the last takes the rest), one thread each.
 type bf16UpdateTask struct {
 	a       []uint16 // op(a)'s bits, row by row
@@ -425,6 +442,7 @@ type bf16UpdateTask struct {
 	s       float32
 	m, n, k int
 	bs, nb  int
+	apply   bf16Apply
 }
 
 var (
@@ -443,7 +461,7 @@ func (t *bf16UpdateTask) Run(lo, hi int) {
 		}
 		r := (*sp)[:rows*n]
 		gemm.GemmPackedBF16Bits(rows, n, t.k, t.a[i0*t.lda:], t.lda, t.pb, nil, gemm.ActNone, r, n)
-		applyBF16Update(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
+		t.apply(t.o[i0*n:(i0+rows)*n], t.p[i0*n:(i0+rows)*n], r, t.s)
 	}
 	bf16Block.Put(sp)
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/internal/kernels/half"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/ops"
@@ -149,6 +150,45 @@ func applyMomentum(o, buf, r []float32, mu float32) {
 	}
 }
 
+// BF16MatMulMomentum is MatMulMomentum for mixed precision's weight
+// gradients (BF16MatMul's product of bfloat16-rounded operands, rounded to
+// bfloat16):
+//
+//	BF16MatMulMomentum(a, b, buf, mu) = FlushSubnormal(buf·mu + f32(bf16(bf16(op(a))·bf16(op(b)))))
+//
+// for 2-D a and b (Float32 or BFloat16, as BF16MatMul's), a 2-D float32
+// buf and a one-element float32 mu; its attributes are ops.MatMulAttrs. Its
+// blocks are BF16MatMulUpdate's (row counts that keep every element's
+// sum), so it gives the unfused chain's bits. The executor may compute it
+// straight into buf's buffer (Traits.Accumulates).
+var BF16MatMulMomentum = &core.Prim{
+	Name:   "BF16MatMulMomentum",
+	Traits: core.Traits{Cost: 100, Accumulates: 3},
+	Infer:  inferBF16Blocked("BF16MatMulMomentum"),
+}
+
+func init() {
+	k := func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		kernelBF16Blocked(attrs, in, out, applyBF16Momentum)
+	}
+	BF16MatMulMomentum.Register(tensor.Float32, core.CPU, k)
+	BF16MatMulMomentum.Register(tensor.BFloat16, core.CPU, k)
+}
+
+// applyBF16Momentum sets o = FlushSubnormal(buf·mu + f32(bf16(r))) stretch
+// by stretch, in L1: the BF16MatMul's rounding and its cast back, then the
+// momentum update as applyMomentum computes it. r is overwritten; o may be
+// buf.
+func applyBF16Momentum(o, buf, r []float32, mu float32) {
+	var bits [2048]uint16
+	for i := 0; i < len(r); i += len(bits) {
+		j := min(len(r), i+len(bits))
+		half.BF16FromFloat32s(bits[:j-i], r[i:j])
+		half.BF16ToFloat32s(r[i:j], bits[:j-i])
+		applyMomentum(o[i:j], buf[i:j], r[i:j], mu)
+	}
+}
+
 // momentumMaxK is the longest k GemmMomentum fuses: a product with long k
 // (a large batch's weight gradient) costs its multiply-adds, not the
 // passes the fusion saves, and blocking it by rows re-packs op(b) once per
@@ -161,7 +201,8 @@ const momentumMaxK = 64
 // momentum update: a value FlushSubnormal(buf·mu + op(a)·op(b)) assigned
 // to the buffer buf (what package optim's SGD with momentum computes),
 // where the product and the partial results are used only there and mu has
-// one element, becomes MatMulMomentum. The weight's own update, which
+// one element, becomes MatMulMomentum, or BF16MatMulMomentum when the
+// product is mixed precision's BF16MatMul. The weight's own update, which
 // reads the new buffer, is left to loop fusion. It runs before loop
 // fusion, which would otherwise take the Mul, Add and FlushSubnormal.
 func GemmMomentum(g *graph.Graph) {
@@ -184,7 +225,21 @@ func GemmMomentum(g *graph.Graph) {
 			mul, mm = mm, mul
 		}
 		if !isOp(mul, ops.MulPrim) || mul.Uses != 1 || !sameMeta(mul.Meta, buf.Meta) ||
-			!isOp(mm, ops.MatMulPrim) || mm.Uses != 1 || !sameMeta(mm.Meta, buf.Meta) {
+			mm.Uses != 1 || !sameMeta(mm.Meta, buf.Meta) {
+			continue
+		}
+		// A float32 product, or mixed precision's (AmpMatMul ran first)
+		// without a bias or activation.
+		fused, at := MatMulMomentum, matmulAttrs(mm)
+		switch {
+		case isOp(mm, ops.MatMulPrim):
+		case isOp(mm, BF16MatMul):
+			ba, _ := mm.Attrs.(BF16MatMulAttrs)
+			if ba.Bias || ba.Act != ActNone {
+				continue
+			}
+			fused, at = BF16MatMulMomentum, ops.MatMulAttrs{TransA: ba.TransA, TransB: ba.TransB}
+		default:
 			continue
 		}
 		x, mu := mul.Args[0], mul.Args[1]
@@ -198,11 +253,11 @@ func GemmMomentum(g *graph.Graph) {
 		if a0.Rank() != 2 || a1.Rank() != 2 {
 			continue
 		}
-		if k := a0[1]; matmulAttrs(mm).TransA && a0[0] > momentumMaxK || !matmulAttrs(mm).TransA && k > momentumMaxK {
+		if k := a0[1]; at.TransA && a0[0] > momentumMaxK || !at.TransA && k > momentumMaxK {
 			continue
 		}
-		v.Prim = MatMulMomentum
-		v.Attrs = matmulAttrs(mm)
+		v.Prim = fused
+		v.Attrs = at
 		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], buf, mu}
 	}
 }

@@ -20,8 +20,10 @@ import (
 //
 //	nb = FlushSubnormal(buf·mu + grad);  buf ← nb;  p ← p − nb·lr
 //
-// exposeGrad also returns the gradient, which the fusion must then leave.
-func momentumStep(t *testing.T, m, n, k int, transA, exposeGrad bool) (*graph.Graph, *tensor.Tensor, *tensor.Tensor) {
+// exposeGrad also returns the gradient, which the fusion must then leave;
+// bf16 takes the gradient as mixed precision's O2 does (the operands cast
+// to bfloat16, the product cast back).
+func momentumStep(t *testing.T, m, n, k int, transA, exposeGrad, bf16 bool) (*graph.Graph, *tensor.Tensor, *tensor.Tensor) {
 	t.Helper()
 	p := tensor.NewParameter("w", tensor.Zeros(tensor.Float32, m, n))
 	buf := tensor.NewParameter("accum.w", tensor.Zeros(tensor.Float32, m, n))
@@ -33,6 +35,9 @@ func momentumStep(t *testing.T, m, n, k int, transA, exposeGrad bool) (*graph.Gr
 	mu, lr := tensor.Scalar(float32(0.9)), tensor.Scalar(float32(0.01))
 	g, err := graph.Trace("momentum", metas, func(in []*tensor.Tensor) []*tensor.Tensor {
 		grad := ops.MatMulT(in[0], in[1], transA, false)
+		if bf16 {
+			grad = ops.Cast(ops.MatMulT(ops.Cast(in[0], tensor.BFloat16), ops.Cast(in[1], tensor.BFloat16), transA, false), tensor.Float32)
+		}
 		nb := ops.FlushSubnormal(ops.Add(ops.Mul(buf, mu), grad))
 		buf.Assign(nb)
 		p.Assign(ops.Sub(p, ops.Mul(nb, lr)))
@@ -56,25 +61,37 @@ func TestGemmMomentum(t *testing.T) {
 	cases := []struct {
 		m, n, k int
 		transA  bool
+		bf16    bool
 	}{
-		{7, 5, 4, false},    // one block
-		{40, 600, 3, true},  // a small batch's weight gradient: several blocks
-		{300, 50, 64, true}, // the longest k fused
-		{33, 70, 60, false},
-		{512, 40, 1, true}, // batch 1
+		{7, 5, 4, false, false},    // one block
+		{40, 600, 3, true, false},  // a small batch's weight gradient: several blocks
+		{300, 50, 64, true, false}, // the longest k fused
+		{33, 70, 60, false, false},
+		{512, 40, 1, true, false}, // batch 1
+		// Mixed precision: one block, the 224-row blocks, and blocks
+		// spread over threads (k·n small enough).
+		{7, 5, 4, false, true},
+		{512, 40, 8, true, true},
+		{512, 64, 64, true, true},
+		{60, 30, 16, false, true},
 	}
 	for _, c := range cases {
 		for _, threads := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%dx%dx%d_ta=%v_threads=%d", c.m, c.n, c.k, c.transA, threads), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%dx%dx%d_ta=%v_bf16=%v_threads=%d", c.m, c.n, c.k, c.transA, c.bf16, threads), func(t *testing.T) {
 				defer parallel.SetWorkers(parallel.SetWorkers(threads))
-				ref, pRef, bRef := momentumStep(t, c.m, c.n, c.k, c.transA, false)
-				g, p, b := momentumStep(t, c.m, c.n, c.k, c.transA, false)
+				ref, pRef, bRef := momentumStep(t, c.m, c.n, c.k, c.transA, false, c.bf16)
+				g, p, b := momentumStep(t, c.m, c.n, c.k, c.transA, false, c.bf16)
+				want := "MatMulMomentum("
+				if c.bf16 {
+					compile.AmpMatMul(g)
+					want = "BF16MatMulMomentum("
+				}
 				compile.GemmMomentum(g)
 				compile.DCE(g)
 				if err := graph.Verify(g); err != nil {
 					t.Fatal(err)
 				}
-				if s := g.String(); !strings.Contains(s, "MatMulMomentum(") || strings.Contains(s, "FlushSubnormal(") || strings.Contains(s, "Add(") {
+				if s := g.String(); !strings.Contains(s, want) || strings.Contains(s, "FlushSubnormal(") || strings.Contains(s, "Add(") {
 					t.Fatalf("momentum update not fused:\n%s", s)
 				}
 				refPlan, err := exec.Compile(ref)
@@ -152,7 +169,7 @@ func TestGemmMomentumLeaves(t *testing.T) {
 		{"k = 65, transposed a", 65, true, false},
 		{"k = 65", 65, false, false},
 	} {
-		g, _, _ := momentumStep(t, 6, 5, c.k, c.transA, c.exposeGrad)
+		g, _, _ := momentumStep(t, 6, 5, c.k, c.transA, c.exposeGrad, false)
 		compile.GemmMomentum(g)
 		if strings.Contains(g.String(), "MatMulMomentum(") {
 			t.Errorf("%s: fused:\n%s", c.name, g)
