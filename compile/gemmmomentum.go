@@ -30,32 +30,11 @@ import (
 var MatMulMomentum = &core.Prim{
 	Name:   "MatMulMomentum",
 	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferMatMulMomentum,
+	Infer:  inferGemmApply("MatMulMomentum"),
 }
 
 // The fused kernel exists for float32 (the pass fuses nothing else).
 func init() { MatMulMomentum.Register(tensor.Float32, core.CPU, kernelMatMulMomentum) }
-
-func inferMatMulMomentum(attrs any, in []*tensor.Tensor) tensor.Meta {
-	at, ok := attrs.(ops.MatMulAttrs)
-	if !ok || len(in) != 4 {
-		core.Panicf("MatMulMomentum", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
-	}
-	a, b, buf, mu := in[0], in[1], in[2], in[3]
-	for _, x := range in {
-		if x.DType() != tensor.Float32 {
-			core.Panicf("MatMulMomentum", "want float32 operands, got %v %v", x.Shape(), x.DType())
-		}
-	}
-	if a.Rank() != 2 || b.Rank() != 2 || buf.Rank() != 2 || mu.Size() != 1 {
-		core.Panicf("MatMulMomentum", "want 2-D a, b, buf and a one-element momentum, got %v %v %v %v", a.Shape(), b.Shape(), buf.Shape(), mu.Shape())
-	}
-	m, _, n := gemmDims("MatMulMomentum", at.TransA, at.TransB, a, b)
-	if buf.Dim(0) != m || buf.Dim(1) != n {
-		core.Panicf("MatMulMomentum", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, buf.Shape())
-	}
-	return buf.Meta()
-}
 
 func kernelMatMulMomentum(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	at := attrs.(ops.MatMulAttrs)

@@ -18,32 +18,38 @@ import (
 var MatMulUpdate = &core.Prim{
 	Name:   "MatMulUpdate",
 	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferMatMulUpdate,
+	Infer:  inferGemmApply("MatMulUpdate"),
 	VJP:    vjpMatMulUpdate,
 }
 
 // The fused kernel exists for float32 (the pass fuses nothing else).
 func init() { MatMulUpdate.Register(tensor.Float32, core.CPU, kernelMatMulUpdate) }
 
-func inferMatMulUpdate(attrs any, in []*tensor.Tensor) tensor.Meta {
-	at, ok := attrs.(ops.MatMulAttrs)
-	if !ok || len(in) != 4 {
-		core.Panicf("MatMulUpdate", "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
-	}
-	a, b, p, s := in[0], in[1], in[2], in[3]
-	for _, x := range in {
-		if x.DType() != tensor.Float32 {
-			core.Panicf("MatMulUpdate", "want float32 operands, got %v %v", x.Shape(), x.DType())
+// inferGemmApply is the shape rule of the float32 products fused with
+// what reads them, op(a)·op(b) applied to a matrix p with a one-element s
+// (MatMulUpdate, MatMulMomentum): every operand float32, the product p's
+// shape.
+func inferGemmApply(name string) func(attrs any, in []*tensor.Tensor) tensor.Meta {
+	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
+		at, ok := attrs.(ops.MatMulAttrs)
+		if !ok || len(in) != 4 {
+			core.Panicf(name, "want ops.MatMulAttrs and 4 operands, got %T and %d", attrs, len(in))
 		}
+		a, b, p, s := in[0], in[1], in[2], in[3]
+		for _, x := range in {
+			if x.DType() != tensor.Float32 {
+				core.Panicf(name, "want float32 operands, got %v %v", x.Shape(), x.DType())
+			}
+		}
+		if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
+			core.Panicf(name, "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
+		}
+		m, _, n := gemmDims(name, at.TransA, at.TransB, a, b)
+		if p.Dim(0) != m || p.Dim(1) != n {
+			core.Panicf(name, "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
+		}
+		return p.Meta()
 	}
-	if a.Rank() != 2 || b.Rank() != 2 || p.Rank() != 2 || s.Size() != 1 {
-		core.Panicf("MatMulUpdate", "want 2-D a, b, p and a one-element scale, got %v %v %v %v", a.Shape(), b.Shape(), p.Shape(), s.Shape())
-	}
-	m, _, n := gemmDims("MatMulUpdate", at.TransA, at.TransB, a, b)
-	if p.Dim(0) != m || p.Dim(1) != n {
-		core.Panicf("MatMulUpdate", "shapes do not fit: %v x %v (transpose flags %v, %v) into %v", a.Shape(), b.Shape(), at.TransA, at.TransB, p.Shape())
-	}
-	return p.Meta()
 }
 
 func kernelMatMulUpdate(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
