@@ -425,6 +425,13 @@ func bf16ThreadRows(m, n, k int) int {
 		return 0
 	}
 	bs := (1<<20 - 1) / (n * k) / tile * tile
+	// With short k (a small batch's weight gradient) that bound alone
+	// would leave the whole product to one block, and one thread, where
+	// the unfused update splits its loop over every thread: take at most
+	// half the rows.
+	if half := m / 2 / tile * tile; half > 0 {
+		bs = min(bs, half)
+	}
 	if bs == 0 || m/bs < 2 {
 		return 0
 	}
