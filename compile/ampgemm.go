@@ -200,19 +200,7 @@ func AmpGemm(g *graph.Graph) {
 		assigned[a.Param] = true
 	}
 	g.CountUses()
-	us := users(g)
-	only := func(v *graph.Value) *graph.Value {
-		if v.Uses != 1 || len(us[v.ID]) != 1 {
-			return nil // also used as an output or assigned
-		}
-		return us[v.ID][0]
-	}
-	castOf := func(v *graph.Value, to tensor.DType) *graph.Value {
-		if !isOp(v, ops.CastPrim) || v.Meta.DType != to || len(v.Args) != 1 {
-			return nil
-		}
-		return v.Args[0]
-	}
+	only := soleUser(g)
 	for _, mm := range g.Values {
 		if !isOp(mm, ops.MatMulPrim) || mm.Meta.DType != tensor.BFloat16 || len(mm.Args) != 2 {
 			continue
@@ -234,13 +222,8 @@ func AmpGemm(g *graph.Graph) {
 		ea := BF16EpilogueAttrs{TransB: at.TransB, packed: new(packedBF16)}
 		args := []*graph.Value{x, w}
 		last := back
-		if u := only(back); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, back.Meta) {
-			bias := u.Args[1]
-			if bias == back {
-				bias = u.Args[0]
-			}
-			s := bias.Meta.Shape
-			if bias != back && bias.Meta.DType == tensor.Float32 && ((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) {
+		if u := only(back); u != nil {
+			if bias := rowBias(u, back, n); bias != nil {
 				ea.Bias = true
 				args = append(args, bias)
 				last = u

@@ -164,13 +164,7 @@ func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*ten
 // order, so results are those of PyNative mode.
 func ConvEpilogue(g *graph.Graph) {
 	g.CountUses()
-	us := users(g)
-	only := func(v *graph.Value) *graph.Value {
-		if v.Uses != 1 || len(us[v.ID]) != 1 {
-			return nil // also used as an output or assigned
-		}
-		return us[v.ID][0]
-	}
+	only := soleUser(g)
 	for _, cv := range g.Values {
 		if isOp(cv, ops.ReluGradPrim) {
 			fuseMaxPoolReLUGrad(cv, only)

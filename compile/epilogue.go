@@ -172,13 +172,7 @@ func vjpMatMulBiasAct(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*
 // products are not fused: the GEMM epilogue exists for float32 only.
 func Epilogue(g *graph.Graph) {
 	g.CountUses()
-	us := users(g)
-	only := func(v *graph.Value) *graph.Value {
-		if v.Uses != 1 || len(us[v.ID]) != 1 {
-			return nil // also used as an output or assigned
-		}
-		return us[v.ID][0]
-	}
+	only := soleUser(g)
 	for _, mm := range g.Values {
 		if !isOp(mm, ops.MatMulPrim) || mm.Meta.DType != tensor.Float32 || mm.Args[0].Meta.Shape.Rank() != 2 || mm.Args[1].Meta.Shape.Rank() != 2 {
 			continue
@@ -191,13 +185,8 @@ func Epilogue(g *graph.Graph) {
 		ea := EpilogueAttrs{TransA: at.TransA, TransB: at.TransB}
 		args := []*graph.Value{mm.Args[0], mm.Args[1]}
 		last := mm
-		if u := only(mm); u != nil && isOp(u, ops.AddPrim) && sameMeta(u.Meta, mm.Meta) {
-			bias := u.Args[1]
-			if bias == mm {
-				bias = u.Args[0]
-			}
-			s := bias.Meta.Shape
-			if bias != mm && bias.Meta.DType == tensor.Float32 && ((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) {
+		if u := only(mm); u != nil {
+			if bias := rowBias(u, mm, n); bias != nil {
 				ea.Bias = true
 				args = append(args, bias)
 				last = u

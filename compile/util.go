@@ -196,3 +196,43 @@ func gemmDims(op string, transA, transB bool, a, b *tensor.Tensor) (m, k, n int)
 	}
 	return m, k, n
 }
+
+// soleUser returns a function that gives v's only user in g, or nil when v
+// has several, or is also an output or assigned: a fusion may absorb v into
+// that user only then (g's Uses must be current).
+func soleUser(g *graph.Graph) func(v *graph.Value) *graph.Value {
+	us := users(g)
+	return func(v *graph.Value) *graph.Value {
+		if v.Uses != 1 || len(us[v.ID]) != 1 {
+			return nil
+		}
+		return us[v.ID][0]
+	}
+}
+
+// castOf returns the operand of v when v is a Cast to dtype to, else nil.
+func castOf(v *graph.Value, to tensor.DType) *graph.Value {
+	if !isOp(v, ops.CastPrim) || v.Meta.DType != to || len(v.Args) != 1 {
+		return nil
+	}
+	return v.Args[0]
+}
+
+// rowBias returns the bias that add adds to prod, an n-column product, when
+// add is an Add of prod's shape and its other operand a float32 row of n
+// (shape [n] or [1, n], either operand order): what a GEMM epilogue can
+// add. Otherwise it returns nil.
+func rowBias(add, prod *graph.Value, n int) *graph.Value {
+	if !isOp(add, ops.AddPrim) || !sameMeta(add.Meta, prod.Meta) {
+		return nil
+	}
+	bias := add.Args[1]
+	if bias == prod {
+		bias = add.Args[0]
+	}
+	s := bias.Meta.Shape
+	if bias == prod || bias.Meta.DType != tensor.Float32 || !((len(s) == 1 && s[0] == n) || (len(s) == 2 && s[0] == 1 && s[1] == n)) {
+		return nil
+	}
+	return bias
+}
