@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -173,6 +174,41 @@ func TestGemmMomentumLeaves(t *testing.T) {
 		compile.GemmMomentum(g)
 		if strings.Contains(g.String(), "MatMulMomentum(") {
 			t.Errorf("%s: fused:\n%s", c.name, g)
+		}
+	}
+}
+
+// TestMatMulMomentumBadInput checks that malformed applications of the two
+// momentum prims panic with an error naming the primitive and what was
+// wrong.
+func TestMatMulMomentumBadInput(t *testing.T) {
+	a, b := randParam("a", 1, 3, 4), randParam("b", 2, 4, 5)
+	buf, mu := randParam("buf", 3, 3, 5), tensor.Scalar(float32(0.9))
+	wrongBuf := randParam("buf2", 4, 5, 3)
+	mus := randParam("mus", 5, 2)
+	for _, p := range []*core.Prim{compile.MatMulMomentum, compile.BF16MatMulMomentum} {
+		for _, tc := range []struct {
+			name  string
+			attrs any
+			in    []*tensor.Tensor
+			want  string
+		}{
+			{"attrs", compile.BF16MatMulAttrs{}, []*tensor.Tensor{a, b, buf, mu}, "want ops.MatMulAttrs"},
+			{"operand count", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, buf}, "4 operands"},
+			{"inner dims", ops.MatMulAttrs{TransB: true}, []*tensor.Tensor{a, b, buf, mu}, "inner dimensions differ"},
+			{"buffer shape", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, wrongBuf, mu}, "shapes do not fit"},
+			{"momentum not one element", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, buf, mus}, "one-element"},
+			{"float64 buffer", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, ops.Cast(buf, tensor.Float64), mu}, "Float64"},
+		} {
+			t.Run(p.Name+"/"+tc.name, func(t *testing.T) {
+				defer func() {
+					r := recover()
+					if r == nil || !strings.Contains(fmt.Sprint(r), p.Name) || !strings.Contains(fmt.Sprint(r), tc.want) {
+						t.Fatalf("panic %v, want one naming %s and %q", r, p.Name, tc.want)
+					}
+				}()
+				core.Apply(p, tc.attrs, tc.in...)
+			})
 		}
 	}
 }
