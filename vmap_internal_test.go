@@ -1,15 +1,8 @@
 package spore
 
-import "sync/atomic"
+import "github.com/sporeml/spore/internal/ad"
 
 // VmapLoops returns, by primitive name, how many applications Vmap has
 // vectorised by the loop fallback so far: the tests assert that the
 // primitives with batching rules never reach it.
-func VmapLoops() map[string]int64 {
-	m := map[string]int64{}
-	vmapLoops.Range(func(k, v any) bool {
-		m[k.(string)] = v.(*atomic.Int64).Load()
-		return true
-	})
-	return m
-}
+func VmapLoops() map[string]int64 { return ad.VmapLoops() }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/control"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
@@ -24,7 +24,7 @@ type exportEmit func(x *exporter, v *graph.Value, in, outs []string) error
 var exportEmitters = map[*core.Prim]exportEmit{}
 
 // exScanLayout reads a Scan node's layout from its attributes.
-func exScanLayout(attrs any) (nc, nx int, reverse, ok bool) { return spore.ScanLayout(attrs) }
+func exScanLayout(attrs any) (nc, nx int, reverse, ok bool) { return control.ScanLayout(attrs) }
 
 // exSame1 translates a primitive to the ONNX op of the same meaning, with
 // its inputs in order.
@@ -75,7 +75,7 @@ func (x *exporter) reduce(op string, inputFrom int64, in string, axes []int64, k
 }
 
 func init() {
-	exCfCond, exCfWhile, exCfScan = spore.ControlFlowPrims()
+	exCfCond, exCfWhile, exCfScan = control.Prims()
 	e := exportEmitters
 	e[exCfCond] = exEmitCond
 	e[exCfWhile] = exEmitWhile

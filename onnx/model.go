@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
@@ -43,14 +43,14 @@ type Model struct {
 	outputs  []ValueInfo
 
 	mu   sync.Mutex
-	jits map[outputsKey]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]
+	jits map[outputsKey]*jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]
 }
 
 // outputsKey tells apart Outputs' compiled versions: the training flag and
 // the level are baked into a plan.
 type outputsKey struct {
 	training bool
-	level    spore.Level
+	level    jit.Level
 }
 
 // Opset returns the model's ai.onnx opset version.
@@ -77,7 +77,7 @@ func (m *Model) Construct(xs ...*tensor.Tensor) *tensor.Tensor {
 // Call, does not reach Outputs: outside Graph mode, compile it with
 // spore.Jit(m.Outputs).
 func (m *Model) Outputs(xs ...*tensor.Tensor) []*tensor.Tensor {
-	if spore.GetContext().Mode != spore.GraphMode || anySymbolic(xs) {
+	if jit.GetContext().Mode != jit.GraphMode || anySymbolic(xs) {
 		return m.forward(xs)
 	}
 	return m.compiledOutputs().Fn(xs...)
@@ -101,16 +101,16 @@ func (m *Model) Run(xs ...*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 
 // compiledOutputs returns the compiled all-outputs function for the
 // current training state and the context's level.
-func (m *Model) compiledOutputs() *spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor] {
-	k := outputsKey{training: m.Training(), level: spore.GetContext().JitLevel}
+func (m *Model) compiledOutputs() *jit.Func[func(...*tensor.Tensor) []*tensor.Tensor] {
+	k := outputsKey{training: m.Training(), level: jit.GetContext().JitLevel}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.jits == nil {
-		m.jits = map[outputsKey]*spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]{}
+		m.jits = map[outputsKey]*jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]{}
 	}
 	j := m.jits[k]
 	if j == nil {
-		j = spore.NewJit(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, spore.JitConfig{Name: "onnx.Model.Outputs", Level: k.level})
+		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
 		m.jits[k] = j
 	}
 	return j

@@ -3,7 +3,7 @@ package onnx
 import (
 	"fmt"
 
-	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/control"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -69,7 +69,7 @@ func opIf(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		return body(c, elseG)(), nil
 	}
-	return spore.Cond(cond, body(c, thenG), body(c, elseG)), nil
+	return control.Cond(cond, body(c, thenG), body(c, elseG)), nil
 }
 
 // alwaysTrue reports whether the Loop body's output condition is its
@@ -171,7 +171,7 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		iters := tensor.Arange(tensor.Int64, 0, float64(trips), 1)
 		t := tensor.Scalar(true)
-		carry, ys := spore.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+		carry, ys := control.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
 			outs := run(append([]*tensor.Tensor{x[0], t}, carry...)...)
 			return outs[1 : 1+nv], outs[1+nv:]
 		}, vs, []*tensor.Tensor{iters})
@@ -194,7 +194,7 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		limit = scalar(mIn)
 	}
 	init := append([]*tensor.Tensor{iter0, cond0}, vs...)
-	outs := spore.While(func(carry ...*tensor.Tensor) *tensor.Tensor {
+	outs := control.While(func(carry ...*tensor.Tensor) *tensor.Tensor {
 		if limit == nil {
 			return carry[1]
 		}
@@ -264,7 +264,7 @@ func opScan(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		xs[i] = x
 	}
 	run := body(c, g)
-	carry, ys := spore.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+	carry, ys := control.Scan(func(carry, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
 		outs := run(append(append([]*tensor.Tensor(nil), carry...), x...)...)
 		return outs[:n], outs[n:]
 	}, state, xs)

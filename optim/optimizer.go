@@ -2,8 +2,9 @@ package optim
 
 import (
 	"fmt"
-	"github.com/sporeml/spore"
 	"strings"
+
+	"github.com/sporeml/spore/internal/jit"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
@@ -101,7 +102,7 @@ type base struct {
 	step   *tensor.Tensor
 	state  []*tensor.Tensor
 	// compiled is the update compiled for eager callers (see run).
-	compiled *spore.JitFunc[func(...*tensor.Tensor) []*tensor.Tensor]
+	compiled *jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]
 }
 
 // run applies an optimiser's update body. Called eagerly, it runs the body
@@ -124,10 +125,10 @@ func (b *base) run(grads []*tensor.Tensor, body func([]*tensor.Tensor)) {
 		}
 	}
 	if b.compiled == nil {
-		b.compiled = spore.NewJit(func(gs ...*tensor.Tensor) []*tensor.Tensor {
+		b.compiled = jit.New(func(gs ...*tensor.Tensor) []*tensor.Tensor {
 			body(gs)
 			return nil
-		}, spore.JitConfig{Name: b.op + ".update"})
+		}, jit.Config{Name: b.op + ".update"})
 	}
 	b.compiled.RunInto(grads, nil)
 }

@@ -14,8 +14,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/atomicfile"
+	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/summary/internal/eventpb"
 )
 
@@ -283,8 +283,9 @@ func (w *Writer) Close() error {
 // graphs/<name>-<n>.json in the run directory, atomically (a temporary
 // file renamed into place), where name is the record's name made safe for
 // a file name and n counts that name's compilations from 1, skipping
-// numbers already taken by files of an earlier run in the directory.
-func (w *Writer) AddGraph(rec spore.CompileRecord) error {
+// numbers already taken by files of an earlier run in the directory. The
+// record is what spore.WatchCompiles delivers (spore.CompileRecord).
+func (w *Writer) AddGraph(rec jit.CompileRecord) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("summary: graph %s: %w", rec.Name, err)

@@ -1,4 +1,4 @@
-package spore
+package jit
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // (see WatchCompiles), and it marshals to JSON for tools such as a
 // summary writer or a dashboard.
 type CompileRecord struct {
-	// Name is the function's name (JitConfig.Name, or the Go function's).
+	// Name is the function's name (Config.Name, or the Go function's).
 	Name string `json:"name"`
 	// Signature is the input signature compiled, as
 	// "(float32[64,784], int32[64])"; non-tensor arguments follow, in the
@@ -65,7 +65,7 @@ type watcher struct {
 }
 
 // WatchCompiles calls fn with the record of every compilation of a jitted
-// function — Jit, NewJit, Graph-mode and nn.Jit cells, the compiled step
+// function — Jit, New, Graph-mode and nn.Jit cells, the compiled step
 // of nn.TrainOneStepCell, optimisers' compiled updates — that begins
 // while fn is registered, once per compilation, after it finished. It
 // returns stop, which unregisters fn (calling it twice is harmless); a

@@ -1,4 +1,4 @@
-package spore
+package control
 
 import (
 	"fmt"
@@ -8,7 +8,9 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/ad"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -22,11 +24,11 @@ import (
 // exec plans as a sub-plan; the template itself stays as traced, for
 // differentiation.
 type body struct {
-	orig     *graph.Graph // as traced
-	level    Level        // the level the enclosing function compiles at
-	nargs    int          // explicit operands
-	captures []*Tensor    // outer values, after the operands as inputs
-	params   []*Tensor    // parameters the body reads
+	orig     *graph.Graph  // as traced
+	level    compile.Level // the level the enclosing function compiles at
+	nargs    int           // explicit operands
+	captures []*Tensor     // outer values, after the operands as inputs
+	params   []*Tensor     // parameters the body reads
 	outs     []tensor.Meta
 	idx      []int // body input i -> index in the node's inputs
 	pidx     []int // params[i] -> index in the node's inputs
@@ -36,9 +38,9 @@ type body struct {
 func traceBody(name string, metas []tensor.Meta, fn func([]*Tensor) []*Tensor) *body {
 	b := &body{nargs: len(metas)}
 	// A body is compiled at the level of the function it is traced in.
-	b.level = GetContext().JitLevel
+	b.level = jit.GetContext().JitLevel
 	if outer, ok := core.CurrentTracer().(*graph.Tracer); ok && outer.Level != 0 {
-		b.level = Level(outer.Level)
+		b.level = compile.Level(outer.Level)
 	}
 	tr := graph.NewTracer(name)
 	tr.Level = int(b.level)
@@ -135,7 +137,7 @@ type regionAttrs interface {
 type lazyPlans struct {
 	once  sync.Once
 	mu    sync.Mutex
-	level Level
+	level compile.Level
 	r     stepRunner
 	err   error
 }
@@ -241,14 +243,14 @@ func (b *body) vjp(xs, gs []*Tensor, lead int) []*Tensor {
 		}
 		return grads
 	}
-	return VJP(loss, ops.OnesLike(loss), leaves)
+	return ad.VJP(loss, ops.OnesLike(loss), leaves)
 }
 
 // jvp pushes tangents ts (nil for zeros) of the node's inputs xs (without
 // the predicate) through the body, by replaying its traced graph on tracked
 // stand-ins, and returns the tangents of its results.
 func (b *body) jvp(xs, ts []*Tensor, lead int) []*Tensor {
-	_, touts := jvpN(func(leaves []*Tensor) []*Tensor {
+	_, touts := ad.JVPN(func(leaves []*Tensor) []*Tensor {
 		bodyIn := make([]*Tensor, len(b.idx))
 		for i, j := range b.idx {
 			bodyIn[i] = leaves[j-lead]
@@ -289,7 +291,7 @@ func sameTypes(a, b []tensor.Meta) bool {
 // staged reports whether control flow must be staged into the graph:
 // under a trace on this goroutine or with symbolic inputs.
 func staged(ts ...*Tensor) bool {
-	return core.CurrentTracer() != nil || anySymbolic(ts)
+	return core.CurrentTracer() != nil || core.AnySymbolic(ts)
 }
 
 // condAttrs are a Cond node's attributes: its two traced branches.
@@ -377,14 +379,7 @@ func init() {
 	condPrim.RegisterNAll(core.CPU, cfKernel)
 }
 
-// Cond returns thenFn(operands...) when pred (a one-element Bool tensor) is
-// true and elseFn(operands...) otherwise. In PyNative mode it runs the
-// chosen Go closure directly. Under Graph mode or Jit both closures are
-// traced into sub-graphs of one control-flow node that picks a branch at
-// run time; their results must agree in number, shapes and dtypes (else a
-// "Type Join Failed" error). The closures may use any tensor in scope:
-// values of the enclosing traced function are captured. Gradients flow
-// through Cond in both modes.
+// Cond is spore.Cond, whose documentation is the reference.
 func Cond(pred *Tensor, thenFn, elseFn func(...*Tensor) []*Tensor, operands ...*Tensor) []*Tensor {
 	if pred.DType() != tensor.Bool || pred.Size() != 1 {
 		core.Panicf("Cond", "predicate must be a one-element Bool tensor, got %v %v", pred.Shape(), pred.DType())
@@ -486,14 +481,7 @@ var whilePrim = &core.Prim{
 
 func init() { whilePrim.RegisterNAll(core.CPU, cfKernel) }
 
-// While runs bodyFn on the loop carries while condFn (returning a
-// one-element Bool tensor) holds, and returns the final carries. In
-// PyNative mode it is a Go loop; under Graph mode or Jit it is one
-// control-flow node holding the condition and body sub-graphs, not
-// unrolled. bodyFn must return carries of the same shapes and dtypes as
-// init. Like JAX's while_loop, it is not reverse-differentiable in Graph
-// mode (the trip count is unknown when the gradient graph is built): use
-// Scan for loops with a known length.
+// While is spore.While, whose documentation is the reference.
 func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, init ...*Tensor) []*Tensor {
 	if !staged(init...) {
 		carry := init
@@ -565,10 +553,7 @@ func printParts(parts []any, ts []*Tensor) {
 	fmt.Println(b.String())
 }
 
-// Print prints its arguments, separated by spaces, when it runs: at once
-// in PyNative mode, and every time the compiled graph runs in Graph mode
-// (where Go's fmt.Println would print only once, at trace time, and could
-// not show values). Tensors print as NumPy does; other arguments as fmt.
+// Print is spore.Print, whose documentation is the reference.
 func Print(args ...any) {
 	var ts []*Tensor
 	parts := make([]any, len(args))

@@ -1,4 +1,4 @@
-package spore
+package jit
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // IR returns the optimised IR of fn for the given arguments, as text (JAX's
 // make_jaxpr, after the passes): it traces and compiles fn the way Jit
 // would, without running it. args are what fn would be called with.
-func IR(fn any, args []any, cfg ...JitConfig) (ir string, err error) {
+func IR(fn any, args []any, cfg ...Config) (ir string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {
@@ -28,12 +28,12 @@ func IR(fn any, args []any, cfg ...JitConfig) (ir string, err error) {
 	if len(args) != ft.NumIn() {
 		return "", core.Errorf("IR", "%T takes %d arguments, got %d", fn, ft.NumIn(), len(args))
 	}
-	var c JitConfig
+	var c Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
 	c.CacheSize = 1
-	st := &jitState{name: funcName(fv), cfg: c, fv: fv}
+	st := &jitState{name: core.FuncName(fv), cfg: c, fv: fv}
 	if c.Name != "" {
 		st.name = c.Name
 	}

@@ -1,4 +1,4 @@
-package spore
+package ad
 
 import (
 	"github.com/sporeml/spore/internal/core"
@@ -6,21 +6,13 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Jacfwd returns a function computing the Jacobian of fn by forward mode
-// (MindSpore's ops.jacfwd): for each chosen input x (GradPosition, input 0
-// by default) a tensor of shape y.Shape() ++ x.Shape() holding ∂yᵢ/∂xⱼ.
-// The forward pass is recorded once and one tangent per element of x is
-// pushed through it, so Jacfwd suits functions with few inputs and many
-// outputs. It composes with Jit, Grad and Jacrev like JVP; Weights and
-// WithSens do not apply and are refused.
-//
-// fn is any function of tensors returning one tensor, as for Grad.
+// Jacfwd is spore.Jacfwd, whose documentation is the reference.
 func Jacfwd[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	f := asVariadicFor("Jacfwd", fn)
 	cfg := jacConfig("Jacfwd", opts)
 	return func(xs ...*Tensor) []*Tensor {
 		primals := jacPrimals("Jacfwd", cfg.positions, xs)
-		lin, end := linearize(func(a []*Tensor) []*Tensor {
+		lin, end := Linearize(func(a []*Tensor) []*Tensor {
 			return []*Tensor{f(substitute(xs, cfg.positions, a)...)}
 		}, primals, nil, false)
 		defer end()
@@ -36,7 +28,7 @@ func Jacfwd[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 			for i := range cols {
 				ts := make([]*Tensor, len(primals))
 				ts[k] = basis(x.DType(), x.Shape(), i)
-				cols[i] = lin.push(ts)[0]
+				cols[i] = lin.Push(ts)[0]
 			}
 			// Column i is ∂y/∂xᵢ: stacked on a new last axis they give
 			// y.Shape() ++ [n].
@@ -46,10 +38,7 @@ func Jacfwd[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	}
 }
 
-// Jacrev returns a function computing the Jacobian of fn by reverse mode
-// (MindSpore's ops.jacrev): the same result as Jacfwd, by one reverse pass
-// per element of fn's output over a single recorded forward pass, so it
-// suits functions with many inputs and few outputs.
+// Jacrev is spore.Jacrev, whose documentation is the reference.
 func Jacrev[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	f := asVariadicFor("Jacrev", fn)
 	cfg := jacConfig("Jacrev", opts)
@@ -89,11 +78,7 @@ func Jacrev[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	}
 }
 
-// Hessian returns a function computing the second derivatives of fn,
-// Jacfwd of Jacrev (forward over reverse, the efficient order): block
-// [i][j] is ∂²y/∂xᵢ∂xⱼ for the chosen inputs xᵢ, xⱼ, of shape
-// y.Shape() ++ xᵢ.Shape() ++ xⱼ.Shape() — for a scalar loss, the usual
-// Hessian with respect to each pair of inputs.
+// Hessian is spore.Hessian, whose documentation is the reference.
 func Hessian[F any](fn F, opts ...GradOption) func(...*Tensor) [][]*Tensor {
 	cfg := jacConfig("Hessian", opts)
 	jr := Jacrev(fn, opts...)
@@ -160,15 +145,19 @@ func joinShapes(a, b tensor.Shape) []int {
 // basis returns the tensor of the given dtype and shape that is 1 at flat
 // index i and 0 elsewhere.
 func basis(dt tensor.DType, shape tensor.Shape, i int) *Tensor {
+	// FromBuffer, not FromSlice: FromSlice reads an empty shape as "one
+	// dimension of the data's length", which would give a 0-d input a
+	// tangent of shape [1].
+	shape = shape.Clone()
 	switch dt {
 	case tensor.Float32:
 		v := make([]float32, shape.Size())
 		v[i] = 1
-		return tensor.FromSlice(v, shape...)
+		return core.FromBuffer(v, shape)
 	case tensor.Float64:
 		v := make([]float64, shape.Size())
 		v[i] = 1
-		return tensor.FromSlice(v, shape...)
+		return core.FromBuffer(v, shape)
 	}
 	core.Panicf("Jacobian", "no basis vectors of dtype %v", dt)
 	return nil

@@ -1,31 +1,17 @@
-package spore
+package ad
 
 import (
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 )
 
-// JVP evaluates fn at primals and returns its output together with the
-// Jacobian-vector product J·tangents: the directional derivative of the
-// output along tangents (forward-mode differentiation, MindSpore's
-// ops.jvp). tangents has one entry per primal, of the primal's shape and
-// dtype; a nil tangent stands for zeros.
-//
-// The forward pass is recorded once on the autodiff tape and the tape is
-// then walked from the inputs to the output, applying each primitive's
-// JVP rule (Prim.JVP). The rules are ordinary ops, so JVP works eagerly
-// and inside Jit (the tangent computation is traced into the same graph),
-// and composes with Grad: JVP of a Grad is a Hessian-vector product. A
-// primitive without a JVP rule met on the way panics with an error naming
-// it. While has no forward-mode rule (as it has no reverse-mode one).
-//
-// fn is any function of tensors returning one tensor, as for Grad.
+// JVP is spore.JVP, whose documentation is the reference.
 func JVP[F any](fn F, primals, tangents []*Tensor) (out, tangentOut *Tensor) {
 	f := asVariadicFor("JVP", fn)
 	checkTangents("JVP", primals, tangents)
-	lin, end := linearize(func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs...)} }, primals, nil, anyTracked(tangents))
+	lin, end := Linearize(func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs...)} }, primals, nil, anyTracked(tangents))
 	defer end()
-	return lin.outs[0], lin.push(tangents)[0]
+	return lin.outs[0], lin.Push(tangents)[0]
 }
 
 // checkTangents refuses tangents that do not match their primals.
@@ -55,10 +41,10 @@ func anyTracked(ts []*Tensor) bool {
 	return false
 }
 
-// linearization is a forward pass recorded on the tape, ready to push
+// Linearization is a forward pass recorded on the tape, ready to push
 // tangents through (JAX's linearize): Jacfwd pushes one tangent per input
 // element through a single recorded pass.
-type linearization struct {
+type Linearization struct {
 	outs     []*Tensor
 	targets  []*Tensor // the tracked primals, then the tracked parameters
 	order    []*core.Node
@@ -73,8 +59,8 @@ type linearization struct {
 // a tape of their own, and returns the recorded pass; end must be called
 // once tangents are pushed. nested forces the tangent computation onto the
 // tape (its tangents are themselves being differentiated).
-func linearize(f func([]*Tensor) []*Tensor, primals, params []*Tensor, nested bool) (*linearization, func()) {
-	l := &linearization{isTarget: map[*core.Node]bool{}}
+func Linearize(f func([]*Tensor) []*Tensor, primals, params []*Tensor, nested bool) (*Linearization, func()) {
+	l := &Linearization{isTarget: map[*core.Node]bool{}}
 	args := make([]*Tensor, len(primals))
 	for i, x := range primals {
 		nested = nested || core.IsTracked(x)
@@ -111,14 +97,14 @@ func linearize(f func([]*Tensor) []*Tensor, primals, params []*Tensor, nested bo
 			}
 		}
 	}
-	staged := core.CurrentTracer() != nil || anySymbolic(l.outs)
+	staged := core.CurrentTracer() != nil || core.AnySymbolic(l.outs)
 	l.record = nested || foreign || staged
 	return l, end
 }
 
 // push returns the tangent of each result given one tangent per target
 // (nil for zeros). A result that does not depend on the targets gets zeros.
-func (l *linearization) push(tangents []*Tensor) []*Tensor {
+func (l *Linearization) Push(tangents []*Tensor) []*Tensor {
 	detach := func(t *Tensor) *Tensor { return t }
 	if !l.record {
 		// Nothing will differentiate the tangent computation: run the
@@ -201,11 +187,11 @@ func checkTangent(op string, t, out *Tensor) {
 	}
 }
 
-// jvpN is JVP for a function of several results given as a slice
+// JVPN is JVP for a function of several results given as a slice
 // function, with tangents possibly nil; control-flow JVP rules use it on
 // their bodies. It returns the results and their tangents.
-func jvpN(f func([]*Tensor) []*Tensor, primals, tangents []*Tensor) (outs, touts []*Tensor) {
-	lin, end := linearize(f, primals, nil, anyTracked(tangents))
+func JVPN(f func([]*Tensor) []*Tensor, primals, tangents []*Tensor) (outs, touts []*Tensor) {
+	lin, end := Linearize(f, primals, nil, anyTracked(tangents))
 	defer end()
-	return lin.outs, lin.push(tangents)
+	return lin.outs, lin.Push(tangents)
 }

@@ -1,4 +1,4 @@
-package spore
+package jit
 
 import (
 	"strings"

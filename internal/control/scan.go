@@ -1,8 +1,10 @@
-package spore
+package control
 
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/sporeml/spore/internal/ad"
 
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
@@ -11,23 +13,15 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// ScanFunc is the body of a Scan: it takes the carries and one slice of
-// each scanned input and returns the new carries and the per-step outputs.
+// ScanFunc is spore.ScanFunc, whose documentation is the reference.
 type ScanFunc func(carry, x []*Tensor) (newCarry, y []*Tensor)
 
-// Scan loops fn over the leading axis of xs, threading the carries, like
-// JAX's lax.scan: for t = 0 … T-1, (c, y[t]) = fn(c, x[t]). It returns the
-// final carries and the per-step outputs stacked along a new leading axis.
-// In PyNative mode it is a Go loop over ops; under Graph mode or Jit it is
-// one node holding the body's sub-graph, not unrolled. Gradients flow
-// through Scan in both modes; in Graph mode the backward pass is itself a
-// reverse Scan (carries are recomputed by a forward Scan rather than kept).
+// Scan is spore.Scan, whose documentation is the reference.
 func Scan(fn ScanFunc, init, xs []*Tensor) (carry, ys []*Tensor) {
 	return scan(fn, init, xs, false)
 }
 
-// ScanReverse is Scan visiting t = T-1 … 0; ys[t] still holds step t's
-// output.
+// ScanReverse is spore.ScanReverse, whose documentation is the reference.
 func ScanReverse(fn ScanFunc, init, xs []*Tensor) (carry, ys []*Tensor) {
 	return scan(fn, init, xs, true)
 }
@@ -276,7 +270,7 @@ func scanJVP(attrs any, in, ts, _ []*Tensor) []*Tensor {
 	final, ys := fwd(func(c, x []*Tensor) ([]*Tensor, []*Tensor) {
 		nodeIn := append(append(append([]*Tensor(nil), c[:nc]...), x[:nx]...), rest...)
 		tin := append(append(append([]*Tensor(nil), c[nc:]...), x[nx:]...), trest...)
-		outs, touts := jvpN(func(leaves []*Tensor) []*Tensor {
+		outs, touts := ad.JVPN(func(leaves []*Tensor) []*Tensor {
 			bodyIn := make([]*Tensor, len(b.idx))
 			for i, j := range b.idx {
 				bodyIn[i] = leaves[j]
@@ -335,10 +329,10 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 	return append(out, final[nc:]...)
 }
 
-// rowView is elements [lo, hi) of x's buffer as a tensor of the given
+// RowView is elements [lo, hi) of x's buffer as a tensor of the given
 // shape, sharing the buffer (a scanned input's slice for one step; the
 // body's plan reads its inputs and never writes them).
-func rowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
+func RowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
 	var buf any
 	switch b := x.Data().(type) {
 	case []float32:
@@ -385,7 +379,7 @@ func (s *scanRun) viewsOf(xs []*Tensor) [][]*Tensor {
 			n := s.sizeX[i]
 			rows := make([]*Tensor, s.T)
 			for t := range rows {
-				rows[t] = rowView(x, t*n, (t+1)*n, s.shapeX[i])
+				rows[t] = RowView(x, t*n, (t+1)*n, s.shapeX[i])
 			}
 			c[0] = scanViews{base: base, rows: rows}
 		}

@@ -1,4 +1,4 @@
-package spore
+package ad
 
 import (
 	"reflect"
@@ -10,49 +10,19 @@ import (
 	"github.com/sporeml/spore/ops"
 )
 
-// NotBatched, in Vmap's inAxes, marks an argument that is not batched:
-// every example sees the whole value (MindSpore's and JAX's None). In
-// outAxes it asks for a result that does not depend on the batched
-// arguments to be returned as it is, without a batch axis.
+// NotBatched is spore.NotBatched, whose documentation is the reference.
 const NotBatched = -1
 
-// Axes gives Vmap the batch axis of each argument (inAxes) or result
-// (outAxes): nil means axis 0 for all of them, one entry applies to all,
-// otherwise there is one entry per argument or result. Each entry is a
-// non-negative axis or NotBatched.
+// Axes is spore.Axes, whose documentation is the reference.
 type Axes []int
 
-// Vmap vectorises fn over a batch axis, MindSpore 2.x's ops.vmap and JAX's
-// vmap: the returned function takes the arguments with an extra batch axis
-// (inAxes says where; NotBatched arguments are shared by every example)
-// and returns fn's results for every example, stacked along outAxes.
-// Vmap(fn)(xs) equals stacking fn(x_i) over the examples i, but runs as one
-// batched computation.
-//
-// fn is a function of tensors returning one tensor, several tensors or a
-// []*Tensor: func(*Tensor) *Tensor, func(*Tensor, *Tensor) *Tensor,
-// func(...*Tensor) []*Tensor (what Grad returns), and so on. Vmap returns
-// a function of the same type.
-//
-// How it works: fn is traced once per call on symbolic per-example
-// arguments (so it sees the shapes of one example), and the traced graph
-// is evaluated with each primitive's batching rule (core.Prim.Batch) on the
-// batched values. Values that depend on no batched argument — parameters,
-// constants and what is computed from them alone — stay unbatched and are
-// computed once. The rules are ordinary ops, so a vectorised function runs
-// eagerly, inside Jit (one compiled graph) and under Grad, and Vmap nests.
-// A primitive without a batching rule is vectorised by a loop over the
-// examples (unstack, apply, stack): correct, but one op per example.
-//
-// Random ops (dropout) draw independently for every example. Go control
-// flow in fn runs once, at trace time, as under Jit; tensor-dependent
-// control flow (Cond, While, Scan) is vectorised by the loop.
+// Vmap is spore.Vmap, whose documentation is the reference.
 func Vmap[F any](fn F, inAxes, outAxes Axes) F {
 	fv := reflect.ValueOf(fn)
 	if fv.Kind() != reflect.Func || fv.IsNil() {
 		panic(core.Errorf("Vmap", "want a non-nil function of tensors, got %T", fn))
 	}
-	v := &vmapper{name: "vmap(" + funcName(fv) + ")", in: inAxes, out: outAxes}
+	v := &vmapper{name: "vmap(" + core.FuncName(fv) + ")", in: inAxes, out: outAxes}
 	switch f := any(fn).(type) {
 	case func(*Tensor) *Tensor:
 		v.flat = func(xs []*Tensor) []*Tensor { return []*Tensor{f(xs[0])} }

@@ -1,4 +1,4 @@
-package spore
+package ad
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 	"github.com/sporeml/spore/ops"
 )
 
-// GradOption configures Grad and ValueAndGrad.
+// GradOption is spore.GradOption, whose documentation is the reference.
 type GradOption func(*gradConfig)
 
 type gradConfig struct {
@@ -19,33 +19,20 @@ type gradConfig struct {
 	arity int
 }
 
-// GradPosition chooses which positional inputs to differentiate, like
-// MindSpore's grad_position. The default is input 0; GradPosition() with
-// no argument differentiates no input (use it with Weights).
+// GradPosition is spore.GradPosition, whose documentation is the reference.
 func GradPosition(pos ...int) GradOption {
 	return func(c *gradConfig) { c.positions = append([]int{}, pos...) }
 }
 
-// Weights asks for gradients with respect to parameters as well, like
-// MindSpore's weights argument. Their gradients follow the positional ones
-// in the result, in the order given. Frozen parameters (RequiresGrad false)
-// get a nil gradient.
+// Weights is spore.Weights, whose documentation is the reference.
 func Weights(params ...*Tensor) GradOption {
 	return func(c *gradConfig) { c.weights = append([]*Tensor{}, params...) }
 }
 
-// WithSens makes the returned function take one extra, last argument: the
-// sensitivity (the cotangent of the output), MindSpore's sens_param. It is
-// required when the output is not a scalar.
+// WithSens is spore.WithSens, whose documentation is the reference.
 func WithSens() GradOption { return func(c *gradConfig) { c.sens = true } }
 
-// Grad returns a function computing the gradients of fn's scalar output with
-// respect to the chosen inputs and parameters (see the options): positional
-// gradients first, then parameter gradients. The gradients are themselves
-// differentiable, so Grad composes with itself.
-//
-// fn is any function of tensors returning one tensor: func(*Tensor) *Tensor,
-// func(*Tensor, *Tensor) *Tensor, func(...*Tensor) *Tensor, and so on.
+// Grad is spore.Grad, whose documentation is the reference.
 func Grad[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	vg := ValueAndGrad(fn, opts...)
 	return func(xs ...*Tensor) []*Tensor {
@@ -54,7 +41,7 @@ func Grad[F any](fn F, opts ...GradOption) func(...*Tensor) []*Tensor {
 	}
 }
 
-// ValueAndGrad is Grad that also returns fn's output.
+// ValueAndGrad is spore.ValueAndGrad, whose documentation is the reference.
 func ValueAndGrad[F any](fn F, opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor) {
 	f := asVariadic(fn)
 	arity := -1
@@ -69,9 +56,7 @@ func ValueAndGrad[F any](fn F, opts ...GradOption) func(...*Tensor) (*Tensor, []
 	}
 }
 
-// ValueAndGradAux differentiates a function with auxiliary outputs
-// (MindSpore's has_aux): fn returns the value to differentiate and extra
-// tensors that are returned as they are, without gradients flowing from them.
+// ValueAndGradAux is spore.ValueAndGradAux, whose documentation is the reference.
 func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOption) func(...*Tensor) (*Tensor, []*Tensor, []*Tensor) {
 	cfg := gradConfig{positions: []int{0}, arity: -1}
 	for _, o := range opts {
@@ -149,11 +134,7 @@ func ValueAndGradAux(fn func(...*Tensor) (*Tensor, []*Tensor), opts ...GradOptio
 	}
 }
 
-// VJP walks the autodiff records from y back to targets (tracked tensors:
-// leaves from core.TrackLeaf or parameters being tracked) and returns
-// d(Σ sens·y)/d target for each; a target y does not depend on gets zeros,
-// and a nil target gets nil. It is the reverse pass under Grad, exposed for
-// code that manages tracking itself.
+// VJP is spore.VJP, whose documentation is the reference.
 func VJP(y, sens *Tensor, targets []*Tensor) []*Tensor { return vjp(y, sens, targets, true) }
 
 // vjp is VJP; record says whether the reverse pass must be recorded on the
