@@ -13,18 +13,21 @@
 //	spore.SetContext(spore.WithMode(spore.GraphMode)) // globally
 //	var run = spore.Jit(forward)                      // per function
 //
-// This package holds the user-facing core: the Tensor type and its
-// constructors (FromSlice, Zeros, Ones, Full, Arange, Eye, Scalar,
-// RandNormal, RandUniform, NewParameter), the context and modes, Jit and
-// its cache, control flow that stages into graphs (Cond, While, Scan,
-// Print), data sink mode (DataSink: n training steps per compiled call),
-// and reverse-mode automatic differentiation (Grad, ValueAndGrad,
-// ValueAndGradAux, VJP) with MindSpore's options (grad positions, weights,
-// auxiliary outputs, sensitivities), as well as MindSpore 2.x's functional
-// transforms (JVP, Vmap, Jacfwd, Jacrev, Hessian). Gradients are themselves
-// differentiable, and compose with Jit both ways: Jit(Grad(f)) is one joint
-// forward and backward graph; Grad(Jit(f)) puts the compiled function on the
-// tape as one node whose gradient is compiled too.
+// This package is the front door: the Tensor type and its constructors
+// (FromSlice, Zeros, Ones, Full, Arange, Eye, Scalar, RandNormal,
+// RandUniform, NewParameter), the configuration (SetContext and the modes,
+// AmpLevel, SetAutoParallelContext), and one-line wrappers, documented
+// here, over the packages that do the work: Jit and its cache
+// (internal/jit), control flow that stages into graphs (Cond, While, Scan,
+// Print: internal/control), data sink mode (DataSink: train/sink), and the
+// transforms (internal/ad): reverse-mode automatic differentiation (Grad,
+// ValueAndGrad, ValueAndGradAux, VJP) with MindSpore's options (grad
+// positions, weights, auxiliary outputs, sensitivities), and MindSpore
+// 2.x's functional transforms (JVP, Vmap, Jacfwd, Jacrev, Hessian).
+// Gradients are themselves differentiable, and compose with Jit both ways:
+// Jit(Grad(f)) is one joint forward and backward graph; Grad(Jit(f)) puts
+// the compiled function on the tape as one node whose gradient is compiled
+// too.
 //
 // # The front door and the layers beneath it
 //
@@ -37,8 +40,11 @@
 //
 //	cmd/spore, examples, bench          the command line, examples, peer benchmarks
 //	train, models, dataset, checkpoint  Model and callbacks; model zoo; data; files
-//	nn, optim                           cells, layers, losses; optimisers, schedules
-//	spore                               modes, Jit, Grad, transforms, control flow
+//	nn                                  cells, layers, losses, training cells
+//	spore                               the front door: tensors, modes, Jit, Grad, ...
+//	optim, onnx, summary, train/sink    optimisers; ONNX in and out; event files; data sink
+//	internal/jit, internal/control      tracing and the plan cache; Cond, While, Scan
+//	internal/ad, internal/amp           Grad, JVP, Vmap and the Jacobians; mixed precision
 //	graph, compile, exec                IR and tracer; optimisation passes; plans
 //	ops                                 the primitives, one definition each
 //	internal/core (tensor)              Tensor, dtypes, Prim, eager/trace/tape dispatch

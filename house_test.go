@@ -41,8 +41,12 @@ func TestJacobiansOfScalarInput(t *testing.T) {
 			name string
 			fn   func(func(*tensor.Tensor) *tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor
 		}{
-			{"Jacfwd", func(f func(*tensor.Tensor) *tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor { return spore.Jacfwd(f) }},
-			{"Jacrev", func(f func(*tensor.Tensor) *tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor { return spore.Jacrev(f) }},
+			{"Jacfwd", func(f func(*tensor.Tensor) *tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor {
+				return spore.Jacfwd(f)
+			}},
+			{"Jacrev", func(f func(*tensor.Tensor) *tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor {
+				return spore.Jacrev(f)
+			}},
 		} {
 			t.Run(c.name+"/"+jac.name, func(t *testing.T) {
 				j := jac.fn(c.f)(x)[0]

@@ -48,7 +48,7 @@ type Model struct {
 	// SinkSize, when positive, trains in data sink mode, MindSpore's
 	// dataset_sink_mode with sink_size: SinkSize steps per call, run as
 	// one compiled Scan over a queue of batches filled ahead on another
-	// goroutine (see spore.DataSink and sink.go). Zero trains step by
+	// goroutine (see package train/sink and this package's sink.go). Zero trains step by
 	// step.
 	SinkSize int
 
