@@ -14,16 +14,16 @@ import (
 // the losses of the steps it ran, and the epoch's last call runs the one
 // step left over.
 func ExampleNew() {
-	w := spore.NewParameter("w", spore.FromSlice([]float32{0}, 1, 1))
-	x := spore.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7}, 7, 1)
-	grad := spore.ValueAndGrad(func(x, y *spore.Tensor) *spore.Tensor {
-		d := ops.Sub(ops.MatMul(x, w), y)
-		return ops.Mean(ops.Mul(d, d))
-	}, spore.GradPosition(), spore.Weights(w))
+	// The step is plain ops: the gradient of the mean squared error
+	// mean((w·x - y)²) in w is mean(2·(w·x - y)·x), and the update is an
+	// Assign, which the compiled loop performs in place after every step.
+	w := spore.NewParameter("w", spore.FromSlice([]float32{0}, 1))
+	x := spore.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7}, 7)
 	step := func(batch ...*spore.Tensor) *spore.Tensor {
-		loss, g := grad(batch[0], batch[1])
-		w.Assign(ops.Sub(w, ops.MulScalar(g[0], 0.01)))
-		return loss
+		r := ops.Sub(ops.Mul(batch[0], w), batch[1])
+		g := ops.Mean(ops.MulScalar(ops.Mul(r, batch[0]), 2))
+		w.Assign(ops.Sub(w, ops.MulScalar(ops.Reshape(g, 1), 0.01)))
+		return ops.Mean(ops.Mul(r, r))
 	}
 	data := dataset.FromTensors(x, ops.MulScalar(x, 2)).Batch(1, true)
 	s := sink.New(step, data, 3, sink.Config{Compiled: true, Epochs: 4})
