@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -9,8 +10,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/summary"
@@ -459,5 +462,276 @@ func TestPanicIsAnError(t *testing.T) {
 	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "reader broke") {
 		t.Errorf("a panicking handler answered %d %s, want 500 naming the panic", rec.Code, rec.Body)
+	}
+}
+
+// get serves one request to s directly, as from host.
+func get(s *Server, host, method, target string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	req.Host = host
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestHostCheck checks that only requests addressed to a loopback name
+// are answered: a page on another site that rebinds its own name to
+// 127.0.0.1 sends its name as the Host, and must not read the log dir.
+func TestHostCheck(t *testing.T) {
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = read
+	for _, tc := range []struct {
+		host string
+		ok   bool
+	}{
+		{"localhost", true},
+		{"localhost:6006", true},
+		{"LOCALHOST:6006", true},
+		{"127.0.0.1:6006", true},
+		{"127.0.0.1", true},
+		{"127.8.9.10:80", true},
+		{"[::1]:6006", true},
+		{"[::1]", true},
+		{"evil.example", false},
+		{"evil.example:6006", false},
+		{"localhost.evil.example", false},
+		{"127.0.0.1.evil.example:6006", false},
+		{"10.1.2.3:6006", false},
+		{"", false},
+	} {
+		for _, path := range []string{"/api/runs", "/", "/api/scalars?tag=loss"} {
+			t.Run(tc.host+path, func(t *testing.T) {
+				rec := get(s, tc.host, "GET", path)
+				body := rec.Body.String()
+				if tc.ok {
+					if rec.Code != http.StatusOK {
+						t.Errorf("Host %q: %d %.300s, want 200", tc.host, rec.Code, body)
+					}
+					return
+				}
+				if rec.Code != http.StatusForbidden || !strings.Contains(body, "does not answer to host") {
+					t.Errorf("Host %q: %d %.300s, want 403 saying the host is not the dashboard's", tc.host, rec.Code, body)
+				}
+				if strings.Contains(body, logdir) || strings.Contains(body, "mlp") {
+					t.Errorf("Host %q: the refusal gives the log dir or its runs away: %s", tc.host, body)
+				}
+			})
+		}
+	}
+}
+
+// TestSecurityHeaders checks that every answer, errors and JSON
+// included, forbids framing and content sniffing.
+func TestSecurityHeaders(t *testing.T) {
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = read
+	for _, tc := range []struct {
+		name, host, method, path string
+		status                   int
+	}{
+		{"the page", "localhost", "GET", "/", 200},
+		{"a script", "localhost", "GET", "/app.js", 200},
+		{"a missing asset", "localhost", "GET", "/nothing.js", 404},
+		{"runs", "localhost", "GET", "/api/runs", 200},
+		{"a bad request", "localhost", "GET", "/api/scalars", 400},
+		{"an unknown tag", "localhost", "GET", "/api/scalars?tag=nope", 404},
+		{"a graph", "localhost", "GET", "/api/graph?run=mlp&file=graphs/dense-1.json", 200},
+		{"a write", "localhost", "POST", "/api/runs", 405},
+		{"a foreign host", "evil.example", "GET", "/api/runs", 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(s, tc.host, tc.method, tc.path)
+			if rec.Code != tc.status {
+				t.Fatalf("%s %s: %d, want %d", tc.method, tc.path, rec.Code, tc.status)
+			}
+			checkSecurityHeaders(t, rec.Header())
+		})
+	}
+}
+
+func checkSecurityHeaders(t *testing.T, h http.Header) {
+	t.Helper()
+	if got := h.Get("X-Frame-Options"); got != "DENY" {
+		t.Errorf("X-Frame-Options %q, want DENY", got)
+	}
+	if got := h.Get("Content-Security-Policy"); !strings.Contains(got, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy %q lacks frame-ancestors 'none'", got)
+	}
+	if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("X-Content-Type-Options %q, want nosniff", got)
+	}
+}
+
+// TestEchoIsClipped checks that an error repeats at most the first
+// hundred bytes or so of what the request sent, however long it was.
+func TestEchoIsClipped(t *testing.T) {
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = read
+	long := strings.Repeat("x", 1<<20)
+	// A long run of multi-byte characters must be cut between them.
+	wide := strings.Repeat("é", 1<<10)
+	for _, tc := range []struct {
+		name, method, target string
+		status               int
+	}{
+		{"a scalar tag", "GET", "/api/scalars?tag=" + long, 404},
+		{"a scalar tag of wide characters", "GET", "/api/scalars?tag=" + wide, 404},
+		{"a scalar run", "GET", "/api/scalars?tag=loss&run=" + long, 404},
+		{"a histogram tag", "GET", "/api/histograms?run=mlp&tag=" + long, 404},
+		{"a histogram run", "GET", "/api/histograms?tag=param/w&run=" + long, 404},
+		{"a graph file", "GET", "/api/graph?run=mlp&file=" + long, 404},
+		{"a graph run", "GET", "/api/graph?file=graphs/dense-1.json&run=" + long, 404},
+		{"an endpoint", "GET", "/api/" + long, 404},
+		{"a method", strings.Repeat("X", 1<<16), "/", 405},
+		{"a method on the API", strings.Repeat("X", 1<<16), "/api/runs", 405},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(s, "localhost", tc.method, tc.target)
+			body := rec.Body.String()
+			if rec.Code != tc.status {
+				t.Fatalf("%d %.300s, want %d", rec.Code, body, tc.status)
+			}
+			var v struct{ Error string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil || v.Error == "" {
+				t.Fatalf("body %.300s is not a JSON error", body)
+			}
+			if len(body) > 1000 || !strings.Contains(v.Error, "…") {
+				t.Errorf("a %d-byte error, want the input cut short with an ellipsis: %.300s", len(body), body)
+			}
+			if !utf8.ValidString(v.Error) {
+				t.Errorf("the clipped error is not UTF-8: %q", v.Error)
+			}
+		})
+	}
+}
+
+// malformedGraphs are graph records the page cannot draw, with what the
+// server must say of each.
+var malformedGraphs = []struct{ name, data, want string }{
+	{"torn", `{"name": "br`, "not valid JSON"},
+	{"an array", `[1, 2]`, "not a JSON object"},
+	{"passes a string", `{"name":"f","passes":"trace"}`, "passes is a string, want an array"},
+	{"a pass a number", `{"name":"f","passes":[3]}`, "passes is a number"},
+	{"no graph", `{"name":"f","passes":[{"pass":"trace","text":""}]}`, "passes[0].graph is missing"},
+	{"no nodes", `{"name":"f","passes":[{"pass":"trace","graph":{"outputs":[]}}]}`, "passes[0].graph.nodes is missing"},
+	{"nodes an object", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":{}}}]}`, "passes.graph.nodes is an object, want an array"},
+	{"a node without an id", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[{"op":"Neg"}]}}]}`, "passes[0].graph.nodes[0]: no id"},
+	{"a null node", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[null]}}]}`, "passes[0].graph.nodes[0] is null"},
+	{"an id a string", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[{"id":"0","op":"Neg"}]}}]}`, "passes.graph.nodes.id is a string, want an integer"},
+	{"a shape a string", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"Neg","shape":"4x3"}]}}]}`, "passes.graph.nodes.shape is a string, want an array"},
+	{"fused a string", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"F","fused":"Add"}]}}]}`, "passes.graph.nodes.fused is a string, want an array"},
+	{"outputs an object", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[],"outputs":{}}}]}`, "passes.graph.outputs is an object, want an array"},
+	{"a name a number", `{"name":7,"passes":[]}`, "name is a number"},
+	{"an assign without a value", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[],"assigns":[{"param":0}]}}]}`, "passes[0].graph.assigns[0]: want a param and a value"},
+	{"a region without a graph", `{"name":"f","passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"If","regions":[{"name":"then"}]}]}}]}`, "passes[0].graph.nodes[0].regions[0].graph is missing"},
+}
+
+// TestMalformedGraph checks that a graph record of the wrong shape is
+// refused as a malformed graph file with a short reason, and that
+// records of the right shape, unknown fields and no passes included, are
+// served.
+func TestMalformedGraph(t *testing.T) {
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := read(logdir)
+	run := runs[0]
+	write := func(name, data string) string {
+		file := "graphs/" + name + ".json"
+		if err := os.WriteFile(filepath.Join(run.Dir, filepath.FromSlash(file)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run.Graphs = append(run.Graphs, file)
+		return file
+	}
+	type check struct{ name, file, want string }
+	var bad []check
+	for i, g := range malformedGraphs {
+		bad = append(bad, check{g.name, write(fmt.Sprintf("bad-%d", i), g.data), g.want})
+	}
+	good := []check{
+		{"the fixture", "graphs/dense-1.json", `"name":"dense"`},
+		{"no passes", write("empty", `{"name":"f","passes":[]}`), `"passes":[]`},
+		{"null passes", write("null", `{"name":"f","passes":null}`), `"passes":null`},
+		{"unknown fields", write("newer", `{"name":"f","future":{"x":1},"passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"input","extra":[1]}],"outputs":[0]}}]}`), `"future"`},
+	}
+	s.read = func(string) ([]logRun, error) { return []logRun{run}, nil }
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(s, "localhost", "GET", "/api/graph?run=mlp&file="+tc.file)
+			body := rec.Body.String()
+			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "malformed graph file "+tc.file) || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s, want 422 saying malformed graph file %s: ...%s", rec.Code, body, tc.file, tc.want)
+			}
+		})
+	}
+	for _, tc := range good {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(s, "localhost", "GET", "/api/graph?run=mlp&file="+tc.file)
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("%d %.300s, want 200 with %s", rec.Code, rec.Body, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunDepthBound checks that runs are looked for MaxRunDepth levels
+// below the log dir and no deeper: a log dir of / must not be walked
+// whole.
+func TestRunDepthBound(t *testing.T) {
+	const maxDepth = 5 // MaxRunDepth
+	logdir := t.TempDir()
+	var want []string
+	for depth := 0; depth <= maxDepth+2; depth++ {
+		parts := []string{}
+		for i := 1; i <= depth; i++ {
+			parts = append(parts, fmt.Sprintf("d%d", i))
+		}
+		name := strings.Join(parts, "/")
+		if name == "" {
+			name = "."
+		}
+		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddScalar("loss", 1, float64(depth))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if depth <= maxDepth {
+			want = append(want, name)
+		}
+	}
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := get(s, "localhost", "GET", "/api/runs")
+	var v logView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	var got []string
+	for _, r := range v.Runs {
+		got = append(got, r.Name)
+	}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("runs %q, want those at most %d levels down: %q", got, maxDepth, want)
 	}
 }
