@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sporeml/spore"
@@ -40,7 +41,7 @@ const graphFixture = `{"name":"dense","signature":"(float32[4,3])","level":"O1",
 // fixture makes a log dir with one run, "mlp", holding a graph record,
 // and a reader that returns that run with a few scalars (one of them
 // NaN) and a histogram.
-func fixture(t *testing.T) (logdir string, read func(string) ([]logRun, error)) {
+func fixture(t *testing.T) (logdir string, read func(string, []string) ([]logRun, error)) {
 	t.Helper()
 	logdir = t.TempDir()
 	runDir := filepath.Join(logdir, "mlp")
@@ -70,7 +71,7 @@ func fixture(t *testing.T) (logdir string, read func(string) ([]logRun, error)) 
 		Graphs:   []string{"graphs/broken-1.json", "graphs/dense-1.json"},
 		Warnings: []string{"events.out.tfevents.1.host.1.spore: torn record at offset 120 skipped"},
 	}
-	return logdir, func(string) ([]logRun, error) { return []logRun{run}, nil }
+	return logdir, func(string, []string) ([]logRun, error) { return []logRun{run}, nil }
 }
 
 // points are scalars at steps 1, 2, ... recorded at wall times 100, 101, ...
@@ -129,7 +130,7 @@ func TestEndpoints(t *testing.T) {
 		{"histograms without a run", "GET", "/api/histograms?tag=param/w", 400, []string{"needs run and tag"}},
 		{"an unknown histogram", "GET", "/api/histograms?run=mlp&tag=loss", 404, []string{`no histogram tag \"loss\" in run \"mlp\"`}},
 		{"a graph", "GET", "/api/graph?run=mlp&file=graphs/dense-1.json", 200, []string{`"name":"dense"`, `"fused":["MatMul","ReLU"]`}},
-		{"a torn graph", "GET", "/api/graph?run=mlp&file=graphs/broken-1.json", 422, []string{"is not valid JSON"}},
+		{"a torn graph", "GET", "/api/graph?run=mlp&file=graphs/broken-1.json", 422, []string{"malformed graph file graphs/broken-1.json", "not valid JSON"}},
 		{"a file the run does not list", "GET", "/api/graph?run=mlp&file=secret.txt", 404, []string{`has no graph file \"secret.txt\"`}},
 		{"a path out of the run", "GET", "/api/graph?run=mlp&file=../../etc/passwd", 404, []string{"has no graph file"}},
 		{"a graph without a file", "GET", "/api/graph?run=mlp", 400, []string{"needs run and file"}},
@@ -157,6 +158,7 @@ func TestEndpoints(t *testing.T) {
 					t.Errorf("%s %s: body lacks %s:\n%.600s", tc.method, tc.path, w, body)
 				}
 			}
+			checkSecurityHeaders(t, resp.Header)
 			if strings.HasPrefix(tc.path, "/api/") {
 				if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Content-Type %q, want application/json", ct)
@@ -188,20 +190,19 @@ func TestPageIsSelfContained(t *testing.T) {
 			}
 		}
 	}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	rec := get(s, "localhost", "GET", "/")
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("Content-Security-Policy %q does not confine the page to the server", csp)
 	}
 }
 
 func TestStatus(t *testing.T) {
-	none := func(string) ([]logRun, error) { return nil, nil }
+	none := func(string, []string) ([]logRun, error) { return nil, nil }
 	_, some := fixture(t)
 	for _, tc := range []struct {
 		name   string
 		setup  func(dir string) string // returns the log dir
-		read   func(string) ([]logRun, error)
+		read   func(string, []string) ([]logRun, error)
 		status string
 		ok     bool
 		want   string
@@ -226,8 +227,7 @@ func TestStatus(t *testing.T) {
 			if ok != tc.ok || !strings.Contains(msg, tc.want) || !strings.Contains(msg, s.Logdir()) {
 				t.Errorf("Status() = %q, %v; want %v and a message naming the log dir and containing %q", msg, ok, tc.ok, tc.want)
 			}
-			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
+			rec := get(s, "localhost", "GET", "/api/runs")
 			var v struct{ Status, Message string }
 			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
 				t.Fatal(err)
@@ -236,8 +236,7 @@ func TestStatus(t *testing.T) {
 				t.Errorf("/api/runs says %q %q, want %q %q", v.Status, v.Message, tc.status, msg)
 			}
 			if !tc.ok {
-				rec := httptest.NewRecorder()
-				s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/scalars?tag=loss", nil))
+				rec := get(s, "localhost", "GET", "/api/scalars?tag=loss")
 				if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), tc.want) {
 					t.Errorf("/api/scalars = %d %s, want 404 with the log dir's status", rec.Code, rec.Body)
 				}
@@ -254,8 +253,9 @@ func TestReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.now = func() time.Time { return time.Unix(1e9, 0) } // no time passes: only changes count
 	reads := 0
-	s.read = func(string) ([]logRun, error) {
+	s.read = func(string, []string) ([]logRun, error) {
 		reads++
 		return nil, nil
 	}
@@ -457,12 +457,12 @@ func TestPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.read = func(string) ([]logRun, error) { panic("reader broke") }
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/runs", nil))
+	s.read = func(string, []string) ([]logRun, error) { panic("reader broke") }
+	rec := get(s, "localhost", "GET", "/api/runs")
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "reader broke") {
 		t.Errorf("a panicking handler answered %d %s, want 500 naming the panic", rec.Code, rec.Body)
 	}
+	checkSecurityHeaders(t, rec.Header())
 }
 
 // get serves one request to s directly, as from host.
@@ -648,7 +648,7 @@ func TestMalformedGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, _ := read(logdir)
+	runs, _ := read(logdir, nil)
 	run := runs[0]
 	write := func(name, data string) string {
 		file := "graphs/" + name + ".json"
@@ -669,7 +669,7 @@ func TestMalformedGraph(t *testing.T) {
 		{"null passes", write("null", `{"name":"f","passes":null}`), `"passes":null`},
 		{"unknown fields", write("newer", `{"name":"f","future":{"x":1},"passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"input","extra":[1]}],"outputs":[0]}}]}`), `"future"`},
 	}
-	s.read = func(string) ([]logRun, error) { return []logRun{run}, nil }
+	s.read = func(string, []string) ([]logRun, error) { return []logRun{run}, nil }
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := get(s, "localhost", "GET", "/api/graph?run=mlp&file="+tc.file)
@@ -693,7 +693,7 @@ func TestMalformedGraph(t *testing.T) {
 // below the log dir and no deeper: a log dir of / must not be walked
 // whole.
 func TestRunDepthBound(t *testing.T) {
-	const maxDepth = 5 // MaxRunDepth
+	const maxDepth = MaxRunDepth
 	logdir := t.TempDir()
 	var want []string
 	for depth := 0; depth <= maxDepth+2; depth++ {
@@ -735,3 +735,159 @@ func TestRunDepthBound(t *testing.T) {
 		t.Errorf("runs %q, want those at most %d levels down: %q", got, maxDepth, want)
 	}
 }
+
+// TestWalkIsCached checks that requests share one walk of the log dir:
+// it is walked again only when a watched directory changed or the walk
+// expired, not on every request of the page's polls.
+func TestWalkIsCached(t *testing.T) {
+	logdir := t.TempDir()
+	writeRun := func(name string) {
+		t.Helper()
+		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddScalar("loss", 1, 1)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(logdir, "exp", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeRun("a")
+	now := time.Unix(1e9, 0)
+	for _, tc := range []struct {
+		name     string
+		maxWatch int           // directories watched besides the log dir and the runs'
+		change   func()        // done after the first request
+		advance  time.Duration // the clock's advance after the change
+		walks    int           // walks in all after the second request
+		runs     string        // what the second request lists
+	}{
+		{"nothing changed", maxWatchedDirs, func() {}, 0, 1, "a"},
+		{"nothing changed, for a while", maxWatchedDirs, func() {}, scanTTL - time.Millisecond, 1, "a"},
+		{"the walk expired", maxWatchedDirs, func() {}, scanTTL, 2, "a"},
+		{"a run added to the log dir", 0, func() { writeRun("b") }, 0, 2, "a b"},
+		{"a run added below a watched directory", maxWatchedDirs, func() { writeRun("exp/sub/c") }, 0, 2, "a exp/sub/c"},
+		// In a tree too big to watch whole, a run added below an
+		// unwatched directory shows up once the walk expires.
+		{"a run added below an unwatched directory", 0, func() { writeRun("exp/sub/d") }, time.Second, 1, "a"},
+		{"and once the walk expired", 0, func() { writeRun("exp/sub/e") }, scanTTL, 2, "a exp/sub/e"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, d := range []string{"b", "exp/sub/c", "exp/sub/d", "exp/sub/e"} {
+				os.RemoveAll(filepath.Join(logdir, filepath.FromSlash(d)))
+			}
+			s, err := New(logdir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := now
+			s.now = func() time.Time { return clock }
+			s.maxWatch = tc.maxWatch
+			if msg, ok := s.Status(); !ok || !strings.HasPrefix(msg, "1 run(s)") {
+				t.Fatalf("first Status() = %q, %v", msg, ok)
+			}
+			tc.change()
+			clock = clock.Add(tc.advance)
+			rec := get(s, "localhost", "GET", "/api/runs")
+			var v logView
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+			var got []string
+			for _, r := range v.Runs {
+				got = append(got, r.Name)
+			}
+			if strings.Join(got, " ") != tc.runs || s.walks != tc.walks {
+				t.Errorf("after the change: runs %q and %d walk(s) in all, want %q and %d", got, s.walks, tc.runs, tc.walks)
+			}
+		})
+	}
+}
+
+// TestWalkShare checks that a slow walk is not redone, however its
+// directories change, before walkShare times its duration has passed.
+func TestWalkShare(t *testing.T) {
+	logdir := t.TempDir()
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Unix(1e9, 0)
+	s.now = func() time.Time {
+		clock = clock.Add(time.Second) // every reading of the clock: a walk takes a second
+		return clock
+	}
+	s.Status()
+	if err := os.WriteFile(filepath.Join(logdir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Status() // 2 s after the walk began: too soon
+	if s.walks != 1 {
+		t.Errorf("a walk of 1 s was redone after 2 s (%d walks)", s.walks)
+	}
+	clock = clock.Add(walkShare * time.Second)
+	if msg, _ := s.Status(); s.walks != 2 || !strings.Contains(msg, "notes.txt") {
+		t.Errorf("after %d s: %d walks, status %q; want the change seen", walkShare, s.walks, msg)
+	}
+}
+
+// TestBoundHost checks that a server answers to the host it serves on
+// besides the loopback names, and to the name it was asked to listen on.
+func TestBoundHost(t *testing.T) {
+	s, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen("localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s.allowListener(fakeAddr{ln, &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 6006}})
+	s.allowListener(&listener{Listener: ln, host: "Dash.Example"}) // as Listen("Dash.Example:0") returns it
+	for _, tc := range []struct {
+		host string
+		ok   bool
+	}{
+		{"dash.example:6006", true},
+		{"DASH.example.", true},
+		{"192.0.2.7:6006", true},
+		{"192.0.2.7:80", true},
+		{"192.0.2.8:6006", false},
+		{"localhost:1", true},
+		{"evil.example:6006", false},
+	} {
+		rec := get(s, tc.host, "GET", "/api/runs")
+		if ok := rec.Code == http.StatusOK; ok != tc.ok {
+			t.Errorf("Host %q: %d %.200s, want allowed %v", tc.host, rec.Code, rec.Body, tc.ok)
+		}
+	}
+	// A listener on every interface answers to the machine's addresses
+	// and its host name.
+	s2, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.allowListener(fakeAddr{ln, &net.TCPAddr{IP: net.IPv4zero, Port: 6006}})
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Skip("no host name")
+	}
+	if rec := get(s2, name+":6006", "GET", "/api/runs"); rec.Code != http.StatusOK {
+		t.Errorf("Host %q of a server on 0.0.0.0: %d, want 200", name, rec.Code)
+	}
+	if rec := get(s2, "0.0.0.0:6006", "GET", "/api/runs"); rec.Code != http.StatusForbidden {
+		t.Errorf("Host 0.0.0.0: %d, want 403", rec.Code)
+	}
+}
+
+// fakeAddr is a listener that says it listens on addr.
+type fakeAddr struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (f fakeAddr) Addr() net.Addr { return f.addr }
