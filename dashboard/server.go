@@ -122,8 +122,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "this dashboard does not answer to host %q: open it at localhost or at the address it serves on (a request for another host name may come from a page rebinding that name to this machine)", clip(r.Host))
 		return
 	}
+	if len(r.URL.Path) > maxPath {
+		// The mux's redirect to a cleaned path would repeat it whole.
+		httpError(w, http.StatusRequestURITooLong, "a path of %d bytes (%s): the dashboard's paths are short", len(r.URL.Path), clip(r.URL.Path))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// maxPath is the longest path the server reads: its own are a few dozen
+// bytes.
+const maxPath = 1024
 
 // Content security policies: the JSON answers are no documents and may
 // load nothing; the page loads only from this server. Neither may be

@@ -593,7 +593,9 @@ func TestEchoIsClipped(t *testing.T) {
 		{"a histogram run", "GET", "/api/histograms?tag=param/w&run=" + long, 404},
 		{"a graph file", "GET", "/api/graph?run=mlp&file=" + long, 404},
 		{"a graph run", "GET", "/api/graph?file=graphs/dense-1.json&run=" + long, 404},
-		{"an endpoint", "GET", "/api/" + long, 404},
+		{"an endpoint", "GET", "/api/" + long[:maxPath-5], 404},
+		{"a path", "GET", "/api/" + long, 414},
+		{"a path to clean", "GET", "/a/../" + long, 414},
 		{"a method", strings.Repeat("X", 1<<16), "/", 405},
 		{"a method on the API", strings.Repeat("X", 1<<16), "/api/runs", 405},
 	} {
