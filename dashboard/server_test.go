@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -893,3 +894,66 @@ type fakeAddr struct {
 }
 
 func (f fakeAddr) Addr() net.Addr { return f.addr }
+
+// TestReadsLikeReadLogdir checks that the server's bounded reader finds
+// what summary.ReadLogdir finds in a log dir within the bound: the same
+// runs, series, graphs and warnings.
+func TestReadsLikeReadLogdir(t *testing.T) {
+	logdir := t.TempDir()
+	for _, run := range []string{".", "a", "exp/b", "exp/b/c"} {
+		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(run)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := int64(3); step >= 1; step-- { // out of order: read in step order
+			w.AddScalar("loss", step, float64(step))
+			w.AddHistogram("param/w", step, []float32{-1, 0, float32(step)})
+		}
+		if run == "a" {
+			var rec spore.CompileRecord
+			if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddGraph(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range map[string]string{
+		"exp/b/events.out.tfevents.0.fake":  "not TFRecord",
+		"exp/b/events.out.tfevents.1.empty": "",
+		"only-graphs/graphs/g.json":         graphFixture,
+		"only-graphs/graphs/.tmp.json":      "{",
+		"notes/readme.txt":                  "not a run",
+	} {
+		path := filepath.Join(logdir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := summary.ReadLogdir(logdir)
+	if err != nil || len(want) != 5 || len(want[2].Warnings) == 0 || len(want[4].Graphs) != 1 {
+		t.Fatalf("ReadLogdir: %v; want runs ., a, exp/b (with a warning), exp/b/c and only-graphs (with a graph): %+v", err, want)
+	}
+	sc := walkLogdir(logdir, maxWatchedDirs)
+	got, err := readRuns(logdir, sc.runDirs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
+	if len(got) != len(want) {
+		t.Fatalf("%d runs, ReadLogdir finds %d", len(got), len(want))
+	}
+	for i, w := range want {
+		wr := logRun{Name: w.Name, Dir: w.Dir, Scalars: w.Scalars, Histograms: w.Histograms, Graphs: w.Graphs, Warnings: w.Warnings}
+		if !reflect.DeepEqual(got[i], wr) {
+			t.Errorf("run %q:\n got %+v\nwant %+v", w.Name, got[i], wr)
+		}
+	}
+}
