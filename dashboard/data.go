@@ -66,6 +66,7 @@ type scan struct {
 	watch   map[string]time.Time // directories and their modification times when walked
 	others  int                  // regular files that make no run
 	example string               // one of them, relative to the log dir
+	deeper  bool                 // there are directories below MaxRunDepth, not read
 }
 
 // runFiles is a run directory and the files whose change means that the
@@ -129,6 +130,9 @@ func walkLogdir(logdir string, maxWatch int) *scan {
 			sc.watch[dir] = fi.ModTime()
 		}
 		if depth == MaxRunDepth {
+			for _, e := range entries {
+				sc.deeper = sc.deeper || e.IsDir()
+			}
 			return
 		}
 		for _, e := range entries {
@@ -174,7 +178,7 @@ func (sc *scan) fingerprint() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "log dir: %d other file(s) such as %q\n", sc.others, sc.example)
+	fmt.Fprintf(&b, "log dir: %d other file(s) such as %q, deeper %v\n", sc.others, sc.example, sc.deeper)
 	for _, r := range sc.runs {
 		fmt.Fprintf(&b, "run %s\n", r.dir)
 		for _, f := range r.files {

@@ -387,9 +387,13 @@ func (s *Server) readView(sc *scan) logView {
 	}
 	if len(runs) == 0 {
 		n, example := sc.others, sc.example
-		if n == 0 {
+		switch {
+		case sc.deeper:
+			// Not "empty": what lies below the bound was not looked at.
+			v.Status, v.Message = statusForeign, fmt.Sprintf("log dir %s holds no event files (events.out.tfevents.*) within %d levels of it, and %d other file(s): runs deeper are not looked for; is it the right directory?", s.logdir, MaxRunDepth, n)
+		case n == 0:
 			v.Status, v.Message = statusEmpty, fmt.Sprintf("log dir %s is empty: no runs yet (write one with spore train --summary-dir %s)", s.logdir, s.logdir)
-		} else {
+		default:
 			v.Status, v.Message = statusForeign, fmt.Sprintf("log dir %s holds no event files (events.out.tfevents.*), only %d other file(s) such as %s: is it the right directory?", s.logdir, n, example)
 		}
 		return v

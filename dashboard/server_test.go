@@ -737,6 +737,23 @@ func TestRunDepthBound(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("runs %q, want those at most %d levels down: %q", got, maxDepth, want)
 	}
+
+	// A log dir whose only run lies too deep is not called empty.
+	deep := t.TempDir()
+	w, err := summary.NewWriter(filepath.Join(deep, "1", "2", "3", "4", "5", "6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(deep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, ok := s.Status(); ok || !strings.Contains(msg, fmt.Sprintf("within %d levels of it", maxDepth)) || !strings.Contains(msg, "runs deeper are not looked for") {
+		t.Errorf("over a run too deep: Status() = %q, %v; want it to say that deeper runs are not looked for", msg, ok)
+	}
 }
 
 // TestWalkIsCached checks that requests share one walk of the log dir:
