@@ -20,16 +20,31 @@
 //
 // Everything the page needs, the layout engine included (its licence in
 // web/vendor), is embedded in the binary, so it works offline. The
-// server binds to 127.0.0.1:6006 unless given another address, re-reads
-// the log dir only when a file in it changed, and serves nothing under
-// the log dir but the graph records its runs list.
+// server binds to 127.0.0.1:6006 unless given another address, and
+// serves nothing under the log dir but the graph records its runs list.
+//
+// Runs are looked for at most [MaxRunDepth] levels below the log dir. The
+// walk that finds them is shared by all requests: it is redone when a
+// directory it watches (the log dir, the runs', and, in a tree of up to
+// a few hundred directories, all of them) gains or loses an entry, or
+// after five seconds, and never sooner than ten times its own duration,
+// so that a log dir of / costs a tenth of a core at most. The runs' event
+// files are re-read whenever one of them changed.
+//
+// The server answers only requests addressed to a loopback name
+// (localhost, 127.0.0.0/8, [::1]) or to the address it serves on, so that
+// a web page elsewhere cannot read the log dir by pointing its own host
+// name at this machine (DNS rebinding); others get 403. No answer may be
+// framed by another page or sniffed as another content type. An error
+// repeats at most about a hundred bytes of what the request sent.
 //
 // A log dir that does not exist yet, is empty, or holds no event files
 // is not an error: the page and [Server.Status] say which, so that a
 // dashboard can be started before the training that fills it.
 //
 // The endpoints, all GET and all answering JSON ({"error": "..."} with a
-// 4xx status for a bad request):
+// 4xx status for a bad request; 422 for a graph record that is not of
+// the shape the page draws, "malformed graph file" and why):
 //
 //	/api/runs                       the log dir's status and runs
 //	/api/scalars?tag=T[&run=R]      a scalar tag's [step, wall time, value] points per run

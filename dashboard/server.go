@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultAddr is where the dashboard listens unless told otherwise:
@@ -30,14 +31,28 @@ const DefaultAddr = "127.0.0.1:6006"
 var webFiles embed.FS
 
 // Server serves the dashboard page and its JSON endpoints over one log
-// directory. It reads the directory afresh (when anything in it changed)
+// directory. It reads the runs afresh (when any of their files changed)
 // on every request, so a run being written shows up live.
+//
+// It answers only requests addressed to it by a loopback name
+// (localhost, 127.0.0.0/8, [::1]) or by the address it was given to
+// serve on: a page elsewhere that points its own host name at this
+// machine (DNS rebinding) gets 403, not the log dir's contents.
 type Server struct {
 	logdir string
-	read   func(logdir string) ([]logRun, error)
+	read   func(logdir string, runDirs []string) ([]logRun, error)
 	mux    *http.ServeMux
+	// now is the clock of the walk cache; tests set their own.
+	now func() time.Time
+	// maxWatch is maxWatchedDirs; tests set less.
+	maxWatch int
+
+	hostMu sync.RWMutex
+	hosts  map[string]bool // host names and addresses served on, besides loopback
 
 	mu    sync.Mutex
+	scan  *scan // the last walk of the log dir
+	walks int   // how many walks there were, for tests
 	cache snapshot
 }
 
@@ -63,7 +78,7 @@ func New(logdir string) (*Server, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("dashboard: log dir %s is a file, not a directory", logdir)
 	}
-	s := &Server{logdir: abs, read: readSummaries}
+	s := &Server{logdir: abs, read: readRuns, now: time.Now, maxWatch: maxWatchedDirs, hosts: map[string]bool{}}
 	s.routes()
 	return s, nil
 }
@@ -86,16 +101,117 @@ func (s *Server) Status() (msg string, ok bool) {
 // ServeHTTP serves the page, its assets and the JSON endpoints. A bug
 // that panics in a handler answers 500 with its message rather than
 // printing a goroutine dump on the console of whoever runs the server.
+//
+// Every answer, errors included, forbids framing the page (so that no
+// other site can overlay it) and content sniffing; a request whose Host
+// is not this server's (see [Server]) gets 403.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", apiPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			httpError(w, http.StatusInternalServerError, "internal error serving %s: %v (a bug in spore)", r.URL.Path, v)
+			httpError(w, http.StatusInternalServerError, "internal error serving %s: %s (a bug in spore)", clip(r.URL.Path), clip(fmt.Sprint(v)))
 		}
 	}()
+	if !s.hostAllowed(r.Host) {
+		httpError(w, http.StatusForbidden, "this dashboard does not answer to host %q: open it at localhost or at the address it serves on (a request for another host name may come from a page rebinding that name to this machine)", clip(r.Host))
+		return
+	}
+	if len(r.URL.Path) > maxPath {
+		// The mux's redirect to a cleaned path would repeat it whole.
+		httpError(w, http.StatusRequestURITooLong, "a path of %d bytes (%s): the dashboard's paths are short", len(r.URL.Path), clip(r.URL.Path))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// maxPath is the longest path the server reads: its own are a few dozen
+// bytes.
+const maxPath = 1024
+
+// Content security policies: the JSON answers are no documents and may
+// load nothing; the page loads only from this server. Neither may be
+// framed by any page.
+const (
+	apiPolicy  = "default-src 'none'; frame-ancestors 'none'"
+	pagePolicy = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' data:; frame-ancestors 'none'"
+)
+
+// hostAllowed reports whether a request's Host (with or without a port)
+// names this server: a loopback name or address, or a host it serves on.
+func (s *Server) hostAllowed(host string) bool {
+	h := canonicalHost(host)
+	if h == "" {
+		return false
+	}
+	if h == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	s.hostMu.RLock()
+	defer s.hostMu.RUnlock()
+	return s.hosts[h]
+}
+
+// canonicalHost is host without its port or brackets, in lower case, an
+// address in its standard form, so that hosts compare as strings.
+func canonicalHost(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")), ".")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
+	}
+	return host
+}
+
+// allowListener adds the hosts ln serves to the ones the server answers
+// to: its address and, when Listen opened it, the host asked for (a
+// name). A listener on every interface (0.0.0.0, [::]) adds the
+// machine's own addresses and host name, which is how others reach it.
+func (s *Server) allowListener(ln net.Listener) {
+	var hosts []string
+	if bl, ok := ln.(*listener); ok {
+		hosts = append(hosts, bl.host)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		if a.IP.IsUnspecified() {
+			if addrs, err := net.InterfaceAddrs(); err == nil {
+				for _, ad := range addrs {
+					if ipn, ok := ad.(*net.IPNet); ok {
+						hosts = append(hosts, ipn.IP.String())
+					}
+				}
+			}
+			if name, err := os.Hostname(); err == nil {
+				hosts = append(hosts, name)
+			}
+		} else {
+			hosts = append(hosts, a.IP.String())
+		}
+	}
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	for _, h := range hosts {
+		if h := canonicalHost(h); h != "" && h != "0.0.0.0" && h != "::" {
+			s.hosts[h] = true
+		}
+	}
+}
+
+// listener is a listener that Listen opened, with the host it was asked
+// for, which may be a name that its address does not tell.
+type listener struct {
+	net.Listener
+	host string
 }
 
 // Listen opens addr (host:port; DefaultAddr when empty) for the
@@ -105,7 +221,8 @@ func Listen(addr string) (net.Listener, error) {
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
 		return nil, fmt.Errorf("dashboard: address %q is not host:port (for example %s)", addr, DefaultAddr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -115,7 +232,7 @@ func Listen(addr string) (net.Listener, error) {
 		}
 		return nil, fmt.Errorf("dashboard: cannot listen on %s: %w", addr, err)
 	}
-	return ln, nil
+	return &listener{Listener: ln, host: host}, nil
 }
 
 // ListenAndServe listens on addr (DefaultAddr when empty) and serves
@@ -129,8 +246,10 @@ func (s *Server) ListenAndServe(addr string) error {
 }
 
 // Serve serves the dashboard on ln until ln is closed; closing it ends
-// Serve with a nil error.
+// Serve with a nil error. Requests may name the server by ln's address
+// (or the host given to Listen) besides the loopback names.
 func (s *Server) Serve(ln net.Listener) error {
+	s.allowListener(ln)
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	err := srv.Serve(ln)
 	if errors.Is(err, net.ErrClosed) || errors.Is(err, http.ErrServerClosed) {
@@ -148,7 +267,7 @@ func (s *Server) routes() {
 	files := s.secure(http.FileServerFS(web))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard is read-only (GET)", r.Method, r.URL.Path)
+			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard is read-only (GET)", clip(r.Method), clip(r.URL.Path))
 			return
 		}
 		files.ServeHTTP(w, r)
@@ -159,10 +278,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/graph", s.handleGraph)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
-			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard's endpoints are read-only (GET)", r.Method, r.URL.Path)
+			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard's endpoints are read-only (GET)", clip(r.Method), clip(r.URL.Path))
 			return
 		}
-		httpError(w, http.StatusNotFound, "no endpoint %s (endpoints: /api/runs, /api/scalars, /api/histograms, /api/graph)", r.URL.Path)
+		httpError(w, http.StatusNotFound, "no endpoint %s (endpoints: /api/runs, /api/scalars, /api/histograms, /api/graph)", clip(r.URL.Path))
 	})
 }
 
@@ -171,8 +290,7 @@ func (s *Server) routes() {
 // compile its WebAssembly.
 func (s *Server) secure(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' data:")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", pagePolicy)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -205,46 +323,46 @@ type runInfo struct {
 	LastStep      int64    `json:"lastStep"`
 }
 
-// load returns the log dir's view, re-reading it only when a file in it
-// changed (name, size or modification time).
+// load returns the log dir's view, re-reading the runs only when one of
+// their files changed (name, size or modification time). Requests share
+// one walk of the log dir (see currentScan): the page polls every two
+// seconds, with a request per tag, and a walk of a big tree takes
+// seconds.
 func (s *Server) load() logView {
-	key := fingerprint(s.logdir)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	sc := s.currentScan()
+	key := sc.fingerprint()
 	if key != "" && key == s.cache.key {
 		return s.cache.view
 	}
-	v := s.readView()
+	v := s.readView(sc)
 	s.cache = snapshot{key: key, view: v}
 	return v
 }
 
-// fingerprint summarises the log dir's files; "" when it cannot be read
-// (nothing is cached then).
-func fingerprint(dir string) string {
-	var b strings.Builder
-	b.WriteString("log dir\n") // an empty dir has a fingerprint too
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// currentScan returns the last walk of the log dir, walking it again
+// when there was none, the log dir could not be read, the walk is older
+// than scanTTL, or one of its watched directories changed (an entry was
+// added or removed there) — the last two no sooner than walkShare times
+// the walk's duration after it began. s.mu is held.
+func (s *Server) currentScan() *scan {
+	now := s.now()
+	if sc := s.scan; sc != nil && sc.err == nil {
+		age := now.Sub(sc.at)
+		if age < walkShare*sc.took || (age < scanTTL && !sc.dirsChanged()) {
+			return sc
 		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s\x00%d\x00%d\n", path, fi.Size(), fi.ModTime().UnixNano())
-		return nil
-	})
-	if err != nil {
-		return ""
 	}
-	return b.String()
+	sc := walkLogdir(s.logdir, s.maxWatch)
+	sc.at = now
+	sc.took = s.now().Sub(now)
+	s.scan = sc
+	s.walks++
+	return sc
 }
 
-func (s *Server) readView() logView {
+func (s *Server) readView(sc *scan) logView {
 	v := logView{Logdir: s.logdir, Runs: []runInfo{}}
 	fi, err := os.Stat(s.logdir)
 	switch {
@@ -258,16 +376,24 @@ func (s *Server) readView() logView {
 		v.Status, v.Message = statusError, fmt.Sprintf("log dir %s is a file, not a directory", s.logdir)
 		return v
 	}
-	runs, err := s.read(s.logdir)
+	if sc.err != nil {
+		v.Status, v.Message = statusError, fmt.Sprintf("log dir %s: %v", s.logdir, unwrapPath(sc.err))
+		return v
+	}
+	runs, err := s.read(s.logdir, sc.runDirs())
 	if err != nil {
 		v.Status, v.Message = statusError, err.Error()
 		return v
 	}
 	if len(runs) == 0 {
-		n, example := countFiles(s.logdir)
-		if n == 0 {
+		n, example := sc.others, sc.example
+		switch {
+		case sc.deeper:
+			// Not "empty": what lies below the bound was not looked at.
+			v.Status, v.Message = statusForeign, fmt.Sprintf("log dir %s holds no event files (events.out.tfevents.*) within %d levels of it, and %d other file(s): runs deeper are not looked for; is it the right directory?", s.logdir, MaxRunDepth, n)
+		case n == 0:
 			v.Status, v.Message = statusEmpty, fmt.Sprintf("log dir %s is empty: no runs yet (write one with spore train --summary-dir %s)", s.logdir, s.logdir)
-		} else {
+		default:
 			v.Status, v.Message = statusForeign, fmt.Sprintf("log dir %s holds no event files (events.out.tfevents.*), only %d other file(s) such as %s: is it the right directory?", s.logdir, n, example)
 		}
 		return v
@@ -286,20 +412,6 @@ func (s *Server) readView() logView {
 	}
 	v.Status, v.Message = statusOK, fmt.Sprintf("%d run(s) in %s", len(runs), s.logdir)
 	return v
-}
-
-// countFiles counts the regular files under dir and names one of them.
-func countFiles(dir string) (n int, example string) {
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if n == 0 {
-				example, _ = filepath.Rel(dir, path)
-			}
-			n++
-		}
-		return nil
-	})
-	return n, example
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -357,7 +469,7 @@ func (s *Server) handleScalars(w http.ResponseWriter, r *http.Request) {
 		out.Series = append(out.Series, ser)
 	}
 	if len(out.Series) == 0 {
-		httpError(w, http.StatusNotFound, "no scalar tag %q in %s", tag, runsNamed(r))
+		httpError(w, http.StatusNotFound, "no scalar tag %q in %s", clip(tag), runsNamed(r))
 		return
 	}
 	writeJSON(w, out)
@@ -376,7 +488,7 @@ func (s *Server) handleHistograms(w http.ResponseWriter, r *http.Request) {
 	}
 	hs, ok := runs[0].Histograms[tag]
 	if !ok {
-		httpError(w, http.StatusNotFound, "no histogram tag %q in run %q", tag, runs[0].Name)
+		httpError(w, http.StatusNotFound, "no histogram tag %q in run %q", clip(tag), runs[0].Name)
 		return
 	}
 	type hist struct {
@@ -422,16 +534,19 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 	}
 	run := runs[0]
 	if !slices.Contains(run.Graphs, file) {
-		httpError(w, http.StatusNotFound, "run %q has no graph file %q", run.Name, file)
+		httpError(w, http.StatusNotFound, "run %q has no graph file %q", run.Name, clip(file))
 		return
 	}
 	data, err := os.ReadFile(filepath.Join(run.Dir, filepath.FromSlash(file)))
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, "reading graph %s of run %q: %v", file, run.Name, err)
+		httpError(w, http.StatusInternalServerError, "reading graph %s of run %q: %v", file, run.Name, unwrapPath(err))
 		return
 	}
-	if !json.Valid(data) {
-		httpError(w, http.StatusUnprocessableEntity, "graph file %s of run %q is not valid JSON", file, run.Name)
+	// The page draws what it is sent; a record of another shape (an
+	// older spore's, a foreign file) is refused here, with the reason,
+	// rather than failing in the page's script.
+	if err := checkRecord(data); err != nil {
+		httpError(w, http.StatusUnprocessableEntity, "malformed graph file %s of run %q: %v", file, run.Name, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -461,15 +576,40 @@ func (s *Server) selectRuns(w http.ResponseWriter, r *http.Request) ([]logRun, b
 	for i, run := range v.runs {
 		names[i] = fmt.Sprintf("%q", run.Name)
 	}
-	httpError(w, http.StatusNotFound, "no run %q in %s (runs: %s)", name, s.logdir, strings.Join(names, ", "))
+	if len(names) > maxNamed {
+		names = append(names[:maxNamed], fmt.Sprintf("and %d more", len(names)-maxNamed))
+	}
+	httpError(w, http.StatusNotFound, "no run %q in %s (runs: %s)", clip(name), s.logdir, strings.Join(names, ", "))
 	return nil, false
 }
 
+// maxNamed is how many runs an error names: a log dir can hold
+// hundreds.
+const maxNamed = 20
+
 func runsNamed(r *http.Request) string {
 	if r.URL.Query().Has("run") {
-		return fmt.Sprintf("run %q", r.URL.Query().Get("run"))
+		return fmt.Sprintf("run %q", clip(r.URL.Query().Get("run")))
 	}
 	return "any run"
+}
+
+// maxEcho is how many bytes of a request's own text (a tag, a run name,
+// a path, a host) an error message repeats: enough to recognise it, and
+// a megabyte parameter is not sent back whole.
+const maxEcho = 100
+
+// clip is s cut to maxEcho bytes, on a character boundary, with an
+// ellipsis when it was longer.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // num is a float64 that JSON can always hold: NaN and ±Inf (a diverged

@@ -21,7 +21,7 @@ func cmdDashboard(args []string, stdout, stderr io.Writer) error {
 		"compiled graphs and the compiler's passes, in the browser. The page needs no\n"+
 		"network: everything it uses is inside spore. Runs appear, and curves grow, as\n"+
 		"training writes. Stops on Ctrl-C.", stdout)
-	logdir := fs.String("logdir", "", "directory of runs to show (required); it may not exist yet")
+	logdir := fs.String("logdir", "", fmt.Sprintf("directory of runs to show (required), looked for at most %d levels below it; it may not exist yet", dashboard.MaxRunDepth))
 	addr := fs.String("addr", dashboard.DefaultAddr, "host:port to serve on (the default is reachable from this machine only)")
 	if err := parse(fs, args); err != nil {
 		return err

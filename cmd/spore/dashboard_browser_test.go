@@ -75,6 +75,12 @@ func TestDashboardInBrowser(t *testing.T) {
 			clickNode = n
 		}
 	}
+	// A record of the wrong shape, which the page must call malformed
+	// rather than fail on.
+	const brokenFile = "graphs/Broken-1.json"
+	if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(brokenFile)), []byte(`{"name":"Broken","passes":[{"pass":"trace","text":"","graph":{"nodes":"oops","outputs":[]}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	s, ln, err := startDashboard(logdir, "127.0.0.1:0")
 	if err != nil {
@@ -213,6 +219,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("viewBox before, after the wheel and after a drag: %q; want the wheel to resize it and the drag to move it", moves)
 	}
 
+	// The malformed record: the graph view says so, with the reason.
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById("graph-file"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, brokenFile))
+	waitText(t, ctx, "#graph-viewport", "malformed graph file "+brokenFile)
+	if text := eval[string](t, ctx, `document.getElementById("graph-viewport").textContent`); !strings.Contains(text, "nodes is a string, want an array") {
+		t.Errorf("over a malformed record the graph view says %q, want the reason", text)
+	}
+
 	// The pass view: some pass of the training step changes its IR, and
 	// the changed lines are highlighted.
 	check(t, "pass view", chromedp.Do(ctx,
@@ -238,6 +251,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("pass %s changed the IR, but the pass view highlights no line of it", last)
 	}
 
+	// The pass view over the malformed record says so too.
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById("pass-file"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, brokenFile))
+	waitText(t, ctx, "#pass-diff", "malformed graph file "+brokenFile)
+
 	// Live: a run that appears while the page is open is drawn at the
 	// next poll, without a reload.
 	check(t, "scalar view again", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#tabs button[data-view="scalars"]`))))
@@ -247,13 +264,19 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	for step := int64(1); step <= 5; step++ {
 		w.AddScalar("loss", step, 2/float64(step))
+		// An accuracy that reaches 100%: its axis must stop there.
+		w.AddScalar("eval/accuracy", step, []float64{0.5, 0.8, 0.95, 1, 1}[step-1])
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	check(t, "a run written while the page is open", chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`.scalar-card[data-tag="loss"] path.curve[data-run="live"][data-points="5"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.scalar-card[data-tag="eval/accuracy"] path.curve[data-run="live"][data-points="5"]`)),
 	))
+	if top := eval[string](t, ctx, `document.querySelector('.scalar-card[data-tag="eval/accuracy"] svg').dataset.ymax`); top != "1" {
+		t.Errorf("the accuracy axis runs up to %q, want 1 (100%%)", top)
+	}
 
 	// A log dir with nothing to show says so on the page.
 	foreignDir := t.TempDir()
@@ -290,6 +313,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	if len(exceptions) > 0 {
 		t.Errorf("the page threw: %q", exceptions)
+	}
+}
+
+// waitText waits until the element that selector names shows want.
+func waitText(t *testing.T, ctx context.Context, selector, want string) {
+	t.Helper()
+	expr := fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.includes(%q)`, selector, want)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr)); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent`, selector)))
+		t.Fatalf("waiting for %s to show %q: %v (it shows %q)", selector, want, err, got)
 	}
 }
 
@@ -443,6 +476,18 @@ func TestDashboardScripts(t *testing.T) {
 		{"rebinning a point mass", `m.rebin({min: 1, max: 1, bucketLimit: [1], bucket: [5]}, 0, 2, 2)`, `[0,5]`},
 		{"rebinning an open end", `m.rebin({min: -1, max: 1, bucketLimit: [0, 1.7976931348623157e308], bucket: [1, 1]}, -1, 1, 2)`, `[1,1]`},
 		{"ticks", `m.niceTicks(0, 1)`, `[0,0.2,0.4,0.6,0.8,1]`},
+		{"a y axis padded by 5%", `m.yRange("loss", [0, 10])`, `[-0.5,10.5]`},
+		{"a flat y axis widened", `round(m.yRange("loss", [2, 2]))`, `[1.78,2.22]`},
+		{"an accuracy axis stops at 100%", `m.yRange("accuracy", [0.5, 0.9, 1])[1]`, `1`},
+		{"an accuracy axis stops at 0%", `m.yRange("accuracy", [0, 0.5])[0]`, `0`},
+		{"a flat accuracy of 100%", `round(m.yRange("accuracy", [1, 1, 1]))`, `[0.89,1]`},
+		{"acc is an accuracy", `m.yRange("train/acc", [0.2, 1])[1]`, `1`},
+		{"val_acc is an accuracy", `m.yRange("val_acc", [0.2, 1])[1]`, `1`},
+		{"top1-accuracy is an accuracy", `m.yRange("eval/Top1-Accuracy", [0.2, 1])[1]`, `1`},
+		{"an accuracy in percent stops at 100", `m.yRange("eval/accuracy", [50, 100])[1]`, `100`},
+		{"a loss in [0, 1] is padded", `m.yRange("loss", [0.5, 1])[1] > 1`, `true`},
+		{"accumulated is no accuracy", `m.yRange("accumulated", [0.5, 1])[1] > 1`, `true`},
+		{"an accuracy above 100% is not cut", `m.yRange("accuracy", [50, 150])[1] > 150`, `true`},
 		{"DOT: nodes, edges and updates", `(() => { const d = m.toDot("f", {nodes: [
 			{id: 0, op: "param", kind: "param", inputs: [], shape: [2], dtype: "float32", attrs: {name: "w"}},
 			{id: 1, op: "Neg", kind: "op", inputs: [0], shape: [2], dtype: "float32"}], outputs: [1], assigns: [{param: 0, value: 1}]});

@@ -104,6 +104,21 @@ func TestDashboardServes(t *testing.T) {
 	if !strings.Contains(string(body), `"status":"missing"`) {
 		t.Errorf("/api/runs = %s, want the missing log dir's status", body)
 	}
+	// A page elsewhere that rebinds its name to this machine reads nothing.
+	req, err := http.NewRequest("GET", url+"api/runs", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || strings.Contains(string(body), logdir) || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("Host evil.example: %d %s (X-Frame-Options %q), want 403 without the log dir, unframeable", resp.StatusCode, body, resp.Header.Get("X-Frame-Options"))
+	}
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "does not exist (yet)") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}

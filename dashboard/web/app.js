@@ -3,7 +3,7 @@
 // endpoints. Everything it needs is served by the spore binary; nothing
 // is fetched from elsewhere, so it works offline.
 
-import { diffLines, niceTicks, rebin, smooth, toDot } from "./lib.js";
+import { diffLines, niceTicks, rebin, smooth, toDot, yRange } from "./lib.js";
 
 const POLL_MS = 2000;
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -201,11 +201,9 @@ function scalarChart(answer, weight, showRaw, selected) {
     return card;
   }
   let x0 = Math.min(...pts.map((p) => p[0])), x1 = Math.max(...pts.map((p) => p[0]));
-  let y0 = Math.min(...finite.map((p) => p[2])), y1 = Math.max(...finite.map((p) => p[2]));
   if (x1 === x0) { x0 -= 1; x1 += 1; }
-  if (y1 === y0) { const d = Math.abs(y0) * 0.1 || 1; y0 -= d; y1 += d; }
-  const pad = (y1 - y0) * 0.05;
-  y0 -= pad; y1 += pad;
+  const [y0, y1] = yRange(answer.tag, finite.map((p) => p[2]));
+  svg.dataset.ymax = String(y1);
   const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
   const sy = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
   for (const t of niceTicks(y0, y1)) {
@@ -394,6 +392,23 @@ async function drawGraph() {
     state.graphKey = "";
     return;
   }
+  try {
+    await drawRecord(run, file, rec, vp);
+  } catch (err) {
+    malformed(vp, file, err);
+  }
+}
+
+// malformed says in box that a record could not be drawn. The server
+// refuses records of the wrong shape; this catches what its check does
+// not foresee, so that the page shows a reason rather than a script error.
+function malformed(box, file, err) {
+  box.replaceChildren(el("p", { class: "muted", text: `malformed graph file ${file}: ${err.message || err}` }));
+  console.error(`spore dashboard: graph file ${file}:`, err);
+}
+
+// drawRecord draws the chosen pass's graph of a compile record.
+async function drawRecord(run, file, rec, vp) {
   const passes = rec.passes || [];
   fillSelect($("graph-pass"), passes.map((_, i) => String(i)), passes.map((p, i) => `${i}: ${p.pass}`));
   if ($("graph-pass").dataset.file !== file) {
@@ -552,6 +567,18 @@ async function drawPasses() {
     return;
   }
   state.passKey = key;
+  try {
+    drawPassList(rec, chosen, ignore);
+  } catch (err) {
+    $("pass-list").replaceChildren();
+    $("pass-summary").textContent = "";
+    malformed($("pass-diff"), file, err);
+  }
+}
+
+// drawPassList lists a record's passes and shows the chosen one's
+// changes (the first that changed the IR when none was chosen).
+function drawPassList(rec, chosen, ignore) {
   const passes = rec.passes || [];
   const keyFn = ignore ? normalise : (s) => s;
   const diffs = passes.map((p, i) => (i === 0 ? null : diffLines(lines(passes[i - 1].text), lines(p.text), keyFn)));

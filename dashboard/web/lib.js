@@ -1,6 +1,6 @@
 // Pure functions of the dashboard page, kept apart from the page so that
-// tests can run them on their own: smoothing, axis ticks, histogram
-// rebinning, the graph's DOT text and the IR line diff.
+// tests can run them on their own: smoothing, axis ticks and ranges,
+// histogram rebinning, the graph's DOT text and the IR line diff.
 
 // smooth is TensorBoard's debiased exponential moving average: the
 // first points are not pulled towards zero, and non-finite values pass
@@ -26,6 +26,34 @@ export function niceTicks(lo, hi, count = 5) {
   const ticks = [];
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push(Number(t.toPrecision(12)));
   return ticks;
+}
+
+// isAccuracy says whether a scalar tag names an accuracy: "accuracy" or
+// "acc" as a word of it ("eval/accuracy", "train/acc", "val_acc",
+// "top1-accuracy"), but not "accumulated".
+export function isAccuracy(tag) {
+  return /(^|[^a-z])acc(uracy)?([^a-z]|$)/i.test(tag);
+}
+
+// yRange is the y axis of a scalar chart of tag over values (the finite
+// ones): their range, widened when flat, padded by 5% each side. An
+// accuracy's axis stops at 0 and at 100% (1, or 100 for one in percent),
+// which the padding would cross: no accuracy lies beyond. A tag is
+// needed as well as values in [0, 1]: a loss can lie there too, and
+// cutting its axis at 1 would hide nothing but look like a bound.
+export function yRange(tag, values) {
+  let min = Infinity, max = -Infinity;
+  for (const v of values) { min = Math.min(min, v); max = Math.max(max, v); }
+  let lo = min, hi = max;
+  if (hi === lo) { const d = Math.abs(lo) * 0.1 || 1; lo -= d; hi += d; }
+  const pad = (hi - lo) * 0.05;
+  lo -= pad; hi += pad;
+  if (isAccuracy(tag) && min >= 0) {
+    const top = max <= 1 ? 1 : max <= 100 ? 100 : Infinity;
+    hi = Math.min(hi, top);
+    lo = Math.max(lo, 0);
+  }
+  return [lo, hi];
 }
 
 // rebin spreads a histogram's buckets over uniform bins of [lo, hi],
