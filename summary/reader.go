@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Run is what ReadLogdir found in one run directory.
+// Run is what ReadLogdir or ReadRun found in one run directory.
 type Run struct {
 	// Name is the run's path relative to the log dir, with slashes ("."
 	// for the log dir itself).
@@ -68,7 +68,7 @@ func ReadLogdir(logdir string) ([]*Run, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		run, err := readRun(logdir, path)
+		run, err := ReadRun(logdir, path)
 		if err != nil {
 			return err
 		}
@@ -84,12 +84,22 @@ func ReadLogdir(logdir string) ([]*Run, error) {
 	return runs, nil
 }
 
-// readRun reads dir as a run, or returns nil when it holds no event files
-// and no graphs.
-func readRun(logdir, dir string) (*Run, error) {
+// ReadRun reads one directory of logdir as ReadLogdir reads each run it
+// finds: the directory's event files, merged in step order, and the JSON
+// records of its graphs directory, with the run named by dir's path
+// relative to logdir. It serves a caller that finds the run directories
+// itself, as one that looks only so deep below the log dir.
+//
+// It returns nil and no error when dir holds no event files and no graph
+// records, and when dir is not logdir and cannot be read (removed since
+// it was found, or unreadable: it hides itself only, as under
+// ReadLogdir); it fails only when dir is logdir and cannot be read.
+// What it skips in a run is named in the run's Warnings, as by
+// ReadLogdir.
+func ReadRun(logdir, dir string) (*Run, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		if dir == logdir {
+		if filepath.Clean(dir) == filepath.Clean(logdir) {
 			return nil, fmt.Errorf("summary: log dir %s: %w", logdir, unwrapPath(err))
 		}
 		return nil, nil
@@ -151,7 +161,11 @@ func (r *Run) readEventFile(path string) {
 	if len(events) == 0 && (len(skipped) != 1 || !errors.Is(skipped[0], ErrTornRecord)) {
 		// Not one whole record: a foreign file with "tfevents" in its
 		// name, or one damaged throughout.
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: not an event file (no valid record; first problem at %v); skipped", path, skipped[0]))
+		first := "none"
+		if len(skipped) > 0 {
+			first = skipped[0].Error()
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: not an event file (no valid record; first problem at %s); skipped", path, first))
 		return
 	}
 	if len(events) > 0 && events[0].FileVersion == "" {
@@ -167,7 +181,9 @@ func (r *Run) readEventFile(path string) {
 			case ScalarValue:
 				r.Scalars[v.Tag] = append(r.Scalars[v.Tag], Scalar{Step: ev.Step, WallTime: ev.WallTime, Value: v.Scalar})
 			case HistogramValue:
-				r.Histograms[v.Tag] = append(r.Histograms[v.Tag], *v.Histogram)
+				if v.Histogram != nil {
+					r.Histograms[v.Tag] = append(r.Histograms[v.Tag], *v.Histogram)
+				}
 			default:
 				other++
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,46 @@ func TestReadLogdirRuns(t *testing.T) {
 	}
 	if len(steps) != 4 || steps[0] != 1 || steps[3] != 4 {
 		t.Errorf("run a's steps %v, want 1 2 3 4", steps)
+	}
+}
+
+// ReadRun reads one directory as ReadLogdir reads each run, and gives
+// nil for a directory that is no run or is gone; only a log dir that
+// cannot be read is an error.
+func TestReadRun(t *testing.T) {
+	root := t.TempDir()
+	for _, dir := range []string{root, filepath.Join(root, "a", "b")} {
+		w, err := summary.NewWriter(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddScalar("loss", 2, 2)
+		w.AddScalar("loss", 1, 1)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "c", summary.GraphDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := summary.ReadLogdir(root)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("ReadLogdir = %d runs, %v; want 2", len(runs), err)
+	}
+	for _, want := range runs {
+		got, err := summary.ReadRun(root, want.Dir)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ReadRun(%q) = %+v, %v; ReadLogdir reads %+v", want.Name, got, err, want)
+		}
+	}
+	for _, dir := range []string{"a", "c", "gone"} { // no event files, no graph records, no directory
+		if got, err := summary.ReadRun(root, filepath.Join(root, dir)); got != nil || err != nil {
+			t.Errorf("ReadRun(%q) = %+v, %v; want nil, nil", dir, got, err)
+		}
+	}
+	gone := filepath.Join(root, "gone")
+	if _, err := summary.ReadRun(gone, gone); err == nil || !strings.Contains(err.Error(), "log dir "+gone) {
+		t.Errorf("ReadRun of a log dir that is not there = %v, want an error naming it", err)
 	}
 }
 
