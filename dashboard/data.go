@@ -1,12 +1,10 @@
 package dashboard
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,23 +35,6 @@ const scanTTL = 5 * time.Second
 // since it began (a tenth of a core at most), so that a busy tree such
 // as /tmp is not rewalked on every request.
 const walkShare = 10
-
-// logRun is one run of a log dir as the server uses it: the summary
-// reader's Run by value, so that a test can hand the server runs of its
-// own making.
-type logRun struct {
-	Name       string
-	Dir        string
-	Scalars    map[string][]scalarPoint
-	Histograms map[string][]histogram
-	Graphs     []string
-	Warnings   []string
-}
-
-type (
-	scalarPoint = summary.Scalar
-	histogram   = summary.Histogram
-)
 
 // scan is one walk of the log dir, bounded by MaxRunDepth: where the
 // runs are and what else is there.
@@ -202,116 +183,24 @@ func (sc *scan) runDirs() []string {
 	return dirs
 }
 
-// readRuns reads the given run directories of logdir as
-// summary.ReadLogdir reads the runs it finds. It reads them itself
-// because ReadLogdir walks the whole tree under the log dir, without the
-// bound of MaxRunDepth.
-func readRuns(logdir string, dirs []string) ([]logRun, error) {
-	var runs []logRun
+// readRuns reads the run directories a walk found with summary.ReadRun,
+// which reads each as summary.ReadLogdir does; ReadLogdir itself walks
+// the whole tree under the log dir, without the bound of MaxRunDepth. A
+// directory that is no run any more is left out.
+func readRuns(logdir string, dirs []string) ([]*summary.Run, error) {
+	var runs []*summary.Run
 	for _, dir := range dirs {
-		r, err := readRun(logdir, dir)
+		r, err := summary.ReadRun(logdir, dir)
 		if err != nil {
-			return nil, err
+			// The page and the console say where a message comes
+			// from: it needs no package prefix.
+			return nil, errors.New(strings.TrimPrefix(err.Error(), "summary: "))
 		}
 		if r != nil {
-			runs = append(runs, *r)
+			runs = append(runs, r)
 		}
 	}
 	return runs, nil
-}
-
-// readRun reads dir as a run, or returns nil when it holds no event
-// files and no graphs (any more).
-func readRun(logdir, dir string) (*logRun, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if dir == logdir {
-			return nil, fmt.Errorf("log dir %s: %w", logdir, unwrapPath(err))
-		}
-		return nil, nil // gone since the walk, or unreadable: it hides itself only
-	}
-	var events []string
-	var graphs []string
-	for _, e := range entries {
-		switch {
-		case e.Type().IsRegular() && summary.IsEventFile(e.Name()):
-			events = append(events, e.Name())
-		case e.IsDir() && e.Name() == summary.GraphDir:
-			for _, g := range graphFiles(filepath.Join(dir, e.Name())) {
-				graphs = append(graphs, summary.GraphDir+"/"+g)
-			}
-		}
-	}
-	if len(events) == 0 && len(graphs) == 0 {
-		return nil, nil
-	}
-	name, err := filepath.Rel(logdir, dir)
-	if err != nil {
-		name = dir
-	}
-	run := &logRun{Name: filepath.ToSlash(name), Dir: dir, Scalars: map[string][]scalarPoint{}, Histograms: map[string][]histogram{}, Graphs: graphs}
-	for _, name := range events {
-		run.readEventFile(filepath.Join(dir, name))
-	}
-	for _, s := range run.Scalars {
-		slices.SortStableFunc(s, func(a, b scalarPoint) int {
-			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.WallTime, b.WallTime))
-		})
-	}
-	for _, h := range run.Histograms {
-		slices.SortStableFunc(h, func(a, b histogram) int {
-			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.WallTime, b.WallTime))
-		})
-	}
-	return run, nil
-}
-
-// readEventFile adds one event file's series to the run, naming what it
-// skipped in the run's warnings as summary.ReadLogdir does.
-func (r *logRun) readEventFile(path string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v", path, unwrapPath(err)))
-		return
-	}
-	if len(data) == 0 {
-		return // a writer has created the file and not yet written to it
-	}
-	events, skipped, _ := summary.ReadEvents(data)
-	if len(events) == 0 && (len(skipped) != 1 || !errors.Is(skipped[0], summary.ErrTornRecord)) {
-		// Not one whole record: a foreign file with "tfevents" in its
-		// name, or one damaged throughout.
-		first := "none"
-		if len(skipped) > 0 {
-			first = skipped[0].Error()
-		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: not an event file (no valid record; first problem at %s); skipped", path, first))
-		return
-	}
-	if len(events) > 0 && events[0].FileVersion == "" {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the first record has no file_version; read anyway", path))
-	}
-	for _, s := range skipped {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %v; skipped", path, s))
-	}
-	other := 0
-	for _, ev := range events {
-		for _, v := range ev.Values {
-			switch v.Kind {
-			case summary.ScalarValue:
-				r.Scalars[v.Tag] = append(r.Scalars[v.Tag], scalarPoint{Step: ev.Step, WallTime: ev.WallTime, Value: v.Scalar})
-			case summary.HistogramValue:
-				if v.Histogram != nil {
-					r.Histograms[v.Tag] = append(r.Histograms[v.Tag], *v.Histogram)
-				}
-			default:
-				other++
-			}
-		}
-	}
-	if other > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d values of kinds spore does not read (images, audio, tensors); skipped", path, other))
-	}
 }
 
 // unwrapPath drops an *os.PathError's path and operation: the messages

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sporeml/spore/summary"
 )
 
 // DefaultAddr is where the dashboard listens unless told otherwise:
@@ -40,7 +42,7 @@ var webFiles embed.FS
 // machine (DNS rebinding) gets 403, not the log dir's contents.
 type Server struct {
 	logdir string
-	read   func(logdir string, runDirs []string) ([]logRun, error)
+	read   func(logdir string, runDirs []string) ([]*summary.Run, error)
 	mux    *http.ServeMux
 	// now is the clock of the walk cache; tests set their own.
 	now func() time.Time
@@ -310,7 +312,7 @@ type logView struct {
 	Status  string    `json:"status"`
 	Message string    `json:"message"`
 	Runs    []runInfo `json:"runs"`
-	runs    []logRun
+	runs    []*summary.Run
 }
 
 // runInfo is one run as /api/runs lists it.
@@ -557,7 +559,7 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 // selectRuns returns the run named by the run parameter, or every run
 // when there is none; it answers the request itself with an error when
 // the log dir has no runs or the named run does not exist.
-func (s *Server) selectRuns(w http.ResponseWriter, r *http.Request) ([]logRun, bool) {
+func (s *Server) selectRuns(w http.ResponseWriter, r *http.Request) ([]*summary.Run, bool) {
 	v := s.load()
 	if v.Status != statusOK {
 		httpError(w, http.StatusNotFound, "%s", v.Message)
@@ -569,7 +571,7 @@ func (s *Server) selectRuns(w http.ResponseWriter, r *http.Request) ([]logRun, b
 	name := r.URL.Query().Get("run")
 	for _, run := range v.runs {
 		if run.Name == name {
-			return []logRun{run}, true
+			return []*summary.Run{run}, true
 		}
 	}
 	names := make([]string, len(v.runs))

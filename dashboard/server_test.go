@@ -42,46 +42,107 @@ const graphFixture = `{"name":"dense","signature":"(float32[4,3])","level":"O1",
 // fixture makes a log dir with one run, "mlp", holding a graph record,
 // and a reader that returns that run with a few scalars (one of them
 // NaN) and a histogram.
-func fixture(t *testing.T) (logdir string, read func(string, []string) ([]logRun, error)) {
+func fixture(t *testing.T) (logdir string, read func(string, []string) ([]*summary.Run, error)) {
 	t.Helper()
 	logdir = t.TempDir()
 	runDir := filepath.Join(logdir, "mlp")
-	if err := os.MkdirAll(filepath.Join(runDir, "graphs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{
+	writeFiles(t, runDir, map[string]string{
 		"events.out.tfevents.1.host.1.spore": "stands for an event file",
 		"graphs/dense-1.json":                graphFixture,
 		"graphs/broken-1.json":               `{"name": "br`,
 		"secret.txt":                         "not a graph",
-	} {
-		if err := os.WriteFile(filepath.Join(runDir, filepath.FromSlash(name)), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := logRun{
+	})
+	run := &summary.Run{
 		Name: "mlp", Dir: runDir,
-		Scalars: map[string][]scalarPoint{
+		Scalars: map[string][]summary.Scalar{
 			"loss": points(2.3, 1.9, math.NaN(), 1.2),
 			"lr":   points(0.01, 0.01, 0.01, 0.01),
 		},
-		Histograms: map[string][]histogram{
+		Histograms: map[string][]summary.Histogram{
 			"param/w": {{Step: 2, WallTime: 101, Min: -1, Max: 1, Num: 6, Sum: 0, SumSquares: 2,
 				BucketLimit: []float64{0, math.Inf(1)}, Bucket: []float64{3, 3}}},
 		},
 		Graphs:   []string{"graphs/broken-1.json", "graphs/dense-1.json"},
 		Warnings: []string{"events.out.tfevents.1.host.1.spore: torn record at offset 120 skipped"},
 	}
-	return logdir, func(string, []string) ([]logRun, error) { return []logRun{run}, nil }
+	return logdir, func(string, []string) ([]*summary.Run, error) { return []*summary.Run{run}, nil }
+}
+
+// fixtureServer is a server over fixture's log dir and run.
+func fixtureServer(t *testing.T) (s *Server, logdir string) {
+	t.Helper()
+	logdir, read := fixture(t)
+	s, err := New(logdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.read = read
+	return s, logdir
 }
 
 // points are scalars at steps 1, 2, ... recorded at wall times 100, 101, ...
-func points(values ...float64) []scalarPoint {
-	out := make([]scalarPoint, len(values))
+func points(values ...float64) []summary.Scalar {
+	out := make([]summary.Scalar, len(values))
 	for i, v := range values {
-		out[i] = scalarPoint{Step: int64(i + 1), WallTime: float64(100 + i), Value: v}
+		out[i] = summary.Scalar{Step: int64(i + 1), WallTime: float64(100 + i), Value: v}
 	}
 	return out
+}
+
+// writeFiles writes files below root, named by slash-separated paths
+// relative to it, making their directories.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeRun writes the run name (slash-separated, "." for the log dir
+// itself) of logdir with the summary writer: what add adds, then Close.
+func writeRun(t *testing.T, logdir, name string, add func(w *summary.Writer)) {
+	t.Helper()
+	w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addGraphFixture adds graphFixture to w as a compiled function's record.
+func addGraphFixture(t *testing.T, w *summary.Writer) {
+	t.Helper()
+	var rec spore.CompileRecord
+	if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddGraph(rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runNames are the names of the runs s lists at /api/runs.
+func runNames(t *testing.T, s *Server) []string {
+	t.Helper()
+	rec := get(s, "localhost", "GET", "/api/runs")
+	var v logView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("/api/runs: %d %s", rec.Code, rec.Body)
+	}
+	var names []string
+	for _, r := range v.Runs {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 func TestNewRejects(t *testing.T) {
@@ -103,12 +164,7 @@ func TestNewRejects(t *testing.T) {
 }
 
 func TestEndpoints(t *testing.T) {
-	logdir, read := fixture(t)
-	s, err := New(logdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.read = read
+	s, _ := fixtureServer(t)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	for _, tc := range []struct {
@@ -198,12 +254,12 @@ func TestPageIsSelfContained(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
-	none := func(string, []string) ([]logRun, error) { return nil, nil }
+	none := func(string, []string) ([]*summary.Run, error) { return nil, nil }
 	_, some := fixture(t)
 	for _, tc := range []struct {
 		name   string
 		setup  func(dir string) string // returns the log dir
-		read   func(string, []string) ([]logRun, error)
+		read   func(string, []string) ([]*summary.Run, error)
 		status string
 		ok     bool
 		want   string
@@ -256,7 +312,7 @@ func TestReload(t *testing.T) {
 	}
 	s.now = func() time.Time { return time.Unix(1e9, 0) } // no time passes: only changes count
 	reads := 0
-	s.read = func(string, []string) ([]logRun, error) {
+	s.read = func(string, []string) ([]*summary.Run, error) {
 		reads++
 		return nil, nil
 	}
@@ -311,30 +367,17 @@ func TestDefaultAddrIsLoopback(t *testing.T) {
 func TestReadsEventFiles(t *testing.T) {
 	logdir := t.TempDir()
 	for run, losses := range map[string][]float64{"a": {2, 1.5, 1}, "b": {3, 2}} {
-		w, err := summary.NewWriter(filepath.Join(logdir, run))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range losses {
-			w.AddScalar("loss", int64(i+1), l)
-		}
-		w.AddHistogram("param/w", 1, []float32{-1, 0, 0.5, 2})
-		if run == "a" {
-			var rec spore.CompileRecord
-			if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
-				t.Fatal(err)
+		writeRun(t, logdir, run, func(w *summary.Writer) {
+			for i, l := range losses {
+				w.AddScalar("loss", int64(i+1), l)
 			}
-			if err := w.AddGraph(rec); err != nil {
-				t.Fatal(err)
+			w.AddHistogram("param/w", 1, []float32{-1, 0, 0.5, 2})
+			if run == "a" {
+				addGraphFixture(t, w)
 			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	if err := os.WriteFile(filepath.Join(logdir, "b", "events.out.tfevents.0.fake"), []byte("not TFRecord"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFiles(t, logdir, map[string]string{"b/events.out.tfevents.0.fake": "not TFRecord"})
 	s, err := New(logdir)
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +501,7 @@ func TestPanicIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.read = func(string, []string) ([]logRun, error) { panic("reader broke") }
+	s.read = func(string, []string) ([]*summary.Run, error) { panic("reader broke") }
 	rec := get(s, "localhost", "GET", "/api/runs")
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "reader broke") {
 		t.Errorf("a panicking handler answered %d %s, want 500 naming the panic", rec.Code, rec.Body)
@@ -479,12 +522,7 @@ func get(s *Server, host, method, target string) *httptest.ResponseRecorder {
 // are answered: a page on another site that rebinds its own name to
 // 127.0.0.1 sends its name as the Host, and must not read the log dir.
 func TestHostCheck(t *testing.T) {
-	logdir, read := fixture(t)
-	s, err := New(logdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.read = read
+	s, logdir := fixtureServer(t)
 	for _, tc := range []struct {
 		host string
 		ok   bool
@@ -528,12 +566,7 @@ func TestHostCheck(t *testing.T) {
 // TestSecurityHeaders checks that every answer, errors and JSON
 // included, forbids framing and content sniffing.
 func TestSecurityHeaders(t *testing.T) {
-	logdir, read := fixture(t)
-	s, err := New(logdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.read = read
+	s, _ := fixtureServer(t)
 	for _, tc := range []struct {
 		name, host, method, path string
 		status                   int
@@ -574,12 +607,7 @@ func checkSecurityHeaders(t *testing.T, h http.Header) {
 // TestEchoIsClipped checks that an error repeats at most the first
 // hundred bytes or so of what the request sent, however long it was.
 func TestEchoIsClipped(t *testing.T) {
-	logdir, read := fixture(t)
-	s, err := New(logdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.read = read
+	s, _ := fixtureServer(t)
 	long := strings.Repeat("x", 1<<20)
 	// A long run of multi-byte characters must be cut between them.
 	wide := strings.Repeat("é", 1<<10)
@@ -672,7 +700,7 @@ func TestMalformedGraph(t *testing.T) {
 		{"null passes", write("null", `{"name":"f","passes":null}`), `"passes":null`},
 		{"unknown fields", write("newer", `{"name":"f","future":{"x":1},"passes":[{"pass":"trace","graph":{"nodes":[{"id":0,"op":"input","extra":[1]}],"outputs":[0]}}]}`), `"future"`},
 	}
-	s.read = func(string, []string) ([]logRun, error) { return []logRun{run}, nil }
+	s.read = func(string, []string) ([]*summary.Run, error) { return []*summary.Run{run}, nil }
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := get(s, "localhost", "GET", "/api/graph?run=mlp&file="+tc.file)
@@ -708,14 +736,7 @@ func TestRunDepthBound(t *testing.T) {
 		if name == "" {
 			name = "."
 		}
-		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(name)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.AddScalar("loss", 1, float64(depth))
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRun(t, logdir, name, func(w *summary.Writer) { w.AddScalar("loss", 1, float64(depth)) })
 		if depth <= maxDepth {
 			want = append(want, name)
 		}
@@ -724,15 +745,7 @@ func TestRunDepthBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := get(s, "localhost", "GET", "/api/runs")
-	var v logView
-	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
-	}
-	var got []string
-	for _, r := range v.Runs {
-		got = append(got, r.Name)
-	}
+	got := runNames(t, s)
 	sort.Strings(want)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("runs %q, want those at most %d levels down: %q", got, maxDepth, want)
@@ -740,13 +753,7 @@ func TestRunDepthBound(t *testing.T) {
 
 	// A log dir whose only run lies too deep is not called empty.
 	deep := t.TempDir()
-	w, err := summary.NewWriter(filepath.Join(deep, "1", "2", "3", "4", "5", "6"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRun(t, deep, "1/2/3/4/5/6", func(*summary.Writer) {})
 	s, err = New(deep)
 	if err != nil {
 		t.Fatal(err)
@@ -761,21 +768,13 @@ func TestRunDepthBound(t *testing.T) {
 // expired, not on every request of the page's polls.
 func TestWalkIsCached(t *testing.T) {
 	logdir := t.TempDir()
-	writeRun := func(name string) {
-		t.Helper()
-		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(name)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.AddScalar("loss", 1, 1)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+	addRun := func(name string) {
+		writeRun(t, logdir, name, func(w *summary.Writer) { w.AddScalar("loss", 1, 1) })
 	}
 	if err := os.MkdirAll(filepath.Join(logdir, "exp", "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeRun("a")
+	addRun("a")
 	now := time.Unix(1e9, 0)
 	for _, tc := range []struct {
 		name     string
@@ -788,12 +787,12 @@ func TestWalkIsCached(t *testing.T) {
 		{"nothing changed", maxWatchedDirs, func() {}, 0, 1, "a"},
 		{"nothing changed, for a while", maxWatchedDirs, func() {}, scanTTL - time.Millisecond, 1, "a"},
 		{"the walk expired", maxWatchedDirs, func() {}, scanTTL, 2, "a"},
-		{"a run added to the log dir", 0, func() { writeRun("b") }, 0, 2, "a b"},
-		{"a run added below a watched directory", maxWatchedDirs, func() { writeRun("exp/sub/c") }, 0, 2, "a exp/sub/c"},
+		{"a run added to the log dir", 0, func() { addRun("b") }, 0, 2, "a b"},
+		{"a run added below a watched directory", maxWatchedDirs, func() { addRun("exp/sub/c") }, 0, 2, "a exp/sub/c"},
 		// In a tree too big to watch whole, a run added below an
 		// unwatched directory shows up once the walk expires.
-		{"a run added below an unwatched directory", 0, func() { writeRun("exp/sub/d") }, time.Second, 1, "a"},
-		{"and once the walk expired", 0, func() { writeRun("exp/sub/e") }, scanTTL, 2, "a exp/sub/e"},
+		{"a run added below an unwatched directory", 0, func() { addRun("exp/sub/d") }, time.Second, 1, "a"},
+		{"and once the walk expired", 0, func() { addRun("exp/sub/e") }, scanTTL, 2, "a exp/sub/e"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, d := range []string{"b", "exp/sub/c", "exp/sub/d", "exp/sub/e"} {
@@ -811,15 +810,7 @@ func TestWalkIsCached(t *testing.T) {
 			}
 			tc.change()
 			clock = clock.Add(tc.advance)
-			rec := get(s, "localhost", "GET", "/api/runs")
-			var v logView
-			if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-				t.Fatalf("%d %s", rec.Code, rec.Body)
-			}
-			var got []string
-			for _, r := range v.Runs {
-				got = append(got, r.Name)
-			}
+			got := runNames(t, s)
 			if strings.Join(got, " ") != tc.runs || s.walks != tc.walks {
 				t.Errorf("after the change: runs %q and %d walk(s) in all, want %q and %d", got, s.walks, tc.runs, tc.walks)
 			}
@@ -912,48 +903,30 @@ type fakeAddr struct {
 
 func (f fakeAddr) Addr() net.Addr { return f.addr }
 
-// TestReadsLikeReadLogdir checks that the server's bounded reader finds
-// what summary.ReadLogdir finds in a log dir within the bound: the same
-// runs, series, graphs and warnings.
+// TestReadsLikeReadLogdir checks that the server's bounded walk finds
+// the runs summary.ReadLogdir finds in a log dir within the bound, and
+// reads them as it does: the same runs, series, graphs and warnings.
 func TestReadsLikeReadLogdir(t *testing.T) {
 	logdir := t.TempDir()
 	for _, run := range []string{".", "a", "exp/b", "exp/b/c"} {
-		w, err := summary.NewWriter(filepath.Join(logdir, filepath.FromSlash(run)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for step := int64(3); step >= 1; step-- { // out of order: read in step order
-			w.AddScalar("loss", step, float64(step))
-			w.AddHistogram("param/w", step, []float32{-1, 0, float32(step)})
-		}
-		if run == "a" {
-			var rec spore.CompileRecord
-			if err := json.Unmarshal([]byte(graphFixture), &rec); err != nil {
-				t.Fatal(err)
+		writeRun(t, logdir, run, func(w *summary.Writer) {
+			for step := int64(3); step >= 1; step-- { // out of order: read in step order
+				w.AddScalar("loss", step, float64(step))
+				w.AddHistogram("param/w", step, []float32{-1, 0, float32(step)})
 			}
-			if err := w.AddGraph(rec); err != nil {
-				t.Fatal(err)
+			if run == "a" {
+				addGraphFixture(t, w)
 			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	for name, data := range map[string]string{
+	writeFiles(t, logdir, map[string]string{
 		"exp/b/events.out.tfevents.0.fake":  "not TFRecord",
 		"exp/b/events.out.tfevents.1.empty": "",
 		"only-graphs/graphs/g.json":         graphFixture,
 		"only-graphs/graphs/.tmp.json":      "{",
 		"notes/readme.txt":                  "not a run",
-	} {
-		path := filepath.Join(logdir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"graphs-dir-only/graphs/notes.txt":  "no record",
+	})
 	want, err := summary.ReadLogdir(logdir)
 	if err != nil || len(want) != 5 || len(want[2].Warnings) == 0 || len(want[4].Graphs) != 1 {
 		t.Fatalf("ReadLogdir: %v; want runs ., a, exp/b (with a warning), exp/b/c and only-graphs (with a graph): %+v", err, want)
@@ -964,13 +937,36 @@ func TestReadsLikeReadLogdir(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
-	if len(got) != len(want) {
-		t.Fatalf("%d runs, ReadLogdir finds %d", len(got), len(want))
+	names := func(runs []*summary.Run) []string {
+		out := make([]string, len(runs))
+		for i, r := range runs {
+			out[i] = r.Name
+		}
+		return out
+	}
+	if !reflect.DeepEqual(names(got), names(want)) {
+		t.Fatalf("runs %q, ReadLogdir finds %q", names(got), names(want))
 	}
 	for i, w := range want {
-		wr := logRun{Name: w.Name, Dir: w.Dir, Scalars: w.Scalars, Histograms: w.Histograms, Graphs: w.Graphs, Warnings: w.Warnings}
-		if !reflect.DeepEqual(got[i], wr) {
-			t.Errorf("run %q:\n got %+v\nwant %+v", w.Name, got[i], wr)
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("run %q:\n got %+v\nwant %+v", w.Name, *got[i], *w)
 		}
+	}
+}
+
+// TestReadRunsSkipsGone checks that a run directory removed since the
+// walk is left out, and that a log dir that cannot be read any more is an
+// error naming it without the summary package's prefix.
+func TestReadRunsSkipsGone(t *testing.T) {
+	logdir := t.TempDir()
+	writeRun(t, logdir, "a", func(w *summary.Writer) { w.AddScalar("loss", 1, 1) })
+	runs, err := readRuns(logdir, []string{filepath.Join(logdir, "gone"), filepath.Join(logdir, "a")})
+	if err != nil || len(runs) != 1 || runs[0].Name != "a" {
+		t.Errorf("readRuns with a directory gone = %+v, %v; want run a only", runs, err)
+	}
+	gone := filepath.Join(logdir, "removed")
+	_, err = readRuns(gone, []string{gone})
+	if err == nil || !strings.HasPrefix(err.Error(), "log dir "+gone+": ") {
+		t.Errorf("readRuns of a log dir gone = %v, want an error starting \"log dir %s: \"", err, gone)
 	}
 }
