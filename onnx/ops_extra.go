@@ -54,7 +54,7 @@ func init() {
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
 	})
 	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
-	register("Mod", 11, 0, modOp)
+	register("Mod", 11, 0, refuseZeroDivisor(modOp))
 	register("Trilu", 14, 0, triluOp)
 	register("CumSum", 11, 0, cumSumOp)
 	register("TopK", 11, 0, topKOp)

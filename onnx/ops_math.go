@@ -36,7 +36,6 @@ func init() {
 		"Add":            ops.Add,
 		"Sub":            ops.Sub,
 		"Mul":            ops.Mul,
-		"Div":            divOp,
 		"Equal":          equalOp,
 		"Less":           ops.Less,
 		"Greater":        ops.Greater,
@@ -49,6 +48,7 @@ func init() {
 	for name, f := range binary {
 		register(name, 11, 0, binaryOp(f))
 	}
+	register("Div", 11, 0, refuseZeroDivisor(binaryOp(divOp)))
 	register("Pow", 11, 0, powOp)
 	register("Identity", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
@@ -175,6 +175,30 @@ func divOp(a, b *tensor.Tensor) *tensor.Tensor {
 	zero := ops.ScalarLike(a, 0)
 	fix := ops.LogicalAnd(ops.NotEqual(r, zero), xorOp(ops.Less(a, zero), ops.Less(b, zero)))
 	return ops.Add(q, ops.Cast(fix, a.DType()))
+}
+
+// refuseZeroDivisor wraps op (Div, Mod), whose input B divides input A,
+// so that an integer division by zero is reported as the node's own
+// error. Spore's kernels refuse it too, but in the name of the primitive
+// that divides (FloorDiv, FloorMod), which is not an op of the model.
+// Only a divisor known while the node runs can be checked: in Graph mode
+// a divisor computed from the model's inputs is still refused, when the
+// compiled graph runs, by the kernel.
+func refuseZeroDivisor(op opFunc) opFunc {
+	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, b := c.In(ins, 0), c.In(ins, 1)
+		// Mismatched dtypes are op's error to report.
+		if a != nil && b != nil && a.DType() == b.DType() && !b.IsSymbolic() {
+			if dt := b.DType(); dt == tensor.Int64 || dt == tensor.Int32 {
+				for _, v := range b.Int64s() {
+					if v == 0 {
+						return nil, c.Errorf("integer division by zero: divisor B %v holds a zero", b.Shape())
+					}
+				}
+			}
+		}
+		return op(c, ins)
+	}
 }
 
 // equalOp compares; spore's Equal takes numbers, so booleans compare as
