@@ -397,29 +397,17 @@ func expandOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	xs := x.Shape()
-	r := max(len(xs), len(shape))
-	out := make([]int, r)
-	for i := range r {
-		a, b := 1, 1
-		if k := i - (r - len(xs)); k >= 0 {
-			a = xs[k]
-		}
-		if k := i - (r - len(shape)); k >= 0 {
-			b = shape[k]
-		}
-		switch {
-		case a == b || b == 1:
-			out[i] = a
-		case a == 1:
-			out[i] = b
-		default:
-			return nil, c.Errorf("shape %v does not broadcast with input %v", shape, xs)
-		}
-		if out[i] < 0 {
+	out, err := ops.TryBroadcastShapes(xs, shape)
+	if err != nil {
+		return nil, c.Errorf("shape %v does not broadcast with input %v", shape, xs)
+	}
+	// A negative extent in shape survives broadcasting only against a 1.
+	for _, d := range out {
+		if d < 0 {
 			return nil, c.Errorf("shape %v has a negative extent", shape)
 		}
 	}
-	if tensor.Shape(out).Equal(xs) {
+	if out.Equal(xs) {
 		return one(x)
 	}
 	if err := c.checkMade(out, "output"); err != nil {

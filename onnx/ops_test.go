@@ -407,6 +407,7 @@ func TestOpErrors(t *testing.T) {
 		{"gather data index out of range", 17, node("Gather", []string{"x", "i"}), nil, []*tensor.Tensor{x, i64(0, -3)}, "index -3 out of range for axis 0"},
 		{"squeeze non-unit", 17, node("Squeeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(1)}, []*tensor.Tensor{x}, "not 1"},
 		{"expand incompatible", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(3, 3)}, []*tensor.Tensor{x}, "does not broadcast"},
+		{"expand negative", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(-1, 1, 1, 1)}, []*tensor.Tensor{x}, "shape [-1 1 1 1] has a negative extent"},
 		{"tile wrong length", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(2)}, []*tensor.Tensor{x}, "one entry per axis"},
 		{"pad unknown mode", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "mirror")), map[string]*tensor.Tensor{"p": i64(0, 0, 1, 0, 0, 1)}, []*tensor.Tensor{x}, `mode "mirror"`},
 		{"pad reflect too far", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "reflect")), map[string]*tensor.Tensor{"p": i64(0, 0, 4, 0, 0, 0)}, []*tensor.Tensor{x}, "too large"},
