@@ -1,11 +1,14 @@
 package onnx
 
 import (
+	"math"
+
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// Elementwise arithmetic, comparison and logic, and the matrix products.
+// Elementwise arithmetic (Mod and Round among it), comparison, logic and
+// the NaN and infinity tests, and the matrix products.
 // Every op broadcasts as NumPy does (ONNX's multidirectional
 // broadcasting), which spore's binary ops do already.
 
@@ -112,6 +115,25 @@ func init() {
 		}
 		a, b := req[0], req[1]
 		return one(matMul(c, a, b))
+	})
+	register("Round", 11, 0, unaryOp(ops.Round))
+	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
+	register("Mod", 11, 0, refuseZeroDivisor(modOp))
+	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		pos, neg := c.Int("detect_positive", 1) != 0, c.Int("detect_negative", 1) != 0
+		y := ops.Equal(x, ops.ScalarLike(x, math.Inf(1)))
+		if !pos {
+			y = ops.LogicalAnd(y, ops.Less(x, ops.ScalarLike(x, 0)))
+		}
+		yn := ops.Equal(x, ops.ScalarLike(x, math.Inf(-1)))
+		if !neg {
+			yn = ops.LogicalAnd(yn, ops.Greater(x, ops.ScalarLike(x, 0)))
+		}
+		return one(ops.LogicalOr(y, yn))
 	})
 }
 
@@ -324,4 +346,28 @@ func gemmOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y = ops.Add(y, cc)
 	}
 	return one(y)
+}
+
+// modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
+// fmod), else the divisor's (Python's %, spore's Mod).
+func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "A", "B")
+	if err != nil {
+		return nil, err
+	}
+	a, b := req[0], req[1]
+	if a.DType() != b.DType() {
+		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+	}
+	if c.Int("fmod", 0) == 0 {
+		if isFloat(a.DType()) {
+			return nil, c.Errorf("fmod=0 on floating-point inputs is invalid ONNX; use fmod=1")
+		}
+		return one(ops.Mod(a, b))
+	}
+	if isFloat(a.DType()) {
+		// a − trunc(a/b)·b
+		return one(ops.Sub(a, ops.Mul(ops.Trunc(ops.Div(a, b)), b)))
+	}
+	return one(ops.Sub(a, ops.Mul(divOp(a, b), b)))
 }
