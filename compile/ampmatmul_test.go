@@ -11,6 +11,7 @@ import (
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/gemm"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -311,7 +312,7 @@ func TestBF16MatMulUpdateVJP(t *testing.T) {
 	gotV, gotG := spore.ValueAndGrad(fused, spore.GradPosition(0, 1, 2, 3))(a, b, p, s)
 	sameAmpBits(t, "value", gotV, wantV)
 	for i, name := range []string{"da", "db", "dp", "ds"} {
-		assertClose(t, name, gotG[i], wantG[i], 1e-5)
+		testkit.AssertClose(t, name, gotG[i], wantG[i], 1e-5)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -126,7 +127,7 @@ func TestConvBackwardVJP(t *testing.T) {
 			pos := spore.GradPosition(0, 1)
 			got, want := spore.Grad(c.fused, pos)(c.v, c.u), spore.Grad(c.chain, pos)(c.v, c.u)
 			for i := range want {
-				assertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
+				testkit.AssertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
 			}
 		})
 	}

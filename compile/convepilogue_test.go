@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -177,7 +178,7 @@ func TestConvEpilogueVJP(t *testing.T) {
 	pos := spore.GradPosition(0, 1, 2)
 	got, want := spore.Grad(fused, pos)(x, w, b), spore.Grad(chain, pos)(x, w, b)
 	for i := range want {
-		assertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
+		testkit.AssertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
 	}
 }
 
@@ -367,7 +368,7 @@ func TestConvEpilogueVJPBatchNorm(t *testing.T) {
 				if !c.bias && i == 2 {
 					continue // b is not an operand
 				}
-				assertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
+				testkit.AssertClose(t, fmt.Sprintf("gradient %d", i), got[i], want[i], 1e-12)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -136,10 +137,10 @@ func TestSeedMLP(t *testing.T) {
 		restore(m.params, start)
 		got := r1.Plan.Run(args)
 		for i := range want {
-			assertClose(t, what+" result", got[i], want[i], 1e-5)
+			testkit.AssertClose(t, what+" result", got[i], want[i], 1e-5)
 		}
 		for i, p := range m.params {
-			assertClose(t, fmt.Sprintf("%s: parameter %s", what, p.Name()), p, wantParams[i], 1e-5)
+			testkit.AssertClose(t, fmt.Sprintf("%s: parameter %s", what, p.Name()), p, wantParams[i], 1e-5)
 		}
 		// The eager run agrees with both.
 		restore(m.params, start)
@@ -150,7 +151,7 @@ func TestSeedMLP(t *testing.T) {
 			eager = []*tensor.Tensor{m.forward(args[0])}
 		}
 		for i := range eager {
-			assertClose(t, what+" eager vs O1", got[i], eager[i], 1e-5)
+			testkit.AssertClose(t, what+" eager vs O1", got[i], eager[i], 1e-5)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -170,7 +171,7 @@ func TestMatMulBiasActGrad(t *testing.T) {
 		_, want := spore.ValueAndGrad(unfused, pos)(a, b, bias)
 		_, got := spore.ValueAndGrad(f, pos)(a, b, bias)
 		for i := range want {
-			assertClose(t, act.String()+" grad "+string(rune('a'+i)), got[i], want[i], 1e-5)
+			testkit.AssertClose(t, act.String()+" grad "+string(rune('a'+i)), got[i], want[i], 1e-5)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -92,28 +92,10 @@ func checkPasses(t *testing.T, build func() *graph.Graph, names ...string) *grap
 		want := runGraph(t, before, args)
 		got := runGraph(t, after, args)
 		for i := range want {
-			assertClose(t, fmt.Sprintf("seed %d output %d", seed, i), got[i], want[i], 1e-5)
+			testkit.AssertClose(t, fmt.Sprintf("seed %d output %d", seed, i), got[i], want[i], 1e-5)
 		}
 	}
 	return after
-}
-
-// assertClose compares two tensors elementwise: |got-want| ≤ tol·(1+|want|),
-// NaNs matching NaNs.
-func assertClose(t *testing.T, what string, got, want *tensor.Tensor, tol float64) {
-	t.Helper()
-	if !got.Shape().Equal(want.Shape()) || got.DType() != want.DType() {
-		t.Fatalf("%s: got %v %v, want %v %v", what, got.DType(), got.Shape(), want.DType(), want.Shape())
-	}
-	g, w := got.Float64s(), want.Float64s()
-	for i := range w {
-		if math.IsNaN(w[i]) && math.IsNaN(g[i]) {
-			continue
-		}
-		if d := math.Abs(g[i] - w[i]); !(d <= tol*(1+math.Abs(w[i]))) {
-			t.Fatalf("%s: element %d: got %v, want %v (diff %g)", what, i, g[i], w[i], d)
-		}
-	}
 }
 
 // countOps counts the applications of primitive p in g. It compares

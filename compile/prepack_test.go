@@ -2,13 +2,13 @@ package compile_test
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -44,16 +44,6 @@ func sgdGraph(w *tensor.Tensor) *graph.Graph {
 	return g
 }
 
-func closeTo(t *testing.T, what string, got, want *tensor.Tensor) {
-	t.Helper()
-	g, w := got.Float32s(), want.Float32s()
-	for i := range w {
-		if d := math.Abs(float64(g[i] - w[i])); d > 1e-4*(1+math.Abs(float64(w[i]))) || math.IsNaN(float64(g[i])) {
-			t.Fatalf("%s: element %d = %v, want %v", what, i, g[i], w[i])
-		}
-	}
-}
-
 // TestPrepackSeesWrites checks that an inference plan holding packed
 // weights follows every way a parameter changes between its calls: an
 // eager Assign, and a compiled training step that updates the weight in
@@ -84,7 +74,7 @@ func TestPrepackSeesWrites(t *testing.T) {
 			args := randArgs(res.Graph, 4)
 			check := func(what string) {
 				t.Helper()
-				closeTo(t, what, res.Plan.Run(args)[0], ref.Run(args)[0])
+				testkit.AssertClose(t, what, res.Plan.Run(args)[0], ref.Run(args)[0], 1e-4)
 			}
 			check("first call")
 			check("second call")
@@ -148,7 +138,7 @@ func TestPrepackConst(t *testing.T) {
 		}
 		for i := range 2 {
 			args := randArgs(res.Graph, uint64(10+i))
-			closeTo(t, fmt.Sprintf("batch %d call %d", batch, i), res.Plan.Run(args)[0], ref.Run(args)[0])
+			testkit.AssertClose(t, fmt.Sprintf("batch %d call %d", batch, i), res.Plan.Run(args)[0], ref.Run(args)[0], 1e-4)
 		}
 	}
 }

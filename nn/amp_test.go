@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
@@ -106,7 +107,7 @@ func TestAutoMixedPrecisionRefuses(t *testing.T) {
 		{"O1", "O1 is not supported"},
 		{"O4", `unknown amp level "O4"`},
 	} {
-		mustPanic(t, func() { nn.AutoMixedPrecision(net, tc.level) }, "nn.AutoMixedPrecision", tc.want)
+		testkit.MustPanic(t, func() { nn.AutoMixedPrecision(net, tc.level) }, "nn.AutoMixedPrecision", tc.want)
 	}
 	if _, err := spore.ParseAmpLevel("o2"); err == nil || !strings.Contains(err.Error(), "want O0, O2 or O3") {
 		t.Errorf("ParseAmpLevel(o2): %v", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/nn/initializer"
 	"github.com/sporeml/spore/ops"
@@ -375,7 +376,7 @@ func TestAttentionErrors(t *testing.T) {
 		{"position width", func() { nn.NewPositionalEmbedding(10, 4).Call(x) }, []string{"[5 2 8]", "dim=4"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.f, tt.wants...) })
+		t.Run(tt.name, func(t *testing.T) { testkit.MustPanic(t, tt.f, tt.wants...) })
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -69,7 +70,7 @@ func TestAvgPool2dConfigErrors(t *testing.T) {
 			[]string{"nn.AvgPool2d", "at most one"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { mustPanic(t, c.build, c.wants...) })
+		t.Run(c.name, func(t *testing.T) { testkit.MustPanic(t, c.build, c.wants...) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -224,13 +225,13 @@ func TestCallErrors(t *testing.T) {
 		D *nn.Dense
 	}
 	b := &bare{D: nn.NewDense(1, 1)}
-	mustPanic(t, func() { b.NamedParameters() }, "nn.Init")
-	mustPanic(t, func() { b.Call(ops.Ones(1, 1)) }, "nn.Init")
+	testkit.MustPanic(t, func() { b.NamedParameters() }, "nn.Init")
+	testkit.MustPanic(t, func() { b.Call(ops.Ones(1, 1)) }, "nn.Init")
 	nn.Init(b)
-	mustPanic(t, func() { b.Call(ops.Ones(1, 1)) }, "no Construct")
-	mustPanic(t, func() { nn.NewReLU().Call(ops.Ones(1), ops.Ones(1)) }, "takes 1 tensors")
-	mustPanic(t, func() { nn.NewDense(3, 2).Call(ops.Ones(2, 4)) }, "in_channels=3")
-	mustPanic(t, func() { nn.Activation("swish") }, "swish")
+	testkit.MustPanic(t, func() { b.Call(ops.Ones(1, 1)) }, "no Construct")
+	testkit.MustPanic(t, func() { nn.NewReLU().Call(ops.Ones(1), ops.Ones(1)) }, "takes 1 tensors")
+	testkit.MustPanic(t, func() { nn.NewDense(3, 2).Call(ops.Ones(2, 4)) }, "in_channels=3")
+	testkit.MustPanic(t, func() { nn.Activation("swish") }, "swish")
 }
 
 func TestPyNativeCallAllocatesNothingExtra(t *testing.T) {

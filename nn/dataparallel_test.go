@@ -11,6 +11,7 @@ import (
 	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/optim"
@@ -175,8 +176,8 @@ func TestDataParallelContext(t *testing.T) {
 	if ir, _ := cell.StepIR(x, y); !strings.Contains(ir, "AllReduceStart(") {
 		t.Errorf("a cell made under DataParallel has no all-reduce:\n%s", ir)
 	}
-	mustPanic(t, func() { spore.SetAutoParallelContext(spore.AutoParallelContext{ParallelMode: 5}) }, "unknown parallel mode")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() { spore.SetAutoParallelContext(spore.AutoParallelContext{ParallelMode: 5}) }, "unknown parallel mode")
+	testkit.MustPanic(t, func() {
 		dpCell(&spore.AutoParallelContext{ParallelMode: spore.DataParallel, BucketBytes: -1}, nn.StepEager, spore.O1)
 	}, "negative bucket size")
 }

@@ -1,10 +1,8 @@
 package nn_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -22,27 +20,6 @@ func randT(seed uint64, lo, hi float64, shape ...int) *tensor.Tensor {
 		d[i] = lo + (hi-lo)*r.Float64()
 	}
 	return tensor.FromSlice(d, shape...)
-}
-
-// mustPanic runs f and returns the *tensor.Error it panics with, failing
-// unless the message has every want.
-func mustPanic(t *testing.T, f func(), wants ...string) {
-	t.Helper()
-	var got any
-	func() {
-		defer func() { got = recover() }()
-		f()
-	}()
-	err, ok := got.(error)
-	var e *tensor.Error
-	if !ok || !errors.As(err, &e) {
-		t.Fatalf("want a panic with *tensor.Error, got %v (%T)", got, got)
-	}
-	for _, w := range wants {
-		if !strings.Contains(e.Error(), w) {
-			t.Fatalf("error %q does not mention %q", e.Error(), w)
-		}
-	}
 }
 
 // withMode runs f under a global mode and level, restoring the context.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/nn/initializer"
 	"github.com/sporeml/spore/ops"
@@ -220,7 +221,7 @@ func TestLayerErrors(t *testing.T) {
 		{"flatten range", func() { (nn.Init(&nn.Flatten{StartDim: 2, EndDim: 1})).Call(ops.Ones(2, 3, 4)) }, "start_dim"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.f, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { testkit.MustPanic(t, tt.f, tt.want) })
 	}
 }
 
@@ -236,7 +237,7 @@ func TestSequentialAppendAndCellList(t *testing.T) {
 	if l.Len() != 1 || l.NamedParameters()[0].Name != "0.weight" {
 		t.Fatalf("CellList names %v", l.NamedParameters())
 	}
-	mustPanic(t, func() { l.At(1) }, "out of range")
+	testkit.MustPanic(t, func() { l.At(1) }, "out of range")
 	if s.String() == "" || math.IsNaN(s.Call(ops.Ones(1, 2)).Item()) {
 		t.Fatal("bad sequential")
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -113,7 +114,7 @@ func TestLossErrors(t *testing.T) {
 		{"smoothing range", func() { nn.NewCrossEntropyLoss("", 2) }, "label_smoothing"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.f, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { testkit.MustPanic(t, tt.f, tt.want) })
 	}
 }
 

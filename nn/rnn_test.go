@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/optim"
@@ -594,7 +595,7 @@ func TestRecurrentErrors(t *testing.T) {
 		{"cell state", func() { nn.NewGRUCell(3, 4).Call(ops.Ones(2, 3), ops.Ones(3, 4)) }, []string{"nn.GRUCell", "hx", "[3 4]", "[2 4]"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.f, tt.want...) })
+		t.Run(tt.name, func(t *testing.T) { testkit.MustPanic(t, tt.f, tt.want...) })
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -70,7 +71,7 @@ func TestSyncBatchNormSingleProcess(t *testing.T) {
 func TestSyncBatchNormErrors(t *testing.T) {
 	b := nn.NewSyncBatchNorm(3)
 	b.SetTrain(true)
-	mustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 2, 3, 4)) }, "nn.SyncBatchNorm", "[N C] or [N C H W]")
-	mustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 2, 4)) }, "want 3 channels")
-	mustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 1, 3)) }, "more than one value per channel")
+	testkit.MustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 2, 3, 4)) }, "nn.SyncBatchNorm", "[N C] or [N C H W]")
+	testkit.MustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 2, 4)) }, "want 3 channels")
+	testkit.MustPanic(t, func() { b.Base().Call(tensor.New(tensor.Float32, 1, 3)) }, "more than one value per channel")
 }

@@ -1,7 +1,10 @@
 package nn
 
 import (
+	"strings"
+
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -54,7 +57,10 @@ type TransformerLayerConfig struct {
 // self_attn.in_proj_bias, self_attn.out_proj.weight/bias,
 // linear1.weight/bias, linear2.weight/bias — except that the
 // normalisations' scale and shift are norm1.gamma and norm1.beta
-// (MindSpore's names for PyTorch's norm1.weight and norm1.bias).
+// (MindSpore's names for PyTorch's norm1.weight and norm1.bias, kept so
+// that spore's and MindSpore's checkpoints load). TorchParams lists them
+// all under PyTorch's names, to load a PyTorch state dict strictly or to
+// save one; FromTorchNames takes a dict keyed either way.
 type TransformerEncoderLayer struct {
 	Cell
 	// SelfAttn is the self-attention, named self_attn.
@@ -284,7 +290,8 @@ func (e *TransformerEncoder) Forward(src *spore.Tensor, opts EncoderOptions) *sp
 //
 // and pre-norm (NormFirst) x = x + block(norm_k(x)) for each block in turn.
 // Parameter names are PyTorch's (self_attn.*, multihead_attn.*, linear1,
-// linear2), with norm1/2/3.gamma and .beta for the normalisations.
+// linear2), with norm1/2/3.gamma and .beta for the normalisations, which
+// TorchParams and FromTorchNames translate as for TransformerEncoderLayer.
 type TransformerDecoderLayer struct {
 	Cell
 	// SelfAttn attends over the target, MultiheadAttn from the target to
@@ -434,4 +441,78 @@ func (d *TransformerDecoder) Forward(tgt, memory *spore.Tensor, opts DecoderOpti
 		x = d.Norm.Construct(x)
 	}
 	return x
+}
+
+// TorchParams lists m's parameters as NamedParameters does, but with the
+// scale and shift of each LayerNorm in m (m itself included) under
+// PyTorch's names, weight and bias, rather than spore's and MindSpore's
+// gamma and beta: with the transformer layers' other names, which are
+// PyTorch's already, a transformer's parameters then match its PyTorch
+// state dict name for name. It is the destination for loading such a
+// dict strictly,
+//
+//	checkpoint.LoadInto(nn.TorchParams(layer), stateDict, true)
+//
+// and the source for saving one, checkpoint.Save(path,
+// nn.TorchParams(layer), nil). The tensors are m's own, so loading
+// assigns m's parameters.
+func TorchParams(m Module) checkpoint.Params {
+	torch := layerNormTorchNames(m)
+	var ps checkpoint.Params
+	for _, p := range m.Base().NamedParameters() {
+		name := p.Name
+		if suffix, ok := torch[p.Tensor]; ok {
+			// The path's last element is the LayerNorm's field name.
+			name = name[:strings.LastIndexByte(name, '.')+1] + suffix
+		}
+		ps = append(ps, checkpoint.Param{Name: name, Tensor: p.Tensor})
+	}
+	return ps
+}
+
+// FromTorchNames returns src with each of PyTorch's names for a LayerNorm
+// parameter of m (norm1.weight, norm1.bias; see TorchParams) renamed to
+// spore's (norm1.gamma, norm1.beta), and every other entry as it is, so
+// that a state dict keyed either way, or a mix, loads into m by spore's
+// names, strictly or not:
+//
+//	train.LoadParamIntoNet(net, nn.FromTorchNames(net, params), true)
+//
+// A dict holding a parameter under both names then has a duplicate name,
+// which the loader refuses rather than picking one. src is not modified.
+func FromTorchNames(m Module, src []checkpoint.Param) []checkpoint.Param {
+	own := m.Base().NamedParameters()
+	rename := map[string]string{}
+	for i, p := range TorchParams(m) {
+		if p.Name != own[i].Name {
+			rename[p.Name] = own[i].Name
+		}
+	}
+	out := make([]checkpoint.Param, len(src))
+	for i, p := range src {
+		if name, ok := rename[p.Name]; ok {
+			p.Name = name
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// layerNormTorchNames maps the scale and shift of every LayerNorm in m to
+// PyTorch's names for them. It goes by tensor, not by name, so that a
+// parameter of another cell that happens to be called gamma keeps its
+// name.
+func layerNormTorchNames(m Module) map[*spore.Tensor]string {
+	cells := []Module{m}
+	for _, c := range m.Base().NamedCells() {
+		cells = append(cells, c.Cell)
+	}
+	names := map[*spore.Tensor]string{}
+	for _, c := range cells {
+		if ln, ok := c.(*LayerNorm); ok {
+			names[ln.Gamma] = "weight"
+			names[ln.Beta] = "bias"
+		}
+	}
+	return names
 }

@@ -58,47 +58,18 @@ func (f torchFixture) float(t *testing.T, key string) float64 {
 	return v
 }
 
-// spore names PyTorch's LayerNorm weight and bias gamma and beta, as
-// MindSpore does; every other name is the same.
-func sporeName(cell nn.Module, torch string) string {
-	have := map[string]bool{}
-	for _, p := range cell.Base().NamedParameters() {
-		have[p.Name] = true
-	}
-	if have[torch] {
-		return torch
-	}
-	for from, to := range map[string]string{".weight": ".gamma", ".bias": ".beta"} {
-		if s, ok := strings.CutSuffix(torch, from); ok && have[s+to] {
-			return s + to
-		}
-	}
-	return torch
-}
-
-// cellParams adapts a cell to checkpoint.Named.
-type cellParams struct{ c nn.Module }
-
-func (p cellParams) NamedParameters() []checkpoint.Param {
-	var out []checkpoint.Param
-	for _, q := range p.c.Base().NamedParameters() {
-		out = append(out, checkpoint.Param{Name: q.Name, Tensor: q.Tensor})
-	}
-	return out
-}
-
-// loadTorchParams loads the fixture's parameters into cell by name,
-// strictly: every parameter of the cell must be in the fixture and every
-// fixture parameter must be in the cell.
+// loadTorchParams loads the fixture's parameters into cell by their
+// PyTorch names (nn.TorchParams), strictly: every parameter of the cell
+// must be in the fixture and every fixture parameter must be in the cell.
 func loadTorchParams(t *testing.T, f torchFixture, cell nn.Module) {
 	t.Helper()
 	var src []checkpoint.Param
 	for name, v := range f.tensors {
 		if torch, ok := strings.CutPrefix(name, "param."); ok {
-			src = append(src, checkpoint.Param{Name: sporeName(cell, torch), Tensor: v})
+			src = append(src, checkpoint.Param{Name: torch, Tensor: v})
 		}
 	}
-	if _, _, _, err := checkpoint.LoadInto(cellParams{cell}, src, true); err != nil {
+	if _, _, _, err := checkpoint.LoadInto(nn.TorchParams(cell), src, true); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -291,15 +262,9 @@ func TestLayersMatchPyTorch(t *testing.T) {
 			for _, n := range c.inputs {
 				want, what = append(want, f.tensors["grad.in."+n]), append(what, "d/d"+n)
 			}
-			np := c.cell.Base().NamedParameters()
+			np, torch := c.cell.Base().NamedParameters(), nn.TorchParams(c.cell)
 			for i := range params {
-				torch := np[i].Name
-				for k := range f.tensors {
-					if n, ok := strings.CutPrefix(k, "param."); ok && sporeName(c.cell, n) == np[i].Name {
-						torch = n
-					}
-				}
-				g := f.tensors["grad.param."+torch]
+				g := f.tensors["grad.param."+torch[i].Name]
 				if g == nil {
 					t.Fatalf("no PyTorch gradient for %s", np[i].Name)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
@@ -51,21 +52,7 @@ func TestLoadMLP(t *testing.T) {
 		if !y.Shape().Equal(tensor.Shape{batch, 2}) {
 			t.Fatalf("batch %d: shape %v", batch, y.Shape())
 		}
-		assertClose(t, "mlp", y.Float64s(), mlpRef(x, batch), 1e-5)
-	}
-}
-
-// assertClose fails when got and want differ by more than tol relative to
-// the larger of |want| and 1.
-func assertClose(t testing.TB, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); d > tol*math.Max(1, math.Abs(want[i])) || math.IsNaN(got[i]) != math.IsNaN(want[i]) {
-			t.Fatalf("%s: element %d is %g, want %g (tolerance %g)", what, i, got[i], want[i], tol)
-		}
+		testkit.Near(t, "mlp", y.Float64s(), 1e-5, mlpRef(x, batch)...)
 	}
 }
 
@@ -201,7 +188,7 @@ func TestOpsets(t *testing.T) {
 		if m.Opset() != v {
 			t.Errorf("Opset() = %d, want %d", m.Opset(), v)
 		}
-		assertClose(t, "opset "+itoa(int(v)), m.Call(tensor.FromSlice(x, 2, 3)).Float64s(), mlpRef(x, 2), 1e-5)
+		testkit.Near(t, "opset "+itoa(int(v)), m.Call(tensor.FromSlice(x, 2, 3)).Float64s(), 1e-5, mlpRef(x, 2)...)
 	}
 }
 
@@ -283,7 +270,7 @@ func TestExternalData(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := []float32{1, -2, 3, 0.5, 0.25, -1}
-	assertClose(t, "external", m.Call(tensor.FromSlice(x, 2, 3)).Float64s(), mlpRef(x, 2), 1e-5)
+	testkit.Near(t, "external", m.Call(tensor.FromSlice(x, 2, 3)).Float64s(), 1e-5, mlpRef(x, 2)...)
 
 	bad := []struct {
 		name string

@@ -297,19 +297,28 @@ func callOp(n *onnxpb.NodeProto, fn opFunc, c *nodeCtx, ins []*tensor.Tensor) []
 	if fn == nil {
 		panic(nodeError(n, fmt.Errorf("op %s has no implementation at opset %d", n.GetOpType(), c.Opset)))
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				panic(nodeError(n, e))
-			}
-			panic(nodeError(n, fmt.Errorf("%v", r)))
-		}
-	}()
-	outs, err := fn(c, ins)
+	outs, err := tryOp(fn, c, ins)
 	if err != nil {
+		// Panicking here, outside tryOp's recover, wraps the error once:
+		// a panic raised under that recover would be caught and named
+		// again ("node "r" (Reshape): node "r" (Reshape): ...").
 		panic(nodeError(n, err))
 	}
 	return outs
+}
+
+// tryOp runs fn, returning a panic from the ops it calls as its error.
+func tryOp(fn opFunc, c *nodeCtx, ins []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+				return
+			}
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return fn(c, ins)
 }
 
 // nodeError is the panic value for a failure in node n.

@@ -12,6 +12,7 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/dataset"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
@@ -53,10 +54,10 @@ func bothModes(t *testing.T, data []byte, tol float64, xs ...*tensor.Tensor) []*
 		if !eager[i].Shape().Equal(graph[i].Shape()) {
 			t.Fatalf("output %d: PyNative shape %v, Graph mode %v", i, eager[i].Shape(), graph[i].Shape())
 		}
-		assertClose(t, "Graph mode vs PyNative", graph[i].Float64s(), eager[i].Float64s(), tol)
+		testkit.Near(t, "Graph mode vs PyNative", graph[i].Float64s(), tol, eager[i].Float64s()...)
 	}
 	jitted := nn.Jit(mustLoad(t, data))
-	assertClose(t, "nn.Jit vs PyNative", jitted.Call(xs...).Float64s(), eager[0].Float64s(), tol)
+	testkit.Near(t, "nn.Jit vs PyNative", jitted.Call(xs...).Float64s(), tol, eager[0].Float64s()...)
 	if st := jitted.JitStats(); st.Compiles != 1 {
 		t.Errorf("nn.Jit compiled %d times, want 1", st.Compiles)
 	}
@@ -69,7 +70,7 @@ func TestModesAgreeDynamicBatch(t *testing.T) {
 	for i, batch := range []int{1, 7, 7, 3} {
 		x := tensor.RandNormal(tensor.Float32, 0, 1, batch, 3)
 		y := m.Call(x)
-		assertClose(t, "Graph mode vs reference", y.Float64s(), mlpRef(x.Float32s(), batch), 1e-5)
+		testkit.Near(t, "Graph mode vs reference", y.Float64s(), 1e-5, mlpRef(x.Float32s(), batch)...)
 		bothModes(t, data, 1e-6, x)
 		if i == 2 && m.JitStats().Hits != 1 {
 			t.Errorf("a repeated batch size recompiled: %+v", m.JitStats())
@@ -209,10 +210,10 @@ func checkGradients(t *testing.T, mp *onnxpb.ModelProto, xs ...*tensor.Tensor) {
 	// function with Call, not CallSlice, so it needs one that is not
 	// variadic.
 	jv, graph := spore.Jit(func(xs []*tensor.Tensor) (*tensor.Tensor, []*tensor.Tensor) { return vg(xs...) })(x64)
-	assertClose(t, "loss, Graph mode vs PyNative", []float64{jv.Item()}, []float64{v0.Item()}, 1e-12)
+	testkit.Near(t, "loss, Graph mode vs PyNative", []float64{jv.Item()}, 1e-12, v0.Item())
 	const h = 1e-6
 	for i, p := range params {
-		assertClose(t, "gradient of "+p.Name()+", Graph mode vs PyNative", graph[i].Float64s(), eager[i].Float64s(), 1e-10)
+		testkit.Near(t, "gradient of "+p.Name()+", Graph mode vs PyNative", graph[i].Float64s(), 1e-10, eager[i].Float64s()...)
 		vals := p.Float64s()
 		// Up to 8 elements per parameter, spread over it: enough to catch
 		// a wrong rule, few enough for a CNN.
@@ -230,7 +231,7 @@ func checkGradients(t *testing.T, mp *onnxpb.ModelProto, xs ...*tensor.Tensor) {
 			an = append(an, ge[k])
 		}
 		p.Assign(tensor.FromSlice(vals, p.Shape()...))
-		assertClose(t, "gradient of "+p.Name()+" vs finite differences", an, fd, 1e-6)
+		testkit.Near(t, "gradient of "+p.Name()+" vs finite differences", an, 1e-6, fd...)
 	}
 }
 
@@ -286,7 +287,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		if err != nil || len(missing)+len(unexpected)+len(mismatched) > 0 {
 			t.Fatalf("%s: LoadInto: %v %v %v %v", ext, missing, unexpected, mismatched, err)
 		}
-		assertClose(t, ext+" round trip", fresh.Call(x).Float64s(), y.Float64s(), 0)
+		testkit.Near(t, ext+" round trip", fresh.Call(x).Float64s(), 0, y.Float64s()...)
 	}
 }
 
@@ -313,7 +314,7 @@ func TestTrainMLP(t *testing.T) {
 	if !(g[len(g)-1] < 0.5*g[0]) {
 		t.Errorf("Graph-mode loss did not fall by half in 20 steps: %v", g)
 	}
-	assertClose(t, "loss curves, Graph mode vs PyNative", g, e, 1e-4)
+	testkit.Near(t, "loss curves, Graph mode vs PyNative", g, 1e-4, e...)
 }
 
 func constNode(name string, t *onnxpb.TensorProto) *onnxpb.NodeProto {
@@ -356,7 +357,7 @@ func TestIf(t *testing.T) {
 		}
 		xt := tensor.FromSlice(x, 2, 3)
 		got := bothModes(t, data, 0, xt)
-		assertClose(t, "If", got[0].Float64s(), want, 1e-6)
+		testkit.Near(t, "If", got[0].Float64s(), 1e-6, want...)
 		// Graph mode runs one plan for both signs: the branch is picked
 		// at run time.
 		checkGradients(t, ifModel(), xt)
@@ -444,11 +445,11 @@ func TestLoopAndScan(t *testing.T) {
 		}
 	}
 	final = stacked[2*len(x):]
-	assertClose(t, "Loop final", got[0].Float64s(), final, 1e-6)
+	testkit.Near(t, "Loop final", got[0].Float64s(), 1e-6, final...)
 	if !got[1].Shape().Equal(tensor.Shape{3, 2, 3}) {
 		t.Fatalf("Loop scan output shape %v", got[1].Shape())
 	}
-	assertClose(t, "Loop scan output", got[1].Float64s(), stacked, 1e-6)
+	testkit.Near(t, "Loop scan output", got[1].Float64s(), 1e-6, stacked...)
 	checkGradients(t, loopModel(), xt)
 
 	got = bothModes(t, marshal(t, whileModel()), 0, xt)
@@ -467,13 +468,13 @@ func TestLoopAndScan(t *testing.T) {
 	for i := range v {
 		want[i] = float64(v[i])
 	}
-	assertClose(t, "Loop with a computed condition", got[0].Float64s(), want, 1e-6)
+	testkit.Near(t, "Loop with a computed condition", got[0].Float64s(), 1e-6, want...)
 	// With a trip count of 2 the loop stops before the sum reaches 100.
 	got = bothModes(t, marshal(t, whileModelTrips(2)), 0, xt)
 	for i := range x {
 		want[i] = float64(4 * x[i])
 	}
-	assertClose(t, "Loop with a computed condition and a trip count", got[0].Float64s(), want, 1e-6)
+	testkit.Near(t, "Loop with a computed condition and a trip count", got[0].Float64s(), 1e-6, want...)
 
 	for _, reverse := range []bool{false, true} {
 		s0 := tensor.FromSlice([]float32{10, 20, 30}, 3)
@@ -497,8 +498,8 @@ func TestLoopAndScan(t *testing.T) {
 			steps[0], steps[1] = steps[1], steps[0]
 		}
 		cum = append(steps[0], steps[1]...)
-		assertClose(t, "Scan final state", got[0].Float64s(), []float64{float64(acc[0]), float64(acc[1]), float64(acc[2])}, 1e-6)
-		assertClose(t, "Scan outputs", got[1].Float64s(), cum, 1e-6)
+		testkit.Near(t, "Scan final state", got[0].Float64s(), 1e-6, float64(acc[0]), float64(acc[1]), float64(acc[2]))
+		testkit.Near(t, "Scan outputs", got[1].Float64s(), 1e-6, cum...)
 	}
 }
 

@@ -1,11 +1,14 @@
 package onnx
 
 import (
+	"math"
+
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// Elementwise arithmetic, comparison and logic, and the matrix products.
+// Elementwise arithmetic (Mod and Round among it), comparison, logic and
+// the NaN and infinity tests, and the matrix products.
 // Every op broadcasts as NumPy does (ONNX's multidirectional
 // broadcasting), which spore's binary ops do already.
 
@@ -36,7 +39,6 @@ func init() {
 		"Add":            ops.Add,
 		"Sub":            ops.Sub,
 		"Mul":            ops.Mul,
-		"Div":            divOp,
 		"Equal":          equalOp,
 		"Less":           ops.Less,
 		"Greater":        ops.Greater,
@@ -49,6 +51,7 @@ func init() {
 	for name, f := range binary {
 		register(name, 11, 0, binaryOp(f))
 	}
+	register("Div", 11, 0, refuseZeroDivisor(binaryOp(divOp)))
 	register("Pow", 11, 0, powOp)
 	register("Identity", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
@@ -113,6 +116,25 @@ func init() {
 		a, b := req[0], req[1]
 		return one(matMul(c, a, b))
 	})
+	register("Round", 11, 0, unaryOp(ops.Round))
+	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
+	register("Mod", 11, 0, refuseZeroDivisor(modOp))
+	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		pos, neg := c.Int("detect_positive", 1) != 0, c.Int("detect_negative", 1) != 0
+		y := ops.Equal(x, ops.ScalarLike(x, math.Inf(1)))
+		if !pos {
+			y = ops.LogicalAnd(y, ops.Less(x, ops.ScalarLike(x, 0)))
+		}
+		yn := ops.Equal(x, ops.ScalarLike(x, math.Inf(-1)))
+		if !neg {
+			yn = ops.LogicalAnd(yn, ops.Greater(x, ops.ScalarLike(x, 0)))
+		}
+		return one(ops.LogicalOr(y, yn))
+	})
 }
 
 // unaryOp applies f to the node's single input.
@@ -175,6 +197,30 @@ func divOp(a, b *tensor.Tensor) *tensor.Tensor {
 	zero := ops.ScalarLike(a, 0)
 	fix := ops.LogicalAnd(ops.NotEqual(r, zero), xorOp(ops.Less(a, zero), ops.Less(b, zero)))
 	return ops.Add(q, ops.Cast(fix, a.DType()))
+}
+
+// refuseZeroDivisor wraps op (Div, Mod), whose input B divides input A,
+// so that an integer division by zero is reported as the node's own
+// error. Spore's kernels refuse it too, but in the name of the primitive
+// that divides (FloorDiv, FloorMod), which is not an op of the model.
+// Only a divisor known while the node runs can be checked: in Graph mode
+// a divisor computed from the model's inputs is still refused, when the
+// compiled graph runs, by the kernel.
+func refuseZeroDivisor(op opFunc) opFunc {
+	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		a, b := c.In(ins, 0), c.In(ins, 1)
+		// Mismatched dtypes are op's error to report.
+		if a != nil && b != nil && a.DType() == b.DType() && !b.IsSymbolic() {
+			if dt := b.DType(); dt == tensor.Int64 || dt == tensor.Int32 {
+				for _, v := range b.Int64s() {
+					if v == 0 {
+						return nil, c.Errorf("integer division by zero: divisor B %v holds a zero", b.Shape())
+					}
+				}
+			}
+		}
+		return op(c, ins)
+	}
 }
 
 // equalOp compares; spore's Equal takes numbers, so booleans compare as
@@ -300,4 +346,28 @@ func gemmOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y = ops.Add(y, cc)
 	}
 	return one(y)
+}
+
+// modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
+// fmod), else the divisor's (Python's %, spore's Mod).
+func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "A", "B")
+	if err != nil {
+		return nil, err
+	}
+	a, b := req[0], req[1]
+	if a.DType() != b.DType() {
+		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+	}
+	if c.Int("fmod", 0) == 0 {
+		if isFloat(a.DType()) {
+			return nil, c.Errorf("fmod=0 on floating-point inputs is invalid ONNX; use fmod=1")
+		}
+		return one(ops.Mod(a, b))
+	}
+	if isFloat(a.DType()) {
+		// a − trunc(a/b)·b
+		return one(ops.Sub(a, ops.Mul(ops.Trunc(ops.Div(a, b)), b)))
+	}
+	return one(ops.Sub(a, ops.Mul(divOp(a, b), b)))
 }

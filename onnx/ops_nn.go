@@ -7,9 +7,10 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Neural-network ops: convolution, normalisation, activations with
-// attributes, dropout and pooling. Spore's convolution and pooling are
-// 2-D (NCHW); a 1-D op (NCL) runs as 2-D over an inserted unit height.
+// Neural-network ops: convolution, normalisation (batch, layer, instance,
+// Lp, mean-variance, local response), Softmax and its kin, Gelu, dropout
+// and pooling. Spore's convolution and pooling are 2-D (NCHW); a 1-D op
+// (NCL) runs as 2-D over an inserted unit height.
 
 func init() {
 	register("Conv", 11, 0, convOp)
@@ -37,6 +38,56 @@ func init() {
 	register("AveragePool", 11, 0, poolOp(false))
 	register("GlobalAveragePool", 11, 0, globalPoolOp(ops.MeanKeepDims))
 	register("GlobalMaxPool", 11, 0, globalPoolOp(ops.MaxKeepDims))
+	register("InstanceNormalization", 11, 0, instanceNormOp)
+	register("Hardmax", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+		if err != nil {
+			return nil, err
+		}
+		hot := ops.OneHot(ops.ArgMax(x, ax), x.Dim(ax), x.DType())
+		return one(ops.MoveAxis(hot, x.Rank()-1, ax))
+	})
+	register("LpNormalization", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "input")
+		if err != nil {
+			return nil, err
+		}
+		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
+		if err != nil {
+			return nil, err
+		}
+		var norm *tensor.Tensor
+		switch p := c.Int("p", 2); p {
+		case 1:
+			norm = ops.SumKeepDims(ops.Abs(x), ax)
+		case 2:
+			norm = ops.Sqrt(ops.SumKeepDims(ops.Mul(x, x), ax))
+		default:
+			return nil, c.Errorf("p is %d, want 1 or 2", p)
+		}
+		// A zero vector stays zero, as in ONNX Runtime.
+		zero := ops.Equal(norm, ops.ScalarLike(norm, 0))
+		return one(ops.Div(x, ops.Select(zero, ops.ScalarLike(norm, 1), norm)))
+	})
+	register("MeanVarianceNormalization", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		x, err := c.need(ins, 0, "X")
+		if err != nil {
+			return nil, err
+		}
+		axes, err := c.axes(c.IntsAttr("axes", []int64{0, 2, 3}), x.Rank(), "axes")
+		if err != nil {
+			return nil, err
+		}
+		mean := ops.MeanKeepDims(x, axes...)
+		d := ops.Sub(x, mean)
+		std := ops.Sqrt(ops.MeanKeepDims(ops.Mul(d, d), axes...))
+		return one(ops.Div(d, ops.AddScalar(std, 1e-9)))
+	})
+	register("LRN", 13, 0, lrnOp)
 }
 
 // maxWindow bounds kernel extents, strides, dilations and pads.
@@ -664,4 +715,72 @@ func globalPoolOp(f func(*tensor.Tensor, ...int) *tensor.Tensor) opFunc {
 		}
 		return one(f(x, axes...))
 	}
+}
+
+// instanceNormOp is InstanceNormalization: each channel of each sample
+// normalised over its spatial axes, then scaled and shifted per channel.
+func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "input", "scale", "B")
+	if err != nil {
+		return nil, err
+	}
+	x, scale, b := req[0], req[1], req[2]
+	if x.Rank() < 3 || !scale.Shape().Equal(tensor.Shape{x.Dim(1)}) || !b.Shape().Equal(tensor.Shape{x.Dim(1)}) {
+		return nil, c.Errorf("input %v, scale %v and B %v: want N×C×spatial… and two [C]", x.Shape(), scale.Shape(), b.Shape())
+	}
+	axes := make([]int, x.Rank()-2)
+	for i := range axes {
+		axes[i] = i + 2
+	}
+	per := make([]int, x.Rank())
+	for i := range per {
+		per[i] = 1
+	}
+	per[1] = x.Dim(1)
+	eps := float64(c.Float("epsilon", 1e-5))
+	mean := ops.MeanKeepDims(x, axes...)
+	d := ops.Sub(x, mean)
+	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
+	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
+}
+
+// lrnOp is LRN, local response normalisation across channels:
+// y = x / (bias + alpha/size · Σ x²)^beta, the sum over the size channels
+// centred on each one (floor((size−1)/2) before, ceil after), built from
+// slices of the zero-padded squares.
+func lrnOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 3 {
+		return nil, c.Errorf("X has shape %v; want N×C×spatial…", x.Shape())
+	}
+	size := int(c.Int("size", 0))
+	if size < 1 || size > maxWindow {
+		return nil, c.Errorf("size %d is missing or out of range", size)
+	}
+	alpha, beta, bias := float64(c.Float("alpha", 1e-4)), float64(c.Float("beta", 0.75)), float64(c.Float("bias", 1))
+	r := x.Rank()
+	before, after := (size-1)/2, size-1-(size-1)/2
+	pp := make([][2]int, r)
+	pp[1] = [2]int{before, after}
+	sq := ops.Pad(ops.Mul(x, x), pp)
+	ch := x.Dim(1)
+	var sum *tensor.Tensor
+	for k := range size {
+		begin, end, stride := make([]int, r), make([]int, r), make([]int, r)
+		for i := range r {
+			begin[i], end[i], stride[i] = 0, sq.Dim(i), 1
+		}
+		begin[1], end[1] = k, k+ch
+		sl := ops.StridedSlice(sq, begin, end, stride)
+		if sum == nil {
+			sum = sl
+		} else {
+			sum = ops.Add(sum, sl)
+		}
+	}
+	den := ops.PowScalar(ops.AddScalar(ops.MulScalar(sum, alpha/float64(size)), bias), beta)
+	return one(ops.Div(x, den))
 }

@@ -5,8 +5,9 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Reductions. ReduceSum takes its axes as an input from opset 13, the
-// other reductions from opset 18; before, they are an attribute.
+// Reductions, and CumSum's running sum. ReduceSum takes its axes as an
+// input from opset 13, the other reductions from opset 18; before, they
+// are an attribute.
 
 func init() {
 	type reduction struct {
@@ -24,6 +25,34 @@ func init() {
 		register(r.name, 11, 0, reduceOp(r.f, r.inputsAt))
 	}
 	register("ArgMax", 11, 0, argMaxOp)
+	register("CumSum", 11, 0, cumSumOp)
+	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
+	for _, r := range []struct {
+		name string
+		pre  func(*tensor.Tensor) *tensor.Tensor
+		post func(*tensor.Tensor) *tensor.Tensor
+	}{
+		{"ReduceL1", ops.Abs, nil},
+		{"ReduceL2", sq, ops.Sqrt},
+		{"ReduceSumSquare", sq, nil},
+		{"ReduceLogSum", nil, ops.Log},
+	} {
+		pre, post := r.pre, r.post
+		register(r.name, 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+			if pre != nil {
+				x = pre(x)
+			}
+			y := ops.Sum(x, axes...)
+			if post != nil {
+				y = post(y)
+			}
+			return y
+		}, 18))
+	}
+	// Stably: log Σ exp(x − max) + max.
+	register("ReduceLogSumExp", 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+		return ops.LogSumExp(x, axes, false)
+	}, 18))
 }
 
 // reduceOp reduces over the node's axes (from the axes input from opset
@@ -106,4 +135,24 @@ func argMaxOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y = ops.Sub(tensor.Scalar(int64(x.Dim(ax)-1)), y)
 	}
 	return one(y)
+}
+
+// cumSumOp is CumSum along a concrete axis, with exclusive and reverse.
+func cumSumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "x")
+	if err != nil {
+		return nil, err
+	}
+	av, err := c.Ints(c.In(ins, 1), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if len(av) != 1 {
+		return nil, c.Errorf("axis must hold one value, got %v", av)
+	}
+	ax, err := c.axis(av[0], x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	return one(ops.CumSum(x, ax, c.Int("exclusive", 0) != 0, c.Int("reverse", 0) != 0))
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Shape and layout ops, and the ops that make constants. Their shape-like
+// Shape and layout ops (DepthToSpace and SpaceToDepth among them), and the
+// ops that make constants. Their shape-like
 // inputs (Reshape's shape, Slice's starts, ...) must be concrete: traced
 // shapes are static, so a shape sub-graph (Shape → Gather → Concat →
 // Reshape) runs eagerly on concrete int64 tensors and folds.
@@ -36,6 +37,8 @@ func init() {
 	register("Constant", 11, 0, constantOp)
 	register("ConstantOfShape", 11, 0, constantOfShapeOp)
 	register("Range", 11, 0, rangeOp)
+	register("DepthToSpace", 11, 0, depthToSpaceOp)
+	register("SpaceToDepth", 11, 0, spaceToDepthOp)
 }
 
 // reshapeOp is Reshape: 0 copies the input's extent unless allowzero
@@ -397,29 +400,17 @@ func expandOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	xs := x.Shape()
-	r := max(len(xs), len(shape))
-	out := make([]int, r)
-	for i := range r {
-		a, b := 1, 1
-		if k := i - (r - len(xs)); k >= 0 {
-			a = xs[k]
-		}
-		if k := i - (r - len(shape)); k >= 0 {
-			b = shape[k]
-		}
-		switch {
-		case a == b || b == 1:
-			out[i] = a
-		case a == 1:
-			out[i] = b
-		default:
-			return nil, c.Errorf("shape %v does not broadcast with input %v", shape, xs)
-		}
-		if out[i] < 0 {
+	out, err := ops.TryBroadcastShapes(xs, shape)
+	if err != nil {
+		return nil, c.Errorf("shape %v does not broadcast with input %v", shape, xs)
+	}
+	// A negative extent in shape survives broadcasting only against a 1.
+	for _, d := range out {
+		if d < 0 {
 			return nil, c.Errorf("shape %v has a negative extent", shape)
 		}
 	}
-	if tensor.Shape(out).Equal(xs) {
+	if out.Equal(xs) {
 		return one(x)
 	}
 	if err := c.checkMade(out, "output"); err != nil {
@@ -745,4 +736,62 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return one(tensor.FromSlice(out, len(out)))
 	}
 	return nil, c.Errorf("dtype %v is not supported", dt)
+}
+
+// blockAttr reads DepthToSpace's and SpaceToDepth's blocksize for a 4-D
+// input.
+func (c *nodeCtx) blockAttr(x *tensor.Tensor) (int, error) {
+	if x.Rank() != 4 {
+		return 0, c.Errorf("input has shape %v; want N×C×H×W", x.Shape())
+	}
+	b := c.Int("blocksize", 0)
+	if b < 1 || b > 1<<16 {
+		return 0, c.Errorf("blocksize %d is missing or out of range", b)
+	}
+	return int(b), nil
+}
+
+// depthToSpaceOp is DepthToSpace in DCR (default) or CRD order.
+func depthToSpaceOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if ch%(b*b) != 0 {
+		return nil, c.Errorf("channels %d are not a multiple of blocksize² = %d", ch, b*b)
+	}
+	cc := ch / (b * b)
+	var y *tensor.Tensor
+	switch mode := c.String("mode", "DCR"); mode {
+	case "DCR":
+		y = ops.Transpose(ops.Reshape(x, n, b, b, cc, h, w), 0, 3, 4, 1, 5, 2)
+	case "CRD":
+		y = ops.Transpose(ops.Reshape(x, n, cc, b, b, h, w), 0, 1, 4, 2, 5, 3)
+	default:
+		return nil, c.Errorf("mode %q, want DCR or CRD", mode)
+	}
+	return one(ops.Reshape(y, n, cc, h*b, w*b))
+}
+
+// spaceToDepthOp is SpaceToDepth, the inverse of DepthToSpace in DCR order.
+func spaceToDepthOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.blockAttr(x)
+	if err != nil {
+		return nil, err
+	}
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	if h%b != 0 || w%b != 0 {
+		return nil, c.Errorf("height %d and width %d must be multiples of blocksize %d", h, w, b)
+	}
+	y := ops.Transpose(ops.Reshape(x, n, ch, h/b, b, w/b, b), 0, 3, 5, 1, 2, 4)
+	return one(ops.Reshape(y, n, ch*b*b, h/b, w/b))
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/npy"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
@@ -185,45 +186,14 @@ func runBothModes(m *onnxpb.ModelProto, inputs []*tensor.Tensor) (eager, graph [
 	return
 }
 
-// closeTo reports whether got matches want: same dtype and shape, integers
-// and booleans equal, floats within 1e-5 of want relative to max(|want|, 1).
+// opTol is the tolerance of the op tests' comparisons (testkit.CheckClose:
+// integers and booleans equal, floats within opTol relative to 1+|want|).
 // The floor of 1 is there because the inputs are of order 1: an output
 // that is a sum of such terms cancelling to near zero (a convolution's,
 // fmod's) carries float32 rounding at the terms' scale, not its own, and
 // a purely relative test fails there on rounding alone (by 2e-5 of a 0.02
 // convolution output, 4e-7 absolute, in the conv3d fixture).
-func closeTo(got, want *tensor.Tensor) error {
-	if got == nil {
-		return errors.New("no output")
-	}
-	if got.DType() != want.DType() || !got.Shape().Equal(want.Shape()) {
-		return fmt.Errorf("got %v %v, want %v %v", got.Shape(), got.DType(), want.Shape(), want.DType())
-	}
-	switch want.DType() {
-	case tensor.Float32, tensor.Float64:
-		g, w := got.Float64s(), want.Float64s()
-		for i := range w {
-			if math.IsNaN(w[i]) != math.IsNaN(g[i]) || math.Abs(g[i]-w[i]) > 1e-5*math.Max(math.Abs(w[i]), 1) {
-				return fmt.Errorf("element %d: got %g, want %g", i, g[i], w[i])
-			}
-		}
-	case tensor.Bool:
-		g, w := got.Bools(), want.Bools()
-		for i := range w {
-			if g[i] != w[i] {
-				return fmt.Errorf("element %d: got %v, want %v", i, g[i], w[i])
-			}
-		}
-	default:
-		g, w := got.Int64s(), want.Int64s()
-		for i := range w {
-			if g[i] != w[i] {
-				return fmt.Errorf("element %d: got %d, want %d", i, g[i], w[i])
-			}
-		}
-	}
-	return nil
-}
+const opTol = 1e-5
 
 func TestOpsMatchONNXRuntime(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
@@ -243,10 +213,10 @@ func TestOpsMatchONNXRuntime(t *testing.T) {
 			}
 			for i, w := range c.want {
 				name := c.model.GetGraph().GetOutput()[i].GetName()
-				if err := closeTo(eager[i], w); err != nil {
+				if err := testkit.CheckClose(eager[i], w, opTol); err != nil {
 					t.Errorf("PyNative, output %s: %v", name, err)
 				}
-				if err := closeTo(graph[i], w); err != nil {
+				if err := testkit.CheckClose(graph[i], w, opTol); err != nil {
 					t.Errorf("Graph, output %s: %v", name, err)
 				}
 			}
@@ -407,6 +377,7 @@ func TestOpErrors(t *testing.T) {
 		{"gather data index out of range", 17, node("Gather", []string{"x", "i"}), nil, []*tensor.Tensor{x, i64(0, -3)}, "index -3 out of range for axis 0"},
 		{"squeeze non-unit", 17, node("Squeeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(1)}, []*tensor.Tensor{x}, "not 1"},
 		{"expand incompatible", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(3, 3)}, []*tensor.Tensor{x}, "does not broadcast"},
+		{"expand negative", 17, node("Expand", []string{"x", "s"}), map[string]*tensor.Tensor{"s": i64(-1, 1, 1, 1)}, []*tensor.Tensor{x}, "shape [-1 1 1 1] has a negative extent"},
 		{"tile wrong length", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(2)}, []*tensor.Tensor{x}, "one entry per axis"},
 		{"pad unknown mode", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "mirror")), map[string]*tensor.Tensor{"p": i64(0, 0, 1, 0, 0, 1)}, []*tensor.Tensor{x}, `mode "mirror"`},
 		{"pad reflect too far", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "reflect")), map[string]*tensor.Tensor{"p": i64(0, 0, 4, 0, 0, 0)}, []*tensor.Tensor{x}, "too large"},
@@ -595,7 +566,7 @@ func TestOpGradients(t *testing.T) {
 				return spore.Grad(loss, spore.GradPosition(pos...))(xs...)
 			})(xs)
 			for gi, i := range pos {
-				if err := closeTo(graph[gi], eager[gi]); err != nil {
+				if err := testkit.CheckClose(graph[gi], eager[gi], opTol); err != nil {
 					t.Errorf("input %d: Graph against PyNative: %v", i, err)
 				}
 				// Central differences at a few elements.
@@ -730,7 +701,7 @@ func TestOpFixturesThroughLoad(t *testing.T) {
 					t.Fatalf("%v: %v", mode, err)
 				}
 				for i, w := range c.want {
-					if err := closeTo(got[i], w); err != nil {
+					if err := testkit.CheckClose(got[i], w, opTol); err != nil {
 						t.Errorf("%v, output %d: %v", mode, i, err)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -205,6 +206,6 @@ func TestPackedSelfAttentionErrors(t *testing.T) {
 		}, []string{"ScaledDotProductAttention", "mask [3 4] does not broadcast", "[2 2 3 3]"}},
 		{"dropout", func() { ops.PackedSelfAttention(f32(2, 3, 12), 2, false, ops.AttentionOptions{DropoutP: 1}) }, []string{"dropout probability 1"}},
 	} {
-		t.Run(c.name, func(t *testing.T) { mustPanic(t, c.run, c.wants...) })
+		t.Run(c.name, func(t *testing.T) { testkit.MustPanic(t, c.run, c.wants...) })
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/kernels/attention"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -323,10 +324,10 @@ func TestAttentionErrors(t *testing.T) {
 		{"p", f32s(3, 4), f32s(5, 4), f32s(5, 4), ops.AttentionOptions{DropoutP: 1}, []string{"dropout", "[0, 1)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mustPanic(t, func() { ops.ScaledDotProductAttention(c.q, c.k, c.v, c.opt) }, c.wants...)
+			testkit.MustPanic(t, func() { ops.ScaledDotProductAttention(c.q, c.k, c.v, c.opt) }, c.wants...)
 			jf := spore.Jit(func(q, k, v *tensor.Tensor) *tensor.Tensor { return ops.ScaledDotProductAttention(q, k, v, c.opt) },
 				spore.JitConfig{Name: "attention.err." + c.name})
-			mustPanic(t, func() { jf(c.q, c.k, c.v) }, c.wants...)
+			testkit.MustPanic(t, func() { jf(c.q, c.k, c.v) }, c.wants...)
 		})
 	}
 }

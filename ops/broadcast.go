@@ -1,16 +1,35 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
 )
 
-// BroadcastShapes returns the NumPy broadcast of shapes a and b: aligned from
-// the last axis, each pair of extents must be equal or one of them 1. It
-// panics with an *tensor.Error naming op when they are incompatible.
+// BroadcastShapes returns the NumPy broadcast of shapes a and b (see
+// TryBroadcastShapes). It panics with an *tensor.Error naming op and both
+// shapes when they are incompatible: the form an op's shape rule wants,
+// where a bad operand is the caller's error.
 func BroadcastShapes(op string, a, b tensor.Shape) tensor.Shape {
+	s, err := TryBroadcastShapes(a, b)
+	if err != nil {
+		core.Panicf(op, "%v", err)
+	}
+	return s
+}
+
+// TryBroadcastShapes returns the NumPy broadcast of shapes a and b:
+// aligned from the last axis, with the shorter one's missing leading axes
+// taken as 1, each pair of extents must be equal or one of them 1, and the
+// result has the larger extent (an extent 0 against 1 gives 0). When the
+// shapes are incompatible it returns an error naming both, for callers
+// that report bad input as an error rather than a panic, such as the ONNX
+// loader checking a model's Expand. Shapes are never modified, so the
+// result may share a's backing array.
+func TryBroadcastShapes(a, b tensor.Shape) (tensor.Shape, error) {
 	if a.Equal(b) {
-		return a // shapes are never modified, so the result may share a's
+		return a, nil
 	}
 	n := max(len(a), len(b))
 	out := make(tensor.Shape, n)
@@ -30,10 +49,10 @@ func BroadcastShapes(op string, a, b tensor.Shape) tensor.Shape {
 		case db == 1:
 			out[i] = da
 		default:
-			core.Panicf(op, "shapes %v and %v cannot be broadcast", a, b)
+			return nil, fmt.Errorf("shapes %v and %v cannot be broadcast", a, b)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // bstrides returns the strides of a tensor of shape in when it is read as

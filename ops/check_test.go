@@ -1,19 +1,20 @@
 package ops_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// Helpers shared by the ops tests: value comparison, expected panics and
-// finite-difference gradient checks in float64.
+// Helpers shared by the ops tests: value comparison (on testkit's rule)
+// and finite-difference gradient checks in float64. Expected panics are
+// testkit.MustPanic.
 
 // f64 builds a float64 tensor.
 func f64(data []float64, shape ...int) *tensor.Tensor { return tensor.FromSlice(data, shape...) }
@@ -34,53 +35,13 @@ func randT(seed uint64, lo, hi float64, shape ...int) *tensor.Tensor {
 }
 
 // assertClose fails unless got has the given shape and its values are
-// within tol (absolute and relative) of want. NaNs must match NaNs.
+// testkit.Close to want, which the ops tests write out in line.
 func assertClose(t *testing.T, what string, got *tensor.Tensor, shape []int, want []float64, tol float64) {
 	t.Helper()
 	if !got.Shape().Equal(shape) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), tensor.Shape(shape))
 	}
-	g := got.Float64s()
-	if len(g) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(g), len(want))
-	}
-	for i := range g {
-		if !close(g[i], want[i], tol) {
-			t.Fatalf("%s: element %d = %v, want %v (all: %v)", what, i, g[i], want[i], g)
-		}
-	}
-}
-
-func close(a, b, tol float64) bool {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return math.IsNaN(a) && math.IsNaN(b)
-	}
-	if math.IsInf(a, 0) || math.IsInf(b, 0) {
-		return a == b
-	}
-	return math.Abs(a-b) <= tol*(1+math.Abs(b))
-}
-
-// mustPanic runs f and returns the *tensor.Error it panics with, failing
-// the test if it does not panic with one or if the message lacks a want.
-func mustPanic(t *testing.T, f func(), wants ...string) *tensor.Error {
-	t.Helper()
-	var got any
-	func() {
-		defer func() { got = recover() }()
-		f()
-	}()
-	err, ok := got.(error)
-	var e *tensor.Error
-	if !ok || !errors.As(err, &e) {
-		t.Fatalf("want a panic with *tensor.Error, got %v (%T)", got, got)
-	}
-	for _, w := range wants {
-		if !contains(e.Error(), w) {
-			t.Fatalf("error %q does not mention %q", e.Error(), w)
-		}
-	}
-	return e
+	testkit.Near(t, what, got.Float64s(), tol, want...)
 }
 
 func contains(s, sub string) bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -126,28 +127,28 @@ func TestConv2DSameShapes(t *testing.T) {
 
 func TestConv2DErrors(t *testing.T) {
 	x := tensor.Zeros(tensor.Float32, 1, 3, 5, 5)
-	mustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 2, 3, 3), ops.Conv2DOpts{}) }, "Conv2D", "[1 3 5 5]", "[2 2 3 3]")
-	mustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 6, 3), ops.Conv2DOpts{}) }, "Conv2D", "larger than the padded input")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 2, 3, 3), ops.Conv2DOpts{}) }, "Conv2D", "[1 3 5 5]", "[2 2 3 3]")
+	testkit.MustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 6, 3), ops.Conv2DOpts{}) }, "Conv2D", "larger than the padded input")
+	testkit.MustPanic(t, func() {
 		ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{Dilation: [2]int{3, 3}})
 	}, "larger than the padded input")
-	mustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 1, 3, 3), ops.Conv2DOpts{Groups: 2}) }, "groups=2")
-	mustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float64, 2, 3, 3, 3), ops.Conv2DOpts{}) }, "Conv2D", "Float64")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 1, 3, 3), ops.Conv2DOpts{Groups: 2}) }, "groups=2")
+	testkit.MustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float64, 2, 3, 3, 3), ops.Conv2DOpts{}) }, "Conv2D", "Float64")
+	testkit.MustPanic(t, func() {
 		ops.Conv2D(tensor.Zeros(tensor.Int32, 1, 3, 5, 5), tensor.Zeros(tensor.Int32, 2, 3, 3, 3), ops.Conv2DOpts{})
 	}, "Int32")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() {
 		ops.Conv2D(tensor.Zeros(tensor.Float32, 3, 5, 5), tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{})
 	}, "4-D")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() {
 		ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{Padding: ops.Padding{Mode: ops.PadSame, Pads: [4]int{1, 1, 1, 1}}})
 	}, "pad mode")
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() {
 		ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{Padding: ops.Padding{Mode: "full"}})
 	}, "unknown pad mode")
-	mustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{Stride: [2]int{-1, 1}}) }, "positive")
+	testkit.MustPanic(t, func() { ops.Conv2D(x, tensor.Zeros(tensor.Float32, 2, 3, 3, 3), ops.Conv2DOpts{Stride: [2]int{-1, 1}}) }, "positive")
 	a := ops.ConvGradAttrs{ConvAttrs: ops.ConvAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}, Shape: tensor.Shape{1, 3, 5, 5}}
-	mustPanic(t, func() {
+	testkit.MustPanic(t, func() {
 		ops.Conv2DBackpropInput(tensor.Zeros(tensor.Float32, 1, 2, 4, 4), tensor.Zeros(tensor.Float32, 2, 3, 3, 3), a)
 	}, "Conv2DBackpropInput", "[1 2 4 4]", "[1 2 3 3]")
 }
@@ -230,12 +231,12 @@ func TestMaxPool2D(t *testing.T) {
 	xb := tensor.FromSlice([]float32{1, 2, 3, 4, 8, 7, 6, 5}, 2, 1, 2, 2)
 	assertClose(t, "planes f32", ops.MaxPool2D(xb, k2, s2), []int{2, 1, 1, 1}, []float64{4, 8}, 0)
 
-	mustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 4, 4), k2, s2) }, "MaxPool2D", "4-D")
-	mustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 1, 4), k2, s2) }, "larger than the padded input")
-	mustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.ExplicitPad(2, 0, 0, 0)) }, "smaller than the kernel")
-	mustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Int32, 1, 1, 4, 4), k2, s2) }, "Int32")
-	mustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), [2]int{0, 2}, s2) }, "positive")
-	mustPanic(t, func() { ops.AvgPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.SamePad(), ops.SamePad()) }, "at most one")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 4, 4), k2, s2) }, "MaxPool2D", "4-D")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 1, 4), k2, s2) }, "larger than the padded input")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.ExplicitPad(2, 0, 0, 0)) }, "smaller than the kernel")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Int32, 1, 1, 4, 4), k2, s2) }, "Int32")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), [2]int{0, 2}, s2) }, "positive")
+	testkit.MustPanic(t, func() { ops.AvgPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.SamePad(), ops.SamePad()) }, "at most one")
 }
 
 // maxPoolVJP returns MaxPool2D(x) and the gradient of Σ dy·MaxPool2D(x).
@@ -372,8 +373,8 @@ func TestDropout(t *testing.T) {
 	checkGrad(t, "dropout", f, randT(9, -1, 1, 3, 4))
 	all := ops.Dropout(tensor.Ones(tensor.Float32, 5), 1, true)
 	assertClose(t, "p=1", all, []int{5}, []float64{0, 0, 0, 0, 0}, 0)
-	mustPanic(t, func() { ops.Dropout(x, 1.5, true) }, "Dropout", "1.5")
-	mustPanic(t, func() { ops.Dropout(tensor.Ones(tensor.Int32, 3), 0.5, true) }, "RandomMask", "Int32")
+	testkit.MustPanic(t, func() { ops.Dropout(x, 1.5, true) }, "Dropout", "1.5")
+	testkit.MustPanic(t, func() { ops.Dropout(tensor.Ones(tensor.Int32, 3), 0.5, true) }, "RandomMask", "Int32")
 }
 
 // gradOf returns the gradient of Σ f(x) with respect to x.

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -35,9 +36,9 @@ func TestArithmeticValues(t *testing.T) {
 }
 
 func TestArithmeticErrors(t *testing.T) {
-	mustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2, 3), tensor.Ones(tensor.Float32, 3, 2)) }, "Add", "[2 3]", "[3 2]", "core_test.go")
-	mustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2), tensor.Ones(tensor.Float64, 2)) }, "dtypes differ")
-	mustPanic(t, func() { ops.Div(tensor.Ones(tensor.Int32, 2), tensor.Ones(tensor.Int32, 2)) }, "Div", "Int32")
+	testkit.MustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2, 3), tensor.Ones(tensor.Float32, 3, 2)) }, "Add", "[2 3]", "[3 2]", "core_test.go")
+	testkit.MustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2), tensor.Ones(tensor.Float64, 2)) }, "dtypes differ")
+	testkit.MustPanic(t, func() { ops.Div(tensor.Ones(tensor.Int32, 2), tensor.Ones(tensor.Int32, 2)) }, "Div", "Int32")
 }
 
 func TestMatMul(t *testing.T) {
@@ -50,7 +51,7 @@ func TestMatMul(t *testing.T) {
 	if !batch.Shape().Equal(tensor.Shape{4, 2, 2}) || batch.At(3, 1, 1) != 154 {
 		t.Fatalf("batched matmul: %v %v", batch.Shape(), batch.Float64s())
 	}
-	e := mustPanic(t, func() { ops.MatMul(tensor.Ones(tensor.Float32, 64, 784), tensor.Ones(tensor.Float32, 512, 10)) }, "MatMul: inner dimensions differ: [64 784] x [512 10]")
+	e := testkit.MustPanic(t, func() { ops.MatMul(tensor.Ones(tensor.Float32, 64, 784), tensor.Ones(tensor.Float32, 512, 10)) }, "MatMul: inner dimensions differ: [64 784] x [512 10]")
 	if e.Loc == "" {
 		t.Fatal("error has no location")
 	}

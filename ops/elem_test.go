@@ -6,6 +6,7 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -209,17 +210,17 @@ func TestBinaryValues(t *testing.T) {
 
 func TestElementwiseErrors(t *testing.T) {
 	i32 := tensor.Ones(tensor.Int32, 2)
-	mustPanic(t, func() { ops.Sqrt(i32) }, "Sqrt", "Int32")
-	mustPanic(t, func() { ops.Log1p(tensor.Ones(tensor.Uint8, 2)) }, "Log1p", "UInt8")
-	mustPanic(t, func() { ops.Sigmoid(tensor.Ones(tensor.Bool, 2)) }, "Sigmoid", "Bool")
-	mustPanic(t, func() { ops.Abs(tensor.Ones(tensor.Bool, 2)) }, "Abs", "Bool")
-	mustPanic(t, func() { ops.GELU(tensor.Ones(tensor.Int64, 3)) }, "GELU", "Int64", "[3]")
-	mustPanic(t, func() { ops.Pow(tensor.Ones(tensor.Int64, 2), tensor.Ones(tensor.Int64, 2)) }, "Pow", "Int64")
-	mustPanic(t, func() { ops.Pow(tensor.Ones(tensor.Float32, 2), tensor.Ones(tensor.Float64, 2)) }, "Pow", "dtypes differ")
-	mustPanic(t, func() { ops.Maximum(tensor.Ones(tensor.Float32, 2, 3), tensor.Ones(tensor.Float32, 3, 2)) }, "Maximum", "[2 3]", "[3 2]", "elem_test.go")
-	mustPanic(t, func() { ops.Minimum(tensor.Ones(tensor.Bool, 2), tensor.Ones(tensor.Bool, 2)) }, "Minimum", "Bool")
-	mustPanic(t, func() { ops.DivScalar(i32, 2) }, "Div", "Int32")
-	mustPanic(t, func() { ops.PowScalar(i32, 2) }, "Pow", "Int32")
+	testkit.MustPanic(t, func() { ops.Sqrt(i32) }, "Sqrt", "Int32")
+	testkit.MustPanic(t, func() { ops.Log1p(tensor.Ones(tensor.Uint8, 2)) }, "Log1p", "UInt8")
+	testkit.MustPanic(t, func() { ops.Sigmoid(tensor.Ones(tensor.Bool, 2)) }, "Sigmoid", "Bool")
+	testkit.MustPanic(t, func() { ops.Abs(tensor.Ones(tensor.Bool, 2)) }, "Abs", "Bool")
+	testkit.MustPanic(t, func() { ops.GELU(tensor.Ones(tensor.Int64, 3)) }, "GELU", "Int64", "[3]")
+	testkit.MustPanic(t, func() { ops.Pow(tensor.Ones(tensor.Int64, 2), tensor.Ones(tensor.Int64, 2)) }, "Pow", "Int64")
+	testkit.MustPanic(t, func() { ops.Pow(tensor.Ones(tensor.Float32, 2), tensor.Ones(tensor.Float64, 2)) }, "Pow", "dtypes differ")
+	testkit.MustPanic(t, func() { ops.Maximum(tensor.Ones(tensor.Float32, 2, 3), tensor.Ones(tensor.Float32, 3, 2)) }, "Maximum", "[2 3]", "[3 2]", "elem_test.go")
+	testkit.MustPanic(t, func() { ops.Minimum(tensor.Ones(tensor.Bool, 2), tensor.Ones(tensor.Bool, 2)) }, "Minimum", "Bool")
+	testkit.MustPanic(t, func() { ops.DivScalar(i32, 2) }, "Div", "Int32")
+	testkit.MustPanic(t, func() { ops.PowScalar(i32, 2) }, "Pow", "Int32")
 }
 
 // away returns n values in ±[lo, hi), so that kinks at 0 stay out of the
@@ -391,15 +392,15 @@ func TestSelectValues(t *testing.T) {
 func TestCompareSelectErrors(t *testing.T) {
 	bl := tensor.Ones(tensor.Bool, 2)
 	f := tensor.Ones(tensor.Float32, 2)
-	mustPanic(t, func() { ops.Equal(bl, bl) }, "Equal", "Bool")
-	mustPanic(t, func() { ops.Less(f, tensor.Ones(tensor.Float64, 2)) }, "Less", "Float32", "Float64")
-	mustPanic(t, func() { ops.Greater(tensor.Ones(tensor.Float32, 3, 2), tensor.Ones(tensor.Float32, 3)) }, "Greater", "[3 2]", "[3]")
-	mustPanic(t, func() { ops.LogicalAnd(bl, f) }, "LogicalAnd", "Float32")
-	mustPanic(t, func() { ops.LogicalNot(f) }, "LogicalNot", "Float32")
-	mustPanic(t, func() { ops.Select(f, f, f) }, "Select", "condition must be Bool")
-	mustPanic(t, func() { ops.Select(bl, f, tensor.Ones(tensor.Float64, 2)) }, "Select", "differ in dtype")
-	mustPanic(t, func() { ops.Select(tensor.Ones(tensor.Bool, 3), f, f) }, "Select", "[3]", "[2]")
-	mustPanic(t, func() { ops.Cast(f, tensor.DType(42)) }, "Cast", "invalid target dtype")
+	testkit.MustPanic(t, func() { ops.Equal(bl, bl) }, "Equal", "Bool")
+	testkit.MustPanic(t, func() { ops.Less(f, tensor.Ones(tensor.Float64, 2)) }, "Less", "Float32", "Float64")
+	testkit.MustPanic(t, func() { ops.Greater(tensor.Ones(tensor.Float32, 3, 2), tensor.Ones(tensor.Float32, 3)) }, "Greater", "[3 2]", "[3]")
+	testkit.MustPanic(t, func() { ops.LogicalAnd(bl, f) }, "LogicalAnd", "Float32")
+	testkit.MustPanic(t, func() { ops.LogicalNot(f) }, "LogicalNot", "Float32")
+	testkit.MustPanic(t, func() { ops.Select(f, f, f) }, "Select", "condition must be Bool")
+	testkit.MustPanic(t, func() { ops.Select(bl, f, tensor.Ones(tensor.Float64, 2)) }, "Select", "differ in dtype")
+	testkit.MustPanic(t, func() { ops.Select(tensor.Ones(tensor.Bool, 3), f, f) }, "Select", "[3]", "[2]")
+	testkit.MustPanic(t, func() { ops.Cast(f, tensor.DType(42)) }, "Cast", "invalid target dtype")
 }
 
 var allDTypes = []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64, tensor.Bool, tensor.Uint8}

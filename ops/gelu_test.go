@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -68,5 +69,5 @@ func TestGELUTanhGradients(t *testing.T) {
 // TestGELUTanhDType checks that integer input is refused under the op's
 // name rather than computed with truncated constants.
 func TestGELUTanhDType(t *testing.T) {
-	mustPanic(t, func() { ops.GELUTanh(tensor.FromSlice([]int32{1, 2}, 2)) }, "GELUTanh", "Int32")
+	testkit.MustPanic(t, func() { ops.GELUTanh(tensor.FromSlice([]int32{1, 2}, 2)) }, "GELUTanh", "Int32")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -234,7 +235,7 @@ func TestLayerNormErrors(t *testing.T) {
 		{"eps", func() { ops.LayerNorm(x, g3, g3, -1, -1) }, []string{"LayerNorm", "eps -1"}},
 		{"int x", func() { ops.LayerNorm(tensor.Zeros(tensor.Int32, 2, 3), g3, g3, -1, 1e-5) }, []string{"LayerNorm"}},
 	} {
-		t.Run(c.name, func(t *testing.T) { mustPanic(t, c.run, c.wants...) })
+		t.Run(c.name, func(t *testing.T) { testkit.MustPanic(t, c.run, c.wants...) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -57,8 +58,8 @@ func TestRoundingValues(t *testing.T) {
 	if d := ops.Round(x32).DType(); d != tensor.Float32 {
 		t.Fatalf("Round keeps the dtype: %v", d)
 	}
-	mustPanic(t, func() { ops.Floor(tensor.Ones(tensor.Bool, 2)) }, "Floor", "Bool")
-	mustPanic(t, func() { ops.Round(tensor.Ones(tensor.Uint8, 2)) }, "Round", "UInt8")
+	testkit.MustPanic(t, func() { ops.Floor(tensor.Ones(tensor.Bool, 2)) }, "Floor", "Bool")
+	testkit.MustPanic(t, func() { ops.Round(tensor.Ones(tensor.Uint8, 2)) }, "Round", "UInt8")
 }
 
 func TestRoundingGradientIsZero(t *testing.T) {
@@ -102,10 +103,10 @@ func TestFloorDivMod(t *testing.T) {
 	if z := ops.Mod(f64([]float64{4}, 1), f64([]float64{-2}, 1)).Float64s()[0]; z != 0 || !math.Signbit(z) {
 		t.Fatalf("4 mod -2 = %v, want -0", z)
 	}
-	mustPanic(t, func() { ops.FloorDiv(ai, tensor.Zeros(tensor.Int32, 7)) }, "FloorDiv", "division by zero")
-	mustPanic(t, func() { ops.Mod(ai, tensor.Zeros(tensor.Int32, 1)) }, "FloorMod", "division by zero")
-	mustPanic(t, func() { ops.Mod(a, ai) }, "FloorMod", "dtypes differ")
-	mustPanic(t, func() { ops.FloorDiv(a, f64([]float64{1, 2}, 2)) }, "FloorDiv", "[11]", "[2]")
+	testkit.MustPanic(t, func() { ops.FloorDiv(ai, tensor.Zeros(tensor.Int32, 7)) }, "FloorDiv", "division by zero")
+	testkit.MustPanic(t, func() { ops.Mod(ai, tensor.Zeros(tensor.Int32, 1)) }, "FloorMod", "division by zero")
+	testkit.MustPanic(t, func() { ops.Mod(a, ai) }, "FloorMod", "dtypes differ")
+	testkit.MustPanic(t, func() { ops.FloorDiv(a, f64([]float64{1, 2}, 2)) }, "FloorDiv", "[11]", "[2]")
 }
 
 func TestModGradient(t *testing.T) {
@@ -136,8 +137,8 @@ func TestClip(t *testing.T) {
 	g := weightedGrad(func(v *tensor.Tensor) *tensor.Tensor { return ops.Clip(v, -1, 1) }, f64([]float64{-1, 0.5, 1, 2, -3, nan}, 6), tensor.Ones(tensor.Float64, 6))
 	assertClose(t, "clip grad", g, []int{6}, []float64{1, 1, 1, 0, 0, 0}, 0)
 	checkGrad(t, "clip", func(v ...*tensor.Tensor) *tensor.Tensor { return ops.Clip(v[0], -0.5, 0.7) }, randT(3, -2, 2, 3, 4))
-	mustPanic(t, func() { ops.Clip(x, nan, 1) }, "Clip", "NaN")
-	mustPanic(t, func() { ops.Clip(tensor.Ones(tensor.Bool, 2), 0, 1) }, "Clip", "Bool")
+	testkit.MustPanic(t, func() { ops.Clip(x, nan, 1) }, "Clip", "NaN")
+	testkit.MustPanic(t, func() { ops.Clip(tensor.Ones(tensor.Bool, 2), 0, 1) }, "Clip", "Bool")
 }
 
 func TestClipTensor(t *testing.T) {
@@ -162,8 +163,8 @@ func TestClipTensor(t *testing.T) {
 	assertClose(t, "ghi", gs[2], []int{5}, []float64{0, 1, 0, 0, 1}, 0)
 	checkGrad(t, "clip tensor", func(v ...*tensor.Tensor) *tensor.Tensor { return ops.ClipTensor(v[0], v[1], v[2]) },
 		randT(4, -2, 2, 3, 4), randT(5, -1.5, -0.5, 4), randT(6, 0.5, 1.5, 3, 1))
-	mustPanic(t, func() { ops.ClipTensor(x, tensor.Scalar(float32(0)), hi) }, "ClipTensor", "dtypes differ")
-	mustPanic(t, func() { ops.ClipTensor(x, f64([]float64{1, 2}, 2), hi) }, "ClipTensor", "cannot be broadcast")
+	testkit.MustPanic(t, func() { ops.ClipTensor(x, tensor.Scalar(float32(0)), hi) }, "ClipTensor", "dtypes differ")
+	testkit.MustPanic(t, func() { ops.ClipTensor(x, f64([]float64{1, 2}, 2), hi) }, "ClipTensor", "cannot be broadcast")
 }
 
 func TestCumSum(t *testing.T) {
@@ -183,9 +184,9 @@ func TestCumSum(t *testing.T) {
 		{"empty axis", ops.CumSum(tensor.Zeros(tensor.Float64, 2, 0), 1, true, false), []int{2, 0}, nil},
 		{"empty other", ops.CumSum(tensor.Zeros(tensor.Float64, 0, 3), 1, false, false), []int{0, 3}, nil},
 	})
-	mustPanic(t, func() { ops.CumSum(x, 2, false, false) }, "CumSum", "axis 2")
-	mustPanic(t, func() { ops.CumSum(tensor.Scalar(1.0), 0, false, false) }, "CumSum", "scalar")
-	mustPanic(t, func() { ops.CumSum(tensor.Ones(tensor.Bool, 3), 0, false, false) }, "CumSum", "Bool")
+	testkit.MustPanic(t, func() { ops.CumSum(x, 2, false, false) }, "CumSum", "axis 2")
+	testkit.MustPanic(t, func() { ops.CumSum(tensor.Scalar(1.0), 0, false, false) }, "CumSum", "scalar")
+	testkit.MustPanic(t, func() { ops.CumSum(tensor.Ones(tensor.Bool, 3), 0, false, false) }, "CumSum", "Bool")
 	for _, ex := range []bool{false, true} {
 		for _, rev := range []bool{false, true} {
 			f := func(v ...*tensor.Tensor) *tensor.Tensor { return ops.CumSum(v[0], 1, ex, rev) }
@@ -226,8 +227,8 @@ func TestCumProd(t *testing.T) {
 	checkGrad(t, "cumprod zeros", f(1), withZeros)
 	checkGrad2(t, "cumprod", f(0), randT(11, -1.5, 1.5, 4, 3))
 	checkGrad2(t, "cumprod zeros", f(1), withZeros)
-	mustPanic(t, func() { ops.CumProd(x, -3) }, "CumProd", "axis -3")
-	mustPanic(t, func() { ops.CumProd(tensor.Ones(tensor.Uint8, 3), 0) }, "CumProd", "UInt8")
+	testkit.MustPanic(t, func() { ops.CumProd(x, -3) }, "CumProd", "axis -3")
+	testkit.MustPanic(t, func() { ops.CumProd(tensor.Ones(tensor.Uint8, 3), 0) }, "CumProd", "UInt8")
 }
 
 // TestLinearRecurrence checks the primitive behind CumProd's gradient
@@ -255,8 +256,8 @@ func TestLinearRecurrence(t *testing.T) {
 		checkGrad(t, "recurrence", rec(1, rev), xs...)
 		checkGrad2(t, "recurrence", rec(1, rev), xs...)
 	}
-	mustPanic(t, func() { rec(0, false)(a, tensor.Ones(tensor.Float64, 2)) }, "LinearRecurrence", "[3]", "[2]")
-	mustPanic(t, func() { rec(0, false)(tensor.Ones(tensor.Int32, 3), tensor.Ones(tensor.Int32, 3)) }, "LinearRecurrence", "Int32")
+	testkit.MustPanic(t, func() { rec(0, false)(a, tensor.Ones(tensor.Float64, 2)) }, "LinearRecurrence", "[3]", "[2]")
+	testkit.MustPanic(t, func() { rec(0, false)(tensor.Ones(tensor.Int32, 3), tensor.Ones(tensor.Int32, 3)) }, "LinearRecurrence", "Int32")
 }
 
 func TestSortArgSort(t *testing.T) {
@@ -285,9 +286,9 @@ func TestSortArgSort(t *testing.T) {
 	}
 	sorted, _ := ops.Sort(withNaN, 0, false)
 	assertClose(t, "sort nan", sorted, []int{5}, []float64{-1, 0, 1, nan, nan}, 0)
-	mustPanic(t, func() { ops.ArgSort(tensor.Ones(tensor.Bool, 2), 0, false) }, "ArgSort", "Bool")
-	mustPanic(t, func() { ops.ArgSort(tensor.Scalar(1.0), 0, false) }, "ArgSort", "scalar")
-	mustPanic(t, func() { ops.Sort(m, 2, false) }, "ArgSort", "axis 2")
+	testkit.MustPanic(t, func() { ops.ArgSort(tensor.Ones(tensor.Bool, 2), 0, false) }, "ArgSort", "Bool")
+	testkit.MustPanic(t, func() { ops.ArgSort(tensor.Scalar(1.0), 0, false) }, "ArgSort", "scalar")
+	testkit.MustPanic(t, func() { ops.Sort(m, 2, false) }, "ArgSort", "axis 2")
 	sortVals := func(ax int, desc bool) func(v ...*tensor.Tensor) *tensor.Tensor {
 		return func(v ...*tensor.Tensor) *tensor.Tensor { s, _ := ops.Sort(v[0], ax, desc); return s }
 	}
@@ -321,10 +322,10 @@ func TestTopK(t *testing.T) {
 	_, got := ops.TopK(big, 7)
 	full := ops.ArgSort(big, -1, true)
 	assertClose(t, "heap vs sort", got, []int{3, 7}, ops.Slice(full, []int{0, 0}, []int{3, 7}).Float64s(), 0)
-	mustPanic(t, func() { ops.TopK(x, 6) }, "TopK", "k=6", "[2 5]")
-	mustPanic(t, func() { ops.TopK(x, -1) }, "TopK", "k=-1")
-	mustPanic(t, func() { ops.TopK(tensor.Scalar(1.0), 1) }, "TopK", "[]")
-	mustPanic(t, func() { ops.TopK(tensor.Ones(tensor.Bool, 3), 1) }, "TopK", "Bool")
+	testkit.MustPanic(t, func() { ops.TopK(x, 6) }, "TopK", "k=6", "[2 5]")
+	testkit.MustPanic(t, func() { ops.TopK(x, -1) }, "TopK", "k=-1")
+	testkit.MustPanic(t, func() { ops.TopK(tensor.Scalar(1.0), 1) }, "TopK", "[]")
+	testkit.MustPanic(t, func() { ops.TopK(tensor.Ones(tensor.Bool, 3), 1) }, "TopK", "Bool")
 	// The gradient scatters back to the chosen positions; of two equal
 	// values the first chosen is the one that gets it.
 	g := weightedGrad(func(v *tensor.Tensor) *tensor.Tensor { r, _ := ops.TopK(v, 1); return r }, f64([]float64{1, 2, 2, 0}, 4), tensor.Ones(tensor.Float64, 1))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -59,9 +60,9 @@ func TestSoftmaxValues(t *testing.T) {
 	assertClose(t, "lse 0 1", ops.LogSumExp(y, []int{0, 1}, false), []int{3}, []float64{lse(1, 4), lse(2, 5), lse(3, 6)}, 1e-12)
 	assertClose(t, "lse big", ops.LogSumExp(big, []int{1}, false), []int{1}, []float64{1001 + l}, 1e-12)
 
-	mustPanic(t, func() { ops.Softmax(tensor.Ones(tensor.Int32, 3), 0) }, "Softmax", "Int32")
-	mustPanic(t, func() { ops.LogSoftmax(x, 2) }, "LogSoftmax", "axis 2")
-	mustPanic(t, func() { ops.LogSumExp(x, []int{1, -1}, false) }, "repeated axis")
+	testkit.MustPanic(t, func() { ops.Softmax(tensor.Ones(tensor.Int32, 3), 0) }, "Softmax", "Int32")
+	testkit.MustPanic(t, func() { ops.LogSoftmax(x, 2) }, "LogSoftmax", "axis 2")
+	testkit.MustPanic(t, func() { ops.LogSumExp(x, []int{1, -1}, false) }, "repeated axis")
 }
 
 func TestLosses(t *testing.T) {
@@ -87,15 +88,15 @@ func TestLosses(t *testing.T) {
 	assertClose(t, "mse sum bcast", ops.MSE(pred, f64([]float64{1, 2}, 2), "sum"), []int{}, []float64{0 + 0 + 4 + 4}, 1e-12)
 
 	labels := tensor.FromSlice([]int32{2, 0}, 2)
-	mustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{3, 0}, 2), "mean") }, "CrossEntropy", "label 3", "3 classes")
-	mustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{-1, 0}, 2), "mean") }, "out of range")
-	mustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{1, 0, 0}, 3), "mean") }, "[2 3]", "[3]")
-	mustPanic(t, func() { ops.CrossEntropy(logits, f64([]float64{1, 0}, 2), "mean") }, "Int32 or Int64", "Float64")
-	mustPanic(t, func() { ops.CrossEntropy(logits, labels, "avg") }, "unknown reduction", "avg")
-	mustPanic(t, func() { ops.CrossEntropyProbs(logits, f64([]float64{1, 0}, 1, 2), "mean") }, "CrossEntropyProbs", "[1 2]")
-	mustPanic(t, func() { ops.MSE(pred, target, "") }, "MSE", "unknown reduction")
-	mustPanic(t, func() { ops.MSE(pred, f64([]float64{1, 2, 3}, 3), "mean") }, "[2 2]", "[3]")
-	mustPanic(t, func() { ops.CrossEntropy(tensor.Zeros(tensor.Float64, 0, 3), tensor.Zeros(tensor.Int32, 0), "mean") }, "empty batch")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{3, 0}, 2), "mean") }, "CrossEntropy", "label 3", "3 classes")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{-1, 0}, 2), "mean") }, "out of range")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(logits, tensor.FromSlice([]int32{1, 0, 0}, 3), "mean") }, "[2 3]", "[3]")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(logits, f64([]float64{1, 0}, 2), "mean") }, "Int32 or Int64", "Float64")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(logits, labels, "avg") }, "unknown reduction", "avg")
+	testkit.MustPanic(t, func() { ops.CrossEntropyProbs(logits, f64([]float64{1, 0}, 1, 2), "mean") }, "CrossEntropyProbs", "[1 2]")
+	testkit.MustPanic(t, func() { ops.MSE(pred, target, "") }, "MSE", "unknown reduction")
+	testkit.MustPanic(t, func() { ops.MSE(pred, f64([]float64{1, 2, 3}, 3), "mean") }, "[2 2]", "[3]")
+	testkit.MustPanic(t, func() { ops.CrossEntropy(tensor.Zeros(tensor.Float64, 0, 3), tensor.Zeros(tensor.Int32, 0), "mean") }, "empty batch")
 }
 
 func TestLayerNorm(t *testing.T) {
@@ -112,8 +113,8 @@ func TestLayerNorm(t *testing.T) {
 	ones, zeros := tensor.Ones(tensor.Float64, 2, 3), tensor.Zeros(tensor.Float64, 2, 3)
 	assertClose(t, "all axes", ops.LayerNorm(x, ones, zeros, 0, eps), []int{2, 3},
 		[]float64{-1.5 * all, -0.5 * all, 0.5 * all, -0.5 * all, -0.5 * all, 2.5 * all}, 1e-12)
-	mustPanic(t, func() { ops.LayerNorm(x, ones, beta, -1, eps) }, "LayerNorm", "[3]", "[2 3]")
-	mustPanic(t, func() { ops.LayerNorm(x, gamma, beta, 2, eps) }, "LayerNorm", "axis 2")
+	testkit.MustPanic(t, func() { ops.LayerNorm(x, ones, beta, -1, eps) }, "LayerNorm", "[3]", "[2 3]")
+	testkit.MustPanic(t, func() { ops.LayerNorm(x, gamma, beta, 2, eps) }, "LayerNorm", "axis 2")
 }
 
 func TestBatchNorm(t *testing.T) {
@@ -161,15 +162,15 @@ func TestBatchNorm(t *testing.T) {
 		for _, i := range idx {
 			want[i] = (xv[i]-mean)/math.Sqrt(vr+eps)*g + bb
 		}
-		if !close(nm4.At(c), 0.8*rm.At(c)+0.2*mean, 1e-12) || !close(nv4.At(c), 0.8*rv.At(c)+0.2*vr*18/17, 1e-12) {
+		if !testkit.Close(nm4.At(c), 0.8*rm.At(c)+0.2*mean, 1e-12) || !testkit.Close(nv4.At(c), 0.8*rv.At(c)+0.2*vr*18/17, 1e-12) {
 			t.Fatalf("channel %d running stats %v %v", c, nm4.At(c), nv4.At(c))
 		}
 	}
 	assertClose(t, "4-D", y4, []int{3, 2, 2, 3}, want, 1e-12)
 
-	mustPanic(t, func() { ops.BatchNorm(x, f64([]float64{1}, 1), beta, rm, rv, true, 0.9, eps) }, "BatchNorm", "[1]", "[2 2]")
-	mustPanic(t, func() { ops.BatchNorm(f64([]float64{1, 2}, 2), gamma, beta, rm, rv, true, 0.9, eps) }, "BatchNorm", "[2]")
-	mustPanic(t, func() { ops.BatchNorm(f64([]float64{1, 2}, 1, 2), gamma, beta, rm, rv, true, 0.9, eps) }, "more than one value")
+	testkit.MustPanic(t, func() { ops.BatchNorm(x, f64([]float64{1}, 1), beta, rm, rv, true, 0.9, eps) }, "BatchNorm", "[1]", "[2 2]")
+	testkit.MustPanic(t, func() { ops.BatchNorm(f64([]float64{1, 2}, 2), gamma, beta, rm, rv, true, 0.9, eps) }, "BatchNorm", "[2]")
+	testkit.MustPanic(t, func() { ops.BatchNorm(f64([]float64{1, 2}, 1, 2), gamma, beta, rm, rv, true, 0.9, eps) }, "more than one value")
 }
 
 func TestNNGradients(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -121,7 +122,7 @@ func TestAvgPool2DOptionErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			mustPanic(t, func() { ops.AvgPool2D(x, k, s, c.opts...) }, c.wants...)
+			testkit.MustPanic(t, func() { ops.AvgPool2D(x, k, s, c.opts...) }, c.wants...)
 		})
 	}
 }

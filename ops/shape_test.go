@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -224,7 +225,7 @@ func TestShapeErrors(t *testing.T) {
 		{"onehot depth", func() { ops.OneHot(idx, -1, tensor.Float32) }, []string{"OneHot", "depth -1"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { mustPanic(t, c.f, c.wants...) })
+		t.Run(c.name, func(t *testing.T) { testkit.MustPanic(t, c.f, c.wants...) })
 	}
 }
 

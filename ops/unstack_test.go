@@ -3,6 +3,7 @@ package ops_test
 import (
 	"testing"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -19,7 +20,7 @@ func TestUnstack(t *testing.T) {
 	if ops.Unstack(tensor.Zeros(tensor.Float64, 0, 3), 0) != nil {
 		t.Fatal("unstacking an empty axis gives no pieces")
 	}
-	mustPanic(t, func() { ops.Unstack(x, 2) }, "Unstack", "axis 2")
+	testkit.MustPanic(t, func() { ops.Unstack(x, 2) }, "Unstack", "axis 2")
 	checkGrad(t, "unstack", func(v ...*tensor.Tensor) *tensor.Tensor {
 		p := ops.Unstack(v[0], 1)
 		return ops.Add(ops.Mul(p[0], p[2]), ops.Exp(p[1]))

@@ -1,7 +1,8 @@
-// Package testkit holds helpers shared by the project's own tests: measuring
-// what a call allocates, and reading a package's non-test sources for tests
-// that check the code itself (no op found by name, no op asking its mode, no
-// plumbing exported).
+// Package testkit holds helpers shared by the project's own tests:
+// comparing results to a tolerance and expecting a *tensor.Error panic
+// (compare.go), measuring what a call allocates, and reading a package's
+// non-test sources for tests that check the code itself (no op found by
+// name, no op asking its mode, no plumbing exported).
 package testkit
 
 import (

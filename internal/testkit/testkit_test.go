@@ -19,7 +19,12 @@ func TestAllocatedBy(t *testing.T) {
 
 func TestSources(t *testing.T) {
 	_, files := testkit.Sources(t, ".")
-	if len(files) != 1 || files[0].Name.Name != "testkit" {
-		t.Errorf("read %d files; want this package's one source file", len(files))
+	if len(files) != 2 {
+		t.Errorf("read %d files; want this package's two source files, not its tests", len(files))
+	}
+	for _, f := range files {
+		if f.Name.Name != "testkit" {
+			t.Errorf("read a file of package %s", f.Name.Name)
+		}
 	}
 }

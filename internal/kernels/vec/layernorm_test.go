@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sporeml/spore/internal/testkit"
 )
 
 func randRow(r *rand.Rand, n int, scale, shift float64) []float32 {
@@ -12,11 +14,6 @@ func randRow(r *rand.Rand, n int, scale, shift float64) []float32 {
 		x[i] = float32(r.NormFloat64()*scale + shift)
 	}
 	return x
-}
-
-// near reports whether got is within tol of want, relative to scale.
-func near(got, want, scale, tol float64) bool {
-	return math.Abs(got-want) <= tol*math.Max(scale, 1e-30)
 }
 
 // TestLayerNormRowsMatchTwins checks the layer-norm row kernels (assembly
@@ -36,7 +33,7 @@ func TestLayerNormRowsMatchTwins(t *testing.T) {
 		for _, v := range x {
 			want += (float64(v) - float64(mean)) * (float64(v) - float64(mean))
 		}
-		if got := sqDevSumGo(x, mean); !near(float64(got), want, want, 1e-5) {
+		if got := sqDevSumGo(x, mean); !testkit.Within(float64(got), want, want, 1e-5) {
 			t.Errorf("n=%d: Σ(x − mean)² %v, want %v", n, got, want)
 		}
 		// The row's statistics, against float64.
@@ -51,7 +48,7 @@ func TestLayerNormRowsMatchTwins(t *testing.T) {
 		wr := 1 / math.Sqrt(wv/float64(n)+1e-5)
 		for _, f := range []func([]float32, float32) (float32, float32){LayerNormStats, lnStatsGo} {
 			m, r := f(x, 1e-5)
-			if !near(float64(m), wm, math.Abs(wm)+1, 1e-6) || !near(float64(r), wr, wr, 1e-5) {
+			if !testkit.Within(float64(m), wm, math.Abs(wm)+1, 1e-6) || !testkit.Within(float64(r), wr, wr, 1e-5) {
 				t.Errorf("n=%d: mean, rstd %v, %v; want %v, %v", n, m, r, wm, wr)
 			}
 		}
@@ -86,7 +83,7 @@ func TestLayerNormRowsMatchTwins(t *testing.T) {
 			name      string
 			got, want float64
 		}{{"Σg", float64(sg), wsg}, {"Σg·x̂", float64(sgx), wsgx}, {"Σg (Go)", float64(sgGo), wsg}, {"Σg·x̂ (Go)", float64(sgxGo), wsgx}} {
-			if !near(c.got, c.want, scale, 1e-5) {
+			if !testkit.Within(c.got, c.want, scale, 1e-5) {
 				t.Errorf("n=%d: %s = %v, want %v", n, c.name, c.got, c.want)
 			}
 		}
@@ -95,7 +92,7 @@ func TestLayerNormRowsMatchTwins(t *testing.T) {
 			got, want []float32
 		}{{"y", y, yGo}, {"pg", pg, pgGo}, {"pb", pb, pbGo}, {"dx", dx, dxGo}} {
 			for i := range c.want {
-				if !near(float64(c.got[i]), float64(c.want[i]), 1+math.Abs(float64(c.want[i])), 1e-6) {
+				if !testkit.Within(float64(c.got[i]), float64(c.want[i]), 1+math.Abs(float64(c.want[i])), 1e-6) {
 					t.Fatalf("n=%d: %s[%d] = %v, Go twin %v", n, c.name, i, c.got[i], c.want[i])
 				}
 			}

@@ -1,217 +1,24 @@
 package onnx
 
 import (
-	"math"
-
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// Ops beyond the core set that exporters emit often enough to be worth
-// their few lines: activations with parameters, masks, normalisation per
-// instance, cumulative sums, top-k and the remaining reductions.
+// Ops that pick or place elements by index: GatherElements, GatherND,
+// ScatterElements and ScatterND (spore has no scatter primitive, so a
+// scatter is one Gather from the data and the updates joined), OneHot,
+// TopK, and Trilu's triangle mask.
 
 func init() {
-	register("Round", 11, 0, unaryOp(ops.Round))
-	register("Elu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		alpha := float64(c.Float("alpha", 1))
-		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
-		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
-	})
-	register("Selu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		alpha := float64(c.Float("alpha", 1.67326319217681884765625))
-		gamma := float64(c.Float("gamma", 1.05070102214813232421875))
-		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
-		return one(ops.MulScalar(ops.Select(ops.LessEqual(x, ops.ScalarLike(x, 0)), neg, x), gamma))
-	})
-	register("HardSigmoid", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		alpha, beta := float64(c.Float("alpha", 0.2)), float64(c.Float("beta", 0.5))
-		return one(ops.Clip(ops.AddScalar(ops.MulScalar(x, alpha), beta), 0, 1))
-	})
-	register("HardSwish", 14, 0, unaryOp(ops.Hardswish))
-	register("Softsign", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
-		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
-	}))
-	register("PRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		req, err := c.needs(ins, "X", "slope")
-		if err != nil {
-			return nil, err
-		}
-		x, slope := req[0], req[1]
-		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
-	})
-	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
-	register("Mod", 11, 0, modOp)
 	register("Trilu", 14, 0, triluOp)
-	register("CumSum", 11, 0, cumSumOp)
 	register("TopK", 11, 0, topKOp)
-	register("InstanceNormalization", 11, 0, instanceNormOp)
-	register("ThresholdedRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		alpha := float64(c.Float("alpha", 1))
-		return one(ops.Select(ops.Greater(x, ops.ScalarLike(x, alpha)), x, ops.ScalarLike(x, 0)))
-	})
-	register("Celu", 12, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		alpha := float64(c.Float("alpha", 1))
-		neg := ops.MulScalar(ops.SubScalar(ops.Exp(ops.DivScalar(x, alpha)), 1), alpha)
-		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
-	})
-	register("Mish", 18, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
-		return ops.Mul(x, ops.Tanh(ops.Softplus(x)))
-	}))
-	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		pos, neg := c.Int("detect_positive", 1) != 0, c.Int("detect_negative", 1) != 0
-		y := ops.Equal(x, ops.ScalarLike(x, math.Inf(1)))
-		if !pos {
-			y = ops.LogicalAnd(y, ops.Less(x, ops.ScalarLike(x, 0)))
-		}
-		yn := ops.Equal(x, ops.ScalarLike(x, math.Inf(-1)))
-		if !neg {
-			yn = ops.LogicalAnd(yn, ops.Greater(x, ops.ScalarLike(x, 0)))
-		}
-		return one(ops.LogicalOr(y, yn))
-	})
-	register("Shrink", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		lambd, bias := float64(c.Float("lambd", 0.5)), float64(c.Float("bias", 0))
-		zero := ops.ScalarLike(x, 0)
-		y := ops.Select(ops.Less(x, ops.ScalarLike(x, -lambd)), ops.AddScalar(x, bias), zero)
-		return one(ops.Select(ops.Greater(x, ops.ScalarLike(x, lambd)), ops.SubScalar(x, bias), y))
-	})
-	register("Hardmax", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
-		if err != nil {
-			return nil, err
-		}
-		hot := ops.OneHot(ops.ArgMax(x, ax), x.Dim(ax), x.DType())
-		return one(ops.MoveAxis(hot, x.Rank()-1, ax))
-	})
-	register("LpNormalization", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
-		if err != nil {
-			return nil, err
-		}
-		var norm *tensor.Tensor
-		switch p := c.Int("p", 2); p {
-		case 1:
-			norm = ops.SumKeepDims(ops.Abs(x), ax)
-		case 2:
-			norm = ops.Sqrt(ops.SumKeepDims(ops.Mul(x, x), ax))
-		default:
-			return nil, c.Errorf("p is %d, want 1 or 2", p)
-		}
-		// A zero vector stays zero, as in ONNX Runtime.
-		zero := ops.Equal(norm, ops.ScalarLike(norm, 0))
-		return one(ops.Div(x, ops.Select(zero, ops.ScalarLike(norm, 1), norm)))
-	})
-	register("MeanVarianceNormalization", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "X")
-		if err != nil {
-			return nil, err
-		}
-		axes, err := c.axes(c.IntsAttr("axes", []int64{0, 2, 3}), x.Rank(), "axes")
-		if err != nil {
-			return nil, err
-		}
-		mean := ops.MeanKeepDims(x, axes...)
-		d := ops.Sub(x, mean)
-		std := ops.Sqrt(ops.MeanKeepDims(ops.Mul(d, d), axes...))
-		return one(ops.Div(d, ops.AddScalar(std, 1e-9)))
-	})
-	register("LRN", 13, 0, lrnOp)
 	register("GatherElements", 11, 0, gatherElementsOp)
 	register("ScatterND", 11, 0, scatterNDOp)
 	register("GatherND", 12, 0, gatherNDOp)
 	register("ScatterElements", 11, 0, scatterElementsOp)
 	register("OneHot", 11, 0, oneHotOp)
-	register("DepthToSpace", 11, 0, depthToSpaceOp)
-	register("SpaceToDepth", 11, 0, spaceToDepthOp)
-	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
-	for _, r := range []struct {
-		name string
-		pre  func(*tensor.Tensor) *tensor.Tensor
-		post func(*tensor.Tensor) *tensor.Tensor
-	}{
-		{"ReduceL1", ops.Abs, nil},
-		{"ReduceL2", sq, ops.Sqrt},
-		{"ReduceSumSquare", sq, nil},
-		{"ReduceLogSum", nil, ops.Log},
-	} {
-		pre, post := r.pre, r.post
-		register(r.name, 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-			if pre != nil {
-				x = pre(x)
-			}
-			y := ops.Sum(x, axes...)
-			if post != nil {
-				y = post(y)
-			}
-			return y
-		}, 18))
-	}
-	// Stably: log Σ exp(x − max) + max.
-	register("ReduceLogSumExp", 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
-		return ops.LogSumExp(x, axes, false)
-	}, 18))
-}
-
-// modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
-// fmod), else the divisor's (Python's %, spore's Mod).
-func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	req, err := c.needs(ins, "A", "B")
-	if err != nil {
-		return nil, err
-	}
-	a, b := req[0], req[1]
-	if a.DType() != b.DType() {
-		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
-	}
-	if c.Int("fmod", 0) == 0 {
-		if isFloat(a.DType()) {
-			return nil, c.Errorf("fmod=0 on floating-point inputs is invalid ONNX; use fmod=1")
-		}
-		return one(ops.Mod(a, b))
-	}
-	if isFloat(a.DType()) {
-		// a − trunc(a/b)·b
-		return one(ops.Sub(a, ops.Mul(ops.Trunc(ops.Div(a, b)), b)))
-	}
-	return one(ops.Sub(a, ops.Mul(divOp(a, b), b)))
 }
 
 // triluOp is Trilu: the upper (upper=1, the default) or lower triangle of
@@ -248,26 +55,6 @@ func triluOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Select(tensor.FromSlice(mask, n, m), x, ops.ScalarLike(x, 0)))
 }
 
-// cumSumOp is CumSum along a concrete axis, with exclusive and reverse.
-func cumSumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "x")
-	if err != nil {
-		return nil, err
-	}
-	av, err := c.Ints(c.In(ins, 1), "axis")
-	if err != nil {
-		return nil, err
-	}
-	if len(av) != 1 {
-		return nil, c.Errorf("axis must hold one value, got %v", av)
-	}
-	ax, err := c.axis(av[0], x.Rank(), "axis")
-	if err != nil {
-		return nil, err
-	}
-	return one(ops.CumSum(x, ax, c.Int("exclusive", 0) != 0, c.Int("reverse", 0) != 0))
-}
-
 // topKOp is TopK with the largest values, sorted (the defaults); the
 // axis is moved last for spore's TopK and back.
 func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
@@ -295,33 +82,6 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	last := x.Rank() - 1
 	v, i := ops.TopK(ops.MoveAxis(x, ax, last), int(kv[0]))
 	return []*tensor.Tensor{ops.MoveAxis(v, last, ax), ops.MoveAxis(i, last, ax)}, nil
-}
-
-// instanceNormOp is InstanceNormalization: each channel of each sample
-// normalised over its spatial axes, then scaled and shifted per channel.
-func instanceNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	req, err := c.needs(ins, "input", "scale", "B")
-	if err != nil {
-		return nil, err
-	}
-	x, scale, b := req[0], req[1], req[2]
-	if x.Rank() < 3 || !scale.Shape().Equal(tensor.Shape{x.Dim(1)}) || !b.Shape().Equal(tensor.Shape{x.Dim(1)}) {
-		return nil, c.Errorf("input %v, scale %v and B %v: want N×C×spatial… and two [C]", x.Shape(), scale.Shape(), b.Shape())
-	}
-	axes := make([]int, x.Rank()-2)
-	for i := range axes {
-		axes[i] = i + 2
-	}
-	per := make([]int, x.Rank())
-	for i := range per {
-		per[i] = 1
-	}
-	per[1] = x.Dim(1)
-	eps := float64(c.Float("epsilon", 1e-5))
-	mean := ops.MeanKeepDims(x, axes...)
-	d := ops.Sub(x, mean)
-	inv := ops.Rsqrt(ops.AddScalar(ops.MeanKeepDims(ops.Mul(d, d), axes...), eps))
-	return one(ops.Add(ops.Mul(ops.Mul(d, inv), ops.Reshape(scale, per...)), ops.Reshape(b, per...)))
 }
 
 // gatherElementsOp is GatherElements: take_along_axis, where the indices
@@ -401,105 +161,6 @@ func oneHotOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y = ops.MoveAxis(y, idx.Rank(), ax)
 	}
 	return one(y)
-}
-
-// blockAttr reads DepthToSpace's and SpaceToDepth's blocksize for a 4-D
-// input.
-func (c *nodeCtx) blockAttr(x *tensor.Tensor) (int, error) {
-	if x.Rank() != 4 {
-		return 0, c.Errorf("input has shape %v; want N×C×H×W", x.Shape())
-	}
-	b := c.Int("blocksize", 0)
-	if b < 1 || b > 1<<16 {
-		return 0, c.Errorf("blocksize %d is missing or out of range", b)
-	}
-	return int(b), nil
-}
-
-// depthToSpaceOp is DepthToSpace in DCR (default) or CRD order.
-func depthToSpaceOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	b, err := c.blockAttr(x)
-	if err != nil {
-		return nil, err
-	}
-	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
-	if ch%(b*b) != 0 {
-		return nil, c.Errorf("channels %d are not a multiple of blocksize² = %d", ch, b*b)
-	}
-	cc := ch / (b * b)
-	var y *tensor.Tensor
-	switch mode := c.String("mode", "DCR"); mode {
-	case "DCR":
-		y = ops.Transpose(ops.Reshape(x, n, b, b, cc, h, w), 0, 3, 4, 1, 5, 2)
-	case "CRD":
-		y = ops.Transpose(ops.Reshape(x, n, cc, b, b, h, w), 0, 1, 4, 2, 5, 3)
-	default:
-		return nil, c.Errorf("mode %q, want DCR or CRD", mode)
-	}
-	return one(ops.Reshape(y, n, cc, h*b, w*b))
-}
-
-// spaceToDepthOp is SpaceToDepth, the inverse of DepthToSpace in DCR order.
-func spaceToDepthOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "input")
-	if err != nil {
-		return nil, err
-	}
-	b, err := c.blockAttr(x)
-	if err != nil {
-		return nil, err
-	}
-	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
-	if h%b != 0 || w%b != 0 {
-		return nil, c.Errorf("height %d and width %d must be multiples of blocksize %d", h, w, b)
-	}
-	y := ops.Transpose(ops.Reshape(x, n, ch, h/b, b, w/b, b), 0, 3, 5, 1, 2, 4)
-	return one(ops.Reshape(y, n, ch*b*b, h/b, w/b))
-}
-
-// lrnOp is LRN, local response normalisation across channels:
-// y = x / (bias + alpha/size · Σ x²)^beta, the sum over the size channels
-// centred on each one (floor((size−1)/2) before, ceil after), built from
-// slices of the zero-padded squares.
-func lrnOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "X")
-	if err != nil {
-		return nil, err
-	}
-	if x.Rank() < 3 {
-		return nil, c.Errorf("X has shape %v; want N×C×spatial…", x.Shape())
-	}
-	size := int(c.Int("size", 0))
-	if size < 1 || size > maxWindow {
-		return nil, c.Errorf("size %d is missing or out of range", size)
-	}
-	alpha, beta, bias := float64(c.Float("alpha", 1e-4)), float64(c.Float("beta", 0.75)), float64(c.Float("bias", 1))
-	r := x.Rank()
-	before, after := (size-1)/2, size-1-(size-1)/2
-	pp := make([][2]int, r)
-	pp[1] = [2]int{before, after}
-	sq := ops.Pad(ops.Mul(x, x), pp)
-	ch := x.Dim(1)
-	var sum *tensor.Tensor
-	for k := range size {
-		begin, end, stride := make([]int, r), make([]int, r), make([]int, r)
-		for i := range r {
-			begin[i], end[i], stride[i] = 0, sq.Dim(i), 1
-		}
-		begin[1], end[1] = k, k+ch
-		sl := ops.StridedSlice(sq, begin, end, stride)
-		if sum == nil {
-			sum = sl
-		} else {
-			sum = ops.Add(sum, sl)
-		}
-	}
-	den := ops.PowScalar(ops.AddScalar(ops.MulScalar(sum, alpha/float64(size)), bias), beta)
-	return one(ops.Div(x, den))
 }
 
 // scatterGather writes updates into data at the flat positions pos (pos[j]
