@@ -129,14 +129,8 @@ func init() {
 			s = append(append(append(s, xs[:ax]...), idx.Shape()...), xs[ax+1:]...)
 			return tensor.Meta{Shape: s, DType: x.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(GatherPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			ax := attrs.(AxisAttr).Axis
-			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(GatherGradPrim, a, g, in[1]), nil}
-		},
+		JVP: linearJVP(&GatherPrim, 0),
+		VJP: linearVJP(&GatherGradPrim, 0, scatterAttrsOf),
 	})
 	// GatherGradPrim adds the rows of g back at the positions the indices
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
@@ -158,16 +152,25 @@ func init() {
 			s = append(append(append(s, gs[:a.Axis]...), a.Extent), gs[a.Axis+len(is):]...)
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(GatherGradPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(GatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
-		},
+		JVP: linearJVP(&GatherGradPrim, 0),
+		VJP: linearVJP(&GatherPrim, 0, gatherAttrsOf),
 	})
 	registerIndex(CheckIndicesPrim, checkIndicesKernel[int32], checkIndicesKernel[int64])
 	registerIndexed(GatherPrim, gatherKernels[int32](), gatherKernels[int64]())
 	registerIndexed(GatherGradPrim, gatherGradKernels[int32](), gatherGradKernels[int64]())
+}
+
+// scatterAttrsOf gives the attributes of a gather's transpose, the
+// scatter-add onto the gathered-from tensor in[0]: the axis and its extent.
+func scatterAttrsOf(attrs any, in []*tensor.Tensor) any {
+	ax := attrs.(AxisAttr).Axis
+	return ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
+}
+
+// gatherAttrsOf gives the attributes of a scatter-add's transpose, the
+// gather reading the same positions back.
+func gatherAttrsOf(attrs any, _ []*tensor.Tensor) any {
+	return AxisAttr{attrs.(ScatterAttrs).Axis}
 }
 
 func numericDType(d tensor.DType) bool {
@@ -293,14 +296,8 @@ func init() {
 			}
 			return tensor.Meta{Shape: idx.Shape().Clone(), DType: x.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(TakeAlongAxisPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			ax := attrs.(AxisAttr).Axis
-			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(TakeAlongAxisGradPrim, a, g, in[1]), nil}
-		},
+		JVP: linearJVP(&TakeAlongAxisPrim, 0),
+		VJP: linearVJP(&TakeAlongAxisGradPrim, 0, scatterAttrsOf),
 	})
 	// TakeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
@@ -321,12 +318,8 @@ func init() {
 			s[a.Axis] = a.Extent
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(TakeAlongAxisGradPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(TakeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
-		},
+		JVP: linearJVP(&TakeAlongAxisGradPrim, 0),
+		VJP: linearVJP(&TakeAlongAxisPrim, 0, gatherAttrsOf),
 	})
 	registerIndexed(TakeAlongAxisPrim, takeAlongAxisKernels[int32](), takeAlongAxisKernels[int64]())
 	registerIndexed(TakeAlongAxisGradPrim, takeAlongAxisGradKernels[int32](), takeAlongAxisGradKernels[int64]())

@@ -23,9 +23,7 @@ func init() {
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(ReshapePrim, attrs, t[0])
-		},
+		JVP: linearJVP(&ReshapePrim, 0),
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
 		},
@@ -77,9 +75,7 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(BroadcastToPrim, attrs, t[0])
-		},
+		JVP: linearJVP(&BroadcastToPrim, 0),
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{sumTo(g, in[0].Shape())}
 		},
