@@ -1,12 +1,10 @@
-package compile_test
+package compile
 
 import (
 	"os"
 	"regexp"
 	"slices"
 	"testing"
-
-	"github.com/sporeml/spore/compile"
 )
 
 // TestDocListsEveryPass keeps the package documentation's pass list in
@@ -27,8 +25,8 @@ func TestDocListsEveryPass(t *testing.T) {
 		documented = append(documented, string(m[1]))
 	}
 	var want []string
-	for _, p := range compile.Passes {
-		if p.Required || p.MinLevel <= compile.O1 {
+	for _, p := range Passes {
+		if p.Required || p.MinLevel <= O1 {
 			want = append(want, p.Name)
 		}
 	}

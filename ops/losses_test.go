@@ -8,6 +8,8 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
+// TestLosses checks each loss and reduction against values worked out by
+// hand, and that misuse is refused naming the op and the fault.
 func TestLosses(t *testing.T) {
 	logits := f64([]float64{1, 2, 3, 1, 1, 1}, 2, 3)
 	lse := math.Log(math.Exp(1) + math.Exp(2) + math.Exp(3))
