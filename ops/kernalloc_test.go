@@ -8,10 +8,10 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// TestRoundingScanSortKernelsDoNotAllocate runs the rounding, clipping,
-// scan and sort kernels the way a compiled plan does, into a preallocated
-// output (the sorts' scratch included).
-func TestRoundingScanSortKernelsDoNotAllocate(t *testing.T) {
+// TestIndexRoundingScanSortKernelsDoNotAllocate runs the index, rounding,
+// clipping, scan and sort kernels the way a compiled plan does, into a
+// preallocated output (the sorts' scratch included).
+func TestIndexRoundingScanSortKernelsDoNotAllocate(t *testing.T) {
 	x := core.TrackLeaf(randT(17, -2, 2, 4, 30))
 	y := core.TrackLeaf(randT(18, 0.5, 2, 4, 30))
 	type run struct {
@@ -25,10 +25,16 @@ func TestRoundingScanSortKernelsDoNotAllocate(t *testing.T) {
 	direct := func(p *core.Prim, attrs any) run {
 		return run{p, attrs, []*tensor.Tensor{x}}
 	}
+	idx := tensor.FromSlice([]int64{3, 0, -1, 3}, 4)
+	along := tensor.FromSlice([]int32{1, 0, 29, 2}, 4, 1)
 	cases := []struct {
 		name string
 		r    run
 	}{
+		{"Gather", rec(ops.Gather(x, idx, 1))},
+		{"GatherGrad", run{ops.GatherGradPrim, ops.ScatterAttrs{Axis: 1, Extent: 30}, []*tensor.Tensor{randT(19, -1, 1, 4, 4), idx}}},
+		{"TakeAlongAxis", rec(ops.TakeAlongAxis(x, along, 1))},
+		{"TakeAlongAxisGrad", run{ops.TakeAlongAxisGradPrim, ops.ScatterAttrs{Axis: 1, Extent: 30}, []*tensor.Tensor{randT(20, -1, 1, 4, 1), along}}},
 		{"Floor", rec(ops.Floor(x))},
 		{"Round", rec(ops.Round(x))},
 		{"FloorMod", rec(ops.Mod(x, y))},
@@ -48,7 +54,7 @@ func TestRoundingScanSortKernelsDoNotAllocate(t *testing.T) {
 			t.Fatalf("%s: primitive not registered", c.name)
 		}
 		out := core.NewOf(r.p.Infer(r.attrs, r.in))
-		k, err := r.p.KernelFor(core.KernelDType(r.in, out.DType()), core.CPU)
+		k, err := r.p.KernelForKey(r.p.KeyFor(r.in, out.DType()), core.CPU)
 		if err != nil {
 			t.Fatal(err)
 		}
