@@ -21,10 +21,14 @@ const (
 	// required run (dead-code elimination), so results are bitwise those
 	// of PyNative mode.
 	O0
-	// O1 runs every pass: CSE, folding, simplification, transpose
-	// folding, GEMM epilogue fusion and elementwise loop fusion. Results
-	// match PyNative mode within float32 rounding (fusion may reorder or
-	// approximate transcendental functions within a few ulp).
+	// O1 runs every pass in Passes but the O2 ones: constant folding,
+	// simplification, transpose folding, CSE, loop-invariant hoisting,
+	// the GEMM fusions (epilogue, ampgemm, ampmatmul, gemmupdate,
+	// gemmmomentum) and weight prepacking, the convolution fusions
+	// (convepilogue, convbackward) and elementwise loop fusion, besides
+	// the required dce and schedule. Results match PyNative mode within
+	// float32 rounding (fusion may reorder or approximate transcendental
+	// functions within a few ulp).
 	O1
 	// O2 is O1 plus passes that may change results more than rounding
 	// would: FastMath's floating-point reassociations (x/c → x·(1/c),

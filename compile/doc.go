@@ -14,6 +14,8 @@
 //	               Reshape chains, no-op Reshape/BroadcastTo/Cast/Transpose
 //	transposefold  MatMul(Transpose(a), b) → MatMul with a transpose flag
 //	cse            merge identical ops and small constants
+//	hoist          move loop-invariant work out of While and Scan bodies
+//	               to run once before the loop
 //	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
 //	ampgemm        mixed precision's Cast-MatMul-Cast (+ bias + ReLU) of a
 //	               weight the graph does not assign → one bfloat16 GEMM on
@@ -29,6 +31,10 @@
 //	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
 //	               shift, ReLU, max or average pooling → one
 //	               Conv2DBiasReLUPool that finishes each plane in cache
+//	convbackward   a stride-1 convolution's input and filter gradients of
+//	               a max pooling's ReLU gradient → Conv2DBackpropInputPool
+//	               and Conv2DBackpropFilterPool, which read the pooled
+//	               gradient and never write the full-size one
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
 //	schedule       start asynchronous collectives as early, and wait for
@@ -48,8 +54,8 @@
 // # Results and tolerance
 //
 // At O0 only dce and schedule run (schedule only reorders), so a compiled
-// function computes bit for bit what PyNative mode computes. At O1 results match PyNative mode within float32
-// rounding: an elementwise difference of at most about 1e-5 relative
+// function computes bit for bit what PyNative mode computes. At O1 results
+// match PyNative mode within float32 rounding: an elementwise difference of at most about 1e-5 relative
 // (|got−want| ≤ 1e-5·(1+|want|) is what the tests check, on the seed MLP's
 // inference, its whole SGD training step, and every pass in isolation).
 // The differences come from:

@@ -146,13 +146,3 @@ func walk(g *Graph, owner *Value, fn func(v *Value, in *Graph, owner *Value) err
 	}
 	return nil
 }
-
-// HasRegions reports whether any value of g owns a region.
-func (g *Graph) HasRegions() bool {
-	for _, v := range g.Values {
-		if len(v.Regions) > 0 {
-			return true
-		}
-	}
-	return false
-}

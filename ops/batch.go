@@ -119,15 +119,6 @@ func batchReduce(pp **core.Prim) func(any, []*tensor.Tensor, []int) (*tensor.Ten
 	}
 }
 
-// batchAxisAttr is the rule of a one-input op whose attribute is an
-// AxisAttr naming an axis of the input: batch first, axis shifted by one.
-func batchAxisAttr(pp **core.Prim) func(any, []*tensor.Tensor, []int) (*tensor.Tensor, int) {
-	return func(attrs any, in []*tensor.Tensor, dims []int) (*tensor.Tensor, int) {
-		p := *pp
-		return core.Apply(p, AxisAttr{attrs.(AxisAttr).Axis + 1}, MoveAxis(in[0], dims[0], 0)), 0
-	}
-}
-
 // shiftAxes returns axes each plus one: the per-example axes of an op once
 // the batch axis is in front.
 func shiftAxes(axes []int) []int {

@@ -228,31 +228,16 @@ func init() {
 			g := convGeometry("Conv2D", attrs.(ConvAttrs), x.Shape(), w.Shape())
 			return tensor.Meta{Shape: tensor.Shape{g.n, g.o, g.oh, g.ow}, DType: x.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			x, w := in[0], in[1]
-			var r *tensor.Tensor
-			if t[0] != nil {
-				r = core.Apply(Conv2DPrim, attrs, t[0], w)
-			}
-			if t[1] != nil {
-				r = tadd(r, core.Apply(Conv2DPrim, attrs, x, t[1]))
-			}
-			return r
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			a := attrs.(ConvAttrs)
-			x, w := in[0], in[1]
-			// Each gradient costs as much as the convolution: build only
-			// those wanted (a network's input images need none).
-			var gx, gw *tensor.Tensor
-			if core.NeedsGrad(x) {
-				gx = Conv2DBackpropInput(g, w, ConvGradAttrs{a, x.Shape().Clone()})
-			}
-			if core.NeedsGrad(w) {
-				gw = Conv2DBackpropFilter(x, g, ConvGradAttrs{a, w.Shape().Clone()})
-			}
-			return []*tensor.Tensor{gx, gw}
-		},
+		// y = C(x, w) is bilinear; its transposes are the two backprop
+		// primitives.
+		JVP: bilinearJVP(&Conv2DPrim),
+		VJP: bilinearVJP(wantedOperands,
+			func(attrs any, in []*tensor.Tensor, g *tensor.Tensor) *tensor.Tensor {
+				return Conv2DBackpropInput(g, in[1], ConvGradAttrs{attrs.(ConvAttrs), in[0].Shape().Clone()})
+			},
+			func(attrs any, in []*tensor.Tensor, g *tensor.Tensor) *tensor.Tensor {
+				return Conv2DBackpropFilter(in[0], g, ConvGradAttrs{attrs.(ConvAttrs), in[1].Shape().Clone()})
+			}),
 	})
 	Conv2DBackpropInputPrim = core.Define(&core.Prim{
 		Name:   "Conv2DBackpropInput",
@@ -267,26 +252,17 @@ func init() {
 		},
 		// dx = Cᵀ(dy, w) is bilinear with ⟨h, Cᵀ(dy, w)⟩ = ⟨C(h, w), dy⟩, so
 		// its cotangent h maps to C(h, w) for dy and to the filter
-		// gradient of (h, dy) for w.
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			dy, w := in[0], in[1]
-			var r *tensor.Tensor
-			if t[0] != nil {
-				r = core.Apply(Conv2DBackpropInputPrim, attrs, t[0], w)
-			}
-			if t[1] != nil {
-				r = tadd(r, core.Apply(Conv2DBackpropInputPrim, attrs, dy, t[1]))
-			}
-			return r
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-			a := attrs.(ConvGradAttrs)
-			dy, w := in[0], in[1]
-			return []*tensor.Tensor{
-				core.Apply(Conv2DPrim, a.ConvAttrs, h, w),
-				Conv2DBackpropFilter(h, dy, ConvGradAttrs{a.ConvAttrs, w.Shape().Clone()}),
-			}
-		},
+		// gradient of (h, dy) for w. Both are built (everyOperand): the
+		// compiler's fused convolution gradients call this rule on
+		// intermediates autodiff does not track.
+		JVP: bilinearJVP(&Conv2DBackpropInputPrim),
+		VJP: bilinearVJP(everyOperand,
+			func(attrs any, in []*tensor.Tensor, h *tensor.Tensor) *tensor.Tensor {
+				return core.Apply(Conv2DPrim, attrs.(ConvGradAttrs).ConvAttrs, h, in[1])
+			},
+			func(attrs any, in []*tensor.Tensor, h *tensor.Tensor) *tensor.Tensor {
+				return Conv2DBackpropFilter(h, in[0], ConvGradAttrs{attrs.(ConvGradAttrs).ConvAttrs, in[1].Shape().Clone()})
+			}),
 	})
 	Conv2DBackpropFilterPrim = core.Define(&core.Prim{
 		Name:   "Conv2DBackpropFilter",
@@ -298,26 +274,16 @@ func init() {
 			checkConvGrad("Conv2DBackpropFilter", a.ConvAttrs, x.Shape(), a.Shape, dy.Shape())
 			return tensor.Meta{Shape: a.Shape, DType: x.DType()}
 		},
-		// dw = F(x, dy) is bilinear with ⟨H, F(x, dy)⟩ = ⟨C(x, H), dy⟩.
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			x, dy := in[0], in[1]
-			var r *tensor.Tensor
-			if t[0] != nil {
-				r = core.Apply(Conv2DBackpropFilterPrim, attrs, t[0], dy)
-			}
-			if t[1] != nil {
-				r = tadd(r, core.Apply(Conv2DBackpropFilterPrim, attrs, x, t[1]))
-			}
-			return r
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-			a := attrs.(ConvGradAttrs)
-			x, dy := in[0], in[1]
-			return []*tensor.Tensor{
-				Conv2DBackpropInput(dy, h, ConvGradAttrs{a.ConvAttrs, x.Shape().Clone()}),
-				core.Apply(Conv2DPrim, a.ConvAttrs, x, h),
-			}
-		},
+		// dw = F(x, dy) is bilinear with ⟨H, F(x, dy)⟩ = ⟨C(x, H), dy⟩;
+		// both cotangents are built, as for Conv2DBackpropInput.
+		JVP: bilinearJVP(&Conv2DBackpropFilterPrim),
+		VJP: bilinearVJP(everyOperand,
+			func(attrs any, in []*tensor.Tensor, h *tensor.Tensor) *tensor.Tensor {
+				return Conv2DBackpropInput(in[1], h, ConvGradAttrs{attrs.(ConvGradAttrs).ConvAttrs, in[0].Shape().Clone()})
+			},
+			func(attrs any, in []*tensor.Tensor, h *tensor.Tensor) *tensor.Tensor {
+				return core.Apply(Conv2DPrim, attrs.(ConvGradAttrs).ConvAttrs, in[0], h)
+			}),
 	})
 	registerFloats(Conv2DPrim, conv2DKernel(impl32), conv2DKernel(impl64))
 	registerFloats(Conv2DBackpropInputPrim, conv2DBackInputKernel(impl32), conv2DBackInputKernel(impl64))

@@ -20,7 +20,11 @@
 // PyTorch does; no other dtypes are promoted.
 //
 // Composite ops (Softmax, LogSoftmax, LogSumExp, CrossEntropy, MSE,
-// LayerNorm, BatchNorm) are plain Go functions over the primitives.
+// BatchNorm) are plain Go functions over the primitives. LayerNorm is a
+// primitive of its own (layernorm.go), with a gradient primitive that
+// recomputes the statistics, so that each direction is one pass over the
+// activation (package norm's kernels) rather than the composition's
+// eight or so.
 //
 // Misuse panics with a *tensor.Error naming the op, the offending shapes or
 // dtypes, and the caller's line:

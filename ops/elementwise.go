@@ -330,3 +330,11 @@ func Tanh(x *tensor.Tensor) *tensor.Tensor { return apply1(TanhPrim, x) }
 // ReLU returns max(x, 0) elementwise. Its gradient at 0 is 0, as in
 // MindSpore and PyTorch.
 func ReLU(x *tensor.Tensor) *tensor.Tensor { return apply1(ReluPrim, x) }
+
+// checkFloat rejects an operand that is not floating point, for the ops
+// (and composites) defined only on floats.
+func checkFloat(op string, x *tensor.Tensor) {
+	if !x.DType().IsFloat() {
+		core.Panicf(op, "unsupported dtype %v (shape %v); want Float32 or Float64", x.DType(), x.Shape())
+	}
+}

@@ -129,14 +129,8 @@ func init() {
 			s = append(append(append(s, xs[:ax]...), idx.Shape()...), xs[ax+1:]...)
 			return tensor.Meta{Shape: s, DType: x.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(GatherPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			ax := attrs.(AxisAttr).Axis
-			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(GatherGradPrim, a, g, in[1]), nil}
-		},
+		JVP: linearJVP(&GatherPrim, 0),
+		VJP: linearVJP(&GatherGradPrim, 0, scatterAttrsOf),
 	})
 	// GatherGradPrim adds the rows of g back at the positions the indices
 	// name (a scatter-add: repeated indices accumulate). Its gradient with
@@ -158,16 +152,25 @@ func init() {
 			s = append(append(append(s, gs[:a.Axis]...), a.Extent), gs[a.Axis+len(is):]...)
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(GatherGradPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(GatherPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
-		},
+		JVP: linearJVP(&GatherGradPrim, 0),
+		VJP: linearVJP(&GatherPrim, 0, gatherAttrsOf),
 	})
 	registerIndex(CheckIndicesPrim, checkIndicesKernel[int32], checkIndicesKernel[int64])
 	registerIndexed(GatherPrim, gatherKernels[int32](), gatherKernels[int64]())
 	registerIndexed(GatherGradPrim, gatherGradKernels[int32](), gatherGradKernels[int64]())
+}
+
+// scatterAttrsOf gives the attributes of a gather's transpose, the
+// scatter-add onto the gathered-from tensor in[0]: the axis and its extent.
+func scatterAttrsOf(attrs any, in []*tensor.Tensor) any {
+	ax := attrs.(AxisAttr).Axis
+	return ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
+}
+
+// gatherAttrsOf gives the attributes of a scatter-add's transpose, the
+// gather reading the same positions back.
+func gatherAttrsOf(attrs any, _ []*tensor.Tensor) any {
+	return AxisAttr{attrs.(ScatterAttrs).Axis}
 }
 
 func numericDType(d tensor.DType) bool {
@@ -216,15 +219,35 @@ func takeAlongAxisGradKernels[I int32 | int64]() byDType {
 		tensor.Uint8: takeAlongAxisGradKernel[uint8, I]}
 }
 
-func gatherKernel[T any, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+// rowsFunc moves elements between dst and src at the indices idx, for
+// outer blocks of an axis of extent n with inner elements per position
+// (gatherRows, takeAlong and their scatter-adds). The kernels of the four
+// index ops differ only in which one they run.
+type rowsFunc[T any, I int32 | int64] func(dst, src []T, idx []I, outer, n, inner int)
+
+// readAlong is the kernel of a gather: rows reads x (in[0]) along the
+// AxisAttr's axis at the indices in[1], checked first, into out.
+func readAlong[T any, I int32 | int64](op string, rows rowsFunc[T, I], attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	ax := attrs.(AxisAttr).Axis
-	x, idx := in[0], in[1]
-	xs := x.Shape()
-	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
-	dst, src := out.Data().([]T), x.Data().([]T)
-	ix := idx.Data().([]I)
-	checkIndices("Gather", ix, ax, n)
-	gatherRows(dst, src, ix, outer, n, inner)
+	xs := in[0].Shape()
+	ix := in[1].Data().([]I)
+	checkIndices(op, ix, ax, xs[ax])
+	rows(out.Data().([]T), in[0].Data().([]T), ix, xs[:ax].Size(), xs[ax], xs[ax+1:].Size())
+}
+
+// addAlong is the kernel of a scatter-add, a gather's transpose: rows adds
+// g (in[0]) into a zeroed out along the ScatterAttrs' axis at the indices
+// in[1], checked first.
+func addAlong[T tensor.Number, I int32 | int64](op string, rows rowsFunc[T, I], attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	a := attrs.(ScatterAttrs)
+	os := out.Shape()
+	ix := in[1].Data().([]I)
+	checkIndices(op, ix, a.Axis, a.Extent)
+	rows(out.Data().([]T), in[0].Data().([]T), ix, os[:a.Axis].Size(), a.Extent, os[a.Axis+1:].Size())
+}
+
+func gatherKernel[T any, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	readAlong("Gather", gatherRows[T, I], attrs, in, out)
 }
 
 // gatherRows copies, for each outer position, the inner-sized row named by
@@ -242,14 +265,7 @@ func gatherRows[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner i
 }
 
 func gatherGradKernel[T tensor.Number, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	a := attrs.(ScatterAttrs)
-	g, idx := in[0], in[1]
-	os := out.Shape()
-	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
-	dst, src := out.Data().([]T), g.Data().([]T)
-	ix := idx.Data().([]I)
-	checkIndices("GatherGrad", ix, a.Axis, a.Extent)
-	scatterAddRows(dst, src, ix, outer, a.Extent, inner)
+	addAlong("GatherGrad", scatterAddRows[T, I], attrs, in, out)
 }
 
 func scatterAddRows[T tensor.Number, I int32 | int64](dst, src []T, idx []I, outer, n, inner int) {
@@ -293,14 +309,8 @@ func init() {
 			}
 			return tensor.Meta{Shape: idx.Shape().Clone(), DType: x.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(TakeAlongAxisPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			ax := attrs.(AxisAttr).Axis
-			a := ScatterAttrs{Axis: ax, Extent: in[0].Shape()[ax]}
-			return []*tensor.Tensor{core.Apply(TakeAlongAxisGradPrim, a, g, in[1]), nil}
-		},
+		JVP: linearJVP(&TakeAlongAxisPrim, 0),
+		VJP: linearVJP(&TakeAlongAxisGradPrim, 0, scatterAttrsOf),
 	})
 	// TakeAlongAxisGradPrim adds each element of g back at the position
 	// along the axis that its index names; its gradient is TakeAlongAxis.
@@ -321,12 +331,8 @@ func init() {
 			s[a.Axis] = a.Extent
 			return tensor.Meta{Shape: s, DType: g.DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(TakeAlongAxisGradPrim, attrs, t[0], in[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(TakeAlongAxisPrim, AxisAttr{attrs.(ScatterAttrs).Axis}, g, in[1]), nil}
-		},
+		JVP: linearJVP(&TakeAlongAxisGradPrim, 0),
+		VJP: linearVJP(&TakeAlongAxisPrim, 0, gatherAttrsOf),
 	})
 	registerIndexed(TakeAlongAxisPrim, takeAlongAxisKernels[int32](), takeAlongAxisKernels[int64]())
 	registerIndexed(TakeAlongAxisGradPrim, takeAlongAxisGradKernels[int32](), takeAlongAxisGradKernels[int64]())
@@ -345,14 +351,7 @@ func offAxisEqual(a, b tensor.Shape, ax int) bool {
 }
 
 func takeAlongAxisKernel[T any, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	ax := attrs.(AxisAttr).Axis
-	x, idx := in[0], in[1]
-	xs := x.Shape()
-	outer, n, inner := xs[:ax].Size(), xs[ax], xs[ax+1:].Size()
-	dst, src := out.Data().([]T), x.Data().([]T)
-	ix := idx.Data().([]I)
-	checkIndices("TakeAlongAxis", ix, ax, n)
-	takeAlong(dst, src, ix, outer, n, inner)
+	readAlong("TakeAlongAxis", takeAlong[T, I], attrs, in, out)
 }
 
 // takeAlong reads dst[o, j, i] = src[o, idx[o, j, i], i]; the index tensor
@@ -374,14 +373,7 @@ func takeAlong[T any, I int32 | int64](dst, src []T, idx []I, outer, n, inner in
 }
 
 func takeAlongAxisGradKernel[T tensor.Number, I int32 | int64](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-	a := attrs.(ScatterAttrs)
-	g, idx := in[0], in[1]
-	os := out.Shape()
-	outer, inner := os[:a.Axis].Size(), os[a.Axis+1:].Size()
-	dst, src := out.Data().([]T), g.Data().([]T)
-	ix := idx.Data().([]I)
-	checkIndices("TakeAlongAxisGrad", ix, a.Axis, a.Extent)
-	putAlong(dst, src, ix, outer, a.Extent, inner)
+	addAlong("TakeAlongAxisGrad", putAlong[T, I], attrs, in, out)
 }
 
 // putAlong is takeAlong's adjoint: dst[o, idx[o, j, i], i] += src[o, j, i].

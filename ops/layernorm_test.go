@@ -266,3 +266,35 @@ func BenchmarkLayerNormStep(b *testing.B) {
 		})
 	}
 }
+
+func TestLayerNorm(t *testing.T) {
+	x := f64([]float64{1, 2, 3, 2, 2, 5}, 2, 3)
+	eps := 1e-5
+	s0 := 1 / math.Sqrt(2.0/3+eps)
+	s1 := 1 / math.Sqrt(2+eps) // row 2: mean 3, deviations −1 −1 2, var 2
+	gamma := f64([]float64{1, 2, 3}, 3)
+	beta := f64([]float64{0, 1, -1}, 3)
+	assertClose(t, "last axis", ops.LayerNorm(x, gamma, beta, -1, eps), []int{2, 3},
+		[]float64{-s0, 1, 3*s0 - 1, -s1, 1 - 2*s1, 6*s1 - 1}, 1e-12)
+	// begin_norm_axis 0 normalises over everything: mean 2.5, var 19/12.
+	all := 1 / math.Sqrt(19.0/12+eps)
+	ones, zeros := tensor.Ones(tensor.Float64, 2, 3), tensor.Zeros(tensor.Float64, 2, 3)
+	assertClose(t, "all axes", ops.LayerNorm(x, ones, zeros, 0, eps), []int{2, 3},
+		[]float64{-1.5 * all, -0.5 * all, 0.5 * all, -0.5 * all, -0.5 * all, 2.5 * all}, 1e-12)
+	testkit.MustPanic(t, func() { ops.LayerNorm(x, ones, beta, -1, eps) }, "LayerNorm", "[3]", "[2 3]")
+	testkit.MustPanic(t, func() { ops.LayerNorm(x, gamma, beta, 2, eps) }, "LayerNorm", "axis 2")
+}
+
+// TestLayerNormGradients checks LayerNorm's gradients, over the last axis and over all against finite differences (and second
+// derivatives where marked).
+func TestLayerNormGradients(t *testing.T) {
+	x := randT(1, -2, 2, 3, 4)
+	gamma := randT(3, 0.5, 1.5, 4)
+	beta := randT(4, -1, 1, 4)
+	checkGradCases(t, []gradCase{
+		{"layernorm", func(v ...*tensor.Tensor) *tensor.Tensor { return ops.LayerNorm(v[0], v[1], v[2], -1, 1e-5) }, []*tensor.Tensor{x, gamma, beta}, false},
+		{"layernorm axis0", func(v ...*tensor.Tensor) *tensor.Tensor {
+			return ops.LayerNorm(v[0], v[1], v[2], 0, 1e-5)
+		}, []*tensor.Tensor{x, randT(11, 0.5, 1.5, 3, 4), randT(12, -1, 1, 3, 4)}, false},
+	})
+}

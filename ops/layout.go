@@ -80,17 +80,16 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(TransposePrim, attrs, t[0])
-		},
-		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+		// A transpose's transpose is the inverse permutation.
+		JVP: linearJVP(&TransposePrim, 0),
+		VJP: linearVJP(&TransposePrim, 0, func(attrs any, _ []*tensor.Tensor) any {
 			p := attrs.(PermAttr).Perm
 			inv := make([]int, len(p))
 			for i, ax := range p {
 				inv[ax] = i
 			}
-			return []*tensor.Tensor{core.Apply(TransposePrim, PermAttr{inv}, g)}
-		},
+			return PermAttr{inv}
+		}),
 	})
 	registerElems(TransposePrim, transposeKernel[float32], transposeKernel[float64], transposeKernel[int32], transposeKernel[int64], transposeKernel[bool], transposeKernel[uint8])
 }
@@ -587,12 +586,8 @@ func init() {
 			checkSliceAttrs("StridedSlice", a)
 			return tensor.Meta{Shape: tensor.Shape(a.Size).Clone(), DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(StridedSlicePrim, attrs, t[0])
-		},
-		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(StridedSliceGradPrim, attrs, g)}
-		},
+		JVP: linearJVP(&StridedSlicePrim, 0),
+		VJP: linearVJP(&StridedSliceGradPrim, 0, nil),
 	})
 	registerElems(StridedSlicePrim, stridedSliceKernel[float32], stridedSliceKernel[float64], stridedSliceKernel[int32], stridedSliceKernel[int64], stridedSliceKernel[bool], stridedSliceKernel[uint8])
 	// StridedSliceGradPrim scatters its input into zeros at the window's
@@ -611,12 +606,8 @@ func init() {
 			checkSliceAttrs("StridedSliceGrad", a)
 			return tensor.Meta{Shape: a.Shape.Clone(), DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(StridedSliceGradPrim, attrs, t[0])
-		},
-		VJP: func(attrs any, _ []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{core.Apply(StridedSlicePrim, attrs, g)}
-		},
+		JVP: linearJVP(&StridedSliceGradPrim, 0),
+		VJP: linearVJP(&StridedSlicePrim, 0, nil),
 	})
 	registerElems(StridedSliceGradPrim, stridedSliceGradKernel[float32], stridedSliceGradKernel[float64], stridedSliceGradKernel[int32], stridedSliceGradKernel[int64], stridedSliceGradKernel[bool], stridedSliceGradKernel[uint8])
 }

@@ -48,44 +48,24 @@ func init() {
 			batch, m, _, n := matmulDims(attrs.(MatMulAttrs), in[0], in[1])
 			return tensor.Meta{Shape: append(batch.Clone(), m, n), DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			a, b := in[0], in[1]
-			var r *tensor.Tensor
-			if t[0] != nil {
-				r = core.Apply(MatMulPrim, attrs, t[0], b)
-			}
-			if t[1] != nil {
-				r = tadd(r, core.Apply(MatMulPrim, attrs, a, t[1]))
-			}
-			return tshape(r, out.Shape())
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			at := attrs.(MatMulAttrs)
-			a, b := in[0], in[1]
-			var ga, gb *tensor.Tensor
-			// C = op(A)·op(B): dop(A) = G·op(B)ᵀ, dop(B) = op(A)ᵀ·G, and a
-			// transposed operand takes the transpose of its derivative.
-			// Each is a GEMM as large as the forward one, so it is built
-			// only for an operand being differentiated (a network's input
-			// batch never is).
-			if core.NeedsGrad(a) {
+		// C = op(A)·op(B) is bilinear: dop(A) = G·op(B)ᵀ, dop(B) = op(A)ᵀ·G,
+		// and a transposed operand takes the transpose of its derivative.
+		JVP: bilinearJVP(&MatMulPrim),
+		VJP: bilinearVJP(wantedOperands,
+			func(attrs any, in []*tensor.Tensor, g *tensor.Tensor) *tensor.Tensor {
+				at, a, b := attrs.(MatMulAttrs), in[0], in[1]
 				if at.TransA {
-					ga = MatMulT(b, g, at.TransB, true)
-				} else {
-					ga = MatMulT(g, b, false, !at.TransB)
+					return sumTo(MatMulT(b, g, at.TransB, true), a.Shape())
 				}
-				ga = sumTo(ga, a.Shape())
-			}
-			if core.NeedsGrad(b) {
+				return sumTo(MatMulT(g, b, false, !at.TransB), a.Shape())
+			},
+			func(attrs any, in []*tensor.Tensor, g *tensor.Tensor) *tensor.Tensor {
+				at, a, b := attrs.(MatMulAttrs), in[0], in[1]
 				if at.TransB {
-					gb = MatMulT(g, a, true, at.TransA)
-				} else {
-					gb = MatMulT(a, g, !at.TransA, false)
+					return sumTo(MatMulT(g, a, true, at.TransA), b.Shape())
 				}
-				gb = sumTo(gb, b.Shape())
-			}
-			return []*tensor.Tensor{ga, gb}
-		},
+				return sumTo(MatMulT(a, g, !at.TransA, false), b.Shape())
+			}),
 	})
 	registerFloats(MatMulPrim, matmulKernel(impl32), matmulKernel(impl64))
 }

@@ -180,15 +180,8 @@ func init() {
 		},
 		// Linear in dy with the argmax pattern piecewise constant in x: the
 		// adjoint of scattering to the argmax is gathering from it.
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			if t[1] == nil {
-				return nil
-			}
-			return core.Apply(MaxPoolGradPrim, attrs, in[0], t[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, core.Apply(MaxPoolGatherPrim, attrs, in[0], h)}
-		},
+		JVP: linearJVP(&MaxPoolGradPrim, 1),
+		VJP: linearVJP(&MaxPoolGatherPrim, 1, nil),
 	})
 	// MaxPool2DGather(x, v) reads v at the argmax of each window of x:
 	// MaxPool2D(x) is MaxPool2DGather(x, x). It is MaxPool2DGrad's adjoint.
@@ -203,29 +196,22 @@ func init() {
 			}
 			return inferPool("MaxPool2DGather")(attrs, in)
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			if t[1] == nil {
-				return nil
-			}
-			return core.Apply(MaxPoolGatherPrim, attrs, in[0], t[1])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
-			return []*tensor.Tensor{nil, core.Apply(MaxPoolGradPrim, attrs, in[0], g)}
-		},
+		JVP: linearJVP(&MaxPoolGatherPrim, 1),
+		VJP: linearVJP(&MaxPoolGradPrim, 1, nil),
 	})
 	AvgPoolPrim = core.Define(&core.Prim{
 		Name:   "AvgPool2D",
 		Batch:  batchFoldN(&AvgPoolPrim, []int{0}, foldPoolAttrs),
 		Traits: core.Traits{Cost: 4},
 		Infer:  inferPool("AvgPool2D"),
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(AvgPoolPrim, attrs, t[0])
-		},
-		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+		// Averaging is linear; its transpose spreads onto an input of
+		// x's shape.
+		JVP: linearJVP(&AvgPoolPrim, 0),
+		VJP: linearVJP(&AvgPoolGradPrim, 0, func(attrs any, in []*tensor.Tensor) any {
 			a := attrs.(PoolAttrs)
 			a.Shape = in[0].Shape().Clone()
-			return []*tensor.Tensor{core.Apply(AvgPoolGradPrim, a, g)}
-		},
+			return a
+		}),
 	})
 	// AvgPool2DGrad(dy) spreads each dy over the real (unpadded) elements
 	// of its window with the forward pass's weight 1/divisor, onto an input
@@ -242,14 +228,12 @@ func init() {
 		},
 		// The spreading is the transpose of averaging, with the same
 		// weights, so its adjoint is AvgPool2D itself.
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(AvgPoolGradPrim, attrs, t[0])
-		},
-		VJP: func(attrs any, _ []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+		JVP: linearJVP(&AvgPoolGradPrim, 0),
+		VJP: linearVJP(&AvgPoolPrim, 0, func(attrs any, _ []*tensor.Tensor) any {
 			a := attrs.(PoolAttrs)
 			a.Shape = nil
-			return []*tensor.Tensor{core.Apply(AvgPoolPrim, a, h)}
-		},
+			return a
+		}),
 	})
 	registerFloats(MaxPoolPrim, maxPoolKernel(impl32), maxPoolKernel(impl64))
 	registerFloats(MaxPoolGradPrim, maxPoolGradKernel(impl32), maxPoolGradKernel(impl64))

@@ -147,9 +147,7 @@ func init() {
 		Batch:  batchReduce(&SumPrim),
 		Traits: core.Traits{Reduction: true, Cost: 1},
 		Infer:  inferReduce("ReduceSum", true),
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(SumPrim, attrs, t[0])
-		},
+		JVP:    linearJVP(&SumPrim, 0),
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ReduceAttrs)
 			xs := in[0].Shape()

@@ -20,6 +20,16 @@ func Mean(x *tensor.Tensor, axes ...int) *tensor.Tensor { return meanOf(x, false
 // MeanKeepDims is Mean keeping the folded axes with extent 1.
 func MeanKeepDims(x *tensor.Tensor, axes ...int) *tensor.Tensor { return meanOf(x, true, axes) }
 
+// meanKeep is the mean over axes keeping them, as a sum and a scale (one
+// fewer primitive to depend on than a mean op, and the same graph).
+func meanKeep(x *tensor.Tensor, axes []int) *tensor.Tensor {
+	n := 1
+	for _, a := range axes {
+		n *= x.Shape()[a]
+	}
+	return Mul(SumKeepDims(x, axes...), ScalarLike(x, 1/float64(max(n, 1))))
+}
+
 // meanOf divides a Sum by the element count, so Mean needs no primitive of
 // its own: its gradient, at any order, is Sum's scaled.
 func meanOf(x *tensor.Tensor, keep bool, axes []int) *tensor.Tensor {

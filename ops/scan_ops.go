@@ -148,9 +148,7 @@ func init() {
 		Batch:  batchOne(&CumSumPrim, shiftScanAttrs),
 		Traits: core.Traits{Cost: 1},
 		Infer:  inferScan("CumSum", false),
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(CumSumPrim, attrs, t[0])
-		},
+		JVP:    linearJVP(&CumSumPrim, 0),
 		VJP: func(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			if !in[0].DType().IsFloat() {
 				return []*tensor.Tensor{nil}

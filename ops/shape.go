@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -23,9 +25,7 @@ func init() {
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return tensor.Meta{Shape: attrs.(ShapeAttr).Shape, DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(ReshapePrim, attrs, t[0])
-		},
+		JVP: linearJVP(&ReshapePrim, 0),
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
 		},
@@ -36,31 +36,65 @@ func init() {
 // Reshape returns x's elements in row-major order with a new shape. One
 // extent may be -1: it is inferred from the others.
 func Reshape(x *tensor.Tensor, shape ...int) *tensor.Tensor {
-	s := tensor.Shape(shape).Clone()
-	infer, known := -1, 1
-	for i, d := range s {
-		switch {
-		case d == -1 && infer < 0:
-			infer = i
-		case d < 0:
-			core.Panicf("Reshape", "bad target shape %v for input %v", shape, x.Shape())
-		default:
-			known *= d
-		}
-	}
-	if infer >= 0 {
-		if known == 0 || x.Size()%known != 0 {
-			core.Panicf("Reshape", "cannot infer -1 in %v from input %v", shape, x.Shape())
-		}
-		s[infer] = x.Size() / known
-	}
-	if s.Size() != x.Size() {
-		core.Panicf("Reshape", "cannot reshape %v (%d elements) to %v", x.Shape(), x.Size(), shape)
-	}
+	s := reshapeTarget(shape, x.Shape())
 	if s.Equal(x.Shape()) {
 		return x
 	}
 	return core.Apply(ReshapePrim, ShapeAttr{s}, x)
+}
+
+// reshapeTarget resolves Reshape's target shape for an input of shape in:
+// a copy of shape with its -1, if any, inferred. Each way a target can be
+// wrong gets its own message saying why, since "bad shape" leaves the
+// caller to work out which extent is at fault.
+func reshapeTarget(shape []int, in tensor.Shape) tensor.Shape {
+	const op = "Reshape"
+	s := tensor.Shape(shape).Clone()
+	n := in.Size()
+	infer := -1
+	for i, d := range s {
+		switch {
+		case d == -1 && infer >= 0:
+			core.Panicf(op, "target shape %v has more than one -1 (axes %d and %d): only one extent can be inferred", shape, infer, i)
+		case d == -1:
+			infer = i
+		case d < 0:
+			core.Panicf(op, "target shape %v has extent %d at axis %d: an extent must be non-negative, or -1 to be inferred", shape, d, i)
+		}
+	}
+	// The product of the known extents, refusing one that overflows (it
+	// could wrap around to the input's size and pass the check below). A
+	// zero extent makes the product 0 whatever the others, as in
+	// core.CheckShape.
+	known := 0
+	if !slices.Contains(s, 0) {
+		known = 1
+		for i, d := range s {
+			if i == infer {
+				continue
+			}
+			if known > math.MaxInt/d {
+				core.Panicf(op, "target shape %v has too many elements: its size overflows", shape)
+			}
+			known *= d
+		}
+	}
+	if infer >= 0 {
+		switch {
+		case known == 0 && n == 0:
+			core.Panicf(op, "cannot infer the -1 at axis %d of target shape %v: the other extents multiply to 0, so any extent would fit input %v (0 elements)", infer, shape, in)
+		case known == 0:
+			core.Panicf(op, "cannot infer the -1 at axis %d of target shape %v: the other extents multiply to 0, so no extent gives input %v's %d elements", infer, shape, in, n)
+		case n%known != 0:
+			core.Panicf(op, "cannot infer the -1 at axis %d of target shape %v: input %v's %d elements are not a multiple of %d, the product of the other extents", infer, shape, in, n, known)
+		}
+		s[infer] = n / known
+		known = n
+	}
+	if known != n {
+		core.Panicf(op, "cannot reshape %v to %v: element counts differ: %d vs %d", in, shape, n, known)
+	}
+	return s
 }
 
 func init() {
@@ -77,9 +111,7 @@ func init() {
 			}
 			return tensor.Meta{Shape: s, DType: in[0].DType()}
 		},
-		JVP: func(attrs any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Tensor {
-			return core.Apply(BroadcastToPrim, attrs, t[0])
-		},
+		JVP: linearJVP(&BroadcastToPrim, 0),
 		VJP: func(_ any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
 			return []*tensor.Tensor{sumTo(g, in[0].Shape())}
 		},

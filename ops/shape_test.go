@@ -229,6 +229,50 @@ func TestShapeErrors(t *testing.T) {
 	}
 }
 
+// TestReshapeErrors checks that each way a Reshape target can be wrong
+// is refused with a message saying which extent is at fault and why.
+func TestReshapeErrors(t *testing.T) {
+	x := tensor.Ones(tensor.Float32, 2, 3)
+	empty := tensor.Ones(tensor.Float32, 0, 3)
+	cases := []struct {
+		name  string
+		x     *tensor.Tensor
+		shape []int
+		want  string
+	}{
+		{"two -1", x, []int{-1, -1}, "target shape [-1 -1] has more than one -1 (axes 0 and 1): only one extent can be inferred"},
+		{"two -1 apart", x, []int{-1, 2, -1}, "more than one -1 (axes 0 and 2)"},
+		{"negative", x, []int{-2, 3}, "target shape [-2 3] has extent -2 at axis 0: an extent must be non-negative, or -1 to be inferred"},
+		{"negative with -1", x, []int{-1, -3}, "has extent -3 at axis 1"},
+		{"counts differ", x, []int{4, 2}, "cannot reshape [2 3] to [4 2]: element counts differ: 6 vs 8"},
+		{"counts differ to zero", x, []int{0, 3}, "element counts differ: 6 vs 0"},
+		{"not a multiple", x, []int{-1, 4}, "cannot infer the -1 at axis 0 of target shape [-1 4]: input [2 3]'s 6 elements are not a multiple of 4, the product of the other extents"},
+		{"-1 beside 0", x, []int{0, -1}, "cannot infer the -1 at axis 1 of target shape [0 -1]: the other extents multiply to 0, so no extent gives input [2 3]'s 6 elements"},
+		{"-1 beside 0, empty input", empty, []int{-1, 0}, "cannot infer the -1 at axis 0 of target shape [-1 0]: the other extents multiply to 0, so any extent would fit input [0 3] (0 elements)"},
+		{"overflow", x, []int{1 << 62, 4}, "target shape [4611686018427387904 4] has too many elements: its size overflows"},
+		{"overflow wrapping to the size", tensor.Ones(tensor.Float32, 4), []int{1<<62 + 1, 4}, "its size overflows"},
+		{"overflow with -1", x, []int{1 << 40, -1, 1 << 40}, "its size overflows"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { testkit.MustPanic(t, func() { ops.Reshape(c.x, c.shape...) }, "Reshape", c.want) })
+	}
+	// The targets these errors border on are accepted.
+	for _, c := range []struct {
+		x     *tensor.Tensor
+		shape []int
+		want  tensor.Shape
+	}{
+		{x, []int{-1}, tensor.Shape{6}},
+		{x, []int{3, -1}, tensor.Shape{3, 2}},
+		{empty, []int{-1, 3}, tensor.Shape{0, 3}},
+		{empty, []int{0, 1 << 62, 1 << 62}, tensor.Shape{0, 1 << 62, 1 << 62}},
+	} {
+		if got := ops.Reshape(c.x, c.shape...).Shape(); !got.Equal(c.want) {
+			t.Errorf("Reshape(%v, %v) has shape %v, want %v", c.x.Shape(), c.shape, got, c.want)
+		}
+	}
+}
+
 func TestShapeGradients(t *testing.T) {
 	x := randT(31, -2, 2, 3, 4)
 	y := randT(32, -2, 2, 4, 3)

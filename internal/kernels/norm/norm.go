@@ -26,12 +26,15 @@ type Impl[T float32 | float64] struct {
 }
 
 // The kernels per element type: registration picks one, so no kernel
-// switches on its operands' type when it runs. Float32 runs package vec's
-// row kernels (AVX-512 where available); Float64 the loops below.
+// switches on its operands' type when it runs. Both run package vec's row
+// passes, the one place the layer-norm arithmetic is written: Float32 its
+// float32 kernels (AVX-512 where available), Float64 its plain-Go float64
+// ones, which share the float32 kernels' Go twins. This package adds only
+// the blocking over rows and threads.
 var (
 	Float32 = &Impl[float32]{stats: stats32, row: vec.LayerNormRow, gradSums: vec.LayerNormGradSums, gradRow: vec.LayerNormGradRow,
 		jobs: new(freelist.List[job[float32]]), partials: new(freelist.List[[]float32])}
-	Float64 = &Impl[float64]{stats: rowStats[float64], row: rowGo[float64], gradSums: gradSumsGo[float64], gradRow: gradRowGo[float64],
+	Float64 = &Impl[float64]{stats: vec.LayerNormStatsF64, row: vec.LayerNormRowF64, gradSums: vec.LayerNormGradSumsF64, gradRow: vec.LayerNormGradRowF64,
 		jobs: new(freelist.List[job[float64]]), partials: new(freelist.List[[]float64])}
 )
 
@@ -39,36 +42,6 @@ var (
 // about the mean in a second pass (the row is in cache).
 func stats32(x []float32, eps float64) (mean, rstd float32) {
 	return vec.LayerNormStats(x, float32(eps))
-}
-
-func rowGo[T float32 | float64](y, x, g, b []T, mean, rstd T) {
-	x, g, b = x[:len(y)], g[:len(y)], b[:len(y)]
-	for i, v := range x {
-		y[i] = (v-mean)*rstd*g[i] + b[i]
-	}
-}
-
-func gradSumsGo[T float32 | float64](x, dy, gamma, pg, pb []T, mean, rstd T) (sg, sgx T) {
-	n := len(x)
-	dy, gamma, pg, pb = dy[:n], gamma[:n], pg[:n], pb[:n]
-	for i, v := range x {
-		xh := (v - mean) * rstd
-		d := dy[i]
-		g := d * gamma[i]
-		sg += g
-		sgx += g * xh
-		pg[i] += d * xh
-		pb[i] += d
-	}
-	return sg, sgx
-}
-
-func gradRowGo[T float32 | float64](dx, x, dy, gamma []T, mean, rstd, a, c T) {
-	n := len(dx)
-	x, dy, gamma = x[:n], dy[:n], gamma[:n]
-	for i, v := range x {
-		dx[i] = rstd * (dy[i]*gamma[i] - a - c*(v-mean)*rstd)
-	}
 }
 
 // Row blocks: the rows are cut into at most maxBlocks blocks of at least
@@ -166,40 +139,6 @@ func (j *job[T]) forwardRows(r0, r1 int) {
 		mean, rstd := im.stats(x, j.eps)
 		im.row(y, x, g, b, mean, rstd)
 	}
-}
-
-// rowStats returns the mean of row x and 1/√(var + eps), the biased
-// variance taken about the mean (two passes over the row, which is in
-// cache), in four float64 accumulators.
-func rowStats[T float32 | float64](x []T, eps float64) (mean, rstd T) {
-	n := len(x)
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s0 += float64(x[i])
-		s1 += float64(x[i+1])
-		s2 += float64(x[i+2])
-		s3 += float64(x[i+3])
-	}
-	for ; i < n; i++ {
-		s0 += float64(x[i])
-	}
-	m := (s0 + s1 + s2 + s3) / float64(n)
-	s0, s1, s2, s3 = 0, 0, 0, 0
-	i = 0
-	for ; i+4 <= n; i += 4 {
-		d0, d1, d2, d3 := float64(x[i])-m, float64(x[i+1])-m, float64(x[i+2])-m, float64(x[i+3])-m
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < n; i++ {
-		d0 := float64(x[i]) - m
-		s0 += d0 * d0
-	}
-	v := (s0 + s1 + s2 + s3) / float64(n)
-	return T(m), T(1 / math.Sqrt(v+eps))
 }
 
 // LayerNormGrad is LayerNorm's gradient: given x [rows, d], gamma [d] and

@@ -1,6 +1,7 @@
 // Package vec holds the vectorised float32 kernels behind spore's elementwise
-// ops, reductions and softmax, plus plain-Go float64 versions for gradient
-// checks.
+// ops, reductions, softmax and layer-norm rows, plus plain-Go float64
+// versions for gradient checks and for the float64 kernels built on them
+// (package norm's layer norm runs the float64 row passes).
 //
 // Kernels know nothing of tensors: they take flat slices, write dst[i] for
 // i < len(dst), and panic if an input is shorter than dst. Inputs may alias

@@ -45,7 +45,67 @@ func LayerNormGradRow(dx, x, dy, gamma []float32, mean, rstd, a, c float32) {
 	lnGradRow(dx, x[:n], dy[:n], gamma[:n], mean, rstd, a, c)
 }
 
-// The pure-Go twins.
+// The float64 row passes: the reference that package norm's float64
+// kernels run, and the same loops as the float32 assembly's pure-Go twins
+// below, so that one layer-norm formula is written once.
+
+// LayerNormStatsF64 is LayerNormStats for float64: the mean of x and
+// 1/√(var + eps), with the biased variance taken about the mean in a
+// second pass, each sum in four accumulators. x must not be empty.
+func LayerNormStatsF64(x []float64, eps float64) (mean, rstd float64) {
+	if len(x) == 0 {
+		panic("vec.LayerNormStatsF64: empty row")
+	}
+	n := len(x)
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < n; i++ {
+		s0 += x[i]
+	}
+	mean = (s0 + s1 + s2 + s3) / float64(n)
+	s0, s1, s2, s3 = 0, 0, 0, 0
+	i = 0
+	for ; i+4 <= n; i += 4 {
+		d0, d1, d2, d3 := x[i]-mean, x[i+1]-mean, x[i+2]-mean, x[i+3]-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < n; i++ {
+		d0 := x[i] - mean
+		s0 += d0 * d0
+	}
+	v := (s0 + s1 + s2 + s3) / float64(n)
+	return mean, 1 / math.Sqrt(v+eps)
+}
+
+// LayerNormRowF64 is LayerNormRow for float64.
+func LayerNormRowF64(y, x, g, b []float64, mean, rstd float64) {
+	checkLen("LayerNormRowF64", len(y), len(x), len(g), len(b))
+	lnRowGo(y, x, g, b, mean, rstd)
+}
+
+// LayerNormGradSumsF64 is LayerNormGradSums for float64.
+func LayerNormGradSumsF64(x, dy, gamma, pg, pb []float64, mean, rstd float64) (sg, sgx float64) {
+	checkLen("LayerNormGradSumsF64", len(x), len(dy), len(gamma), len(pg), len(pb))
+	return lnGradSumsGo(x, dy, gamma, pg, pb, mean, rstd)
+}
+
+// LayerNormGradRowF64 is LayerNormGradRow for float64.
+func LayerNormGradRowF64(dx, x, dy, gamma []float64, mean, rstd, a, c float64) {
+	checkLen("LayerNormGradRowF64", len(dx), len(x), len(dy), len(gamma))
+	lnGradRowGo(dx, x, dy, gamma, mean, rstd, a, c)
+}
+
+// The pure-Go twins of the float32 assembly. The row passes are generic so
+// that the float64 kernels above run the very same loops.
 
 func lnStatsGo(x []float32, eps float32) (mean, rstd float32) {
 	n := float32(len(x))
@@ -71,14 +131,14 @@ func sqDevSumGo(x []float32, mean float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-func lnRowGo(y, x, g, b []float32, mean, rstd float32) {
+func lnRowGo[T float32 | float64](y, x, g, b []T, mean, rstd T) {
 	x, g, b = x[:len(y)], g[:len(y)], b[:len(y)]
 	for i, v := range x {
 		y[i] = (v-mean)*rstd*g[i] + b[i]
 	}
 }
 
-func lnGradSumsGo(x, dy, gamma, pg, pb []float32, mean, rstd float32) (sg, sgx float32) {
+func lnGradSumsGo[T float32 | float64](x, dy, gamma, pg, pb []T, mean, rstd T) (sg, sgx T) {
 	n := len(x)
 	dy, gamma, pg, pb = dy[:n], gamma[:n], pg[:n], pb[:n]
 	for i, v := range x {
@@ -93,7 +153,7 @@ func lnGradSumsGo(x, dy, gamma, pg, pb []float32, mean, rstd float32) (sg, sgx f
 	return sg, sgx
 }
 
-func lnGradRowGo(dx, x, dy, gamma []float32, mean, rstd, a, c float32) {
+func lnGradRowGo[T float32 | float64](dx, x, dy, gamma []T, mean, rstd, a, c T) {
 	n := len(dx)
 	x, dy, gamma = x[:n], dy[:n], gamma[:n]
 	for i, v := range x {

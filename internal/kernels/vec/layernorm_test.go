@@ -124,3 +124,62 @@ func BenchmarkLayerNormRows(b *testing.B) {
 		}
 	})
 }
+
+// TestLayerNormF64 checks the float64 row passes, which package norm's
+// float64 kernels run, against the formulas written out per element, at
+// widths on either side of their four-way unrolling.
+func TestLayerNormF64(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 3, 4, 5, 8, 13} {
+		row := func(scale, shift float64) []float64 {
+			s := make([]float64, n)
+			for i := range s {
+				s[i] = r.NormFloat64()*scale + shift
+			}
+			return s
+		}
+		x, dy, g, b := row(2, 3), row(1, 0), row(1, 1), row(1, 0)
+		const eps = 1e-5
+		var wm, wv float64
+		for _, v := range x {
+			wm += v
+		}
+		wm /= float64(n)
+		for _, v := range x {
+			wv += (v - wm) * (v - wm)
+		}
+		wr := 1 / math.Sqrt(wv/float64(n)+eps)
+		mean, rstd := LayerNormStatsF64(x, eps)
+		if !testkit.Within(mean, wm, math.Abs(wm)+1, 1e-14) || !testkit.Within(rstd, wr, wr, 1e-12) {
+			t.Errorf("n=%d: mean, rstd %v, %v; want %v, %v", n, mean, rstd, wm, wr)
+		}
+		y, pg, pb, dx := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		LayerNormRowF64(y, x, g, b, mean, rstd)
+		sg, sgx := LayerNormGradSumsF64(x, dy, g, pg, pb, mean, rstd)
+		const a, c = 0.3, -0.7
+		LayerNormGradRowF64(dx, x, dy, g, mean, rstd, a, c)
+		var wsg, wsgx float64
+		for i, v := range x {
+			xh := (v - mean) * rstd
+			gg := dy[i] * g[i]
+			wsg += gg
+			wsgx += gg * xh
+			for _, e := range []struct {
+				name      string
+				got, want float64
+			}{
+				{"y", y[i], xh*g[i] + b[i]},
+				{"pg", pg[i], dy[i] * xh},
+				{"pb", pb[i], dy[i]},
+				{"dx", dx[i], rstd * (gg - a - c*xh)},
+			} {
+				if !testkit.Within(e.got, e.want, 1+math.Abs(e.want), 1e-14) {
+					t.Errorf("n=%d: %s[%d] = %v, want %v", n, e.name, i, e.got, e.want)
+				}
+			}
+		}
+		if !testkit.Within(sg, wsg, 1+math.Abs(wsg), 1e-13) || !testkit.Within(sgx, wsgx, 1+math.Abs(wsgx), 1e-13) {
+			t.Errorf("n=%d: Σg, Σg·x̂ = %v, %v; want %v, %v", n, sg, sgx, wsg, wsgx)
+		}
+	}
+}
