@@ -127,6 +127,10 @@ type Prim struct {
 	// dispatch and plans alike.
 	kernels  [numDTypes][numDTypes][numBackends]KernelFunc
 	kernelsN [numDTypes][numDTypes][numBackends]KernelNFunc
+	// widened caches the 16-bit kernels derived on demand from the Float32
+	// ones (halfwiden.go), for primitives recorded with Define (defined).
+	widened widened
+	defined bool
 }
 
 // Key selects a primitive's kernel: the dtype it computes in (KernelDType)
@@ -255,19 +259,33 @@ func (p *Prim) KernelFor(dt DType, b Backend) (KernelFunc, error) {
 // KernelForKey returns p's kernel for key on backend b, or an error that
 // names the op, the dtypes and the backend. Plans resolve their kernels
 // with it once, at compile time; eager dispatch indexes the same table.
+//
+// A registered kernel wins. Failing one, a primitive recorded with Define
+// gets its kernel for a 16-bit float key from the installed HalfWidener,
+// derived from its Float32 kernel on the first lookup and cached in the
+// primitive. Primitives made without Define (the compiler's fusions) keep
+// exactly the kernels registered for them, so that a rewrite to one is
+// chosen only where it has a kernel of its own.
 func (p *Prim) KernelForKey(key Key, b Backend) (KernelFunc, error) {
 	if key.DType < numDTypes && key.Index < numDTypes && b < numBackends {
 		if k := p.kernels[key.DType][key.Index][b]; k != nil {
 			return k, nil
 		}
+		if k := p.widen(key, b); k != nil {
+			return k, nil
+		}
 	}
-	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, key, b)
+	return nil, p.errNoKernel(key, b)
 }
 
-// KernelNFor is KernelFor for multi-result primitives.
+// KernelNFor is KernelFor for multi-result primitives, widening on a miss
+// as KernelForKey does.
 func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 	if dt < numDTypes && b < numBackends {
 		if k := p.kernelsN[dt][Invalid][b]; k != nil {
+			return k, nil
+		}
+		if k := p.widenN(dt, b); k != nil {
 			return k, nil
 		}
 	}
@@ -304,8 +322,12 @@ var (
 // Ops define their primitives through it, so that tests and the compiler
 // can enumerate them (every elementwise op fuses, every differentiable op
 // has a JVP) without a second list to keep in step.
+//
+// A defined primitive also gets 16-bit kernels derived from its Float32
+// ones on demand (KernelForKey).
 func Define(p *Prim) *Prim {
 	primsMu.Lock()
+	p.defined = true
 	prims = append(prims, p)
 	primsMu.Unlock()
 	return p
