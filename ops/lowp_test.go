@@ -102,8 +102,9 @@ func TestCastHalfGrad(t *testing.T) {
 }
 
 // Every primitive of package ops with a Float32 kernel has kernels for
-// BFloat16 and Float16 too (its own, the widening adapter, or an element
-// move), so that no op is missed by the registration in widen.go.
+// BFloat16 and Float16 too (its own, or the widening adapter or an element
+// move that KernelForKey derives on demand through widen.go's
+// HalfWidener), so that no op is missed.
 func TestEveryPrimHasHalfKernels(t *testing.T) {
 	for _, p := range core.Prims() {
 		idx := []tensor.DType{tensor.Invalid}

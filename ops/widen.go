@@ -6,7 +6,7 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Kernels for BFloat16 and Float16 by registration, not by editing ops.
+// Kernels for BFloat16 and Float16 derived on demand, not by editing ops.
 //
 // Ops that only move elements (transpose, concat, slices, gathers,
 // broadcasts, reshapes, Select) get kernels that move the 2-byte elements
@@ -21,52 +21,109 @@ import (
 // (lowp_test.go) follow from that. Kernels registered for a 16-bit type
 // elsewhere (MatMul's bfloat16 GEMM, say) are kept.
 //
+// Neither kind is registered here. This file installs a core.HalfWidener,
+// and core.Prim.KernelForKey asks it, the first time a 16-bit kernel of a
+// primitive recorded with core.Define is looked up and none is
+// registered, to derive one from the primitive's Float32 kernel (halfKernel);
+// core caches it in the primitive. So no kernel depends on which file's
+// init runs first: a primitive defined or registered later — in a file
+// sorting after this one, in another package, in a test after init — gets
+// its 16-bit kernels all the same (TestWidenOnDemand in internal/core).
+// TestEveryPrimHasHalfKernels checks that every primitive with a Float32
+// kernel finds them.
+//
 // Inference is adapted alongside: a primitive's Infer, written for float32,
 // sees float32 stand-ins (shape and dtype, no data) for operands of the one
 // 16-bit type, and a Float32 result becomes that type. Operands mixing a
 // 16-bit type with another float type are left to Infer as they are, so
 // the op's usual error ("dtypes differ") names them; the binary
-// elementwise ops promote such pairs first (promoteHalf).
-//
-// This file's init runs after those of the other files of the package
-// ("widen.go" sorts after them), when every primitive of the package has
-// its float32 kernels; TestEveryPrimHasHalfKernels checks that none was
-// missed.
+// elementwise ops promote such pairs first (promoteHalf). Whether an op's
+// inference is adapted for a dtype is decided when it runs, from the
+// kernel table (halfAdapted), not when it is wrapped, so that kernels
+// registered after this file's init count too. The wrapper itself must be
+// installed on the Infer field, which graph verification calls directly:
+// this file's init wraps every primitive recorded with core.Define by then,
+// which is every primitive of package ops unless one were defined in an
+// init function of a file sorting after this one;
+// TestEveryPrimHasAdaptedInference names any such primitive. A primitive
+// defined after that (outside package ops) has its kernels widened all the
+// same but its own inference, which must accept 16-bit operands itself.
 
 // halfDTypes are the dtypes the adapter serves.
 var halfDTypes = [...]tensor.DType{tensor.BFloat16, tensor.Float16}
 
 func init() {
-	for _, p := range []*core.Prim{TransposePrim, ConcatPrim, StridedSlicePrim, StridedSliceGradPrim, ReshapePrim, BroadcastToPrim, UnstackPrim, GatherPrim, TakeAlongAxisPrim} {
-		movers[p] = true
-	}
-	moveHalf[core.BF16]()
-	moveHalf[core.F16]()
+	core.SetHalfWidener(core.HalfWidener{Kernel: halfKernel, KernelN: halfKernelN})
+	// Select keys on its Bool condition and picks its kernel by the
+	// branches' dtype from selKernels (compare.go), a table of this
+	// package's, not the core's: its 16-bit entries are filled here.
+	regSelect[core.BF16]()
+	regSelect[core.F16]()
 	for _, p := range core.Prims() {
-		widenPrim(p)
+		adaptInfer(p)
 	}
 }
 
-// movers are the primitives whose 16-bit kernels moveHalf registers: their
-// inference is adapted although they have kernels of their own.
-var movers = map[*core.Prim]bool{}
+// halfKernel is the HalfWidener's Kernel: p's kernel for the 16-bit key,
+// an element move for a movement op, else the widening adapter of k32.
+func halfKernel(p *core.Prim, key core.Key, k32 core.KernelFunc) core.KernelFunc {
+	if key.DType == tensor.BFloat16 {
+		if k := moveKernel[core.BF16](p, key.Index); k != nil {
+			return k
+		}
+	} else if k := moveKernel[core.F16](p, key.Index); k != nil {
+		return k
+	}
+	return widenKernel(k32)
+}
 
-// moveHalf registers the element-moving kernels of the movement ops for
-// the 16-bit type H.
-func moveHalf[H halfFloat]() {
-	register[H](TransposePrim, transposeKernel[H])
-	register[H](ConcatPrim, concatKernel[H])
-	register[H](StridedSlicePrim, stridedSliceKernel[H])
-	register[H](StridedSliceGradPrim, stridedSliceGradKernel[H])
-	register[H](ReshapePrim, copyKernel[H])
-	register[H](BroadcastToPrim, broadcastToKernel[H])
-	UnstackPrim.RegisterN(core.DTypeOf[H](), core.CPU, unstackInto[H])
-	dt := core.DTypeOf[H]()
-	GatherPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, gatherKernel[H, int32])
-	GatherPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, gatherKernel[H, int64])
-	TakeAlongAxisPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, takeAlongAxisKernel[H, int32])
-	TakeAlongAxisPrim.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, takeAlongAxisKernel[H, int64])
-	regSelect[H]()
+// halfKernelN is the HalfWidener's KernelN.
+func halfKernelN(p *core.Prim, dt tensor.DType, k32 core.KernelNFunc) core.KernelNFunc {
+	if p == UnstackPrim {
+		if dt == tensor.BFloat16 {
+			return unstackInto[core.BF16]
+		}
+		return unstackInto[core.F16]
+	}
+	return widenKernelN(k32)
+}
+
+// moveKernel returns the element-moving kernel of movement op p for the
+// 16-bit type H and index dtype ix, or nil when p is not one. It compares
+// p with the primitives when asked, not at init, so that it does not
+// matter which file defines them first.
+func moveKernel[H halfFloat](p *core.Prim, ix tensor.DType) core.KernelFunc {
+	switch p {
+	case TransposePrim:
+		return transposeKernel[H]
+	case ConcatPrim:
+		return concatKernel[H]
+	case StridedSlicePrim:
+		return stridedSliceKernel[H]
+	case StridedSliceGradPrim:
+		return stridedSliceGradKernel[H]
+	case ReshapePrim:
+		return copyKernel[H]
+	case BroadcastToPrim:
+		return broadcastToKernel[H]
+	case GatherPrim:
+		if ix == tensor.Int32 {
+			return gatherKernel[H, int32]
+		}
+		return gatherKernel[H, int64]
+	case TakeAlongAxisPrim:
+		if ix == tensor.Int32 {
+			return takeAlongAxisKernel[H, int32]
+		}
+		return takeAlongAxisKernel[H, int64]
+	}
+	return nil
+}
+
+// isMover reports whether p's 16-bit kernels move elements: its
+// inference is adapted although those kernels are not the adapter.
+func isMover(p *core.Prim) bool {
+	return p == UnstackPrim || moveKernel[core.BF16](p, tensor.Int64) != nil
 }
 
 // indexKeys are the index dtypes of a primitive's kernel keys: Invalid
@@ -78,51 +135,41 @@ func indexKeys(p *core.Prim) []tensor.DType {
 	return []tensor.DType{tensor.Invalid}
 }
 
-// widenPrim gives p the widening adapter for each 16-bit type it has no
-// kernel for, and adapts its inference; movement kernels registered by
-// moveHalf count as kernels, their ops' inference is adapted too.
-func widenPrim(p *core.Prim) {
-	var adapted [core.NumDTypes]bool
-	touched := false
-	for _, dt := range halfDTypes {
-		for _, ix := range indexKeys(p) {
-			key, key32 := core.Key{DType: dt, Index: ix}, core.Key{DType: tensor.Float32, Index: ix}
-			if p.InferN != nil {
-				if k32, err := p.KernelNFor(tensor.Float32, core.CPU); err == nil {
-					if _, err := p.KernelNFor(dt, core.CPU); err != nil {
-						p.RegisterN(dt, core.CPU, widenKernelN(k32))
-					}
-					adapted[dt], touched = true, true
-				}
-				continue
-			}
-			k32, err := p.KernelForKey(key32, core.CPU)
-			if err != nil {
-				continue
-			}
-			if _, err := p.KernelForKey(key, core.CPU); err != nil {
-				p.RegisterKey(key, core.CPU, widenKernel(k32))
-				adapted[dt], touched = true, true
-			} else if movers[p] {
-				adapted[dt], touched = true, true
-			}
+// halfAdapted reports whether p's inference is adapted for the 16-bit
+// dtype dt: p has a registered Float32 kernel and its dt kernel is
+// derived (the adapter or an element move) rather than registered — a
+// registered 16-bit kernel comes with inference that handles the type.
+// A multi-result primitive with a Float32 kernel is always adapted.
+func halfAdapted(p *core.Prim, dt tensor.DType) bool {
+	if p.InferN != nil {
+		return p.RegisteredN(tensor.Float32, core.CPU)
+	}
+	for _, ix := range indexKeys(p) {
+		if !p.Registered(core.Key{DType: tensor.Float32, Index: ix}, core.CPU) {
+			continue
+		}
+		if !p.Registered(core.Key{DType: dt, Index: ix}, core.CPU) || isMover(p) {
+			return true
 		}
 	}
-	if !touched {
-		return
-	}
+	return false
+}
+
+// adaptInfer wraps p's inference with the 16-bit adaptation.
+func adaptInfer(p *core.Prim) {
+	h := &halfInfer{p: p, infer: p.Infer, inferN: p.InferN}
 	if p.Infer != nil {
-		p.Infer = widenInfer(p.Infer, adapted)
+		p.Infer = h.meta
 	}
 	if p.InferN != nil {
-		p.InferN = widenInferN(p.InferN, adapted)
+		p.InferN = h.metas
 	}
 }
 
 // halfOf returns the 16-bit float dtype of p's operands when they have
-// exactly one such dtype and no other float dtype, and adapted says the
-// primitive's inference is adapted for it.
-func halfOf(in []*tensor.Tensor, adapted *[core.NumDTypes]bool) (tensor.DType, bool) {
+// exactly one such dtype and no other float dtype, and p's inference is
+// adapted for it.
+func halfOf(p *core.Prim, in []*tensor.Tensor) (tensor.DType, bool) {
 	dt := tensor.Invalid
 	for _, x := range in {
 		d := x.DType()
@@ -136,7 +183,7 @@ func halfOf(in []*tensor.Tensor, adapted *[core.NumDTypes]bool) (tensor.DType, b
 			return 0, false
 		}
 	}
-	return dt, dt != tensor.Invalid && adapted[dt]
+	return dt, dt != tensor.Invalid && halfAdapted(p, dt)
 }
 
 // standIns returns in with each operand of dtype dt replaced by a float32
@@ -152,36 +199,43 @@ func standIns(in []*tensor.Tensor, dt tensor.DType) []*tensor.Tensor {
 	return s
 }
 
-func widenInfer(infer func(any, []*tensor.Tensor) tensor.Meta, adapted [core.NumDTypes]bool) func(any, []*tensor.Tensor) tensor.Meta {
-	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
-		dt, ok := halfOf(in, &adapted)
-		if !ok {
-			return infer(attrs, in)
-		}
-		var m tensor.Meta
-		inferReal(func() { m = infer(attrs, standIns(in, dt)) }, func() { infer(attrs, in) })
-		if m.DType == tensor.Float32 {
-			m.DType = dt
-		}
-		return m
-	}
+// halfInfer is a primitive's inference adapted to 16-bit operands: its
+// methods are what adaptInfer installs as Infer and InferN (method values,
+// so that a test can recognise them).
+type halfInfer struct {
+	p      *core.Prim
+	infer  func(any, []*tensor.Tensor) tensor.Meta
+	inferN func(any, []*tensor.Tensor) []tensor.Meta
 }
 
-func widenInferN(infer func(any, []*tensor.Tensor) []tensor.Meta, adapted [core.NumDTypes]bool) func(any, []*tensor.Tensor) []tensor.Meta {
-	return func(attrs any, in []*tensor.Tensor) []tensor.Meta {
-		dt, ok := halfOf(in, &adapted)
-		if !ok {
-			return infer(attrs, in)
-		}
-		var ms []tensor.Meta
-		inferReal(func() { ms = infer(attrs, standIns(in, dt)) }, func() { infer(attrs, in) })
-		for i := range ms {
-			if ms[i].DType == tensor.Float32 {
-				ms[i].DType = dt
-			}
-		}
-		return ms
+// meta is the adapted Infer.
+func (h *halfInfer) meta(attrs any, in []*tensor.Tensor) tensor.Meta {
+	dt, ok := halfOf(h.p, in)
+	if !ok {
+		return h.infer(attrs, in)
 	}
+	var m tensor.Meta
+	inferReal(func() { m = h.infer(attrs, standIns(in, dt)) }, func() { h.infer(attrs, in) })
+	if m.DType == tensor.Float32 {
+		m.DType = dt
+	}
+	return m
+}
+
+// metas is the adapted InferN.
+func (h *halfInfer) metas(attrs any, in []*tensor.Tensor) []tensor.Meta {
+	dt, ok := halfOf(h.p, in)
+	if !ok {
+		return h.inferN(attrs, in)
+	}
+	var ms []tensor.Meta
+	inferReal(func() { ms = h.inferN(attrs, standIns(in, dt)) }, func() { h.inferN(attrs, in) })
+	for i := range ms {
+		if ms[i].DType == tensor.Float32 {
+			ms[i].DType = dt
+		}
+	}
+	return ms
 }
 
 // inferReal runs stand, inference on stand-ins; should it refuse them, it

@@ -1,10 +1,5 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
-
 // Autocast rewrites applications of primitives while it is active on a
 // goroutine (BeginAutocast): mixed precision's casts of a matmul's operands
 // to bfloat16, inserted as ordinary Cast applications, so that they run
@@ -21,45 +16,18 @@ type Autocast interface {
 	Apply(p *Prim, attrs any, in []*Tensor, apply func(p *Prim, attrs any, in ...*Tensor) *Tensor) *Tensor
 }
 
-// activeAutocasts counts goroutines with a policy stack, so that Apply pays
-// one atomic load while no mixed precision is in use anywhere.
-var activeAutocasts atomic.Int32
-
-var autocasts sync.Map // goroutine id -> *autocastStack
-
-type autocastStack struct{ s []Autocast }
+// autocasts holds each goroutine's nested policies (goid.go), so that
+// Apply pays one atomic load while no mixed precision is in use anywhere.
+var autocasts goroutineStacks[Autocast]
 
 // BeginAutocast makes a the calling goroutine's autocast policy until the
 // returned function is called. Policies nest; the innermost one wins, and
 // a nil policy suspends the outer ones (full precision inside a mixed
 // region).
 func BeginAutocast(a Autocast) (end func()) {
-	gid := goid()
-	v, _ := autocasts.LoadOrStore(gid, &autocastStack{})
-	st := v.(*autocastStack)
-	st.s = append(st.s, a)
-	activeAutocasts.Add(1)
-	return func() {
-		st.s = st.s[:len(st.s)-1]
-		if len(st.s) == 0 {
-			autocasts.Delete(gid)
-		}
-		activeAutocasts.Add(-1)
-	}
+	_, end = autocasts.push(a)
+	return end
 }
 
 // CurrentAutocast returns the calling goroutine's active policy, or nil.
-func CurrentAutocast() Autocast {
-	if activeAutocasts.Load() == 0 {
-		return nil
-	}
-	v, ok := autocasts.Load(goid())
-	if !ok {
-		return nil
-	}
-	st := v.(*autocastStack)
-	if len(st.s) == 0 {
-		return nil
-	}
-	return st.s[len(st.s)-1]
-}
+func CurrentAutocast() Autocast { return autocasts.top() }

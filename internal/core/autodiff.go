@@ -1,10 +1,5 @@
 package core
 
-import (
-	"sync"
-	"sync/atomic"
-)
-
 // Node records one primitive application on the autodiff tape: the tape is
 // the graph of Nodes reachable from a tracked tensor, and reverse-mode
 // differentiation walks it backwards calling each Prim's VJP. A leaf (an
@@ -27,7 +22,7 @@ func NodeOf(t *Tensor) *Node {
 	if t.node != nil {
 		return t.node
 	}
-	if t.param != nil && activeTapes.Load() > 0 {
+	if t.param != nil && tapes.active.Load() > 0 {
 		return tapeNode(t)
 	}
 	return nil
@@ -91,68 +86,35 @@ func NeedsGrad(t *Tensor) bool { return t.needsGrad || NodeOf(t) != nil }
 // goroutines differentiating the same parameters at the same time each have
 // their own tape and see none of this one.
 func TrackParams(ps []*Tensor) (end func()) {
-	gid := goid()
-	tapesMu.Lock()
-	st := tapes[gid]
-	if st == nil {
-		st = &tapeStack{}
-		tapes[gid] = st
-	}
-	tapesMu.Unlock()
 	tp := make(map[*Tensor]*Node, len(ps))
-	// The tape is pushed before the lookups below, so that activeTapes is
+	// The tape is pushed before the lookups below, so that tapes.active is
 	// already non-zero for them.
-	st.s = append(st.s, tp)
-	activeTapes.Add(1)
+	st, end := tapes.push(tp)
 	for _, p := range ps {
 		if p.param == nil {
+			end()
 			Panicf("Grad", "Weights: tensor of shape %v is not a parameter", p.shape)
 		}
-		if p.node == nil && !st.tracks(p) {
+		if p.node == nil && !tracks(st.s, p) {
 			tp[p] = &Node{Out: p}
 		}
 	}
-	return func() {
-		st.s = st.s[:len(st.s)-1]
-		if len(st.s) == 0 {
-			tapesMu.Lock()
-			delete(tapes, gid)
-			tapesMu.Unlock()
-		}
-		activeTapes.Add(-1)
-	}
+	return end
 }
 
-// activeTapes counts differentiations over parameters in progress in the
-// whole process; while it is zero, looking up a parameter's record costs one
-// atomic load.
-var activeTapes atomic.Int32
+// tapes holds each goroutine's nested differentiations over parameters
+// (goid.go): a parameter's record lives on the tape of the goroutine that
+// tracks it. While no goroutine differentiates over parameters, looking
+// up a parameter's record costs one atomic load.
+var tapes goroutineStacks[map[*Tensor]*Node]
 
-// tapes maps a goroutine id to its differentiations. A plain map under a
-// lock rather than a sync.Map: lookups then box no key and allocate nothing.
-var (
-	tapesMu sync.RWMutex
-	tapes   = map[int64]*tapeStack{}
-)
-
-// tapeStack is one goroutine's nested differentiations, innermost last;
-// only that goroutine touches it.
-type tapeStack struct{ s []map[*Tensor]*Node }
-
-// tapeNode finds parameter p's record on the calling goroutine's tapes.
+// tapeNode finds parameter p's record on the calling goroutine's tapes,
+// innermost first.
 func tapeNode(p *Tensor) *Node {
-	gid := goid()
-	tapesMu.RLock()
-	st := tapes[gid]
-	tapesMu.RUnlock()
+	st := tapes.mine()
 	if st == nil {
 		return nil
 	}
-	return st.node(p)
-}
-
-// node finds p's record on these tapes, innermost first.
-func (st *tapeStack) node(p *Tensor) *Node {
 	for i := len(st.s) - 1; i >= 0; i-- {
 		if n := st.s[i][p]; n != nil {
 			return n
@@ -161,11 +123,11 @@ func (st *tapeStack) node(p *Tensor) *Node {
 	return nil
 }
 
-// tracks reports whether a tape below the innermost one (which TrackParams
-// is filling) tracks p.
-func (st *tapeStack) tracks(p *Tensor) bool {
-	for i := len(st.s) - 2; i >= 0; i-- {
-		if st.s[i][p] != nil {
+// tracks reports whether a tape of s below the innermost one (which
+// TrackParams is filling) tracks p.
+func tracks(s []map[*Tensor]*Node, p *Tensor) bool {
+	for i := len(s) - 2; i >= 0; i-- {
+		if s[i][p] != nil {
 			return true
 		}
 	}

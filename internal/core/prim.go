@@ -2,11 +2,7 @@ package core
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
-
-	"github.com/sporeml/spore/internal/freelist"
 )
 
 // Meta is what inference knows of a value before it is computed.
@@ -131,6 +127,10 @@ type Prim struct {
 	// dispatch and plans alike.
 	kernels  [numDTypes][numDTypes][numBackends]KernelFunc
 	kernelsN [numDTypes][numDTypes][numBackends]KernelNFunc
+	// widened caches the 16-bit kernels derived on demand from the Float32
+	// ones (halfwiden.go), for primitives recorded with Define (defined).
+	widened widened
+	defined bool
 }
 
 // Key selects a primitive's kernel: the dtype it computes in (KernelDType)
@@ -259,19 +259,33 @@ func (p *Prim) KernelFor(dt DType, b Backend) (KernelFunc, error) {
 // KernelForKey returns p's kernel for key on backend b, or an error that
 // names the op, the dtypes and the backend. Plans resolve their kernels
 // with it once, at compile time; eager dispatch indexes the same table.
+//
+// A registered kernel wins. Failing one, a primitive recorded with Define
+// gets its kernel for a 16-bit float key from the installed HalfWidener,
+// derived from its Float32 kernel on the first lookup and cached in the
+// primitive. Primitives made without Define (the compiler's fusions) keep
+// exactly the kernels registered for them, so that a rewrite to one is
+// chosen only where it has a kernel of its own.
 func (p *Prim) KernelForKey(key Key, b Backend) (KernelFunc, error) {
 	if key.DType < numDTypes && key.Index < numDTypes && b < numBackends {
 		if k := p.kernels[key.DType][key.Index][b]; k != nil {
 			return k, nil
 		}
+		if k := p.widen(key, b); k != nil {
+			return k, nil
+		}
 	}
-	return nil, fmt.Errorf("%s has no kernel for %v on %v", p.Name, key, b)
+	return nil, p.errNoKernel(key, b)
 }
 
-// KernelNFor is KernelFor for multi-result primitives.
+// KernelNFor is KernelFor for multi-result primitives, widening on a miss
+// as KernelForKey does.
 func (p *Prim) KernelNFor(dt DType, b Backend) (KernelNFunc, error) {
 	if dt < numDTypes && b < numBackends {
 		if k := p.kernelsN[dt][Invalid][b]; k != nil {
+			return k, nil
+		}
+		if k := p.widenN(dt, b); k != nil {
 			return k, nil
 		}
 	}
@@ -308,8 +322,12 @@ var (
 // Ops define their primitives through it, so that tests and the compiler
 // can enumerate them (every elementwise op fuses, every differentiable op
 // has a JVP) without a second list to keep in step.
+//
+// A defined primitive also gets 16-bit kernels derived from its Float32
+// ones on demand (KernelForKey).
 func Define(p *Prim) *Prim {
 	primsMu.Lock()
+	p.defined = true
 	prims = append(prims, p)
 	primsMu.Unlock()
 	return p
@@ -372,7 +390,7 @@ func tracerOf(t *Tensor) Tracer {
 // While an autocast policy is active on this goroutine (BeginAutocast),
 // the policy decides the dtypes p is applied in.
 func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
-	if activeAutocasts.Load() > 0 {
+	if autocasts.active.Load() > 0 {
 		if ac := CurrentAutocast(); ac != nil {
 			return ac.Apply(p, attrs, in, apply)
 		}
@@ -423,12 +441,12 @@ func dispatch(p *Prim, in []*Tensor) (tr Tracer, tracked bool) {
 	// and forward passes find parameters' leaves on their own goroutine's
 	// tape (NodeOf), so such a record leads nowhere — and in the usual case
 	// of one goroutine differentiating, it is needed anyway.
-	tracked = tracked || hasParam && activeTapes.Load() > 0
-	if (tr != nil || hasParam) && activeTraces.Load() > 0 {
+	tracked = tracked || hasParam && tapes.active.Load() > 0
+	if (tr != nil || hasParam) && traces.active.Load() > 0 {
 		// The innermost trace of this goroutine wins: inside a control-flow
 		// body traced within an outer function, ops on the outer function's
 		// values belong to the body (which captures them).
-		if cur := goroutineTracer(); cur != nil {
+		if cur := CurrentTracer(); cur != nil {
 			tr = cur
 		}
 	}
@@ -464,77 +482,19 @@ func ApplyN(p *Prim, attrs any, in ...*Tensor) []*Tensor {
 	return outs
 }
 
-// activeTraces counts traces in progress in the whole process. While it is
-// zero — always, in plain eager use — Apply pays one atomic load for the
-// parameter check.
-var activeTraces atomic.Int32
-
-var traces sync.Map // goroutine id -> *traceStack
-
-type traceStack struct{ s []Tracer }
+// traces holds each goroutine's nested tracers (goid.go). While no
+// goroutine traces — always, in plain eager use — Apply pays one atomic
+// load for the parameter check.
+var traces goroutineStacks[Tracer]
 
 // BeginTrace makes tr the active tracer of the calling goroutine until the
 // returned function is called. Traces nest (a jitted function called while
 // tracing another): the innermost one is active.
 func BeginTrace(tr Tracer) (end func()) {
-	gid := goid()
-	v, _ := traces.LoadOrStore(gid, &traceStack{})
-	st := v.(*traceStack)
-	st.s = append(st.s, tr)
-	activeTraces.Add(1)
-	return func() {
-		st.s = st.s[:len(st.s)-1]
-		if len(st.s) == 0 {
-			traces.Delete(gid)
-		}
-		activeTraces.Add(-1)
-	}
+	_, end = traces.push(tr)
+	return end
 }
 
 // CurrentTracer returns the innermost tracer of the calling goroutine, or
 // nil when it is not tracing.
-func CurrentTracer() Tracer {
-	if activeTraces.Load() == 0 {
-		return nil
-	}
-	return goroutineTracer()
-}
-
-func goroutineTracer() Tracer {
-	if activeTraces.Load() == 0 {
-		return nil
-	}
-	v, ok := traces.Load(goid())
-	if !ok {
-		return nil
-	}
-	st := v.(*traceStack)
-	if len(st.s) == 0 {
-		return nil
-	}
-	return st.s[len(st.s)-1]
-}
-
-// goid returns the calling goroutine's id. Go hides it on purpose; spore
-// only needs it while a trace or a differentiation over parameters is
-// active, to keep one goroutine's work from capturing another's, so the cost
-// of reading it from the stack header is paid only then.
-var stackBufs freelist.List[[64]byte]
-
-func goid() int64 {
-	// The buffer escapes into runtime.Stack; pooling it keeps the call
-	// free of allocations.
-	buf := stackBufs.Get()
-	defer stackBufs.Put(buf)
-	n := runtime.Stack(buf[:], false)
-	var id int64
-	for _, c := range buf[len("goroutine "):n] {
-		if c < '0' || c > '9' {
-			break
-		}
-		// Parsed by hand: strconv would allocate a string per call, and
-		// this runs for every parameter read during a differentiation.
-		id = id*10 + int64(c-'0')
-	}
-	return id
-}
+func CurrentTracer() Tracer { return traces.top() }

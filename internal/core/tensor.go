@@ -487,7 +487,7 @@ func (t *Tensor) Assign(v *Tensor) {
 		tr.Assign(t, v)
 		return
 	}
-	if tr := goroutineTracer(); tr != nil {
+	if tr := CurrentTracer(); tr != nil {
 		tr.Assign(t, v)
 		return
 	}
