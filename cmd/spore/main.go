@@ -18,7 +18,8 @@
 // IR of every compiled function to DIR.
 //
 // Every failure is one line on stderr and a non-zero exit status: 2 for a
-// bad flag or argument, 1 for anything else. Outside input (flags, --data
+// bad flag or argument, 130 for spore train stopped by Ctrl-C (which saves
+// the last finished step with --save), 1 for anything else. Outside input (flags, --data
 // files, checkpoints, the SPORE_JIT and SPORE_SAVE_GRAPHS environment
 // variables, --save paths) is checked before any training starts.
 package main
@@ -89,11 +90,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := runCommand(c, args[1:], stdout, stderr)
+		var exit *exitError
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &exit):
+			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
+			return exit.code
 		case errors.As(err, new(*usageError)):
 			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
 			return 2

@@ -155,7 +155,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
 	m.AmpLevel = amp
-	sink.apply(m)
+	sink.apply(m, batches.Len())
 	if f.resume != "" {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
@@ -200,9 +200,20 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		curve = &lossCurve{}
 		callbacks = append(callbacks, curve)
 	}
+	// Ctrl-C stops training at the end of the step in progress and saves
+	// that step's checkpoint (see interrupt); not under mpirun.
+	var intr *interrupt
+	if dp.size == 1 {
+		intr = catchInterrupt()
+		defer intr.stop()
+		callbacks = append(callbacks, intr)
+	}
 	start := time.Now()
 	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
 		return err
+	}
+	if sig := intr.received(); sig != nil {
+		return interrupted(sig, m, f.save)
 	}
 	wall := time.Since(start)
 	samples := bar.total * f.batch
@@ -219,6 +230,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	acc, evaluated, err := accuracy(m, testSet.Shard(dp.size, dp.rank))
 	if err != nil {
 		return err
+	}
+	if sig := intr.received(); sig != nil {
+		// Training ended; the interrupt came during the evaluation.
+		return interrupted(sig, m, f.save)
 	}
 	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, evaluated)
 	if collector != nil {
