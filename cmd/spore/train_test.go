@@ -153,3 +153,36 @@ func TestTrainInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// Zero flags mean what --help says (the model's default batch), negative
+// ones are refused naming the flag, and a sink larger than an epoch is
+// reported at the size it runs.
+func TestTrainFlagValues(t *testing.T) {
+	data := mnistDir(t, split{128, 28, digits}, split{20, 28, digits})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout (exit 0) or stderr
+	}{
+		{"batch 0 is the default", []string{"--batch", "0", "--steps", "2"}, 0, "1 epoch of 2 steps, batch 64,"},
+		{"negative batch", []string{"--batch", "-1"}, 2, "--batch -1 must not be negative (0: the model's default)"},
+		{"negative steps", []string{"--steps", "-2"}, 2, "--steps -2 must not be negative (0: whole epochs)"},
+		{"sink larger than the run", []string{"--batch", "4", "--steps", "5", "--sink-size", "1000000000"}, 0,
+			"graph: data sink of 5 steps per call (--sink-size 1000000000, capped at the epoch's length),"},
+		{"sink smaller than the run", []string{"--batch", "4", "--steps", "5", "--sink-size", "2"}, 0, "graph: data sink of 2 steps per call,"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"train", "--data", data, "--epochs", "1"}, tc.args...)
+			out, errOut, code := runCLI(t, args...)
+			got := out
+			if tc.code != 0 {
+				got = errOut
+			}
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Fatalf("spore %v: exit %d, %q %q; want exit %d and %q", args, code, out, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
