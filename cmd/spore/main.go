@@ -8,6 +8,7 @@
 //	spore dashboard --logdir D  the training dashboard in the browser
 //	spore run M.onnx --input X.npy  run an ONNX model on NumPy inputs
 //	spore onnx check|export  inspect an ONNX model; export mlp or lenet
+//	spore version         the module version and VCS revision of the build
 //
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
 // flags.
@@ -53,6 +54,7 @@ var commands = []command{
 	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
 	{"run", "run an ONNX model on .npy inputs, print and save its outputs, time it", cmdRun},
 	{"onnx", "check an ONNX model, or export mlp or lenet as ONNX", cmdOnnx},
+	{"version", "print spore's version and the VCS revision it was built from", cmdVersion},
 }
 
 func usage(w io.Writer) {
@@ -107,7 +109,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph, dashboard, run, onnx)\n", args[0])
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "spore: unknown command %q (commands: %s)\n", args[0], strings.Join(names, ", "))
 	return 2
 }
 
