@@ -101,7 +101,8 @@ func isTemp(name, base string) bool {
 
 // removeStale removes the temporary files of base in dir that no writer
 // can still be writing, best effort (errors are ignored: the file just
-// written is what matters). The rule, which needs no lock between writers:
+// written is what matters). The rule, under which no writer waits for
+// another:
 //
 //   - only regular files named as isTemp says, so that nothing else, nor
 //     another target's temporaries, is touched;
