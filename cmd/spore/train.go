@@ -269,6 +269,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "wrote %d losses to %s\n", len(losses.lines), f.lossLog)
 	}
+	intr.stop() // a Ctrl-C from here on is --dashboard-keep's
 	dash.finish()
 	return finishParallel()
 }
