@@ -218,7 +218,7 @@ func TestBadInputNeverPanics(t *testing.T) {
 		{"SPORE_JIT=0, bench", []string{"SPORE_JIT=0"}, []string{"bench"}, "SPORE_JIT=0"},
 		{"resume with another optimizer", nil, []string{"train", "--model", "lenet", "--optimizer", "adam", "--resume", lenetCkpt}, "lenet.ckpt: the optimizer state does not fit, nothing was loaded"},
 		{"resume with another model", nil, []string{"train", "--resume", lenetCkpt}, "lenet.ckpt: the network's parameters do not fit"},
-		{"eval with another model", nil, []string{"eval", "--ckpt", lenetCkpt}, "lenet.ckpt does not fit --model mlp: 6 missing"},
+		{"eval with another model", nil, []string{"eval", "--ckpt", lenetCkpt, "--model", "mlp"}, "lenet.ckpt does not fit --model mlp: 6 missing"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@
 //	spore dashboard --logdir D  the training dashboard in the browser
 //	spore run M.onnx --input X.npy  run an ONNX model on NumPy inputs
 //	spore onnx check|export  inspect an ONNX model; export mlp or lenet
+//	spore version         the module version and VCS revision of the build
 //
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
 // flags.
@@ -18,7 +19,8 @@
 // IR of every compiled function to DIR.
 //
 // Every failure is one line on stderr and a non-zero exit status: 2 for a
-// bad flag or argument, 1 for anything else. Outside input (flags, --data
+// bad flag or argument, 130 for spore train stopped by Ctrl-C (which saves
+// the last finished step with --save), 1 for anything else. Outside input (flags, --data
 // files, checkpoints, the SPORE_JIT and SPORE_SAVE_GRAPHS environment
 // variables, --save paths) is checked before any training starts.
 package main
@@ -52,6 +54,7 @@ var commands = []command{
 	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
 	{"run", "run an ONNX model on .npy inputs, print and save its outputs, time it", cmdRun},
 	{"onnx", "check an ONNX model, or export mlp or lenet as ONNX", cmdOnnx},
+	{"version", "print spore's version and the VCS revision it was built from", cmdVersion},
 }
 
 func usage(w io.Writer) {
@@ -89,11 +92,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := runCommand(c, args[1:], stdout, stderr)
+		var exit *exitError
 		switch {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.As(err, &exit):
+			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
+			return exit.code
 		case errors.As(err, new(*usageError)):
 			fmt.Fprintf(stderr, "spore %s: %s%s\n", c.name, rankPrefix(), message(err))
 			return 2
@@ -102,7 +109,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "spore: unknown command %q (commands: train, eval, bench, graph, dashboard, run, onnx)\n", args[0])
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "spore: unknown command %q (commands: %s)\n", args[0], strings.Join(names, ", "))
 	return 2
 }
 

@@ -65,7 +65,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"train", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"train", "--mode", "fast"}, 2, `unknown --mode "fast"`},
 		{[]string{"train", "--model", "vgg"}, 2, `unknown --model "vgg"`},
-		{[]string{"train", "--epochs", "-1"}, 2, "not negative"},
+		{[]string{"train", "--epochs", "-1"}, 2, "--epochs -1 must not be negative"},
 		{[]string{"train", "--optimizer", "rmsprop"}, 2, "unknown --optimizer"},
 		{[]string{"train", "--data", dir}, 1, "no train-images-idx3-ubyte"},
 		{[]string{"eval"}, 2, "--ckpt is required"},

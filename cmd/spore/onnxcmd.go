@@ -40,12 +40,15 @@ func cmdOnnx(args []string, stdout, stderr io.Writer) error {
 	return usagef("unknown subcommand %q (want check or export)", args[0])
 }
 
-// cmdOnnxCheck prints onnx.CheckFile's report; a model spore cannot load
-// makes it fail, after the report.
+// cmdOnnxCheck prints onnx.CheckFile's report, with the shapes checked
+// (Report.CheckShapes) when the model loads; a model spore cannot load, or
+// whose shapes do not fit, makes it fail, after the report.
 func cmdOnnxCheck(args []string, stdout io.Writer) error {
-	fs := newFlags("onnx check", "spore onnx check MODEL.onnx\n\nReports on an ONNX model without running it or reading its weights:\n"+
-		"IR and opset versions, producer, inputs and outputs, the ops it uses, and those\n"+
-		"spore cannot run. Exits with status 1 when spore cannot load the model.", stdout)
+	fs := newFlags("onnx check", "spore onnx check MODEL.onnx\n\nReports on an ONNX model without running it: IR and opset versions, producer,\n"+
+		"inputs and outputs, the ops it uses, and those spore cannot run; then, when\n"+
+		"spore can load it, whether its shapes fit (the graph traced, without\n"+
+		"computing, at the declared input shapes, dynamic dimensions as 1). Exits with\n"+
+		"status 1 when spore cannot load the model or its shapes do not fit.", stdout)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -57,9 +60,23 @@ func cmdOnnxCheck(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %s", pos[0], message(err))
 	}
-	fmt.Fprint(stdout, rep)
 	if rep.OK() {
+		// The structure and the ops are fine: load the weights and
+		// trace the graph at the declared input shapes, so that a node
+		// spore run would refuse for its shapes is found here.
+		m, err := onnx.LoadFile(pos[0])
+		if err != nil {
+			fmt.Fprint(stdout, rep)
+			return fmt.Errorf("check %s: spore cannot load it: %s", pos[0], message(err))
+		}
+		rep.CheckShapes(m)
+	}
+	fmt.Fprint(stdout, rep)
+	if rep.OK() && rep.Shapes != onnx.ShapesDoNotFit {
 		return nil
+	}
+	if rep.OK() {
+		return fmt.Errorf("check %s: spore cannot run it at its declared input shapes: %s", pos[0], rep.ShapeNote)
 	}
 	var why []string
 	if n := len(rep.Unsupported); n > 0 {

@@ -21,7 +21,7 @@ func TestOnnxCheck(t *testing.T) {
 		want []string // in stdout
 		err  string   // in stderr
 	}{
-		{"cnn", fixture("cnn.onnx"), 0, []string{"ai.onnx opset 17, producer pytorch", "input   x [batch 1 28 28] Float32", "BatchNormalization 1", "unsupported ops: none", "spore can load this model"}, ""},
+		{"cnn", fixture("cnn.onnx"), 0, []string{"ai.onnx opset 17, producer pytorch", "input   x [batch 1 28 28] Float32", "BatchNormalization 1", "unsupported ops: none", "shapes: fit at the declared input shapes (dynamic dimensions as 1); outputs logits [1 10] Float32", "spore can load this model, and its shapes fit"}, ""},
 		{"if", fixture("ifmodel.onnx"), 0, []string{"If 1", "spore can load this model"}, ""},
 		{"unsupported", filepath.Join("testdata", "unsupported.onnx"), 1,
 			[]string{"unsupported ops: 2 type(s)", `StringNormalizer (domain ai.onnx): 2 node(s), first "normalizer_1"`, `FusedGemm (domain com.microsoft): 1 node(s), first "fused"`},

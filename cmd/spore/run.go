@@ -72,8 +72,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.mode, "mode", "graph", "execution mode: graph or pynative")
 	fs.IntVar(&o.bench, "bench", 0, "time this many calls per round after a warm-up (0: run once)")
 	fs.IntVar(&o.rounds, "rounds", 5, "with --bench: timing rounds; the best is reported")
-	fs.IntVar(&o.warmup, "warmup", -1, "with --bench: untimed calls first (default: a tenth of --bench, at least 2)")
-	fs.IntVar(&o.batch, "batch", 0, "make up missing inputs, and tile given ones, to this batch size")
+	fs.IntVar(&o.warmup, "warmup", 0, "with --bench: untimed calls first (default: a tenth of --bench, at least 2)")
+	fs.IntVar(&o.batch, "batch", 0, "make up missing inputs, and tile given ones, to this batch size (default: none made up or tiled)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -84,13 +84,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return usagef("no model given (see 'spore run --help')")
 	case len(pos) > 1:
 		return usagef("unexpected argument %q: one model per run (see 'spore run --help')", pos[1])
-	case o.bench < 0 || o.batch < 0:
-		return usagef("--bench and --batch must not be negative")
+	case o.bench < 0:
+		return usagef("--bench %d must not be negative (0: run once, untimed)", o.bench)
 	case o.rounds <= 0:
 		return usagef("--rounds must be positive")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["warmup"] && o.warmup < 0:
+		return usagef("--warmup %d must not be negative (leave it out for a tenth of --bench, at least 2)", o.warmup)
+	case set["batch"] && o.batch <= 0:
+		// 0 is the default only in that it makes nothing up: given,
+		// it asks for batches of no rows.
+		return usagef("--batch %d must be positive (leave it out to run the inputs as given)", o.batch)
+	}
 	o.model = pos[0]
-	if o.warmup < 0 {
+	if !set["warmup"] {
 		o.warmup = max(o.bench/10, 2)
 	}
 	if err := setMode(o.mode); err != nil {

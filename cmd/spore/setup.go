@@ -73,18 +73,25 @@ func defaultsHelp(field func(modelDefaults) string) string {
 	return strings.Join(parts, ", ")
 }
 
-// applyDefaults fills the flags not given on the command line with the
-// model's defaults; a flag given explicitly is kept, even when it is
-// zero, so that it is refused as such.
+// applyDefaults fills the flags not given on the command line, or given
+// as 0 where the help says 0 means the model's default (--epochs,
+// --batch), with the model's defaults. --lr given explicitly is kept, even
+// when it is zero, so that it is refused as such.
 func (f *trainFlags) applyDefaults(fs *flags) error {
-	if f.epochs < 0 || f.batch < 0 || f.steps < 0 {
-		return usagef("--batch must be positive and --epochs and --steps not negative")
+	for _, c := range []struct {
+		flag, zero string
+		v          int
+	}{
+		{"--epochs", "the model's default", f.epochs},
+		{"--batch", "the model's default", f.batch},
+		{"--steps", "whole epochs", f.steps},
+	} {
+		if c.v < 0 {
+			return usagef("%s %d must not be negative (0: %s)", c.flag, c.v, c.zero)
+		}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["batch"] && f.batch == 0 {
-		return usagef("--batch must be positive and --epochs and --steps not negative")
-	}
 	d, ok := defaults[f.model]
 	if !ok {
 		return usagef("unknown --model %q (want %s)", f.model, orList(modelNames))

@@ -30,7 +30,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		"shows progress, and reports test accuracy, wall time and throughput.\n\n"+
 		"Launched by mpirun (a binary built with -tags mpi), it trains data-parallel:\n"+
 		"--batch is the global batch, split evenly over the processes, and rank 0\n"+
-		"alone prints and writes files.", stdout)
+		"alone prints and writes files.\n\n"+
+		"Ctrl-C (or SIGTERM) stops training after the step in progress and, with\n"+
+		"--save, saves that step's checkpoint (for --resume) before exiting with\n"+
+		"status 130 (143 for SIGTERM); a second Ctrl-C ends it at once.", stdout)
 	var f trainFlags
 	fs.StringVar(&f.mode, "mode", "graph", "execution mode: graph or pynative")
 	fs.StringVar(&f.model, "model", "mlp", "model: mlp (the seed network), lenet or vit (a vision transformer)")
@@ -40,7 +43,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.optimizer, "optimizer", "", "optimizer: sgd, momentum (SGD with momentum 0.9), nesterov, adam or adamw (default: the model's, "+defaultsHelp(func(d modelDefaults) string { return d.optimizer })+")")
 	fs.StringVar(&f.schedule, "schedule", "", "learning-rate schedule: constant, or cosine (linear warmup over the first 5% of the steps, then cosine decay to 0 at the last) (default: the model's, "+defaultsHelp(func(d modelDefaults) string { return d.schedule })+")")
 	fs.Int64Var(&f.seed, "seed", 1, "framework seed (weights, shuffling)")
-	fs.StringVar(&f.save, "save", "", "write a checkpoint here after training (.safetensors or .ckpt)")
+	fs.StringVar(&f.save, "save", "", "write a checkpoint here after training, or when Ctrl-C stops it (.safetensors or .ckpt)")
 	fs.StringVar(&f.resume, "resume", "", "start from this checkpoint (parameters and optimizer state)")
 	fs.StringVar(&f.data, "data", "", "directory with the four MNIST-format IDX files (train-* and t10k-*, 28×28 images, labels 0-9) to use instead of MNIST")
 	fs.IntVar(&f.steps, "steps", 0, "stop each epoch after this many steps (0: whole epochs)")
@@ -155,7 +158,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	m := train.NewModel(net, nn.NewSoftmaxCrossEntropyWithLogits(true, nn.Mean), opt, train.NewAccuracy())
 	m.AmpLevel = amp
-	sink.apply(m)
+	sink.apply(m, batches.Len())
 	if f.resume != "" {
 		if err := m.LoadCheckpoint(f.resume); err != nil {
 			return err
@@ -200,9 +203,20 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		curve = &lossCurve{}
 		callbacks = append(callbacks, curve)
 	}
+	// Ctrl-C stops training at the end of the step in progress and saves
+	// that step's checkpoint (see interrupt); not under mpirun.
+	var intr *interrupt
+	if dp.size == 1 {
+		intr = catchInterrupt()
+		defer intr.stop()
+		callbacks = append(callbacks, intr)
+	}
 	start := time.Now()
 	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
 		return err
+	}
+	if sig := intr.received(); sig != nil {
+		return interrupted(sig, m, f.save)
 	}
 	wall := time.Since(start)
 	samples := bar.total * f.batch
@@ -219,6 +233,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	acc, evaluated, err := accuracy(m, testSet.Shard(dp.size, dp.rank))
 	if err != nil {
 		return err
+	}
+	if sig := intr.received(); sig != nil {
+		// Training ended; the interrupt came during the evaluation.
+		return interrupted(sig, m, f.save)
 	}
 	fmt.Fprintf(stdout, "test accuracy %.2f%% on %d images\n", 100*acc, evaluated)
 	if collector != nil {
@@ -251,6 +269,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "wrote %d losses to %s\n", len(losses.lines), f.lossLog)
 	}
+	intr.stop() // a Ctrl-C from here on is --dashboard-keep's
 	dash.finish()
 	return finishParallel()
 }

@@ -10,7 +10,10 @@ import (
 
 // sinkFlag is train's --sink-size: data sink mode, MindSpore's
 // dataset_sink_mode with sink_size.
-type sinkFlag struct{ n int }
+type sinkFlag struct {
+	n    int // as given
+	used int // the steps per call training runs: n, or an epoch when shorter
+}
 
 func (s *sinkFlag) register(fs *flags) {
 	fs.IntVar(&s.n, "sink-size", 0, "data sink mode: run this many training steps per call, as one compiled Scan over a queue of batches filled ahead on another goroutine, with the same weights as step by step (0: step by step; not under mpirun; gradient histograms need step-by-step training)")
@@ -27,16 +30,28 @@ func (s *sinkFlag) check(processes int) error {
 	return nil
 }
 
-// apply sets the model's sink size.
-func (s *sinkFlag) apply(m *train.Model) { m.SinkSize = s.n }
+// apply sets the model's sink size for epochs of epochSteps steps: a
+// sink larger than an epoch runs the epoch's steps per call, so that is
+// the size used, and reported.
+func (s *sinkFlag) apply(m *train.Model, epochSteps int) {
+	s.used = s.n
+	if epochSteps > 0 && s.used > epochSteps {
+		s.used = epochSteps
+	}
+	m.SinkSize = s.used
+}
 
 // report prints the sunk calls' compile statistics, as train prints the
 // step's.
 func (s *sinkFlag) report(m *train.Model, stdout io.Writer) {
-	if s.n == 0 {
+	if s.used == 0 {
 		return
 	}
+	capped := ""
+	if s.used != s.n {
+		capped = fmt.Sprintf(" (--sink-size %d, capped at the epoch's length)", s.n)
+	}
 	if st := m.SinkStats(); st.Compiles > 0 {
-		fmt.Fprintf(stdout, "graph: data sink of %d steps per call, %d compilation(s), %v compiling, %d cached calls\n", s.n, st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
+		fmt.Fprintf(stdout, "graph: data sink of %d steps per call%s, %d compilation(s), %v compiling, %d cached calls\n", s.used, capped, st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
 	}
 }

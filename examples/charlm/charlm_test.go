@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sporeml/spore/tensor"
 )
@@ -193,5 +194,53 @@ func TestBadFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("charlm %v: err %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// The progress rows come at most every -progress, and not at all with 0.
+func TestTicker(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		every time.Duration
+		at    []time.Duration // after t0
+		want  []bool
+	}{
+		{time.Second, []time.Duration{100 * time.Millisecond, time.Second, 1500 * time.Millisecond, 2 * time.Second, 5 * time.Second}, []bool{false, true, false, true, true}},
+		{0, []time.Duration{time.Second, time.Hour}, []bool{false, false}},
+	} {
+		tk := ticker{every: c.every, last: t0}
+		for i, d := range c.at {
+			if got := tk.due(t0.Add(d)); got != c.want[i] {
+				t.Errorf("every %v, at %v: due %v, want %v", c.every, d, got, c.want[i])
+			}
+		}
+	}
+}
+
+// A run longer than -progress shows rows between the validation losses,
+// with the step, the training loss and the time left.
+func TestTrainProgress(t *testing.T) {
+	dir := testSource(t)
+	c, err := loadCorpus(dir, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-steps", "6", "-batch", "2", "-ctx", "16", "-dim", "16", "-layers", "1", "-heads", "2",
+		"-eval-every", "100", "-val-batches", "1", "-progress", "1ns"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if _, err := train(o, c, &log); err != nil {
+		t.Fatal(err)
+	}
+	// Steps 1 to 5 get a progress row; step 6, the last, the full one.
+	for i := 1; i <= 5; i++ {
+		if !strings.Contains(log.String(), fmt.Sprintf("(step %d/6, ETA ", i)) {
+			t.Errorf("no progress row for step %d:\n%s", i, log.String())
+		}
+	}
+	if _, err := parseFlags([]string{"-progress", "-1s"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-progress must not be negative") {
+		t.Errorf("-progress -1s: err %v", err)
 	}
 }

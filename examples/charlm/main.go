@@ -12,6 +12,10 @@
 //	go run ./examples/charlm                       # the defaults: 5000 steps, validation loss ≈1.24 nats/char
 //	go run ./examples/charlm -steps 300 -dim 64    # a quick look
 //
+// Between the validation losses (every -eval-every steps) a row with the
+// step and the training loss so far comes every -progress (5 s), so that
+// a long run shows it is moving.
+//
 // Every .go file under the source directory (outside testdata) is read in
 // lexical order; about one file in ten, chosen by a hash of its path, is
 // held out for validation. The loss is reported in nats per character
@@ -49,6 +53,7 @@ func main() {
 type options struct {
 	src                              string
 	steps, batch, evalEvery, valBats int
+	progress                         time.Duration
 	gpt                              gptConfig
 	lr, temp                         float64
 	topK, sampleLen                  int
@@ -70,6 +75,7 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	fs.Float64Var(&o.lr, "lr", 3e-3, "peak learning rate (linear warmup over the first 5% of the steps, then cosine decay)")
 	fs.IntVar(&o.evalEvery, "eval-every", 500, "steps between validation losses")
 	fs.IntVar(&o.valBats, "val-batches", 8, "batches in each validation loss")
+	fs.DurationVar(&o.progress, "progress", 5*time.Second, "between validation losses, print the step and the training loss this often (0: never)")
 	fs.Float64Var(&o.temp, "temp", 0.8, "sampling temperature (0: always the likeliest character)")
 	fs.IntVar(&o.topK, "top-k", 10, "sample among the k likeliest characters (0: all)")
 	fs.IntVar(&o.sampleLen, "len", 600, "characters to sample")
@@ -101,6 +107,9 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	}
 	if o.topK < 0 || o.topK > vocab {
 		return nil, fmt.Errorf("-top-k must be in [0, %d], got %d", vocab, o.topK)
+	}
+	if o.progress < 0 {
+		return nil, fmt.Errorf("-progress must not be negative, got %v", o.progress)
 	}
 	if o.sampleLen < 0 {
 		return nil, fmt.Errorf("-len must not be negative, got %d", o.sampleLen)
@@ -141,7 +150,8 @@ func run(args []string, out io.Writer) error {
 }
 
 // train trains a new model on c in Graph mode, printing the training and
-// validation losses every evalEvery steps, and returns it.
+// validation losses every evalEvery steps, and the step and training loss
+// every o.progress in between, and returns it.
 func train(o *options, c *corpus, out io.Writer) (*GPT, error) {
 	spore.SetContext(spore.WithMode(spore.GraphMode))
 	spore.SetSeed(int64(o.seed))
@@ -183,6 +193,7 @@ func train(o *options, c *corpus, out io.Writer) (*GPT, error) {
 	rng := rand.New(rand.NewPCG(o.seed, 0))
 	fmt.Fprintf(out, "%6s %12s %12s %9s\n", "step", "train loss", "val loss", "time")
 	start := time.Now()
+	ticks := ticker{every: o.progress, last: start}
 	sum, n := 0.0, 0
 	for i := 1; i <= o.steps; i++ {
 		x, y := batch(c.train, rng, o.batch, o.gpt.ctx)
@@ -192,12 +203,36 @@ func train(o *options, c *corpus, out io.Writer) (*GPT, error) {
 		}
 		sum += l
 		n++
+		now := time.Now()
 		if i%o.evalEvery == 0 || i == o.steps {
 			fmt.Fprintf(out, "%6d %12.4f %12.4f %8.0fs\n", i, sum/float64(n), validate(), time.Since(start).Seconds())
 			sum, n = 0, 0
+			ticks.last = time.Now()
+		} else if ticks.due(now) {
+			// A row without a validation loss: the mean training loss
+			// since the last full row, and the time left at this pace.
+			elapsed := now.Sub(start)
+			eta := time.Duration(float64(elapsed) / float64(i) * float64(o.steps-i)).Round(time.Second)
+			fmt.Fprintf(out, "%6d %12.4f %12s %8.0fs  (step %d/%d, ETA %v)\n", i, sum/float64(n), "-", elapsed.Seconds(), i, o.steps, eta)
 		}
 	}
 	return m, nil
+}
+
+// ticker paces the progress rows: due reports whether every has passed
+// since the last row (and then counts this one as the last); an every of
+// 0 is never due.
+type ticker struct {
+	every time.Duration
+	last  time.Time
+}
+
+func (t *ticker) due(now time.Time) bool {
+	if t.every <= 0 || now.Sub(t.last) < t.every {
+		return false
+	}
+	t.last = now
+	return true
 }
 
 // sample continues prompt by length characters in PyNative mode: each
