@@ -7,22 +7,18 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
 func vals(t *spore.Tensor) []float64 { return t.Float64s() }
 
+// near checks values against want to the autodiff tests' tolerance, 1e-9
+// relative to 1+|want| (testkit.Near).
 func near(t *testing.T, what string, got []float64, want ...float64) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %v, want %v", what, got, want)
-	}
-	for i := range got {
-		if math.Abs(got[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
-			t.Fatalf("%s: %v, want %v", what, got, want)
-		}
-	}
+	testkit.Near(t, what, got, 1e-9, want...)
 }
 
 func wantError(t *testing.T, f func(), wants ...string) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/optest"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -49,10 +50,10 @@ func TestJacfwdEqualsJacrev(t *testing.T) {
 				if !fwd[k].Shape().Equal(want) {
 					t.Fatalf("Jacfwd %d: shape %v, want %v", k, fwd[k].Shape(), want)
 				}
-				assertClose(t, "Jacrev vs Jacfwd", rev[k], fwd[k], 1e-12)
-				assertClose(t, "Jit(Jacfwd)", jf[k], fwd[k], 1e-12)
-				assertClose(t, "Jit(Jacrev)", jr[k], rev[k], 1e-12)
-				assertClose(t, "Jacfwd vs finite differences", fwd[k], finiteJacobian(c.f, c.in, p), 1e-7)
+				testkit.AssertClose(t, "Jacrev vs Jacfwd", rev[k], fwd[k], 1e-12)
+				testkit.AssertClose(t, "Jit(Jacfwd)", jf[k], fwd[k], 1e-12)
+				testkit.AssertClose(t, "Jit(Jacrev)", jr[k], rev[k], 1e-12)
+				testkit.AssertClose(t, "Jacfwd vs finite differences", fwd[k], finiteJacobian(c.f, c.in, p), 1e-7)
 			}
 		})
 	}
@@ -137,7 +138,7 @@ func TestHessianMLP(t *testing.T) {
 	}
 	jit := spore.Jit(func(x *tensor.Tensor) *tensor.Tensor { return spore.Hessian(packedMLPLoss)(x)[0][0] },
 		spore.JitConfig{Name: "hessian.mlp"})
-	assertClose(t, "Jit(Hessian)", jit(theta), hess, 1e-12)
+	testkit.AssertClose(t, "Jit(Hessian)", jit(theta), hess, 1e-12)
 }
 
 // TestHVP checks Hessian-vector products, JVP of Grad (forward over
@@ -160,7 +161,7 @@ func TestHVP(t *testing.T) {
 			hv[i] += h[i*26+j] * v[j]
 		}
 	}
-	assertClose(t, "HVP vs Hessian·v", got, tensor.FromSlice(hv, 26), 1e-12)
+	testkit.AssertClose(t, "HVP vs Hessian·v", got, tensor.FromSlice(hv, 26), 1e-12)
 	const e = 1e-5
 	hi := grad(ops.Add(theta, ops.MulScalar(vec, e))).Float64s()
 	lo := grad(ops.Sub(theta, ops.MulScalar(vec, e))).Float64s()
@@ -168,9 +169,9 @@ func TestHVP(t *testing.T) {
 	for i := range fd {
 		fd[i] = (hi[i] - lo[i]) / (2 * e)
 	}
-	assertClose(t, "HVP vs finite differences of the gradient", got, tensor.FromSlice(fd, 26), 1e-7)
+	testkit.AssertClose(t, "HVP vs finite differences of the gradient", got, tensor.FromSlice(fd, 26), 1e-7)
 	jit := spore.Jit(hvp, spore.JitConfig{Name: "hvp"})
-	assertClose(t, "Jit(HVP)", jit(theta, vec), got, 1e-12)
+	testkit.AssertClose(t, "Jit(HVP)", jit(theta, vec), got, 1e-12)
 }
 
 // TestJacobianOptionErrors checks that options without meaning for the
@@ -222,7 +223,7 @@ func TestHVPThroughScan(t *testing.T) {
 	w := optest.Vals(tensor.Float64, -1, 1, 5, 3)
 	v := optest.Vals(tensor.Float64, -1, 1, 9, 3)
 	eager := hvp(w, v)
-	assertClose(t, "Jit(HVP)", spore.Jit(hvp, spore.JitConfig{Name: "hvp.scan"})(w, v), eager, 1e-12)
+	testkit.AssertClose(t, "Jit(HVP)", spore.Jit(hvp, spore.JitConfig{Name: "hvp.scan"})(w, v), eager, 1e-12)
 	const e = 1e-5
 	hi := grad(ops.Add(w, ops.MulScalar(v, e))).Float64s()
 	lo := grad(ops.Sub(w, ops.MulScalar(v, e))).Float64s()
@@ -230,11 +231,11 @@ func TestHVPThroughScan(t *testing.T) {
 	for i := range fd {
 		fd[i] = (hi[i] - lo[i]) / (2 * e)
 	}
-	assertClose(t, "HVP vs finite differences of the gradient", eager, tensor.FromSlice(fd, 3), 1e-7)
+	testkit.AssertClose(t, "HVP vs finite differences of the gradient", eager, tensor.FromSlice(fd, 3), 1e-7)
 	hess := spore.Hessian(loss)(w)[0][0]
 	jitHess := spore.Jit(func(x *tensor.Tensor) *tensor.Tensor { return spore.Hessian(loss)(x)[0][0] },
 		spore.JitConfig{Name: "hessian.scan"})(w)
-	assertClose(t, "Jit(Hessian)", jitHess, hess, 1e-12)
+	testkit.AssertClose(t, "Jit(Hessian)", jitHess, hess, 1e-12)
 }
 
 // TestHessianBlocks checks the blocks of a Hessian over two inputs: the
@@ -250,14 +251,14 @@ func TestHessianBlocks(t *testing.T) {
 	if !h[0][1].Shape().Equal(tensor.Shape{1, 2, 2, 3}) || !h[1][0].Shape().Equal(tensor.Shape{2, 3, 1, 2}) {
 		t.Fatalf("mixed blocks have shapes %v and %v", h[0][1].Shape(), h[1][0].Shape())
 	}
-	assertClose(t, "H[1][0] vs H[0][1]ᵀ", h[1][0], ops.Reshape(ops.Transpose(ops.Reshape(h[0][1], 2, 6), 1, 0), 2, 3, 1, 2), 1e-12)
+	testkit.AssertClose(t, "H[1][0] vs H[0][1]ᵀ", h[1][0], ops.Reshape(ops.Transpose(ops.Reshape(h[0][1], 2, 6), 1, 0), 2, 3, 1, 2), 1e-12)
 	in := []*tensor.Tensor{a, b}
 	for i := range 2 {
 		gi := func(xs ...*tensor.Tensor) *tensor.Tensor {
 			return spore.Grad(f, spore.GradPosition(0, 1))(xs...)[i]
 		}
 		for j := range 2 {
-			assertClose(t, "Hessian block vs finite differences", h[i][j], finiteJacobian(gi, in, j), 1e-7)
+			testkit.AssertClose(t, "Hessian block vs finite differences", h[i][j], finiteJacobian(gi, in, j), 1e-7)
 		}
 	}
 }

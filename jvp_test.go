@@ -8,6 +8,7 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/optest"
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -215,8 +216,8 @@ func TestJVPThroughJit(t *testing.T) {
 	tx := optest.Vals(tensor.Float64, -1, 1, 5, 2, 3)
 	y0, t0 := spore.JVP(f, []*tensor.Tensor{x}, []*tensor.Tensor{tx})
 	y1, t1 := spore.JVP(jf, []*tensor.Tensor{x}, []*tensor.Tensor{tx})
-	assertClose(t, "value", y1, y0, 1e-12)
-	assertClose(t, "tangent", t1, t0, 1e-12)
+	testkit.AssertClose(t, "value", y1, y0, 1e-12)
+	testkit.AssertClose(t, "tangent", t1, t0, 1e-12)
 }
 
 // TestJVPErrors checks that bad tangents are refused with errors naming
@@ -262,18 +263,4 @@ func containsStr(s, sub string) bool {
 		}
 	}
 	return false
-}
-
-// assertClose checks got against want elementwise to a relative tolerance.
-func assertClose(t *testing.T, what string, got, want *tensor.Tensor, tol float64) {
-	t.Helper()
-	if !got.Shape().Equal(want.Shape()) {
-		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
-	}
-	g, w := got.Float64s(), want.Float64s()
-	for i := range g {
-		if d := math.Abs(g[i] - w[i]); d > tol*math.Max(1, math.Abs(w[i])) || math.IsNaN(d) {
-			t.Fatalf("%s: element %d is %.17g, want %.17g", what, i, g[i], w[i])
-		}
-	}
 }
