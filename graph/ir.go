@@ -159,7 +159,7 @@ func InferMeta(p *core.Prim, attrs any, args []*Value) tensor.Meta {
 	for i, a := range args {
 		in[i] = core.NewSymbolic(nil, a.ID, a.Meta)
 	}
-	return p.Infer(attrs, in)
+	return p.Meta(attrs, in)
 }
 
 // NumIDs is one past the largest ID handed out: the length side tables

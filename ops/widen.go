@@ -37,31 +37,25 @@ import (
 // 16-bit type, and a Float32 result becomes that type. Operands mixing a
 // 16-bit type with another float type are left to Infer as they are, so
 // the op's usual error ("dtypes differ") names them; the binary
-// elementwise ops promote such pairs first (promoteHalf). Whether an op's
-// inference is adapted for a dtype is decided when it runs, from the
-// kernel table (halfAdapted), not when it is wrapped, so that kernels
-// registered after this file's init count too. The wrapper itself must be
-// installed on the Infer field, which graph verification calls directly:
-// this file's init wraps every primitive recorded with core.Define by then,
-// which is every primitive of package ops unless one were defined in an
-// init function of a file sorting after this one;
-// TestEveryPrimHasAdaptedInference names any such primitive. A primitive
-// defined after that (outside package ops) has its kernels widened all the
-// same but its own inference, which must accept 16-bit operands itself.
+// elementwise ops promote such pairs first (promoteHalf). The adapted
+// inference is the HalfWidener's Infer (halfMeta), which core.Prim.Meta —
+// what eager dispatch, the tracer and graph verification call — runs
+// instead of the Infer field for a primitive recorded with core.Define.
+// Whether an op's inference is adapted for a dtype is decided when it
+// runs, from the kernel table (halfAdapted), so nothing is installed on a
+// primitive and no init order matters for inference either
+// (TestHalfAdaptsPrimDefinedLater).
 
 // halfDTypes are the dtypes the adapter serves.
 var halfDTypes = [...]tensor.DType{tensor.BFloat16, tensor.Float16}
 
 func init() {
-	core.SetHalfWidener(core.HalfWidener{Kernel: halfKernel, KernelN: halfKernelN})
+	core.SetHalfWidener(core.HalfWidener{Kernel: halfKernel, KernelN: halfKernelN, Infer: halfMeta, InferN: halfMetas})
 	// Select keys on its Bool condition and picks its kernel by the
 	// branches' dtype from selKernels (compare.go), a table of this
 	// package's, not the core's: its 16-bit entries are filled here.
 	regSelect[core.BF16]()
 	regSelect[core.F16]()
-	for _, p := range core.Prims() {
-		adaptInfer(p)
-	}
 }
 
 // halfKernel is the HalfWidener's Kernel: p's kernel for the 16-bit key,
@@ -155,17 +149,6 @@ func halfAdapted(p *core.Prim, dt tensor.DType) bool {
 	return false
 }
 
-// adaptInfer wraps p's inference with the 16-bit adaptation.
-func adaptInfer(p *core.Prim) {
-	h := &halfInfer{p: p, infer: p.Infer, inferN: p.InferN}
-	if p.Infer != nil {
-		p.Infer = h.meta
-	}
-	if p.InferN != nil {
-		p.InferN = h.metas
-	}
-}
-
 // halfOf returns the 16-bit float dtype of p's operands when they have
 // exactly one such dtype and no other float dtype, and p's inference is
 // adapted for it.
@@ -199,37 +182,30 @@ func standIns(in []*tensor.Tensor, dt tensor.DType) []*tensor.Tensor {
 	return s
 }
 
-// halfInfer is a primitive's inference adapted to 16-bit operands: its
-// methods are what adaptInfer installs as Infer and InferN (method values,
-// so that a test can recognise them).
-type halfInfer struct {
-	p      *core.Prim
-	infer  func(any, []*tensor.Tensor) tensor.Meta
-	inferN func(any, []*tensor.Tensor) []tensor.Meta
-}
-
-// meta is the adapted Infer.
-func (h *halfInfer) meta(attrs any, in []*tensor.Tensor) tensor.Meta {
-	dt, ok := halfOf(h.p, in)
+// halfMeta is the HalfWidener's Infer: p.Infer, with the 16-bit operands
+// of an op whose 16-bit kernels are derived replaced by Float32 stand-ins,
+// and a Float32 result made that 16-bit type.
+func halfMeta(p *core.Prim, attrs any, in []*tensor.Tensor) tensor.Meta {
+	dt, ok := halfOf(p, in)
 	if !ok {
-		return h.infer(attrs, in)
+		return p.Infer(attrs, in)
 	}
 	var m tensor.Meta
-	inferReal(func() { m = h.infer(attrs, standIns(in, dt)) }, func() { h.infer(attrs, in) })
+	inferReal(func() { m = p.Infer(attrs, standIns(in, dt)) }, func() { p.Infer(attrs, in) })
 	if m.DType == tensor.Float32 {
 		m.DType = dt
 	}
 	return m
 }
 
-// metas is the adapted InferN.
-func (h *halfInfer) metas(attrs any, in []*tensor.Tensor) []tensor.Meta {
-	dt, ok := halfOf(h.p, in)
+// halfMetas is the HalfWidener's InferN.
+func halfMetas(p *core.Prim, attrs any, in []*tensor.Tensor) []tensor.Meta {
+	dt, ok := halfOf(p, in)
 	if !ok {
-		return h.inferN(attrs, in)
+		return p.InferN(attrs, in)
 	}
 	var ms []tensor.Meta
-	inferReal(func() { ms = h.inferN(attrs, standIns(in, dt)) }, func() { h.inferN(attrs, in) })
+	inferReal(func() { ms = p.InferN(attrs, standIns(in, dt)) }, func() { p.InferN(attrs, in) })
 	for i := range ms {
 		if ms[i].DType == tensor.Float32 {
 			ms[i].DType = dt

@@ -22,6 +22,36 @@ type HalfWidener struct {
 	Kernel func(p *Prim, key Key, k32 KernelFunc) KernelFunc
 	// KernelN is Kernel for multi-result primitives.
 	KernelN func(p *Prim, dt DType, k32 KernelNFunc) KernelNFunc
+	// Infer and InferN, when set, run p's inference (p.Infer, p.InferN)
+	// adapted to 16-bit operands: an Infer written for Float32 sees
+	// Float32 stand-ins where p's 16-bit kernels are derived.
+	Infer  func(p *Prim, attrs any, in []*Tensor) Meta
+	InferN func(p *Prim, attrs any, in []*Tensor) []Meta
+}
+
+// Meta is p's shape and dtype inference of in: p.Infer, adapted by the
+// installed HalfWidener when p is recorded with Define. Every caller of
+// inference (eager dispatch, the tracer, graph verification) goes through
+// it rather than the field, so the adaptation is decided when inference
+// runs and needs nothing installed on p: a primitive defined at any time,
+// by a file of any name, is adapted like every other.
+func (p *Prim) Meta(attrs any, in []*Tensor) Meta {
+	if p.defined {
+		if w := halfWidener.Load(); w != nil && w.Infer != nil {
+			return w.Infer(p, attrs, in)
+		}
+	}
+	return p.Infer(attrs, in)
+}
+
+// Metas is Meta for multi-result primitives (p.InferN).
+func (p *Prim) Metas(attrs any, in []*Tensor) []Meta {
+	if p.defined {
+		if w := halfWidener.Load(); w != nil && w.InferN != nil {
+			return w.InferN(p, attrs, in)
+		}
+	}
+	return p.InferN(attrs, in)
 }
 
 // halfWidener is the installed HalfWidener; nil until SetHalfWidener.

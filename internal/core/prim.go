@@ -402,7 +402,7 @@ func Apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 func apply(p *Prim, attrs any, in ...*Tensor) *Tensor {
 	tr, tracked := dispatch(p, in)
 	var out *Tensor
-	m := p.Infer(attrs, in)
+	m := p.Meta(attrs, in)
 	CheckShape(p.Name, m.DType, m.Shape)
 	if tr != nil {
 		out = tr.Emit(p, attrs, in, m)
@@ -458,7 +458,7 @@ func dispatch(p *Prim, in []*Tensor) (tr Tracer, tracked bool) {
 // the body, however many results.
 func ApplyN(p *Prim, attrs any, in ...*Tensor) []*Tensor {
 	tr, tracked := dispatch(p, in)
-	ms := p.InferN(attrs, in)
+	ms := p.Metas(attrs, in)
 	var outs []*Tensor
 	if tr != nil {
 		outs = tr.EmitN(p, attrs, in, ms)

@@ -457,6 +457,6 @@ func accepts(p *core.Prim, xs []*tensor.Tensor) (ok bool) {
 			ok = false
 		}
 	}()
-	p.Infer(nil, xs)
+	p.Meta(nil, xs)
 	return true
 }
