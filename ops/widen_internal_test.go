@@ -28,7 +28,7 @@ func derivesHalf(p *core.Prim) bool {
 
 // A primitive defined after every init — as a file sorting after
 // widen.go, another package or a test would define one — whose inference
-// accepts only Float32 and which has only a Float32 kernel still runs on
+// accepts only Float32 and Float64 and which has only those kernels runs on
 // 16-bit operands: its kernel is widened on demand and its inference sees
 // Float32 stand-ins, through core.Prim.Meta. Before, the inference wrapper
 // was installed by widen.go's init on the primitives defined by then, and
@@ -37,14 +37,22 @@ func TestHalfAdaptsPrimDefinedLater(t *testing.T) {
 	p := core.Define(&core.Prim{
 		Name: "TestDoubleLater",
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
-			if in[0].DType() != tensor.Float32 {
-				core.Panicf("TestDoubleLater", "want Float32, got %v", in[0].DType())
+			if d := in[0].DType(); d != tensor.Float32 && d != tensor.Float64 {
+				core.Panicf("TestDoubleLater", "want Float32 or Float64, got %v", d)
 			}
-			return tensor.Meta{Shape: in[0].Shape(), DType: tensor.Float32}
+			return tensor.Meta{Shape: in[0].Shape(), DType: in[0].DType()}
 		},
 	})
 	p.Register(tensor.Float32, core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
 		x, y := in[0].Data().([]float32), out.Data().([]float32)
+		for i := range x {
+			y[i] = 2 * x[i]
+		}
+	})
+	// Every primitive has both float kernels (TestEveryPrimHasKernels, which
+	// sees this one once it is defined).
+	p.Register(tensor.Float64, core.CPU, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		x, y := in[0].Data().([]float64), out.Data().([]float64)
 		for i := range x {
 			y[i] = 2 * x[i]
 		}
