@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
@@ -220,15 +221,7 @@ func (r *Report) CheckShapes(m *Model) {
 // traceShapes traces m's graph on symbolic inputs of the given metas and
 // returns its outputs, turning a node's panic into the error Run returns.
 func traceShapes(m *Model, metas []tensor.Meta) (outs []*tensor.Tensor, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if e, ok := p.(error); ok {
-				err = e
-				return
-			}
-			err = fmt.Errorf("%v", p)
-		}
-	}()
+	defer core.Catch(&err, "")
 	_, err = graph.Trace("onnx.CheckShapes", metas, func(args []*tensor.Tensor) []*tensor.Tensor {
 		outs = m.forward(args)
 		return outs

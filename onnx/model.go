@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
@@ -87,15 +88,7 @@ func (m *Model) Outputs(xs ...*tensor.Tensor) []*tensor.Tensor {
 // do not fit the model or a node rejects them: the entry point for input
 // from outside the program (files, the command line).
 func (m *Model) Run(xs ...*tensor.Tensor) (outs []*tensor.Tensor, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = e
-				return
-			}
-			err = fmt.Errorf("onnx: %v", r)
-		}
-	}()
+	defer core.Catch(&err, "onnx: ")
 	return m.Outputs(xs...), nil
 }
 

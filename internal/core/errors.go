@@ -146,3 +146,18 @@ func (e *ConcretizationError) Error() string {
 		"loop with spore.While or spore.Scan, print with spore.Print, or run this code "+
 		"outside Jit (spore.JitConfig{Disable: true} or PyNative mode)", e.Method, e.Func, e.Loc)
 }
+
+// Catch, deferred directly (defer core.Catch(&err, "")), turns a panic
+// into *err: the panic value itself when it is an error (an *Error names
+// the op and the user's line), else its text after prefix. Entry points
+// that take outside input use it to return, as an error, what the ops
+// panic with.
+func Catch(err *error, prefix string) {
+	if r := recover(); r != nil {
+		if e, ok := r.(error); ok {
+			*err = e
+			return
+		}
+		*err = fmt.Errorf("%s%v", prefix, r)
+	}
+}

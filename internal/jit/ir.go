@@ -1,7 +1,6 @@
 package jit
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/sporeml/spore/internal/core"
@@ -11,15 +10,7 @@ import (
 // make_jaxpr, after the passes): it traces and compiles fn the way Jit
 // would, without running it. args are what fn would be called with.
 func IR(fn any, args []any, cfg ...Config) (ir string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = e
-				return
-			}
-			err = fmt.Errorf("%v", r)
-		}
-	}()
+	defer core.Catch(&err, "")
 	fv := reflect.ValueOf(fn)
 	if fv.Kind() != reflect.Func {
 		return "", core.Errorf("IR", "want a function, got %T", fn)
