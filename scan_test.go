@@ -314,3 +314,25 @@ func TestLoopInvariantWorkIsHoisted(t *testing.T) {
 		}
 	}
 }
+
+// A compiled Scan takes its scanned inputs' per-step views for every
+// dtype: its row views used to know six buffer types, so a bfloat16 or
+// float16 input panicked ("unsupported dtype of a scanned input").
+func TestScanOverEveryFloatDType(t *testing.T) {
+	for _, dt := range []spore.DType{spore.Float32, spore.Float64, spore.BFloat16, spore.Float16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			xs := ops.Cast(spore.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2), dt)
+			sum := spore.Jit(func(xs *spore.Tensor) *spore.Tensor {
+				c, _ := spore.Scan(func(c, x []*spore.Tensor) ([]*spore.Tensor, []*spore.Tensor) {
+					n := ops.Add(c[0], x[0])
+					return []*spore.Tensor{n}, []*spore.Tensor{n}
+				}, []*spore.Tensor{ops.ZerosLike(ops.Unstack(xs, 0)[0])}, []*spore.Tensor{xs})
+				return c[0]
+			})
+			got := ops.Cast(sum(xs), spore.Float32).Float32s()
+			if got[0] != 9 || got[1] != 12 {
+				t.Fatalf("sum over the steps %v, want [9 12]", got)
+			}
+		})
+	}
+}

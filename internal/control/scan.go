@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"reflect"
 	"unsafe"
 
 	"github.com/sporeml/spore/internal/ad"
@@ -333,24 +334,13 @@ func scanVJP(attrs any, in, _, gs []*Tensor) []*Tensor {
 // shape, sharing the buffer (a scanned input's slice for one step; the
 // body's plan reads its inputs and never writes them).
 func RowView(x *Tensor, lo, hi int, shape tensor.Shape) *Tensor {
-	var buf any
-	switch b := x.Data().(type) {
-	case []float32:
-		buf = b[lo:hi:hi]
-	case []float64:
-		buf = b[lo:hi:hi]
-	case []int32:
-		buf = b[lo:hi:hi]
-	case []int64:
-		buf = b[lo:hi:hi]
-	case []bool:
-		buf = b[lo:hi:hi]
-	case []uint8:
-		buf = b[lo:hi:hi]
-	default:
+	// Every dtype's buffer is a Go slice ([]float32, the 16-bit types'
+	// []uint16, ...): slicing it by reflection serves them all.
+	buf := reflect.ValueOf(x.Data())
+	if buf.Kind() != reflect.Slice {
 		core.Panicf("Scan", "unsupported dtype %v of a scanned input", x.DType())
 	}
-	return core.FromBuffer(buf, shape)
+	return core.FromBuffer(buf.Slice3(lo, hi, hi).Interface(), shape)
 }
 
 // scanViews are the step views of one buffer of a scanned input.
@@ -391,19 +381,8 @@ func (s *scanRun) viewsOf(xs []*Tensor) [][]*Tensor {
 // dataPointer is the address of x's first element (nil when it has
 // none): the identity of its buffer.
 func dataPointer(x *Tensor) unsafe.Pointer {
-	switch b := x.Data().(type) {
-	case []float32:
-		return unsafe.Pointer(unsafe.SliceData(b))
-	case []float64:
-		return unsafe.Pointer(unsafe.SliceData(b))
-	case []int32:
-		return unsafe.Pointer(unsafe.SliceData(b))
-	case []int64:
-		return unsafe.Pointer(unsafe.SliceData(b))
-	case []bool:
-		return unsafe.Pointer(unsafe.SliceData(b))
-	case []uint8:
-		return unsafe.Pointer(unsafe.SliceData(b))
+	if buf := reflect.ValueOf(x.Data()); buf.Kind() == reflect.Slice {
+		return buf.UnsafePointer()
 	}
 	return nil
 }
