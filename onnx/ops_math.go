@@ -151,16 +151,26 @@ func unaryOp(f func(*tensor.Tensor) *tensor.Tensor) opFunc {
 // binaryOp applies f to the node's two inputs, which must share a dtype.
 func binaryOp(f func(a, b *tensor.Tensor) *tensor.Tensor) opFunc {
 	return func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		req, err := c.needs(ins, "A", "B")
+		a, b, err := sameDTypePair(c, ins)
 		if err != nil {
 			return nil, err
 		}
-		a, b := req[0], req[1]
-		if a.DType() != b.DType() {
-			return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
-		}
 		return one(f(a, b))
 	}
+}
+
+// sameDTypePair returns the node's two inputs A and B, which must share a
+// dtype (ONNX's elementwise binary ops have one type parameter).
+func sameDTypePair(c *nodeCtx, ins []*tensor.Tensor) (a, b *tensor.Tensor, err error) {
+	req, err := c.needs(ins, "A", "B")
+	if err != nil {
+		return nil, nil, err
+	}
+	a, b = req[0], req[1]
+	if a.DType() != b.DType() {
+		return nil, nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
+	}
+	return a, b, nil
 }
 
 // variadic folds f over one or more inputs (Min, Max, Sum).
@@ -351,13 +361,9 @@ func gemmOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // modOp is Mod: with fmod=1 the remainder has the dividend's sign (C's
 // fmod), else the divisor's (Python's %, spore's Mod).
 func modOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	req, err := c.needs(ins, "A", "B")
+	a, b, err := sameDTypePair(c, ins)
 	if err != nil {
 		return nil, err
-	}
-	a, b := req[0], req[1]
-	if a.DType() != b.DType() {
-		return nil, c.Errorf("inputs have dtypes %v and %v; ONNX wants one", a.DType(), b.DType())
 	}
 	if c.Int("fmod", 0) == 0 {
 		if isFloat(a.DType()) {

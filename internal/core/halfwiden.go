@@ -98,26 +98,15 @@ func (p *Prim) widen(key Key, b Backend) KernelFunc {
 	if h < 0 || !p.defined {
 		return nil
 	}
-	slot := &p.widened.k[h][key.Index][b]
-	if k := slot.Load(); k != nil {
-		return *k
-	}
-	w := halfWidener.Load()
-	k32 := p.kernels[Float32][key.Index][b]
-	if w == nil || w.Kernel == nil || k32 == nil {
-		return nil
-	}
-	k := w.Kernel(p, key, k32)
-	if k == nil {
-		return nil
-	}
-	// Two goroutines may derive at once; both then use the first stored,
-	// so that the primitive has one kernel (and one set of scratch
-	// buffers) per key.
-	if !slot.CompareAndSwap(nil, &k) {
-		return *slot.Load()
-	}
-	return k
+	return deriveOnce(&p.widened.k[h][key.Index][b], func() (KernelFunc, bool) {
+		w := halfWidener.Load()
+		k32 := p.kernels[Float32][key.Index][b]
+		if w == nil || w.Kernel == nil || k32 == nil {
+			return nil, false
+		}
+		k := w.Kernel(p, key, k32)
+		return k, k != nil
+	})
 }
 
 // widenN is widen for multi-result primitives.
@@ -126,18 +115,29 @@ func (p *Prim) widenN(dt DType, b Backend) KernelNFunc {
 	if h < 0 || !p.defined {
 		return nil
 	}
-	slot := &p.widened.kn[h][b]
+	return deriveOnce(&p.widened.kn[h][b], func() (KernelNFunc, bool) {
+		w := halfWidener.Load()
+		k32 := p.kernelsN[Float32][Invalid][b]
+		if w == nil || w.KernelN == nil || k32 == nil {
+			return nil, false
+		}
+		k := w.KernelN(p, dt, k32)
+		return k, k != nil
+	})
+}
+
+// deriveOnce returns the kernel cached in slot, deriving and storing it on
+// the first call. Nothing is stored when derive finds none (ok false), so
+// a later call retries. Two goroutines may derive at once; both then use
+// the first stored, so that the primitive has one kernel (and one set of
+// scratch buffers) per key.
+func deriveOnce[K any](slot *atomic.Pointer[K], derive func() (K, bool)) K {
 	if k := slot.Load(); k != nil {
 		return *k
 	}
-	w := halfWidener.Load()
-	k32 := p.kernelsN[Float32][Invalid][b]
-	if w == nil || w.KernelN == nil || k32 == nil {
-		return nil
-	}
-	k := w.KernelN(p, dt, k32)
-	if k == nil {
-		return nil
+	k, ok := derive()
+	if !ok {
+		return k
 	}
 	if !slot.CompareAndSwap(nil, &k) {
 		return *slot.Load()
