@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"time"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -122,19 +123,69 @@ type IndexEntry struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// The methods below are what the front ends call. Each returns an *Error
-// (possibly wrapped) on failure.
-var _ interface {
+// Backend is what the front ends serve: the server core implements it
+// (Server), and a front end's tests may use a fake. Each method returns an
+// *Error (possibly wrapped) on failure.
+type Backend interface {
+	// Live and Ready are the server's health.
 	Live() bool
 	Ready() bool
+	// ModelReady returns nil when the model version is ready, a 404 *Error
+	// for an unknown one, a 503 for one that is not ready.
 	ModelReady(name, version string) error
 	ServerMetadata() ServerMetadata
 	ModelMetadata(name, version string) (ModelMetadata, error)
+	// Infer runs a request, batched with others as the model's config
+	// says. It returns when the response is ready, when ctx is done (its
+	// deadline passed, or the client went away: the request is then
+	// dropped from the queue), or at once with a 429 *Error when the
+	// model's queue is full.
 	Infer(ctx context.Context, req *InferRequest) (*InferResponse, error)
+	// Index, Load and Unload are the protocol's repository extension.
 	Index(readyOnly bool) []IndexEntry
 	Load(name string) error
 	Unload(name string) error
-} = (*Server)(nil)
+	// Reject counts a request a front end refused before it reached Infer
+	// (a body that does not parse, a shape that does not fit its data) in
+	// the failure metrics, by model and reason (the error's status).
+	Reject(model, version string, err error)
+}
+
+// Limits bound what a front end accepts, so that a client cannot make the
+// server allocate out of proportion to what it sent.
+type Limits struct {
+	// MaxBodyBytes bounds a request body (HTTP) or message (gRPC); 0
+	// means 64 MiB.
+	MaxBodyBytes int64
+	// MaxElements bounds the elements of one declared tensor; 0 means
+	// 1<<26.
+	MaxElements int64
+	// MaxJSONDepth bounds the nesting of a JSON body; 0 means 64.
+	MaxJSONDepth int
+	// DefaultTimeout is a request's deadline when it names none (a
+	// "timeout" request parameter in microseconds, as Triton takes, or
+	// gRPC's own deadline); 0 means 60 s.
+	DefaultTimeout time.Duration
+}
+
+// WithDefaults returns l with its zero fields set to their defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = 64 << 20
+	}
+	if l.MaxElements <= 0 {
+		l.MaxElements = 1 << 26
+	}
+	if l.MaxJSONDepth <= 0 {
+		l.MaxJSONDepth = 64
+	}
+	if l.DefaultTimeout <= 0 {
+		l.DefaultTimeout = 60 * time.Second
+	}
+	return l
+}
+
+var _ Backend = (*Server)(nil)
 
 // StatusOf returns the HTTP status an error is answered with: its own for
 // an *Error, 500 otherwise.

@@ -47,3 +47,6 @@ func (s *Server) Load(name string) error { return errUnfinished }
 
 // Unload stops serving a model.
 func (s *Server) Unload(name string) error { return errUnfinished }
+
+// Reject counts a request a front end refused.
+func (s *Server) Reject(model, version string, err error) {}
