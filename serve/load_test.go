@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/npy"
 	"github.com/sporeml/spore/serve"
 )
@@ -249,6 +250,10 @@ func TestLoadAndFaults(t *testing.T) {
 	}
 	writeCNNVersion(t, repo, "1")
 
+	// spore's kernel workers are process-wide and start with the first
+	// parallel loop that needs them: they are not the server's, so they
+	// are started before the goroutines are counted.
+	parallel.For(4*parallel.Workers(), 1, func(lo, hi int) {})
 	goroutinesBefore := runtime.NumGoroutine()
 	s, err := serve.New(serve.Config{Repository: repo, Limits: serve.Limits{MaxBodyBytes: loadMaxBody}})
 	if err != nil {
