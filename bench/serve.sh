@@ -20,7 +20,8 @@
 #     SERVE_QUEUE_DELAY_US, default 500) and the Node server with 1 and with
 #     2 intra-op threads; the ratios take Node's better setting per cell;
 #   - the mlp at concurrency 64 against the same spore server's
-#     mlp_unbatched, the same file with max_batch_size 1 (batching off);
+#     mlp_unbatched, the same file with max_batch_size 0 (batching off:
+#     each request runs alone);
 #   - before that load, on each server, after 20 one-row requests to warm
 #     up both ends, one request of 3, 9, 24, 37 and 50 rows (batch sizes the server
 #     has not seen) and then 30 more at that size (bench/serve_client.js
@@ -100,7 +101,7 @@ model() { # NAME FILE MAX_BATCH
 }
 model mlp mlp.onnx 64
 model cnn cnn.onnx 64
-model mlp_unbatched mlp.onnx 1
+model mlp_unbatched mlp.onnx 0
 node bench/serve_client.js body 1 > "$out/body.json"
 
 # wait_ready PID URL LOG: polls URL until it answers 200; fails if the

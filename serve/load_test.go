@@ -159,19 +159,19 @@ func writeCNNVersion(t *testing.T, repo, version string) {
 // A loadKind is one kind of request the clients send.
 type loadKind struct {
 	name string
-	// path is the model path the request goes to; "" means cnn.
+	// model is the model the request is sent to; "" means cnn.
 	model string
 	body  []byte
-	// status and word are the answer a bad request must get: its status
-	// and a word its error names (case-insensitively). A good request
-	// (status 200) must instead match the fixture's output rows.
+	// status is the status the answer must have. A bad request's error
+	// must also contain word (case-insensitively); a good one's output
+	// must be the fixture's first rows rows.
 	status []int
 	word   string
 	rows   int
-	// gone is a client that disconnects mid-request: half the body then
-	// close, or the whole body then close before the answer.
-	gone   bool
-	onlyIn bool // gone: close after half the body
+	// gone is a client that disconnects mid-request: after half the body
+	// (halfBody), or after the whole body but before the answer.
+	gone     bool
+	halfBody bool
 }
 
 func loadKinds(fx loadFixture) (good []loadKind, bad []loadKind) {
@@ -193,7 +193,7 @@ func loadKinds(fx loadFixture) (good []loadKind, bad []loadKind) {
 		{name: "wrong datatype", body: inferBody([]int{2, 1, 28, 28}, "INT64", ints), status: []int{400}, word: "datatype"},
 		{name: "unknown model", model: "nosuch", body: body2, status: []int{404}, word: "nosuch"},
 		{name: "oversized body", body: oversized, status: []int{413}, word: "limit"},
-		{name: "client gone mid-body", body: body2, gone: true, onlyIn: true},
+		{name: "client gone mid-body", body: body2, gone: true, halfBody: true},
 		{name: "client gone before the answer", body: body2, gone: true},
 	}
 	return good, bad
@@ -518,7 +518,7 @@ func goneClient(addr, path string, k loadKind) error {
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, addr, len(k.body))
 	n := len(k.body)
-	if k.onlyIn {
+	if k.halfBody {
 		n /= 2
 	}
 	if _, err := io.WriteString(c, head); err != nil {
