@@ -391,6 +391,7 @@ func TestLoadAndFaults(t *testing.T) {
 	reloadedAt.Store(time.Now().UnixNano())
 	time.Sleep(dur - time.Since(start))
 	rssEnd := settledResident(t)
+	logBatching(t, client, base)
 
 	// The SIGTERM: stop accepting connections and finish the requests in
 	// hand, then drain the server's queues.
@@ -448,6 +449,36 @@ func TestLoadAndFaults(t *testing.T) {
 		var buf bytes.Buffer
 		pprof.Lookup("goroutine").WriteTo(&buf, 1)
 		t.Errorf("%d goroutines left behind (%d before the server, %d after its shutdown):\n%s", n-goroutinesBefore, goroutinesBefore, n, buf.String())
+	}
+}
+
+// logBatching logs the mean batch size the served version ran, from the
+// server's /metrics (rows over executions), read while the load runs.
+func logBatching(t *testing.T, client *http.Client, base string) {
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		t.Errorf("GET /metrics under load: %v", err)
+		return
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics under load: status %d, %v", resp.StatusCode, err)
+		return
+	}
+	value := func(name string) float64 {
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, name+"{") && strings.Contains(line, `model="cnn"`) && strings.Contains(line, `version="2"`) {
+				f := strings.Fields(line)
+				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				return v
+			}
+		}
+		return 0
+	}
+	rows, execs := value("nv_inference_count"), value("nv_inference_exec_count")
+	if execs > 0 {
+		t.Logf("version 2 since the reload: %.0f rows in %.0f executions, a mean batch of %.1f rows", rows, execs, rows/execs)
 	}
 }
 
