@@ -19,16 +19,17 @@
 # so that a burst of other work on a shared machine hits all servers alike:
 #   - both models at concurrency 1, 8 and 64 against spore serve (dynamic
 #     batching: max_batch_size 64, max_queue_delay_microseconds
-#     SERVE_QUEUE_DELAY_US, default 500, SERVE_INSTANCES instances, default
-#     1) and the Node server with 1 and with
-#     2 intra-op threads; the ratios take Node's better setting per cell;
+#     SERVE_QUEUE_DELAY_US, default 500; SERVE_INSTANCES instances, default
+#     1) and the Node server with 1 and with 2 intra-op threads; the ratios
+#     take Node's better setting per cell;
 #   - the mlp at concurrency 64 against the same spore server's
 #     mlp_unbatched, the same file with max_batch_size 0 (batching off:
 #     each request runs alone);
 #   - before that load, on each server, after 20 one-row requests to warm
-#     up both ends, one request of 3, 9, 24, 37 and 50 rows (batch sizes the server
-#     has not seen) and then 30 more at that size (bench/serve_client.js
-#     first): the first one's time against the median of the others. The
+#     up both ends, one request of 3, 9, 24, 37 and 50 rows (batch sizes the
+#     server has not seen) and then 30 more at that size
+#     (bench/serve_client.js first): the first one's time against the
+#     median of the others. The
 #     outputs of spore and Node for those requests are compared. One first
 #     request is one sample on a shared machine, so the target is checked on
 #     the median ratio over the five sizes, and the worst is shown beside it.
