@@ -319,7 +319,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byt
 	}
 	max := h.lim.MaxBodyBytes
 	if r.ContentLength > max {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "the request body has %d bytes, more than this server's limit of %d", r.ContentLength, max)
+		return nil, errorf(http.StatusRequestEntityTooLarge, "the request body has %d bytes, more than this server's limit of %d bytes", r.ContentLength, max)
 	}
 	buf := *bp
 	if n := int(r.ContentLength); n > cap(buf) {

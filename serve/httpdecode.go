@@ -417,7 +417,7 @@ func (s *jsonScanner) tensorData(in *InferInput, lim Limits) error {
 	// so a shape that needs more than the rest of the body can hold is
 	// refused before its buffer is allocated.
 	if room := (len(s.buf) - s.pos) / 2; n > room {
-		return errorf(http.StatusBadRequest, "%s: shape %v has %d elements, more than the %d bytes of JSON left in the body can hold", what, in.Shape, n, len(s.buf)-s.pos)
+		return errorf(http.StatusBadRequest, "%s: shape %v has %d elements, but its data cannot hold more than %d (%d bytes of JSON are left, and each element takes two)", what, in.Shape, n, room, len(s.buf)-s.pos)
 	}
 	dims := make([]int, len(in.Shape))
 	for i, d := range in.Shape {

@@ -89,7 +89,10 @@ func appendHalf(b []byte, v float32, round func(float32) float32) []byte {
 		t := strconv.AppendFloat(tmp[:0], f, 'g', prec, 64)
 		back, err := strconv.ParseFloat(string(t), 32)
 		if err == nil && round(float32(back)) == v {
-			return append(b, t...)
+			// Reformat the short decimal as 'g' would the shortest
+			// float64: "2000", not "2e+03".
+			d, _ := strconv.ParseFloat(string(t), 64)
+			return strconv.AppendFloat(b, d, 'g', -1, 64)
 		}
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 32)
