@@ -45,7 +45,7 @@ type Backend struct {
 	// SlowEnded receives one value per "slow" request when its context
 	// ends: whether it had a deadline.
 	SlowEnded chan bool
-	// LastDeadline is the deadline the last Infer call's context had
+	// lastDeadline is the deadline the last Infer call's context had
 	// (zero without one).
 	lastDeadline time.Time
 }
@@ -123,18 +123,18 @@ func (b *Backend) Infer(ctx context.Context, req *serve.InferRequest) (*serve.In
 	res := &serve.InferResponse{ModelName: req.Model, ModelVersion: "1", ID: req.ID}
 	switch req.Model {
 	case "echo":
-		want := map[string]bool{}
+		want, missing := map[string]bool{}, map[string]bool{}
 		for _, o := range req.Outputs {
-			want[o.Name] = true
+			want[o.Name], missing[o.Name] = true, true
 		}
 		for _, in := range req.Inputs {
 			if len(want) > 0 && !want[in.Name] {
 				continue
 			}
-			delete(want, in.Name)
+			delete(missing, in.Name)
 			res.Outputs = append(res.Outputs, serve.InferOutput{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape, Tensor: in.Tensor})
 		}
-		for name := range want {
+		for name := range missing {
 			return nil, &serve.Error{Status: http.StatusBadRequest, Msg: fmt.Sprintf("model echo has no output %q", name)}
 		}
 	case "double":
