@@ -39,10 +39,10 @@ type transport interface {
 type Option func(*options)
 
 type options struct {
-	httpClient   *http.Client
-	json         bool
-	dial         []grpc.DialOption
-	maxResponse  int64
+	httpClient  *http.Client
+	json        bool
+	dial        []grpc.DialOption
+	maxResponse int64
 }
 
 // defaultMaxResponse bounds a response the client reads unless
