@@ -10,7 +10,7 @@ import (
 
 	"github.com/sporeml/spore/serve"
 	"github.com/sporeml/spore/serve/client"
-	"github.com/sporeml/spore/serve/internal/fakebackend"
+	"github.com/sporeml/spore/internal/fakebackend"
 	"github.com/sporeml/spore/tensor"
 )
 
