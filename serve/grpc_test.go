@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/sporeml/spore/serve"
 	"github.com/sporeml/spore/internal/fakebackend"
+	"github.com/sporeml/spore/serve"
 	"github.com/sporeml/spore/serve/internal/pb"
 	"github.com/sporeml/spore/tensor"
 )

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/sporeml/spore/internal/fakebackend"
 	"github.com/sporeml/spore/serve"
 	"github.com/sporeml/spore/serve/client"
-	"github.com/sporeml/spore/internal/fakebackend"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -316,6 +316,14 @@ func TestConstructors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := c.Live(testCtx(t)); err == nil || client.StatusOf(err) != 0 {
-		t.Errorf("Live on a closed port: %v", err)
+		t.Errorf("HTTP Live on a closed port: %v", err)
+	}
+	gc, err := client.NewGRPC("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	if _, err := gc.Live(testCtx(t)); err == nil || client.StatusOf(err) != 0 || !strings.Contains(err.Error(), "cannot reach") {
+		t.Errorf("gRPC Live on a closed port: %v (status %d)", err, client.StatusOf(err))
 	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/sporeml/spore/internal/fakebackend"
 	"github.com/sporeml/spore/serve"
 	"github.com/sporeml/spore/serve/client"
-	"github.com/sporeml/spore/internal/fakebackend"
 	"github.com/sporeml/spore/tensor"
 )
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -42,11 +44,17 @@ type grpcTransport struct {
 	maxElems int64
 }
 
-// grpcErr is a call's error as an *Error carrying its status.
+// grpcErr is a call's error as an *Error carrying its status. gRPC gives
+// a server it could not reach the same Unavailable code a server answers
+// with; the message tells them apart, so that a refused connection does
+// not read as "server answered 503".
 func grpcErr(err error) error {
 	s, ok := status.FromError(err)
 	if !ok {
 		return err
+	}
+	if s.Code() == codes.Unavailable && (strings.HasPrefix(s.Message(), "connection error") || strings.Contains(s.Message(), "name resolver")) {
+		return fmt.Errorf("client: cannot reach the gRPC server: %s", s.Message())
 	}
 	return &Error{Status: statusOfCode(s.Code()), Code: s.Code(), Msg: s.Message()}
 }

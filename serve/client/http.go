@@ -68,7 +68,7 @@ func (h *httpTransport) do(ctx context.Context, method, path string, body []byte
 	}
 	resp, err := h.hc.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("client: %s %s%s: %v", method, h.base, path, err)
+		return nil, nil, fmt.Errorf("client: %v", err) // names the method and URL
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > h.max {
