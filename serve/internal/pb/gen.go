@@ -5,10 +5,11 @@
 // generated names do not become spore's API.
 //
 // Regenerate it with "go generate ./serve/internal/pb", with protoc
-// (3.21 or later) and these plugins on PATH:
+// (Debian's protobuf-compiler, 3.21) and the two plugins, at the versions
+// go.mod pins (protoc-gen-go-grpc as a tool), on PATH:
 //
-//	go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12   # the version go.mod pins
-//	go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+//	go install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+//	export PATH="$(go env GOPATH)/bin:$PATH"
 //
 // The messages are registered under the protocol's own full names
 // (inference.ModelInferRequest, ...), which the wire needs: a program that
