@@ -64,9 +64,10 @@ func grpcMsgLimit(lim Limits) int {
 // ModelInfer takes its inputs as typed contents or as raw_input_contents,
 // checks every declared shape against lim.MaxElements and against its data
 // before anything is allocated, and answers in raw_output_contents. Its
-// deadline is the call's gRPC deadline, else lim.DefaultTimeout, and a
-// "timeout" request parameter (microseconds, as Triton takes it) shortens
-// it. Errors come back as gRPC statuses: see GRPCCode.
+// deadline is a "timeout" request parameter (microseconds, as Triton takes
+// it) or else lim.DefaultTimeout, as over HTTP, and the call's own gRPC
+// deadline when that is sooner (a call with a deadline and no timeout
+// parameter has its deadline alone). Errors come back as gRPC statuses: see GRPCCode.
 func RegisterGRPC(s *grpc.Server, b Backend, lim Limits) {
 	pb.RegisterGRPCInferenceServiceServer(s, &grpcService{b: b, lim: lim.WithDefaults()})
 }
@@ -175,8 +176,8 @@ func (g *grpcService) ServerReady(ctx context.Context, _ *pb.ServerReadyRequest)
 // polling a misspelt name learns so instead of waiting for ever.
 func (g *grpcService) ModelReady(ctx context.Context, r *pb.ModelReadyRequest) (_ *pb.ModelReadyResponse, err error) {
 	defer recovered(&err, "ModelReady")
-	if r.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "ModelReady: the model name is empty")
+	if err := checkModelVersion("ModelReady", r.GetName(), r.GetVersion()); err != nil {
+		return nil, grpcError(err)
 	}
 	switch err := g.b.ModelReady(r.GetName(), r.GetVersion()); {
 	case err == nil:
@@ -198,8 +199,8 @@ func (g *grpcService) ServerMetadata(ctx context.Context, _ *pb.ServerMetadataRe
 // ModelMetadata describes a model version.
 func (g *grpcService) ModelMetadata(ctx context.Context, r *pb.ModelMetadataRequest) (_ *pb.ModelMetadataResponse, err error) {
 	defer recovered(&err, "ModelMetadata")
-	if r.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "ModelMetadata: the model name is empty")
+	if err := checkModelVersion("ModelMetadata", r.GetName(), r.GetVersion()); err != nil {
+		return nil, grpcError(err)
 	}
 	m, err := g.b.ModelMetadata(r.GetName(), r.GetVersion())
 	if err != nil {
@@ -232,13 +233,13 @@ func (g *grpcService) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (
 		g.b.Reject(r.GetModelName(), r.GetModelVersion(), err)
 		return nil, grpcError(err)
 	}
-	// The call's own deadline stands when it has one; the default
-	// applies only without it, and a timeout parameter can only shorten
-	// what stands.
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.lim.DefaultTimeout)
-		defer cancel()
+	// A timeout parameter stands in for the default, as over HTTP; the
+	// call's own gRPC deadline stands over both when it is sooner.
+	if timeout <= 0 {
+		timeout = g.lim.DefaultTimeout
+		if _, ok := ctx.Deadline(); ok {
+			timeout = 0 // the call's deadline alone
+		}
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -260,8 +261,8 @@ func (g *grpcService) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (
 // everything a client controls, and returns the "timeout" parameter (0
 // when there is none).
 func decodeGRPCInfer(r *pb.ModelInferRequest, lim Limits) (*InferRequest, time.Duration, error) {
-	if r.GetModelName() == "" {
-		return nil, 0, errorf(http.StatusBadRequest, "ModelInfer: model_name is empty")
+	if err := checkModelVersion("ModelInfer", r.GetModelName(), r.GetModelVersion()); err != nil {
+		return nil, 0, err
 	}
 	params, err := inferParams("request", r.GetParameters())
 	if err != nil {
@@ -362,6 +363,11 @@ func timeoutParam(params map[string]any) (time.Duration, error) {
 	case uint64:
 		if v > math.MaxInt64/uint64(time.Microsecond) {
 			return 0, errorf(http.StatusBadRequest, "parameter \"timeout\" %d µs is too long", v)
+		}
+		us = int64(v)
+	case float64:
+		if v != math.Trunc(v) || v > math.MaxInt64/float64(time.Microsecond) || v < math.MinInt64 {
+			return 0, errorf(http.StatusBadRequest, "parameter \"timeout\" is %v; it takes a whole number of microseconds", v)
 		}
 		us = int64(v)
 	default:
@@ -531,6 +537,23 @@ func (g *grpcService) RepositoryModelUnload(ctx context.Context, r *pb.Repositor
 	return &pb.RepositoryModelUnloadResponse{}, nil
 }
 
+// checkModelVersion refuses an empty model name, and a model name or
+// version that could not name a directory of the repository, with the
+// HTTP front end's checkName: the same names are refused at both doors.
+func checkModelVersion(call, model, version string) error {
+	if model == "" {
+		return errorf(http.StatusBadRequest, "%s: the model name is empty", call)
+	}
+	err := checkName("model", model)
+	if err == nil && version != "" {
+		err = checkName("version", version)
+	}
+	if err != nil {
+		return errorf(http.StatusBadRequest, "%s: %v", call, err)
+	}
+	return nil
+}
+
 // checkRepoCall refuses a repository call without a model name, or with
 // parameters: Triton's "config" and "file:" parameters load a model from
 // the request, which this server does not do, and silently ignoring them
@@ -538,6 +561,9 @@ func (g *grpcService) RepositoryModelUnload(ctx context.Context, r *pb.Repositor
 func checkRepoCall(call, model string, params map[string]*pb.ModelRepositoryParameter) error {
 	if model == "" {
 		return errorf(http.StatusBadRequest, "%s: model_name is empty", call)
+	}
+	if err := checkName("model", model); err != nil {
+		return errorf(http.StatusBadRequest, "%s: %v", call, err)
 	}
 	for k := range params {
 		return errorf(http.StatusBadRequest, "%s: parameter %q is not supported (models load only from the server's repository)", call, k)

@@ -95,6 +95,8 @@ func TestGRPCHealthAndMetadata(t *testing.T) {
 		{"nosuch", "", false, codes.NotFound},
 		{"double", "7", false, codes.NotFound},
 		{"", "", false, codes.InvalidArgument},
+		{"a/b", "", false, codes.InvalidArgument},
+		{"double", "../1", false, codes.InvalidArgument},
 	} {
 		r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: tc.name, Version: tc.version})
 		if status.Code(err) != tc.code {
@@ -119,6 +121,8 @@ func TestGRPCHealthAndMetadata(t *testing.T) {
 	wantStatus(t, err, codes.NotFound, `unknown model "nosuch"`)
 	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{})
 	wantStatus(t, err, codes.InvalidArgument, "name is empty")
+	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: ".."})
+	wantStatus(t, err, codes.InvalidArgument, `model name ".." is not valid`)
 }
 
 func TestGRPCRepository(t *testing.T) {
@@ -143,6 +147,8 @@ func TestGRPCRepository(t *testing.T) {
 	wantStatus(t, err, codes.NotFound, "nosuch")
 	_, err = c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{})
 	wantStatus(t, err, codes.InvalidArgument, "model_name is empty")
+	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "../../x"})
+	wantStatus(t, err, codes.InvalidArgument, `model name "../../x" is not valid`)
 	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "double", Parameters: map[string]*pb.ModelRepositoryParameter{
 		"config": {ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: "{}"}},
 	}})
@@ -295,7 +301,11 @@ func TestGRPCInferErrors(t *testing.T) {
 		{"unknown model", &pb.ModelInferRequest{ModelName: "nosuch", Inputs: []*pb.ModelInferRequest_InferInputTensor{in("x", "FP32", 1, 3)}, RawInputContents: [][]byte{fp32(3)}},
 			codes.NotFound, []string{`unknown model "nosuch"`}, false},
 		{"no model name", &pb.ModelInferRequest{},
-			codes.InvalidArgument, []string{"model_name is empty"}, true},
+			codes.InvalidArgument, []string{"model name is empty"}, true},
+		{"model name outside the repository", &pb.ModelInferRequest{ModelName: "../etc"},
+			codes.InvalidArgument, []string{`model name "../etc" is not valid`}, true},
+		{"version outside the repository", &pb.ModelInferRequest{ModelName: "echo", ModelVersion: ".."},
+			codes.InvalidArgument, []string{`version name ".." is not valid`}, true},
 		{"wrong shape for the model", &pb.ModelInferRequest{ModelName: "double", Inputs: []*pb.ModelInferRequest_InferInputTensor{in("x", "FP32", 3, 1)}, RawInputContents: [][]byte{fp32(3)}},
 			codes.InvalidArgument, []string{"[-1 3]", "[3 1]"}, false},
 		{"wrong datatype for the model", &pb.ModelInferRequest{ModelName: "double", Inputs: []*pb.ModelInferRequest_InferInputTensor{in("x", "FP64", 1, 3)}, RawInputContents: [][]byte{make([]byte, 24)}},
@@ -338,6 +348,8 @@ func TestGRPCInferErrors(t *testing.T) {
 			codes.InvalidArgument, []string{`no output "y"`}, false},
 		{"string timeout", &pb.ModelInferRequest{ModelName: "echo", Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "1s"}}}},
 			codes.InvalidArgument, []string{`"timeout" is a string`, "microseconds"}, true},
+		{"fractional timeout", &pb.ModelInferRequest{ModelName: "echo", Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: 1.5}}}},
+			codes.InvalidArgument, []string{`"timeout" is 1.5`}, true},
 		{"negative timeout", &pb.ModelInferRequest{ModelName: "echo", Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -5}}}},
 			codes.InvalidArgument, []string{`"timeout" is -5`}, true},
 		{"parameter without a value", &pb.ModelInferRequest{ModelName: "echo", Parameters: map[string]*pb.InferParameter{"p": {}}},
@@ -422,7 +434,8 @@ func TestGRPCDeadlines(t *testing.T) {
 	}
 
 	// A long gRPC deadline stands over the short default, and a timeout
-	// parameter shortens it.
+	// parameter shortens it; without a gRPC deadline the parameter stands
+	// in for the default, longer or not.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if _, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "echo"}); err != nil {
@@ -436,6 +449,20 @@ func TestGRPCDeadlines(t *testing.T) {
 	}
 	if left := time.Until(fake.Deadline()); left > 2*time.Minute || left < 30*time.Second {
 		t.Errorf("the backend's deadline is %v away; the timeout parameter asked for a minute", left)
+	}
+	if _, err := c.ModelInfer(context.Background(), &pb.ModelInferRequest{ModelName: "echo", Parameters: us(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(fake.Deadline()); left > 2*time.Minute || left < 30*time.Second {
+		t.Errorf("the backend's deadline is %v away; the timeout parameter asked for a minute over a default of %v", left, short)
+	}
+	if _, err := c.ModelInfer(context.Background(), &pb.ModelInferRequest{ModelName: "echo", Parameters: map[string]*pb.InferParameter{
+		"timeout": {ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: 2e6}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(fake.Deadline()); left > 2*time.Second || left < time.Second {
+		t.Errorf("the backend's deadline is %v away; the timeout parameter asked for 2e6 µs", left)
 	}
 }
 
