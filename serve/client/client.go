@@ -133,6 +133,8 @@ type Error struct {
 	Msg    string
 }
 
+// Error says what the server answered: "server answered 404 Not Found:
+// unknown model ...".
 func (e *Error) Error() string {
 	return fmt.Sprintf("server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Msg)
 }

@@ -26,16 +26,16 @@ import (
 // front end on a loopback test server.
 var transports = []struct {
 	name  string
-	start func(t *testing.T, b serve.Backend, lim serve.Limits) *client.Client
+	start func(t testing.TB, b serve.Backend, lim serve.Limits) *client.Client
 }{
 	{"grpc", startGRPC},
-	{"http", func(t *testing.T, b serve.Backend, lim serve.Limits) *client.Client { return startHTTP(t, b, lim) }},
-	{"http-json", func(t *testing.T, b serve.Backend, lim serve.Limits) *client.Client {
+	{"http", func(t testing.TB, b serve.Backend, lim serve.Limits) *client.Client { return startHTTP(t, b, lim) }},
+	{"http-json", func(t testing.TB, b serve.Backend, lim serve.Limits) *client.Client {
 		return startHTTP(t, b, lim, client.WithJSON())
 	}},
 }
 
-func startGRPC(t *testing.T, b serve.Backend, lim serve.Limits) *client.Client {
+func startGRPC(t testing.TB, b serve.Backend, lim serve.Limits) *client.Client {
 	t.Helper()
 	s := grpc.NewServer(serve.GRPCServerOptions(b, lim)...)
 	serve.RegisterGRPC(s, b, lim)
@@ -51,7 +51,7 @@ func startGRPC(t *testing.T, b serve.Backend, lim serve.Limits) *client.Client {
 	return c
 }
 
-func startHTTP(t *testing.T, b serve.Backend, lim serve.Limits, opts ...client.Option) *client.Client {
+func startHTTP(t testing.TB, b serve.Backend, lim serve.Limits, opts ...client.Option) *client.Client {
 	t.Helper()
 	ts := httptest.NewServer(serve.NewHTTPHandler(b, lim))
 	t.Cleanup(ts.Close)
@@ -325,5 +325,57 @@ func TestConstructors(t *testing.T) {
 	defer gc.Close()
 	if _, err := gc.Live(testCtx(t)); err == nil || client.StatusOf(err) != 0 || !strings.Contains(err.Error(), "cannot reach") {
 		t.Errorf("gRPC Live on a closed port: %v (status %d)", err, client.StatusOf(err))
+	}
+}
+
+// TestConcurrentInfer sends requests from many goroutines through one
+// Client, as a service does: each gets its own answer.
+func TestConcurrentInfer(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.start(t, fakebackend.New(), serve.Limits{})
+			ctx := testCtx(t)
+			errs := make(chan error, 8)
+			for g := range 8 {
+				go func() {
+					for i := range 20 {
+						v := float32(g*100 + i)
+						res, err := c.Infer(ctx, "double", "", []client.Input{{"x", tensor.FromSlice([]float32{v, 0, 1}, 1, 3)}})
+						if err == nil && !slices.Equal(res.Output("y").Float32s(), []float32{2 * v, 0, 2}) {
+							err = errors.New("a response came back to the wrong request")
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range 8 {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInfer is one round trip of a 784-float input (an MNIST
+// image) through each transport to a model that echoes it, over loopback:
+// the client's and the front end's cost, no model's.
+func BenchmarkInfer(b *testing.B) {
+	x := tensor.RandNormal(tensor.Float32, 0, 1, 1, 784)
+	for _, tr := range transports {
+		b.Run(tr.name, func(b *testing.B) {
+			c := tr.start(b, fakebackend.New(), serve.Limits{})
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Infer(ctx, "echo", "", []client.Input{{"x", x}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
