@@ -59,7 +59,9 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.httpCli
 // WithJSON makes an HTTP Client send and ask for tensors as JSON "data"
 // instead of Triton's binary-data extension. Binary is the default: it
 // is smaller and faster to encode and decode, and exact for every
-// datatype. JSON is for servers without the extension.
+// datatype. JSON is for servers without the extension. FP16 and BF16
+// tensors go as JSON numbers, which spore's server reads but the protocol
+// leaves undefined (Triton refuses them in JSON).
 func WithJSON() Option { return func(o *options) { o.json = true } }
 
 // WithDialOptions adds options to a gRPC Client's connection, after the
