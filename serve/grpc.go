@@ -579,9 +579,8 @@ type refusalCounter struct{ b Backend }
 
 type reachedKey struct{}
 
-// rpcTag is what TagRPC attaches to a call's context.
+// rpcTag is what TagRPC attaches to a ModelInfer call's context.
 type rpcTag struct {
-	infer   bool
 	reached atomic.Bool
 }
 
@@ -597,7 +596,7 @@ func (c *refusalCounter) TagRPC(ctx context.Context, info *stats.RPCTagInfo) con
 	if info.FullMethodName != pb.GRPCInferenceService_ModelInfer_FullMethodName {
 		return ctx
 	}
-	return context.WithValue(ctx, reachedKey{}, &rpcTag{infer: true})
+	return context.WithValue(ctx, reachedKey{}, &rpcTag{})
 }
 
 // HandleRPC counts a ModelInfer call that ended in an error before its
@@ -608,7 +607,7 @@ func (c *refusalCounter) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		return
 	}
 	t, ok := ctx.Value(reachedKey{}).(*rpcTag)
-	if !ok || !t.infer || t.reached.Load() {
+	if !ok || t.reached.Load() {
 		return
 	}
 	st := http.StatusBadRequest
