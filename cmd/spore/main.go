@@ -53,6 +53,7 @@ var commands = []command{
 	{"graph", "dump the training step's IR before and after every pass", cmdGraph},
 	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
 	{"run", "run an ONNX model on .npy inputs, print and save its outputs, time it", cmdRun},
+	{"infer", "send .npy inputs to a model server (HTTP or gRPC) and print or save its outputs", cmdInfer},
 	{"onnx", "check an ONNX model, or export mlp or lenet as ONNX", cmdOnnx},
 	{"version", "print spore's version and the VCS revision it was built from", cmdVersion},
 }
