@@ -17,10 +17,10 @@ import (
 type metrics struct {
 	reg *prometheus.Registry
 
-	success, count, execCount       *prometheus.CounterVec
-	failure                         *prometheus.CounterVec
-	requestUS, queueUS, computeUS   *prometheus.CounterVec
-	pending                         *prometheus.GaugeVec
+	success, count, execCount     *prometheus.CounterVec
+	failure                       *prometheus.CounterVec
+	requestUS, queueUS, computeUS *prometheus.CounterVec
+	pending                       *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
