@@ -253,12 +253,12 @@ func (c ModelConfig) selectVersions(present []int64) []int64 {
 // maxNameLen bounds a model name.
 const maxNameLen = 200
 
-// checkName refuses a model name that could reach outside the
+// checkModelName refuses a model name that could reach outside the
 // repository or that no directory could have: it must be non-empty, at
 // most maxNameLen bytes of letters, digits, '_', '-' and '.', and not
 // start with '.' (which also rules out "." and ".."). Path separators,
 // NUL and every other byte are refused.
-func checkName(name string) error {
+func checkModelName(name string) error {
 	if name == "" {
 		return errorf(http.StatusBadRequest, "empty model name")
 	}
@@ -300,7 +300,7 @@ func repoModels(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if e.IsDir() && checkName(e.Name()) == nil {
+		if e.IsDir() && checkModelName(e.Name()) == nil {
 			names = append(names, e.Name())
 		}
 	}

@@ -118,7 +118,7 @@ func (s *Server) Limits() Limits { return s.lim }
 // fails if the name is invalid or already served, or m does not run on
 // zeros of its declared shapes.
 func (s *Server) AddModel(name string, m Model) error {
-	if err := checkName(name); err != nil {
+	if err := checkModelName(name); err != nil {
 		return fmt.Errorf("serve: AddModel: %v", err)
 	}
 	if _, err := specOfModel(name, m); err != nil {
@@ -439,7 +439,7 @@ func (s *Server) Index(readyOnly bool) []IndexEntry {
 // warmed up; the ones they replace drain. If a version fails, the one
 // serving before keeps serving, and the error says why.
 func (s *Server) Load(name string) error {
-	if err := checkName(name); err != nil {
+	if err := checkModelName(name); err != nil {
 		return err
 	}
 	m, err := s.entry(name)
@@ -481,7 +481,7 @@ func (s *Server) entry(name string) (*model, error) {
 // finishes) and new requests get 503 until Load. Polling leaves an
 // unloaded model alone.
 func (s *Server) Unload(name string) error {
-	if err := checkName(name); err != nil {
+	if err := checkModelName(name); err != nil {
 		return err
 	}
 	s.mu.RLock()
@@ -895,19 +895,8 @@ func (s *Server) MetricsHandler() http.Handler { return s.met.handler() }
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.MetricsHandler())
-	mux.Handle("/", httpFrontEnd(s, s.lim))
+	mux.Handle("/", NewHTTPHandler(s, s.lim))
 	return mux
-}
-
-// httpFrontEnd is the HTTP/REST front end (http.go). TODO(merge): until
-// http.go's NewHTTPHandler is merged into this branch it answers 501; at
-// merge time its body becomes `return NewHTTPHandler(b, lim)`.
-func httpFrontEnd(b Backend, lim Limits) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotImplemented)
-		fmt.Fprintln(w, `{"error":"serve: the HTTP front end is not part of this build yet"}`)
-	})
 }
 
 func asError(err error, e **Error) bool { return errors.As(err, e) }
