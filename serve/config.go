@@ -283,6 +283,11 @@ func parseVersion(s string) (int64, bool) {
 	if s == "" || s[0] == '0' || len(s) > 18 {
 		return 0, false
 	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 {
 		return 0, false

@@ -71,6 +71,8 @@ type version struct {
 	fp string // the files' fingerprint, for polling
 	vm *versionMetrics
 	b  *batcher
+	// insts are the instances the batcher runs.
+	insts []*instance
 }
 
 // New returns a server for cfg, with every model of the repository loaded
@@ -681,7 +683,7 @@ func (s *Server) buildVersion(sp *spec, fp string) (*version, error) {
 		insts[i] = in
 	}
 	vm := newVersionMetrics(s.met, sp.name, sp.version)
-	return &version{sp: sp, fp: fp, vm: vm, b: newBatcher(sp, vm, insts)}, nil
+	return &version{sp: sp, fp: fp, vm: vm, b: newBatcher(sp, vm, insts), insts: insts}, nil
 }
 
 // onnxSpec loads dir/model.onnx and describes it as cfg configures.

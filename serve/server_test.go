@@ -696,3 +696,60 @@ func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
 	}
 	return m.GetGauge().GetValue()
 }
+
+// TestNoCompileOnTheRequestPath: once a version serves, no batch size up
+// to max_batch_size compiles anything, whether a request brings it or
+// the batcher forms it.
+func TestNoCompileOnTheRequestPath(t *testing.T) {
+	dir := t.TempDir()
+	writeRepo(t, dir, map[string]string{
+		"dyn/1/model.onnx": "dynbatch.onnx",
+		"dyn/config.json":  `{"max_batch_size": 5, "max_queue_delay_microseconds": 1000, "instances": 2}`,
+	})
+	s, err := New(Config{Repository: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if err := s.AddModel("affine", affine(6, time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		model string
+		x     func(rows int) *tensor.Tensor
+		max   int
+	}{
+		{"dyn", func(rows int) *tensor.Tensor { return tensor.Zeros(tensor.Float32, rows, 3, 8, 8) }, 5},
+		{"affine", func(rows int) *tensor.Tensor { return rowsOf(rows, 0) }, 6},
+	}
+	for _, c := range cases {
+		v, err := s.resolve(c.model, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiles := func() (n int) {
+			for _, in := range v.insts {
+				n += in.f.Stats().Compiles
+			}
+			return n
+		}
+		before := compiles()
+		if before < c.max*len(v.insts) {
+			t.Errorf("%s: %d compiles at load, want one per batch size and instance (%d)", c.model, before, c.max*len(v.insts))
+		}
+		var wg sync.WaitGroup
+		for i := range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := inferX(s, c.model, c.x(1+i%c.max)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if after := compiles(); after != before {
+			t.Errorf("%s: %d compiles on the request path", c.model, after-before)
+		}
+	}
+}
