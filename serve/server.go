@@ -162,7 +162,9 @@ func (s *Server) Live() bool { return true }
 
 // Ready reports whether the server takes inference requests: it is not
 // shutting down, and every model that is meant to serve (not unloaded)
-// has a version ready.
+// and has been tried has a version ready — a model whose load failed
+// with nothing left serving makes the server not ready, as Triton's
+// strict readiness does; a model loading for the first time does not.
 func (s *Server) Ready() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -170,7 +172,7 @@ func (s *Server) Ready() bool {
 		return false
 	}
 	for _, m := range s.models {
-		if !m.unloaded && len(m.serving) == 0 {
+		if !m.unloaded && len(m.serving) == 0 && (len(m.states) > 0 || m.failure != "") {
 			return false
 		}
 	}
@@ -315,6 +317,14 @@ func (s *Server) Infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 		ctx, cancel = context.WithTimeout(ctx, s.lim.DefaultTimeout)
 		defer cancel()
 	}
+	if ctx.Err() != nil {
+		err := errorf(StatusClientClosedRequest, "the request was cancelled before it was queued")
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = errorf(http.StatusGatewayTimeout, "the request's deadline passed before it was queued")
+		}
+		s.Reject(req.Model, req.Version, err)
+		return nil, err
+	}
 	// A version retired between resolve and submit (a reload) refuses the
 	// request; the next resolve finds its successor. Two retries cover a
 	// reload racing with this request; more means something else is wrong.
@@ -421,6 +431,9 @@ func (s *Server) Index(readyOnly bool) []IndexEntry {
 			e := m.states[v]
 			if readyOnly && e.State != "READY" {
 				continue
+			}
+			if m.failure != "" && m.serving[v] != nil {
+				e.Reason = strings.TrimPrefix(e.Reason+"; ", "; ") + "the latest load failed, this version keeps serving: " + m.failure
 			}
 			out = append(out, e)
 		}
@@ -553,9 +566,12 @@ func (s *Server) loadModel(m *model, force bool) error {
 	}
 	fail := func(err error) error {
 		s.mu.Lock()
+		again := m.failure == err.Error()
 		m.failure = err.Error()
 		s.mu.Unlock()
-		s.logf("model %s: %v", m.name, err)
+		if !again { // polling would say it every interval
+			s.logf("model %s: %v", m.name, err)
+		}
 		return errorf(http.StatusBadRequest, "model %q: %v", m.name, err)
 	}
 	cfg, err := readModelConfig(dir)
@@ -813,7 +829,9 @@ func (s *Server) poll(force bool) {
 		}
 		m.loadMu.Lock()
 		s.mu.RLock()
-		skip := m.unloaded
+		// A Go model whose name a new directory took keeps serving (and
+		// the directory is ignored); an unloaded model waits for Load.
+		skip := m.unloaded || m.goModel != nil
 		s.mu.RUnlock()
 		if !skip {
 			s.loadModel(m, force) // failures are recorded for Index and logged

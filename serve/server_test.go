@@ -512,6 +512,19 @@ func TestPollReloads(t *testing.T) {
 	if e := entryOf(s.Index(false), "m", "3"); !strings.Contains(e.Reason, "reload failed, the previous load keeps serving") {
 		t.Errorf("a failed reload is reported as %+v", e)
 	}
+	// A config.json that does not parse keeps the served version serving,
+	// and Index says why.
+	writeRepo(t, dir, map[string]string{"m/config.json": `{"max_batch_size": `})
+	s.poll(false)
+	if v := serves(); v != "3" {
+		t.Errorf("broken config: serves %s, want 3", v)
+	}
+	if e := entryOf(s.Index(false), "m", "3"); e.State != "READY" || !strings.Contains(e.Reason, "the latest load failed, this version keeps serving") || !strings.Contains(e.Reason, "config.json") {
+		t.Errorf("a broken config.json is reported as %+v", e)
+	}
+	if !s.Ready() {
+		t.Error("not ready while every model serves")
+	}
 	if err := s.Unload("m"); err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +692,7 @@ func TestAddModelRefuses(t *testing.T) {
 	}
 }
 
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
+func counterValue(t testing.TB, c prometheus.Counter) float64 {
 	t.Helper()
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {
@@ -688,7 +701,7 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+func gaugeValue(t testing.TB, g prometheus.Gauge) float64 {
 	t.Helper()
 	var m dto.Metric
 	if err := g.Write(&m); err != nil {
