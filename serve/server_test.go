@@ -766,3 +766,43 @@ func TestNoCompileOnTheRequestPath(t *testing.T) {
 		}
 	}
 }
+
+// TestPollLoopAndShutdownLeaveNothing: with Config.Poll a new version
+// is picked up on its own, and after Shutdown no goroutine of the server
+// (poller, workers, drains) is left.
+func TestPollLoopAndShutdownLeaveNothing(t *testing.T) {
+	run := func(check bool) {
+		dir := t.TempDir()
+		writeRepo(t, dir, map[string]string{"m/1/model.onnx": "mlp.onnx", "m/config.json": `{"instances": 2}`})
+		s, err := New(Config{Repository: dir, Poll: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddModel("affine", affine(2, 0)); err != nil {
+			t.Fatal(err)
+		}
+		x := tensor.Zeros(tensor.Float32, 4, 20)
+		if check {
+			time.Sleep(10 * time.Millisecond)
+			writeRepo(t, dir, map[string]string{"m/2/model.onnx": "mlp.onnx"})
+			waitFor(t, func() bool {
+				resp, err := inferX(s, "m", x)
+				return err == nil && resp.ModelVersion == "2"
+			})
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(false) // starts what lives for the process (the kernels' worker pool)
+	before := runtime.NumGoroutine()
+	run(true)
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines before, %d after Shutdown:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
