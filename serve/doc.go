@@ -5,12 +5,24 @@
 //
 // # Embedding
 //
-// A Go program serves a model in a few lines (see Example):
+// A Go program serves a model in a few lines, here a spore cell (see
+// Example):
 //
-//	s, err := serve.New(serve.Config{Repository: "models"})
-//	...
-//	s.AddModel("tiny", serve.Model{Inputs: ..., Outputs: ..., Fn: serve.One(net.Call), MaxBatchSize: 16})
-//	http.ListenAndServe("127.0.0.1:8000", s.Handler())
+//	s, err := serve.New(serve.Config{})
+//	if err != nil {
+//		panic(err)
+//	}
+//	defer s.Shutdown(context.Background())
+//	err = s.AddModel("tiny", serve.Model{
+//		Inputs:       []serve.TensorMetadata{{Name: "x", Datatype: "FP32", Shape: []int64{4}}},
+//		Outputs:      []serve.TensorMetadata{{Name: "y", Datatype: "FP32", Shape: []int64{2}}},
+//		Fn:           serve.One(net.Call),
+//		MaxBatchSize: 16,
+//	})
+//
+// and then listens with http.ListenAndServe("127.0.0.1:8000",
+// s.Handler()). Config{Repository: "models"} serves a repository's ONNX
+// models next to it.
 //
 // Handler serves the protocol's REST endpoints under /v2 and the metrics
 // at /metrics; RegisterGRPC puts the gRPC service on a *grpc.Server.
@@ -39,8 +51,8 @@
 // split back. A request whose context ends (its deadline, or a client
 // gone) leaves the queue with 504 or 499. Models run in Graph mode, and
 // every batch size is compiled when the version loads, so no request
-// waits for a compilation: today that is one plan per batch size (see
-// instance.warmUp), to become one plan with a dynamic batch dimension.
+// waits for a compilation: today that is one plan per batch size, to
+// become one plan with a dynamic batch dimension once Graph mode has one.
 //
 // # Metrics
 //
