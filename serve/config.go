@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sporeml/spore/tensor"
 )
 
 // Config configures a Server.
@@ -53,20 +55,35 @@ const (
 	maxInstances = 64
 )
 
-// ModelConfig is a model's DIR/<model>/config.json. Every field is
-// optional; an unknown field is an error (a misspelt setting would
-// otherwise be silently ignored). Example:
+// ModelConfig is a model's DIR/<model>/config.json: Triton's model
+// configuration in its JSON form, the fields a CPU server has use for,
+// plus the flat keys max_queue_delay_microseconds, max_queue_size,
+// instances and threads. Every field is optional; an unknown field is an
+// error (a misspelt setting would otherwise be silently ignored).
+// Example:
 //
 //	{
 //	  "max_batch_size": 64,
 //	  "max_queue_delay_microseconds": 200,
-//	  "max_queue_size": 512,
 //	  "instances": 2,
-//	  "inputs": [{"name": "x"}],
-//	  "outputs": [{"name": "y"}],
+//	  "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [1, 28, 28]}],
+//	  "output": [{"name": "logits"}],
 //	  "version_policy": {"latest": {"num_versions": 1}}
 //	}
+//
+// Triton's "dynamic_batching": {"max_queue_delay_microseconds": N,
+// "default_queue_policy": {"max_queue_size": M}} and "instance_group":
+// [{"count": K}] say the same as the flat keys (give each setting once).
+// Batching is on whenever max_batch_size > 0: unlike Triton, it needs no
+// dynamic_batching block.
 type ModelConfig struct {
+	// Name, when given, must be the model's directory name.
+	Name string `json:"name,omitempty"`
+	// Platform and Backend, when given, must name ONNX ("onnxruntime_onnx"
+	// or "spore_onnx"; "onnxruntime" or "spore"): what a Triton config of
+	// an ONNX model says.
+	Platform string `json:"platform,omitempty"`
+	Backend  string `json:"backend,omitempty"`
 	// MaxBatchSize is the largest batch dynamic batching forms (and the
 	// largest batch a request may carry); 0 turns batching off: each
 	// request runs alone with the shapes it has. Nil takes
@@ -76,31 +93,126 @@ type ModelConfig struct {
 	// MaxQueueDelayMicroseconds is how long the oldest queued request may
 	// wait for others to join its batch; 0 batches only what is already
 	// queued when an instance comes free (Triton's default).
-	MaxQueueDelayMicroseconds int64 `json:"max_queue_delay_microseconds,omitempty"`
+	MaxQueueDelayMicroseconds *int64 `json:"max_queue_delay_microseconds,omitempty"`
 	// MaxQueueSize bounds the requests waiting for the model; past it a
 	// request is refused at once with 429. 0 means DefaultMaxQueueSize.
-	MaxQueueSize int `json:"max_queue_size,omitempty"`
+	MaxQueueSize *int `json:"max_queue_size,omitempty"`
 	// Instances is the number of model instances run side by side, each
 	// with its own compiled plans; 0 means 1.
-	Instances int `json:"instances,omitempty"`
+	Instances *int `json:"instances,omitempty"`
 	// Threads is the kernel threads of an instance. Not finished: spore's
-	// kernels share one process-wide worker pool (Config has no per-model
-	// pool), so the value is checked (0..GOMAXPROCS) and otherwise has no
-	// effect.
+	// kernels share one process-wide worker pool (spore serve --threads
+	// sizes it), so the value is checked (0..GOMAXPROCS) and otherwise has
+	// no effect.
 	Threads int `json:"threads,omitempty"`
-	// Inputs and Outputs, when given, name the model's inputs and outputs
-	// as the file declares them: every input must be listed (they are
-	// checked against the file), and Outputs selects the outputs served,
-	// in the order given.
-	Inputs  []ConfigTensor `json:"inputs,omitempty"`
-	Outputs []ConfigTensor `json:"outputs,omitempty"`
+	// DynamicBatching and InstanceGroup are Triton's spellings of the
+	// delay, the queue bound and the instances.
+	DynamicBatching *DynamicBatching `json:"dynamic_batching,omitempty"`
+	InstanceGroup   []InstanceGroup  `json:"instance_group,omitempty"`
+	// Input and Output, when given, describe the model's inputs and
+	// outputs as the file declares them, as in Triton: every input must be
+	// listed, and Output selects the outputs served, in its order. A
+	// data_type must be the file's; dims (without the batch dimension when
+	// max_batch_size > 0) must agree with the file's, and fix a dimension
+	// the file leaves dynamic, so that the model compiles ahead of serving.
+	Input  []ConfigTensor `json:"input,omitempty"`
+	Output []ConfigTensor `json:"output,omitempty"`
 	// VersionPolicy says which versions serve; nil serves the highest.
 	VersionPolicy *VersionPolicy `json:"version_policy,omitempty"`
 }
 
-// ConfigTensor names one input or output in a ModelConfig.
+// DynamicBatching is Triton's dynamic_batching block.
+type DynamicBatching struct {
+	MaxQueueDelayMicroseconds *int64 `json:"max_queue_delay_microseconds,omitempty"`
+	DefaultQueuePolicy        *struct {
+		MaxQueueSize *int `json:"max_queue_size,omitempty"`
+	} `json:"default_queue_policy,omitempty"`
+}
+
+// InstanceGroup is one entry of Triton's instance_group; the counts add
+// up. Kind, when given, must be KIND_CPU or KIND_AUTO.
+type InstanceGroup struct {
+	Count int    `json:"count"`
+	Kind  string `json:"kind,omitempty"`
+}
+
+// ConfigTensor describes one input or output in a ModelConfig.
 type ConfigTensor struct {
 	Name string `json:"name"`
+	// DataType is Triton's TYPE_FP32, TYPE_INT64, ... (or the protocol's
+	// FP32, INT64, ...); empty takes the file's.
+	DataType string `json:"data_type,omitempty"`
+	// Dims is the shape, -1 for a variable dimension; nil takes the
+	// file's.
+	Dims []int64 `json:"dims,omitempty"`
+}
+
+// settings are a config's scheduling settings, each given once.
+type settings struct {
+	delay     time.Duration
+	queueSize int
+	instances int
+}
+
+// settings merges the flat and Triton spellings, refusing a setting
+// given twice.
+func (c ModelConfig) settings() (settings, error) {
+	var st settings
+	delay := c.MaxQueueDelayMicroseconds
+	queue := c.MaxQueueSize
+	if db := c.DynamicBatching; db != nil {
+		if db.MaxQueueDelayMicroseconds != nil {
+			if delay != nil {
+				return st, fmt.Errorf("max_queue_delay_microseconds is given twice (flat and in dynamic_batching)")
+			}
+			delay = db.MaxQueueDelayMicroseconds
+		}
+		if p := db.DefaultQueuePolicy; p != nil && p.MaxQueueSize != nil {
+			if queue != nil {
+				return st, fmt.Errorf("max_queue_size is given twice (flat and in dynamic_batching.default_queue_policy)")
+			}
+			queue = p.MaxQueueSize
+		}
+	}
+	if delay != nil {
+		if *delay < 0 || *delay > 10_000_000 {
+			return st, fmt.Errorf("max_queue_delay_microseconds %d is outside 0..10000000 (10 s)", *delay)
+		}
+		st.delay = time.Duration(*delay) * time.Microsecond
+	}
+	if queue != nil {
+		if *queue < 0 || *queue > 1<<20 {
+			return st, fmt.Errorf("max_queue_size %d is outside 0..%d", *queue, 1<<20)
+		}
+		st.queueSize = *queue
+	}
+	if c.Instances != nil && len(c.InstanceGroup) > 0 {
+		return st, fmt.Errorf("the instances are given twice (instances and instance_group)")
+	}
+	if c.Instances != nil {
+		st.instances = *c.Instances
+	}
+	for i, g := range c.InstanceGroup {
+		if g.Count < 0 {
+			return st, fmt.Errorf("instance_group[%d].count %d is negative", i, g.Count)
+		}
+		if g.Kind != "" && g.Kind != "KIND_CPU" && g.Kind != "KIND_AUTO" {
+			return st, fmt.Errorf("instance_group[%d].kind %q: this server runs on the CPU (KIND_CPU or KIND_AUTO)", i, g.Kind)
+		}
+		st.instances += g.Count
+		if st.instances > maxInstances {
+			break
+		}
+	}
+	if st.instances < 0 || st.instances > maxInstances {
+		return st, fmt.Errorf("instances %d is outside 0..%d", st.instances, maxInstances)
+	}
+	return st, nil
+}
+
+// configDType reads a ConfigTensor's data_type.
+func configDType(s string) (tensor.DType, error) {
+	return DTypeOf(strings.TrimPrefix(s, "TYPE_"))
 }
 
 // VersionPolicy is Triton's version_policy: exactly one of its fields.
@@ -165,19 +277,23 @@ func (c ModelConfig) validate() error {
 	if c.MaxBatchSize != nil && (*c.MaxBatchSize < 0 || *c.MaxBatchSize > maxBatchLimit) {
 		return fmt.Errorf("max_batch_size %d is outside 0..%d", *c.MaxBatchSize, maxBatchLimit)
 	}
-	if c.MaxQueueDelayMicroseconds < 0 || c.MaxQueueDelayMicroseconds > 10_000_000 {
-		return fmt.Errorf("max_queue_delay_microseconds %d is outside 0..10000000 (10 s)", c.MaxQueueDelayMicroseconds)
+	if _, err := c.settings(); err != nil {
+		return err
 	}
-	if c.MaxQueueSize < 0 || c.MaxQueueSize > 1<<20 {
-		return fmt.Errorf("max_queue_size %d is outside 0..%d", c.MaxQueueSize, 1<<20)
+	switch c.Platform {
+	case "", "onnxruntime_onnx", "spore_onnx":
+	default:
+		return fmt.Errorf("platform %q: this server serves ONNX models (onnxruntime_onnx)", c.Platform)
 	}
-	if c.Instances < 0 || c.Instances > maxInstances {
-		return fmt.Errorf("instances %d is outside 0..%d", c.Instances, maxInstances)
+	switch c.Backend {
+	case "", "onnxruntime", "spore":
+	default:
+		return fmt.Errorf("backend %q: this server serves ONNX models (onnxruntime)", c.Backend)
 	}
 	if n := runtime.GOMAXPROCS(0); c.Threads < 0 || c.Threads > n {
 		return fmt.Errorf("threads %d is outside 0..%d (GOMAXPROCS)", c.Threads, n)
 	}
-	for _, l := range [][]ConfigTensor{c.Inputs, c.Outputs} {
+	for _, l := range [][]ConfigTensor{c.Input, c.Output} {
 		seen := map[string]bool{}
 		for _, t := range l {
 			if t.Name == "" {
@@ -187,6 +303,16 @@ func (c ModelConfig) validate() error {
 				return fmt.Errorf("%q is listed twice", t.Name)
 			}
 			seen[t.Name] = true
+			if t.DataType != "" {
+				if _, err := configDType(t.DataType); err != nil {
+					return fmt.Errorf("%q: data_type %q: %v", t.Name, t.DataType, err)
+				}
+			}
+			for _, d := range t.Dims {
+				if d < -1 || d == 0 {
+					return fmt.Errorf("%q: dims %v: a dimension is positive, or -1 for a variable one", t.Name, t.Dims)
+				}
+			}
 		}
 	}
 	if p := c.VersionPolicy; p != nil {

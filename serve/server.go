@@ -704,29 +704,36 @@ func (s *Server) buildVersion(sp *spec, fp string) (*version, error) {
 
 // onnxSpec loads dir/model.onnx and describes it as cfg configures.
 func onnxSpec(name, vs, dir string, cfg ModelConfig) (*spec, error) {
+	if cfg.Name != "" && cfg.Name != name {
+		return nil, fmt.Errorf("config.json names the model %q, its directory %q", cfg.Name, name)
+	}
+	set, err := cfg.settings()
+	if err != nil {
+		return nil, err
+	}
 	om, err := onnx.LoadFile(filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		return nil, err
 	}
 	ins, outs := om.Inputs(), om.OutputInfo()
-	if len(cfg.Inputs) > 0 {
-		listed := map[string]bool{}
-		for _, c := range cfg.Inputs {
-			listed[c.Name] = true
+	inCfg := map[string]ConfigTensor{}
+	if len(cfg.Input) > 0 {
+		for _, c := range cfg.Input {
+			inCfg[c.Name] = c
 			if !hasInfo(ins, c.Name) {
 				return nil, fmt.Errorf("config.json lists input %q, the model's inputs are %s", c.Name, infoNames(ins))
 			}
 		}
 		for _, vi := range ins {
-			if !listed[vi.Name] {
+			if _, ok := inCfg[vi.Name]; !ok {
 				return nil, fmt.Errorf("config.json does not list the model's input %q (every input must be listed)", vi.Name)
 			}
 		}
 	}
-	sp := &spec{name: name, version: vs, platform: "spore_onnx", delay: time.Duration(cfg.MaxQueueDelayMicroseconds) * time.Microsecond,
-		queueSize: cfg.MaxQueueSize, instances: cfg.Instances}
-	if len(cfg.Outputs) > 0 {
-		for _, c := range cfg.Outputs {
+	sp := &spec{name: name, version: vs, platform: "spore_onnx", delay: set.delay, queueSize: set.queueSize, instances: set.instances}
+	var outCfg []ConfigTensor
+	if len(cfg.Output) > 0 {
+		for _, c := range cfg.Output {
 			j := -1
 			for k, vi := range outs {
 				if vi.Name == c.Name {
@@ -737,18 +744,21 @@ func onnxSpec(name, vs, dir string, cfg ModelConfig) (*spec, error) {
 				return nil, fmt.Errorf("config.json lists output %q, the model's outputs are %s", c.Name, infoNames(outs))
 			}
 			sp.outIndex = append(sp.outIndex, j)
+			outCfg = append(outCfg, c)
 		}
 	} else {
 		for k := range outs {
 			sp.outIndex = append(sp.outIndex, k)
+			outCfg = append(outCfg, ConfigTensor{})
 		}
 	}
 	served := make([]onnx.ValueInfo, len(sp.outIndex))
 	for i, j := range sp.outIndex {
 		served[i] = outs[j]
 	}
+	all := append(append([]onnx.ValueInfo(nil), ins...), served...)
 	leading := true
-	for _, vi := range append(append([]onnx.ValueInfo(nil), ins...), served...) {
+	for _, vi := range all {
 		if len(vi.Shape) == 0 || vi.Shape[0] >= 0 {
 			leading = false
 		}
@@ -760,34 +770,57 @@ func onnxSpec(name, vs, dir string, cfg ModelConfig) (*spec, error) {
 		sp.maxBatch = DefaultMaxBatchSize
 	}
 	if sp.maxBatch > 0 && !leading {
-		for _, vi := range append(append([]onnx.ValueInfo(nil), ins...), served...) {
+		for _, vi := range all {
 			if len(vi.Shape) == 0 || vi.Shape[0] >= 0 {
 				return nil, fmt.Errorf("max_batch_size is %d, but %s has no dynamic first dimension to batch along; set max_batch_size 0", sp.maxBatch, vi)
 			}
 		}
 	}
-	conv := func(what string, vis []onnx.ValueInfo) ([]tspec, error) {
-		out := make([]tspec, len(vis))
-		for i, vi := range vis {
-			if vi.DType == tensor.Invalid {
-				return nil, fmt.Errorf("%s %q has an element type this server cannot hold", what, vi.Name)
+	conv := func(what string, vi onnx.ValueInfo, c ConfigTensor) (tspec, error) {
+		if vi.DType == tensor.Invalid {
+			return tspec{}, fmt.Errorf("%s %q has an element type this server cannot hold", what, vi.Name)
+		}
+		t := tspec{name: vi.Name, dt: vi.DType, anyShape: vi.Shape == nil}
+		if c.DataType != "" {
+			if dt, _ := configDType(c.DataType); dt != vi.DType {
+				return t, fmt.Errorf("config.json gives %s %q data_type %s, the model's is %s", what, vi.Name, c.DataType, Datatype(vi.DType))
 			}
-			t := tspec{name: vi.Name, dt: vi.DType, anyShape: vi.Shape == nil}
-			if vi.Shape != nil {
-				t.dims = append([]int64{}, vi.Shape...)
-				if sp.maxBatch > 0 {
-					t.dims = t.dims[1:]
+		}
+		if vi.Shape != nil {
+			t.dims = append([]int64{}, vi.Shape...)
+			if sp.maxBatch > 0 {
+				t.dims = t.dims[1:]
+			}
+		}
+		if c.Dims != nil {
+			ok := t.anyShape || len(c.Dims) == len(t.dims)
+			for k := 0; ok && !t.anyShape && k < len(c.Dims); k++ {
+				ok = c.Dims[k] == -1 || t.dims[k] == -1 || c.Dims[k] == t.dims[k]
+			}
+			if !ok {
+				return t, fmt.Errorf("config.json gives %s %q dims %v, the model's are %v (without the batch dimension when max_batch_size > 0)", what, vi.Name, c.Dims, t.dims)
+			}
+			merged := append([]int64{}, c.Dims...)
+			for k := range merged {
+				if merged[k] == -1 && !t.anyShape {
+					merged[k] = t.dims[k]
 				}
 			}
-			out[i] = t
+			t.dims, t.anyShape = merged, false
 		}
-		return out, nil
+		return t, nil
 	}
-	if sp.inputs, err = conv("input", ins); err != nil {
-		return nil, err
+	sp.inputs = make([]tspec, len(ins))
+	for i, vi := range ins {
+		if sp.inputs[i], err = conv("input", vi, inCfg[vi.Name]); err != nil {
+			return nil, err
+		}
 	}
-	if sp.outputs, err = conv("output", served); err != nil {
-		return nil, err
+	sp.outputs = make([]tspec, len(served))
+	for i, vi := range served {
+		if sp.outputs[i], err = conv("output", vi, outCfg[i]); err != nil {
+			return nil, err
+		}
 	}
 	sp.fn = om.Outputs
 	sp.finish()

@@ -366,6 +366,20 @@ func TestRepository(t *testing.T) {
 		"forced/config.json":     `{"max_batch_size": 4}`,
 		"garbage/1/model.onnx":   "not a model",
 		"noversion/x/model.onnx": "mlp.onnx",
+		"triton/1/model.onnx":    "dynbatch.onnx",
+		"triton/config.json": `{"name": "triton", "platform": "onnxruntime_onnx", "max_batch_size": 3,
+			"input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [3, 8, 8]}], "output": [{"name": "y", "dims": [5]}],
+			"instance_group": [{"count": 2, "kind": "KIND_CPU"}], "dynamic_batching": {"max_queue_delay_microseconds": 100}}`,
+		"fixdims/1/model.onnx":    "cnn.onnx",
+		"fixdims/config.json":     `{"max_batch_size": 0, "input": [{"name": "x", "dims": [2, 1, 28, 28]}]}`,
+		"wrongdims/1/model.onnx":  "dynbatch.onnx",
+		"wrongdims/config.json":   `{"input": [{"name": "x", "dims": [3, 8, 9]}]}`,
+		"wrongtype/1/model.onnx":  "dynbatch.onnx",
+		"wrongtype/config.json":   `{"input": [{"name": "x", "data_type": "TYPE_INT64"}]}`,
+		"wrongname/1/model.onnx":  "dynbatch.onnx",
+		"wrongname/config.json":   `{"name": "other"}`,
+		"wronginput/1/model.onnx": "dynbatch.onnx",
+		"wronginput/config.json":  `{"input": [{"name": "z"}]}`,
 	})
 	s, err := New(Config{Repository: dir})
 	if err != nil {
@@ -429,6 +443,12 @@ func TestRepository(t *testing.T) {
 		{"forced/1", "UNAVAILABLE", "no dynamic first dimension"},
 		{"garbage/1", "UNAVAILABLE", "onnx"},
 		{"noversion/", "UNAVAILABLE", "no version to serve"},
+		{"triton/1", "READY", ""},
+		{"fixdims/1", "READY", ""},
+		{"wrongdims/1", "UNAVAILABLE", `dims [3 8 9], the model's are [3 8 8]`},
+		{"wrongtype/1", "UNAVAILABLE", "data_type TYPE_INT64, the model's is FP32"},
+		{"wrongname/1", "UNAVAILABLE", `names the model "other"`},
+		{"wronginput/1", "UNAVAILABLE", `lists input "z"`},
 	}
 	for _, c := range checks {
 		e, ok := idx[c.key]
@@ -436,8 +456,21 @@ func TestRepository(t *testing.T) {
 			t.Errorf("index %s: %+v, want %s with a reason containing %q (index %+v)", c.key, e, c.state, c.reason, s.Index(false))
 		}
 	}
-	if n := len(s.Index(true)); n != 2 {
-		t.Errorf("ready index has %d entries, want 2: %+v", n, s.Index(true))
+	if n := len(s.Index(true)); n != 4 {
+		t.Errorf("ready index has %d entries, want 4: %+v", n, s.Index(true))
+	}
+	// Triton's spellings configure the model; dims fix what the file
+	// leaves dynamic, so it compiles ahead.
+	tv, _ := s.resolve("triton", "")
+	if tv.sp.maxBatch != 3 || len(tv.insts) != 2 || tv.sp.delay != 100*time.Microsecond || fmt.Sprint(tv.sp.md.Outputs[0].Shape) != "[-1 5]" {
+		t.Errorf("triton config: max batch %d, %d instances, delay %v, outputs %+v", tv.sp.maxBatch, len(tv.insts), tv.sp.delay, tv.sp.md.Outputs)
+	}
+	fv, _ := s.resolve("fixdims", "")
+	if fmt.Sprint(fv.sp.md.Inputs[0].Shape) != "[2 1 28 28]" || fv.insts[0].f.Stats().Compiles != 1 {
+		t.Errorf("fixed dims: metadata %v, %d compiles at load (want 1)", fv.sp.md.Inputs[0].Shape, fv.insts[0].f.Stats().Compiles)
+	}
+	if _, err := inferX(s, "fixdims", tensor.Zeros(tensor.Float32, 3, 1, 28, 28)); StatusOf(err) != http.StatusBadRequest {
+		t.Errorf("a shape the config fixed otherwise: %v, want 400", err)
 	}
 	// A name that would leave the repository is refused before any file
 	// is touched.
