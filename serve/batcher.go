@@ -59,6 +59,8 @@ func newVersionMetrics(m *metrics, model, version string) *versionMetrics {
 type batcher struct {
 	sp *spec
 	vm *versionMetrics
+	// logf logs what a client is not told (a bug's stack); nil discards.
+	logf func(format string, args ...any)
 
 	mu    sync.Mutex
 	queue []*request
@@ -250,7 +252,14 @@ func (b *batcher) run(in *instance, batch []*request) {
 	}
 	compute := time.Since(start)
 	b.vm.exec.Inc()
-	if err != nil {
+	var ie *internalError
+	switch {
+	case errors.As(err, &ie):
+		if b.logf != nil {
+			b.logf("model %s version %s: internal error: %v\n%s", b.sp.name, b.sp.version, ie.err, ie.stack)
+		}
+		err = errorf(http.StatusInternalServerError, "model %q version %s failed with an internal error (a bug in the model or in spore; the server's log has the details)", b.sp.name, b.sp.version)
+	case err != nil:
 		err = errorf(http.StatusInternalServerError, "model %q version %s failed: %v", b.sp.name, b.sp.version, err)
 	}
 	off := 0

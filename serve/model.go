@@ -3,10 +3,11 @@ package serve
 import (
 	"fmt"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/tensor"
 )
@@ -247,10 +248,30 @@ func (in *instance) warmUp() error {
 	return nil
 }
 
+// internalError is a runtime error (an index out of range, a nil
+// dereference) raised inside a model run: a bug, whose message and stack
+// go to the server's log rather than to a client.
+type internalError struct {
+	err   error
+	stack []byte
+}
+
+func (e *internalError) Error() string { return e.err.Error() }
+
 // run runs the instance on a batch, turning a panic in the model (a shape
 // it refuses, a bug) into an error.
 func (in *instance) run(xs []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
-	defer core.Catch(&err, "")
+	defer func() {
+		switch r := recover().(type) {
+		case nil:
+		case runtime.Error:
+			err = &internalError{err: r, stack: debug.Stack()}
+		case error:
+			err = r
+		default:
+			err = fmt.Errorf("%v", r)
+		}
+	}()
 	res := in.call(xs...)
 	outs = make([]*tensor.Tensor, len(in.sp.outIndex))
 	for i, j := range in.sp.outIndex {

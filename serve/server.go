@@ -682,6 +682,7 @@ func (s *Server) remove(m *model) {
 	for _, v := range old {
 		s.retire(v, nil)
 	}
+	s.met.forget(m.name, "")
 	if len(old) > 0 {
 		s.logf("model %s: its directory is gone; unloaded", m.name)
 	}
@@ -699,7 +700,9 @@ func (s *Server) buildVersion(sp *spec, fp string) (*version, error) {
 		insts[i] = in
 	}
 	vm := newVersionMetrics(s.met, sp.name, sp.version)
-	return &version{sp: sp, fp: fp, vm: vm, b: newBatcher(sp, vm, insts), insts: insts}, nil
+	b := newBatcher(sp, vm, insts)
+	b.logf = s.cfg.Logf
+	return &version{sp: sp, fp: fp, vm: vm, b: b, insts: insts}, nil
 }
 
 // onnxSpec loads dir/model.onnx and describes it as cfg configures.

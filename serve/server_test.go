@@ -839,3 +839,60 @@ func TestPollLoopAndShutdownLeaveNothing(t *testing.T) {
 		t.Errorf("%d goroutines before, %d after Shutdown:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestModelFailuresAnswer500: a model that fails at run time answers 500
+// naming the model; a bug's runtime error goes to the log with its stack,
+// not to the client.
+func TestModelFailuresAnswer500(t *testing.T) {
+	var logMu sync.Mutex
+	var logged strings.Builder
+	s, err := New(Config{Logf: func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(&logged, format+"\n", args...)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if err := s.AddModel("affine", affine(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.resolve("affine", "")
+	cases := []struct {
+		name    string
+		call    func(xs ...*tensor.Tensor) []*tensor.Tensor
+		want    string
+		notWant string
+	}{
+		{"runtime error", func(xs ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{xs[3]} },
+			"failed with an internal error", "index out of range"},
+		{"op error", func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Add(xs[0], tensor.Zeros(tensor.Float32, 7))}
+		}, "failed: ", "goroutine"},
+		{"wrong results", func(xs ...*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{xs[0]} },
+			"returned 1 results", "goroutine"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := &instance{sp: v.sp, call: c.call}
+			old := v.b
+			v.b = newBatcher(v.sp, v.vm, []*instance{in})
+			v.b.logf = s.cfg.Logf
+			old.close()
+			old.wait()
+			_, err := inferX(s, "affine", tensor.Zeros(tensor.Float32, 3))
+			if StatusOf(err) != http.StatusInternalServerError || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.notWant) {
+				t.Errorf("got %d %v; want 500 with %q and without %q", StatusOf(err), err, c.want, c.notWant)
+			}
+		})
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if !strings.Contains(logged.String(), "index out of range") || !strings.Contains(logged.String(), "goroutine") {
+		t.Errorf("the log lacks the runtime error and its stack:\n%s", logged.String())
+	}
+	if got := metricText(t, s); !strings.Contains(got, `nv_inference_request_failure{model="affine",reason="BACKEND",version="1"} 3`) {
+		t.Errorf("failures:\n%s", grep(got, "failure"))
+	}
+}
