@@ -163,7 +163,125 @@ func (f *fitter) show(xs []int) string {
 	return b.String()
 }
 
-func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
+// analysis is what the samples say about a graph: each value's shape as
+// forms of the variables, which values have dynamic sizes, and the
+// size-dependent integers in each op's attributes.
+type analysis struct {
+	f          *fitter
+	bound, min [MaxDynamicVars]int
+	static     [][]int
+	shapes     [][][]form // by value ID, per result, per dimension
+	dynVal     []bool
+	sites      [][]site // by value ID
+}
+
+// CheckTraces checks that the graphs traced at samples' sizes are g's
+// with its sizes moved, as MakeDynamic does with optimised graphs (see
+// there), and that the graph traced at ones' sizes is g's at those sizes
+// less the broadcasts and reshapes that are no-ops there (ops.BroadcastTo
+// to the shape it already has traces nothing). Run on graphs as traced,
+// before any pass, it tells a function whose trace at size 1 only drops
+// no-ops — whose optimised graph, at the bounds, then computes the same
+// at size 1 — from one that does something else at size 1.
+func CheckTraces(g *graph.Graph, spec DynamicSpec, samples []Sample, ones Sample) error {
+	g.Renumber()
+	an, err := analyze(g, spec, samples)
+	if err != nil {
+		return err
+	}
+	var x [MaxDynamicVars]int
+	copy(x[:], ones.Sizes)
+	at := func(v *graph.Value) tensor.Shape {
+		fs := an.shapes[v.ID][0]
+		sh := make(tensor.Shape, len(fs))
+		for k, f := range fs {
+			sh[k] = f.eval(&x)
+		}
+		return sh
+	}
+	og := ones.Graph
+	m := make([]*graph.Value, len(g.Values))
+	j := 0
+	for _, v := range g.Values {
+		if j < len(og.Values) {
+			if w := og.Values[j]; sameAt(v, w, m, an, &x) {
+				m[v.ID] = w
+				j++
+				continue
+			}
+		}
+		if v.Kind == graph.KindOp && len(v.Args) == 1 && !v.IsMulti() && (v.Prim.Traits.View || v.Prim.Name == "BroadcastTo") &&
+			at(v).Equal(at(v.Args[0])) && m[v.Args[0].ID] != nil {
+			m[v.ID] = m[v.Args[0].ID] // a no-op at these sizes
+			continue
+		}
+		return fmt.Errorf("at sizes %v the traced graph differs from the bounds' at %s", ones.Sizes, name(v))
+	}
+	if j != len(og.Values) || len(og.Outputs) != len(g.Outputs) || len(og.Assigns) != len(g.Assigns) {
+		return fmt.Errorf("at sizes %v the traced graph has other values, results or updates", ones.Sizes)
+	}
+	for i, o := range g.Outputs {
+		if m[o.ID] != og.Outputs[i] {
+			return fmt.Errorf("at sizes %v result %d is another value", ones.Sizes, i)
+		}
+	}
+	for i, a := range g.Assigns {
+		if m[a.Val.ID] != og.Assigns[i].Val || m[a.Param.ID] != og.Assigns[i].Param {
+			return fmt.Errorf("at sizes %v update %d differs", ones.Sizes, i)
+		}
+	}
+	return nil
+}
+
+// sameAt reports whether w, of the graph traced at sizes x, is v of the
+// analysed graph at x: the same node over the values m maps v's
+// arguments to, of v's shapes and attributes at x.
+func sameAt(v, w *graph.Value, m []*graph.Value, an *analysis, x *[MaxDynamicVars]int) bool {
+	if w.Kind != v.Kind || !samePrim(v.Prim, w.Prim) || len(w.Args) != len(v.Args) || w.Index != v.Index ||
+		w.IsMulti() != v.IsMulti() || len(w.Metas) != len(v.Metas) || len(v.Regions) > 0 || len(w.Regions) > 0 {
+		return false
+	}
+	for k, a := range v.Args {
+		if m[a.ID] != w.Args[k] {
+			return false
+		}
+	}
+	switch v.Kind {
+	case graph.KindParam:
+		if v.Tensor != w.Tensor {
+			return false
+		}
+	case graph.KindConst:
+		if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
+			return false
+		}
+	}
+	metas, wmetas := []tensor.Meta{v.Meta}, []tensor.Meta{w.Meta}
+	if v.IsMulti() {
+		metas, wmetas = v.Metas, w.Metas
+	}
+	for r, mt := range metas {
+		if wmetas[r].DType != mt.DType || len(wmetas[r].Shape) != len(an.shapes[v.ID][r]) {
+			return false
+		}
+		for k, f := range an.shapes[v.ID][r] {
+			if f.eval(x) != wmetas[r].Shape[k] {
+				return false
+			}
+		}
+	}
+	if v.Kind != graph.KindOp {
+		return true
+	}
+	attrs := addressable(reflect.ValueOf(&v.Attrs).Elem())
+	if sites := an.sites[v.ID]; len(sites) > 0 {
+		attrs = rebuild(attrs, sites, 0, x)
+	}
+	df := &differ{f: &fitter{}}
+	return df.walk([]reflect.Value{attrs, addressable(reflect.ValueOf(&w.Attrs).Elem())}, nil, 0) == nil && len(df.sites) == 0
+}
+
+func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, error) {
 	nv := len(spec.Bound)
 	if nv == 0 || nv > MaxDynamicVars {
 		return nil, fmt.Errorf("%d dynamic variables; want 1 to %d", nv, MaxDynamicVars)
@@ -171,11 +289,11 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 	if len(samples) < nv {
 		return nil, fmt.Errorf("%d samples for %d dynamic variables", len(samples), nv)
 	}
-	if len(spec.Dims) != len(p.inputs) {
-		return nil, fmt.Errorf("spec for %d inputs, plan has %d", len(spec.Dims), len(p.inputs))
+	if len(spec.Dims) != len(g.Inputs) {
+		return nil, fmt.Errorf("spec for %d inputs, the graph has %d", len(spec.Dims), len(g.Inputs))
 	}
-	d := &dynamic{nvars: nv, dims: spec.Dims, sizes: map[[MaxDynamicVars]int]*sized{}}
 	f := &fitter{nvars: nv}
+	d := &analysis{f: f}
 	for j := range nv {
 		d.bound[j], d.min[j], f.bound[j] = spec.Bound[j], 1, spec.Bound[j]
 		if spec.Min != nil {
@@ -199,7 +317,6 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		f.at = append(f.at, at)
 		s.Graph.Renumber()
 	}
-	g := p.g
 	for i, in := range g.Inputs {
 		if len(spec.Dims[i]) != len(in.Meta.Shape) {
 			return nil, fmt.Errorf("input %d has rank %d, spec %d", i, len(in.Meta.Shape), len(spec.Dims[i]))
@@ -233,6 +350,7 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 	// result for a multi-result op).
 	shapes := make([][][]form, len(g.Values))
 	dynVal := make([]bool, len(g.Values))
+	d.shapes, d.dynVal, d.sites = shapes, dynVal, make([][]site, len(g.Values))
 	for i, v := range g.Values {
 		vs := vals(i)
 		if err := sameStructure(vs, samples); err != nil {
@@ -298,6 +416,18 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		if v.Kind != graph.KindOp {
 			continue
 		}
+		if len(v.Regions) == 0 {
+			vs := vals(i)
+			roots := make([]reflect.Value, len(vs))
+			for k, w := range vs {
+				roots[k] = addressable(reflect.ValueOf(&w.Attrs).Elem())
+			}
+			df := &differ{f: f}
+			if err := df.walk(roots, nil, 0); err != nil {
+				return nil, fmt.Errorf("attributes of %s: %w", name(v), err)
+			}
+			d.sites[v.ID] = df.sites
+		}
 		argDyn := dynVal[v.ID]
 		for _, a := range v.Args {
 			argDyn = argDyn || dynVal[a.ID]
@@ -312,6 +442,18 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 			return nil, fmt.Errorf("%s packs values of dynamic size at offsets", name(v))
 		}
 	}
+	return d, nil
+}
+
+func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
+	g := p.g
+	an, err := analyze(g, spec, samples)
+	if err != nil {
+		return nil, err
+	}
+	d := &dynamic{nvars: len(spec.Bound), dims: spec.Dims, static: an.static, bound: an.bound, min: an.min, sizes: map[[MaxDynamicVars]int]*sized{}}
+	shapes := an.shapes
+	dynVal := an.dynVal
 	// Values sharing a buffer (views, in-place results) must have equal
 	// sizes at every size, or one would read past what another wrote.
 	for _, ms := range p.members {
@@ -372,17 +514,8 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		if len(s.v.Regions) > 0 {
 			continue
 		}
-		vs := vals(s.v.ID)
-		roots := make([]reflect.Value, len(vs))
-		for k, w := range vs {
-			roots[k] = addressable(reflect.ValueOf(&w.Attrs).Elem())
-		}
-		df := &differ{f: f}
-		if err := df.walk(roots, nil, 0); err != nil {
-			return nil, fmt.Errorf("attributes of %s: %w", name(s.v), err)
-		}
-		if len(df.sites) > 0 {
-			d.steps = append(d.steps, dynStep{s: s, root: roots[0], sites: df.sites})
+		if sites := an.sites[s.v.ID]; len(sites) > 0 {
+			d.steps = append(d.steps, dynStep{s: s, root: addressable(reflect.ValueOf(&s.v.Attrs).Elem()), sites: sites})
 		}
 	}
 	return d, nil

@@ -343,6 +343,18 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 			if err2 := e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]); err2 == nil {
 				err = nil
 				d.min = min
+				// If the graphs as traced, before any pass, agree at size 1
+				// too, the difference is a pass's (a broadcast to a size
+				// of 1 dropped), and the plan serves size 1 as well.
+				if st.sameTraces(trace, append(fit, verify...), ones) == nil {
+					spec.Min = nil
+					if e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]) == nil {
+						d.min = make([]int, len(d.bound))
+						for j := range d.min {
+							d.min[j] = 1
+						}
+					}
+				}
 			} else {
 				err = fmt.Errorf("%v; from size 2: %v", err, err2)
 			}
@@ -360,6 +372,45 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 	}
 	d.e = e
 	return rec
+}
+
+// sameTraces traces fn, without optimising, at the bounds and at sizes
+// (the fitting and verifying ones, in compileDynamic's order) and ones,
+// and checks that the traces are one graph with its sizes moved
+// (exec.CheckTraces).
+func (st *jitState) sameTraces(trace traceFunc, sizes [][]int, ones []int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	d := st.dyn
+	raw := func(x []int) (*graph.Graph, error) {
+		st.stats.SampleCompiles++
+		tr := graph.NewTracer(st.name)
+		tr.Level = int(st.level())
+		return graph.TraceWith(tr, d.metas(x), func(sym []*Tensor) []*Tensor {
+			outs, _ := trace(sym)
+			return outs
+		})
+	}
+	g, err := raw(d.bound)
+	if err != nil {
+		return err
+	}
+	var samples []exec.Sample
+	for _, x := range sizes {
+		sg, err := raw(x)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, exec.Sample{Graph: sg, Sizes: x})
+	}
+	og, err := raw(ones)
+	if err != nil {
+		return err
+	}
+	return exec.CheckTraces(g, exec.DynamicSpec{Dims: d.dims, Bound: d.bound}, samples, exec.Sample{Graph: og, Sizes: ones})
 }
 
 // traceOnly traces and optimises fn at metas for a dynamic signature's
