@@ -266,14 +266,24 @@ func (j *Func[F]) CompileSpec() error {
 			}
 		}()
 		tr := func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil }
-		st.mu.Lock()
 		d := st.dyn
-		if d.e == nil && d.failed == "" {
-			st.compileDynamic("", tr)
-		}
-		failed := d.failed
-		min := append([]int(nil), d.min...)
-		st.mu.Unlock()
+		var failed string
+		var min []int
+		func() {
+			var rec *CompileRecord
+			defer func() {
+				if rec != nil {
+					notifyCompile(rec)
+				}
+			}()
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if d.e == nil && d.failed == "" {
+				rec = st.compileDynamic("", tr)
+			}
+			failed = d.failed
+			min = append([]int(nil), d.min...)
+		}()
 		if failed != "" {
 			err = fmt.Errorf("jit: %s: %s", st.name, failed)
 			return

@@ -312,8 +312,8 @@ type jitState struct {
 	entries []*entry // most recently used last
 	// dyn is the input signature (Config.Inputs) and its one plan; nil
 	// without one.
-	dyn *dynState
-	stats   Stats
+	dyn   *dynState
+	stats Stats
 	// warnedFull says the cache-full warning was printed: once per
 	// function, not once per eviction, which under a stream of new shapes
 	// would be once per call.
