@@ -69,6 +69,42 @@ func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 	return nil
 }
 
+// Warm runs the plan once on zeros at its compiled shapes (the bounds, for
+// a dynamic plan), so that the first real call pays neither what a plan
+// does on its first run (packing weights, touching the arena's memory)
+// nor anything else: a server warms a model this way when it loads it.
+// A plan that updates parameters or holds an op with effects (a random
+// draw, a print, a collective) is not run, and Warm reports false.
+func (p *Plan) Warm() bool {
+	if len(p.written) > 0 || len(p.assigns) > 0 || impure(p.g) {
+		return false
+	}
+	args := make([]*tensor.Tensor, len(p.inputs))
+	for _, in := range p.g.Inputs {
+		args[in.Index] = core.NewOf(in.Meta)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.run(args)
+	return true
+}
+
+// impure reports whether g or a region within it holds an op with
+// effects.
+func impure(g *graph.Graph) bool {
+	for _, v := range g.Values {
+		if v.Kind == graph.KindOp && (v.Prim.Traits.Impure || v.Prim.Traits.Fresh) {
+			return true
+		}
+		for _, r := range v.Regions {
+			if impure(r.Graph) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Dynamic reports whether MakeDynamic made p serve dynamic sizes.
 func (p *Plan) Dynamic() bool { return p.dyn != nil }
 

@@ -241,7 +241,9 @@ func dynUsable(e *entry, xs []*Tensor) bool {
 
 // CompileSpec compiles the function's input signature (Config.Inputs)
 // now, before any call, so that no call compiles: a server does it when it
-// loads a model. Where size 1 of a dynamic dimension needs its own plan
+// loads a model. It also runs the plan once on zeros (exec.Plan.Warm:
+// not for a function that updates parameters or has effects), so that the
+// first call costs what any call does. Where size 1 of a dynamic dimension needs its own plan
 // (see Config.Inputs) it compiles that too. It returns ErrNoInputSpec for
 // a function without a signature, an error for one that is not a function
 // of tensors only, and, when the signature cannot be served by one plan,
@@ -288,6 +290,9 @@ func (j *Func[F]) CompileSpec() error {
 			err = fmt.Errorf("jit: %s: %s", st.name, failed)
 			return
 		}
+		// One run at the bounds, so that the first call pays nothing a
+		// plan pays on its first run (weights packed, memory touched).
+		d.e.res.Plan.Warm()
 		// Size 1, where it has plans of its own.
 		var ones []int
 		for k, m := range min {
@@ -317,7 +322,13 @@ func (j *Func[F]) CompileSpec() error {
 func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecord {
 	d := st.dyn
 	start := time.Now()
-	e, rec := st.compile(d.metas(d.bound), consts, trace)
+	e, rec, perr := st.compileAtBounds(consts, trace)
+	if perr != nil {
+		d.failed = fmt.Sprintf("input signature served by per-shape plans: compiling at the bounds %v: %v", d.bound, perr)
+		st.stats.DynamicFallback = d.failed
+		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s): %s\n", st.name, d.failed)
+		return nil
+	}
 	fit, verify, ones := d.samples()
 	var samples []exec.Sample
 	var err error
@@ -421,6 +432,20 @@ func (st *jitState) sameTraces(trace traceFunc, sizes [][]int, ones []int) (err 
 		return err
 	}
 	return exec.CheckTraces(g, exec.DynamicSpec{Dims: d.dims, Bound: d.bound}, samples, exec.Sample{Graph: og, Sizes: ones})
+}
+
+// compileAtBounds compiles the signature at its bounds, returning what
+// the trace or compilation panicked with as an error: the function may
+// refuse the bounds (a model whose batch is fixed), and the call that
+// asked, at another size, then takes the per-shape path.
+func (st *jitState) compileAtBounds(consts string, trace traceFunc) (e *entry, rec *CompileRecord, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	e, rec = st.compile(st.dyn.metas(st.dyn.bound), consts, trace)
+	return e, rec, nil
 }
 
 // traceOnly traces and optimises fn at metas for a dynamic signature's
