@@ -9,6 +9,7 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -169,5 +170,121 @@ func TestDynamicBatchCellSetInputs(t *testing.T) {
 		if st.Compiles != c.compiles || len(st.Retraces) == 0 || !strings.Contains(st.Retraces[len(st.Retraces)-1], c.retrace) {
 			t.Errorf("%s: %d compiles (want %d), retraces %q", c.name, st.Compiles, c.compiles, st.Retraces)
 		}
+	}
+}
+
+// TestDynamicBatchConcurrent calls one dynamic plan from several
+// goroutines at different batch sizes at once, as a server's instances
+// do: every result is the one computed alone.
+func TestDynamicBatchConcurrent(t *testing.T) {
+	net := models.NewLeNet5(10)
+	f := spore.NewJit(func(xs ...*spore.Tensor) *spore.Tensor { return net.Base().Call(xs...) },
+		spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, 1, 28, 28}, Max: []int{8}}}})
+	if err := f.CompileSpec(); err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]*spore.Tensor, 9)
+	want := make([]*spore.Tensor, 9)
+	for n := 1; n <= 8; n++ {
+		xs[n] = dynInput(n, 1, 28, 28)
+		want[n] = f.Fn(xs[n])
+	}
+	const workers, calls = 4, 20
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range calls {
+				n := 1 + (w*calls+i*3)%8
+				got := f.Fn(xs[n])
+				if d, err := maxDiff(got, want[n]); err != nil || d != 0 {
+					errs <- fmt.Errorf("worker %d, batch %d: max diff %g %v", w, n, d, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if st := f.Stats(); st.Compiles != 1 {
+		t.Errorf("%d compiles, want 1", st.Compiles)
+	}
+}
+
+// TestDynamicBatchOps runs small functions over a dynamic batch whose
+// graphs depend on it in the ways the fit handles (dimensions and
+// attributes affine in the batch: a reshape to 2n, a concatenation, a
+// split) and in ways it refuses (a slice of ceil(n/2) rows, a mean's 1/n
+// constant), in Graph mode against per-shape plans (bit for bit) and
+// PyNative mode. A refused function falls back to per-shape plans and
+// says why; a function that traces another graph at batch 1 gets a
+// per-shape plan there.
+func TestDynamicBatchOps(t *testing.T) {
+	const bound = 8
+	rows := func(x *spore.Tensor) int { return x.Shape()[0] }
+	cases := []struct {
+		name     string
+		f        func(xs ...*spore.Tensor) *spore.Tensor
+		inputs   int
+		compiles int    // over batches 1, 3 and the bound
+		fallback string // in Stats.DynamicFallback; "" when one plan serves
+	}{
+		{"elementwise and matmul", func(xs ...*spore.Tensor) *spore.Tensor {
+			return ops.MatMul(ops.ReLU(ops.Add(xs[0], xs[0])), ops.Transpose(xs[0], 1, 0))
+		}, 1, 1, ""},
+		{"two inputs sharing the batch", func(xs ...*spore.Tensor) *spore.Tensor { return ops.Mul(xs[0], ops.Exp(xs[1])) }, 2, 1, ""},
+		{"sum over features", func(xs ...*spore.Tensor) *spore.Tensor { return ops.Sum(xs[0], 1) }, 1, 1, ""},
+		{"reshape to 2n", func(xs ...*spore.Tensor) *spore.Tensor {
+			return ops.Softmax(ops.Reshape(xs[0], 2*rows(xs[0]), 2), -1)
+		}, 1, 1, ""},
+		{"concat along the batch", func(xs ...*spore.Tensor) *spore.Tensor {
+			return ops.Concat(0, xs[0], ops.Neg(xs[0]))
+		}, 1, 1, ""},
+		{"split along the batch, another graph at 1", func(xs ...*spore.Tensor) *spore.Tensor {
+			n := rows(xs[0])
+			if n < 2 {
+				return ops.Mul(xs[0], xs[0])
+			}
+			p := ops.Split(xs[0], 0, n-1, 1)
+			return ops.Concat(0, p[1], p[0])
+		}, 1, 2, ""},
+		{"ceil(n/2) rows", func(xs ...*spore.Tensor) *spore.Tensor {
+			return ops.Slice(xs[0], []int{0, 0}, []int{(rows(xs[0]) + 1) / 2, 4})
+		}, 1, 3, "is not affine in the dynamic sizes"},
+		{"mean over the batch", func(xs ...*spore.Tensor) *spore.Tensor { return ops.Mean(xs[0], 0) }, 1, 3, "depends on the dynamic sizes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			specs := make([]spore.InputSpec, c.inputs)
+			for i := range specs {
+				specs[i] = spore.InputSpec{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{bound}}
+			}
+			dyn := spore.NewJit(c.f, spore.JitConfig{Inputs: specs})
+			per := spore.NewJit(c.f)
+			for _, n := range []int{1, 3, bound} {
+				xs := make([]*spore.Tensor, c.inputs)
+				for i := range xs {
+					xs[i] = dynInput(n, 4)
+					d := xs[i].Float32s()
+					for k := range d {
+						d[k] += float32(i)
+					}
+				}
+				got, want, eager := dyn.Fn(xs...), per.Fn(xs...), c.f(xs...)
+				if d, err := maxDiff(got, want); err != nil || d != 0 {
+					t.Errorf("batch %d: against the per-shape plan: max diff %g %v", n, d, err)
+				}
+				if d, err := maxDiff(got, eager); err != nil || d > 1e-6 {
+					t.Errorf("batch %d: against PyNative: max diff %g %v", n, d, err)
+				}
+			}
+			st := dyn.Stats()
+			if st.Compiles != c.compiles || !strings.Contains(st.DynamicFallback, c.fallback) || (c.fallback == "") != (st.DynamicFallback == "") {
+				t.Errorf("%d compiles (want %d), fallback %q (want it to say %q)", st.Compiles, c.compiles, st.DynamicFallback, c.fallback)
+			}
+		})
 	}
 }
