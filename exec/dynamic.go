@@ -214,8 +214,9 @@ type analysis struct {
 // CheckTraces checks that the graphs traced at samples' sizes are g's
 // with its sizes moved, as MakeDynamic does with optimised graphs (see
 // there), and that the graph traced at ones' sizes is g's at those sizes
-// less the broadcasts and reshapes that are no-ops there (ops.BroadcastTo
-// to the shape it already has traces nothing). Run on graphs as traced,
+// less the broadcasts and reshapes that are no-ops there (views, and
+// broadcasts by a Copy body, to the shape they already have: ops.BroadcastTo
+// to its operand's shape traces nothing). Run on graphs as traced,
 // before any pass, it tells a function whose trace at size 1 only drops
 // no-ops — whose optimised graph, at the bounds, then computes the same
 // at size 1 — from one that does something else at size 1.
@@ -246,7 +247,7 @@ func CheckTraces(g *graph.Graph, spec DynamicSpec, samples []Sample, ones Sample
 				continue
 			}
 		}
-		if v.Kind == graph.KindOp && len(v.Args) == 1 && !v.IsMulti() && (v.Prim.Traits.View || v.Prim.Name == "BroadcastTo") &&
+		if v.Kind == graph.KindOp && len(v.Args) == 1 && !v.IsMulti() && (v.Prim.Traits.View || v.Prim.Elementwise != nil && v.Prim.Elementwise.Copy) &&
 			at(v).Equal(at(v.Args[0])) && m[v.Args[0].ID] != nil {
 			m[v.ID] = m[v.Args[0].ID] // a no-op at these sizes
 			continue
