@@ -153,3 +153,39 @@ func BenchmarkDynamicSweep(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDynamicWarm compares a warm call of the dynamic plan with one
+// of a per-shape plan on the seed network: the dynamic plan's per-call
+// overhead (checking the sizes, and re-pointing headers when they change)
+// should not show. "alternating" switches between two batch sizes on
+// every call.
+func BenchmarkDynamicWarm(b *testing.B) {
+	net := models.NewNetwork()
+	fn := func(xs ...*spore.Tensor) *spore.Tensor { return net.Base().Call(xs...) }
+	for _, n := range []int{1, 16} {
+		x, y := dynInput(n, 1, 28, 28), dynInput(n+1, 1, 28, 28)
+		b.Run(fmt.Sprintf("batch%d/pershape", n), func(b *testing.B) {
+			f := spore.NewJit(fn)
+			f.Call(x)
+			for b.Loop() {
+				f.Call(x)
+			}
+		})
+		b.Run(fmt.Sprintf("batch%d/dynamic", n), func(b *testing.B) {
+			f := seedDyn(b, net, 32)
+			f.Call(x)
+			for b.Loop() {
+				f.Call(x)
+			}
+		})
+		b.Run(fmt.Sprintf("batch%d/dynamic-alternating", n), func(b *testing.B) {
+			f := seedDyn(b, net, 32)
+			xs := []*spore.Tensor{x, y}
+			i := 0
+			for b.Loop() {
+				f.Call(xs[i&1])
+				i++
+			}
+		})
+	}
+}

@@ -74,8 +74,10 @@ func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 // does on its first run (packing weights, touching the arena's memory)
 // nor anything else: a server warms a model this way when it loads it.
 // A plan that updates parameters or holds an op with effects (a random
-// draw, a print, a collective) is not run, and Warm reports false.
-func (p *Plan) Warm() bool {
+// draw, a print, a collective) is not run, nor is one that rejects zeros
+// (an index check may): Warm then reports false, and the first call pays
+// the first run.
+func (p *Plan) Warm() (ok bool) {
 	if len(p.written) > 0 || len(p.assigns) > 0 || impure(p.g) {
 		return false
 	}
@@ -85,6 +87,11 @@ func (p *Plan) Warm() bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	p.run(args)
 	return true
 }

@@ -524,12 +524,14 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if d := st.dyn; d != nil && d.failed == "" && d.fits(xs) {
-		if d.e == nil {
+		hit := d.e != nil
+		if !hit {
 			rec = st.compileDynamic(consts, trace)
-		} else {
-			st.stats.Hits++
 		}
 		if e := d.e; e != nil && e.consts == consts && d.fits(xs) && dynUsable(e, xs) {
+			if hit {
+				st.stats.Hits++
+			}
 			return e
 		}
 	}
