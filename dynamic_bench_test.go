@@ -7,6 +7,7 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/tensor"
 )
 
 // seedDyn returns the seed network's forward pass compiled with a dynamic
@@ -56,6 +57,18 @@ func TestDynamicBatchAllocs(t *testing.T) {
 	}
 	if allocs["dynamic warm"] > allocs["per-shape warm"] || allocs["dynamic alternating sizes"] > allocs["per-shape warm"] {
 		t.Errorf("allocations per call: %v", allocs)
+	}
+	// RunInto allocates nothing, at alternating sizes too.
+	outs := []*spore.Tensor{tensor.New(spore.Float32, 3, 10), tensor.New(spore.Float32, 5, 10)}
+	i := 0
+	if a := testing.AllocsPerRun(50, func() {
+		dyn.RunInto(xs[i%2:i%2+1], outs[i%2:i%2+1])
+		i++
+	}); a != 0 {
+		t.Errorf("RunInto: %g allocations per call", a)
+	}
+	if d, err := maxDiff(outs[1], per.Call(xs[1])); err != nil || d != 0 {
+		t.Errorf("RunInto: max diff %g %v", d, err)
 	}
 	if st := dyn.Stats(); st.Compiles != 1 {
 		t.Errorf("%d compiles, want 1", st.Compiles)

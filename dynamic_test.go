@@ -288,3 +288,45 @@ func TestDynamicBatchOps(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicTwoDims: a batch and a sequence length dynamic at once. Each
+// dimension's sizes fit separately (the k-th -1 of every input is one
+// dimension); a reshape to batch×length, not affine in the two, falls
+// back with the reason.
+func TestDynamicTwoDims(t *testing.T) {
+	spec := []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, -1, 4}, Max: []int{6, 5}}}
+	cases := []struct {
+		name     string
+		f        func(xs ...*spore.Tensor) *spore.Tensor
+		fallback string
+	}{
+		{"attention scores", func(xs ...*spore.Tensor) *spore.Tensor {
+			s := ops.MatMul(xs[0], ops.Transpose(xs[0], 0, 2, 1))
+			return ops.Sum(ops.Softmax(s, -1), 1)
+		}, ""},
+		{"flatten batch and length", func(xs ...*spore.Tensor) *spore.Tensor {
+			sh := xs[0].Shape()
+			return ops.ReLU(ops.Reshape(xs[0], sh[0]*sh[1], 4))
+		}, "is not affine"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dyn := spore.NewJit(c.f, spore.JitConfig{Inputs: spec})
+			per := spore.NewJit(c.f)
+			for _, nm := range [][2]int{{1, 1}, {2, 5}, {6, 3}, {6, 5}, {4, 4}} {
+				x := dynInput(nm[0], nm[1], 4)
+				got, want, eager := dyn.Fn(x), per.Fn(x), c.f(x)
+				if d, err := maxDiff(got, want); err != nil || d != 0 {
+					t.Errorf("sizes %v: against the per-shape plan: max diff %g %v", nm, d, err)
+				}
+				if d, err := maxDiff(got, eager); err != nil || d > 1e-6 {
+					t.Errorf("sizes %v: against PyNative: max diff %g %v", nm, d, err)
+				}
+			}
+			st := dyn.Stats()
+			if c.fallback == "" && (st.Compiles != 1 || st.DynamicFallback != "") || !strings.Contains(st.DynamicFallback, c.fallback) {
+				t.Errorf("%d compiles, fallback %q (want it to say %q)", st.Compiles, st.DynamicFallback, c.fallback)
+			}
+		})
+	}
+}
