@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -175,52 +176,97 @@ type instance struct {
 	f  *jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]
 	// call runs a batch: f.Fn (a test may put a function of its own).
 	call func(xs ...*tensor.Tensor) []*tensor.Tensor
+	// dynamic says one plan serves every batch size; whyPerShape, for a
+	// batching model without it, says why not.
+	dynamic     bool
+	whyPerShape string
 }
 
 // newInstance compiles an instance of sp and warms it up: after it
 // returns, no request whose shapes the spec fixes compiles anything.
+//
+// A batching model is compiled, when Graph mode can, as one plan whose
+// batch dimension is dynamic up to max_batch_size (jit.Config.Inputs,
+// Func.CompileSpec); a model it cannot serve so gets one plan per batch
+// size, each compiled here.
 func newInstance(sp *spec, idx int) (*instance, error) {
+	name := "serve." + sp.name + "/" + sp.version + "#" + strconv.Itoa(idx)
+	in := &instance{sp: sp}
+	if specs := sp.inputSpecs(); specs != nil {
+		in.f = jit.New(sp.fn, jit.Config{Name: name, Inputs: specs})
+		in.call = in.f.Fn
+		err := in.f.CompileSpec()
+		if err == nil {
+			// The plan serves every size; check its results at both ends.
+			if err := in.warmUp([]int{1, sp.maxBatch}); err != nil {
+				return nil, err
+			}
+			if in.f.Stats().DynamicFallback == "" {
+				in.dynamic = true
+				return in, nil
+			}
+			err = errors.New(in.f.Stats().DynamicFallback)
+		}
+		in.whyPerShape = err.Error()
+	}
 	cache := 16
+	sizes := []int{0} // 0: the unbatched shapes
 	if sp.maxBatch > 0 {
 		cache = sp.maxBatch + 16
+		sizes = sizes[:0]
+		for b := 1; b <= sp.maxBatch; b++ {
+			sizes = append(sizes, b)
+		}
 	}
-	in := &instance{sp: sp}
-	in.f = jit.New(sp.fn, jit.Config{
-		Name:      "serve." + sp.name + "/" + sp.version + "#" + strconv.Itoa(idx),
-		CacheSize: cache,
-	})
+	in.f = jit.New(sp.fn, jit.Config{Name: name, CacheSize: cache})
 	in.call = in.f.Fn
-	if err := in.warmUp(); err != nil {
+	if err := in.warmUp(sizes); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
-// warmUp compiles ahead of serving. Until Graph mode compiles one plan
-// for a dynamic batch dimension, it runs every batch size from 1 to
-// maxBatch once on zeros, which compiles a plan per size; a model with a
-// variable non-batch dimension cannot be compiled ahead, and its first
-// request of each shape compiles. This is the one place to switch to a
-// single plan with a dynamic batch dimension (jit.Config.Inputs) once
-// that lands.
-func (in *instance) warmUp() error {
-	sp := in.sp
+// inputSpecs is the input signature of a batching model whose other
+// dimensions are all fixed: the batch dynamic up to max_batch_size. Nil
+// for a model without one.
+func (sp *spec) inputSpecs() []jit.InputSpec {
+	if sp.maxBatch == 0 || !sp.fixed() {
+		return nil
+	}
+	specs := make([]jit.InputSpec, len(sp.inputs))
+	for i, t := range sp.inputs {
+		shape := []int{-1}
+		for _, d := range t.dims {
+			shape = append(shape, int(d))
+		}
+		specs[i] = jit.InputSpec{DType: t.dt, Shape: shape, Max: []int{sp.maxBatch}}
+	}
+	return specs
+}
+
+// fixed reports whether every input's non-batch dimensions are known.
+func (sp *spec) fixed() bool {
 	for _, t := range sp.inputs {
 		if t.anyShape {
-			return nil
+			return false
 		}
 		for _, d := range t.dims {
 			if d < 0 {
-				return nil
+				return false
 			}
 		}
 	}
-	sizes := []int{0} // 0: the unbatched shapes
-	if sp.maxBatch > 0 {
-		sizes = sizes[:0]
-		for b := 1; b <= sp.maxBatch; b++ {
-			sizes = append(sizes, b)
-		}
+	return true
+}
+
+// warmUp runs the instance once on zeros at each batch size (0: the
+// unbatched shapes), which compiles what a per-shape plan needs and
+// checks the results. A model with a variable non-batch dimension cannot
+// be run ahead: its first request of each shape compiles.
+func (in *instance) warmUp(sizes []int) error {
+	sp := in.sp
+	if !sp.fixed() {
+		return nil
 	}
 	for _, b := range sizes {
 		xs := make([]*tensor.Tensor, len(sp.inputs))
@@ -235,13 +281,13 @@ func (in *instance) warmUp() error {
 			xs[i] = tensor.Zeros(t.dt, shape...)
 		}
 		outs, err := in.run(xs)
+		if err == nil {
+			err = in.checkOutputs(outs, b)
+		}
 		if err != nil {
 			if b > 0 {
 				return fmt.Errorf("warming up at batch size %d: %v", b, err)
 			}
-			return fmt.Errorf("warming up: %v", err)
-		}
-		if err := in.checkOutputs(outs, b); err != nil {
 			return fmt.Errorf("warming up: %v", err)
 		}
 	}

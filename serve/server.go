@@ -557,6 +557,7 @@ func (s *Server) loadModel(m *model, force bool) error {
 			return errorf(http.StatusBadRequest, "model %q: %v", m.name, err)
 		}
 		s.install(m, map[string]*version{"1": v}, map[string]IndexEntry{"1": {Name: m.name, Version: "1", State: "READY"}})
+		s.logf("model %s loaded: %s", m.name, v.describe())
 		return nil
 	}
 	dir := filepath.Join(s.cfg.Repository, m.name)
@@ -627,7 +628,7 @@ func (s *Server) loadModel(m *model, force bool) error {
 		}
 		delete(m.failed, vs)
 		next[vs], states[vs] = v, IndexEntry{Name: m.name, Version: vs, State: "READY"}
-		s.logf("model %s version %s loaded (max_batch_size %d, %d instance(s))", m.name, vs, sp.maxBatch, sp.instances)
+		s.logf("model %s version %s loaded: %s", m.name, vs, v.describe())
 	}
 	if len(next) == 0 {
 		// Nothing selected loads: what served before keeps serving.
@@ -703,6 +704,24 @@ func (s *Server) buildVersion(sp *spec, fp string) (*version, error) {
 	b := newBatcher(sp, vm, insts)
 	b.logf = s.cfg.Logf
 	return &version{sp: sp, fp: fp, vm: vm, b: b, insts: insts}, nil
+}
+
+// describe says how a version is scheduled and compiled, for the log.
+func (v *version) describe() string {
+	sp := v.sp
+	d := fmt.Sprintf("%d instance(s), ", sp.instances)
+	in := v.insts[0]
+	switch {
+	case sp.maxBatch == 0:
+		d += "no batching"
+	case in.dynamic:
+		d += fmt.Sprintf("batches up to %d rows on one plan per instance (dynamic batch dimension)", sp.maxBatch)
+	case !sp.fixed():
+		d += fmt.Sprintf("batches up to %d rows; a variable input dimension makes each new shape compile on its first request", sp.maxBatch)
+	default:
+		d += fmt.Sprintf("batches up to %d rows on one plan per batch size (%s)", sp.maxBatch, in.whyPerShape)
+	}
+	return d
 }
 
 // onnxSpec loads dir/model.onnx and describes it as cfg configures.

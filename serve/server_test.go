@@ -780,7 +780,8 @@ func TestNoCompileOnTheRequestPath(t *testing.T) {
 			return n
 		}
 		before := compiles()
-		if before < c.max*len(v.insts) {
+		t.Logf("%s: %s; %d compiles at load", c.model, v.describe(), before)
+		if !v.insts[0].dynamic && before < c.max*len(v.insts) {
 			t.Errorf("%s: %d compiles at load, want one per batch size and instance (%d)", c.model, before, c.max*len(v.insts))
 		}
 		var wg sync.WaitGroup
@@ -894,5 +895,39 @@ func TestModelFailuresAnswer500(t *testing.T) {
 	}
 	if got := metricText(t, s); !strings.Contains(got, `nv_inference_request_failure{model="affine",reason="BACKEND",version="1"} 3`) {
 		t.Errorf("failures:\n%s", grep(got, "failure"))
+	}
+}
+
+// TestPerShapeFallback: a model one dynamic plan cannot serve (its graph
+// depends on the batch size other than through shapes) gets a plan per
+// batch size, all compiled at load, and answers right at each size.
+func TestPerShapeFallback(t *testing.T) {
+	m := affine(4, 0)
+	m.Fn = func(xs ...*tensor.Tensor) []*tensor.Tensor {
+		x := xs[0]
+		return []*tensor.Tensor{ops.MulScalar(x, 1/float64(x.Dim(0))), ops.Sum(x, -1)}
+	}
+	s := newGoServer(t, m)
+	v, _ := s.resolve("affine", "")
+	in := v.insts[0]
+	if in.dynamic || in.whyPerShape == "" {
+		t.Fatalf("dynamic %v (why not: %q); want the per-shape fallback", in.dynamic, in.whyPerShape)
+	}
+	t.Logf("%s", v.describe())
+	before := in.f.Stats().Compiles
+	if before < 4 {
+		t.Errorf("%d compiles at load, want at least 4 (one per batch size)", before)
+	}
+	for rows := 1; rows <= 4; rows++ {
+		resp, err := inferX(s, "affine", rowsOf(rows, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := resp.Outputs[0].Tensor.Float32s()[0], float32(1)/float32(rows); math.Abs(float64(got-want)) > 1e-6 {
+			t.Errorf("batch %d: y[0] = %v, want %v", rows, got, want)
+		}
+	}
+	if after := in.f.Stats().Compiles; after != before {
+		t.Errorf("%d compiles on the request path", after-before)
 	}
 }
