@@ -35,8 +35,9 @@ type Config struct {
 	// and warmed up; the one it replaces drains (what it holds finishes);
 	// a failed load keeps the old one serving and is reported by Index.
 	Poll time.Duration
-	// Logf receives one line per load, reload, unload and failure; nil
-	// discards them.
+	// Logf receives one line per load, reload, unload and failure (and
+	// the stack of a bug inside a model run); nil discards them. It is
+	// called from several goroutines at once.
 	Logf func(format string, args ...any)
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sporeml/spore/onnx"
@@ -34,6 +35,8 @@ type Server struct {
 
 	// draining counts the batchers retired and still finishing.
 	draining sync.WaitGroup
+	// stopped is set once Shutdown has drained everything.
+	stopped  atomic.Bool
 	stopPoll chan struct{}
 	pollDone chan struct{}
 }
@@ -158,7 +161,7 @@ func (s *Server) AddModel(name string, m Model) error {
 
 // Live reports whether the server is up: true until Shutdown has
 // finished.
-func (s *Server) Live() bool { return true }
+func (s *Server) Live() bool { return !s.stopped.Load() }
 
 // Ready reports whether the server takes inference requests: it is not
 // shutting down, and every model that is meant to serve (not unloaded)
@@ -955,6 +958,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.stopped.Store(true)
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("serve: shutdown: %w (requests still running)", ctx.Err())

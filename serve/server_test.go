@@ -310,6 +310,9 @@ func TestShutdownDrains(t *testing.T) {
 	if err := <-shut; err != nil {
 		t.Fatal(err)
 	}
+	if s.Live() {
+		t.Error("live after Shutdown finished")
+	}
 	for range 8 {
 		if err := <-results; err != nil {
 			t.Errorf("a request held at shutdown failed: %v", err)
