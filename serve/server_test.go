@@ -736,6 +736,25 @@ func TestAddModelRefuses(t *testing.T) {
 	if err := s.ModelReady("f", ""); StatusOf(err) != http.StatusNotFound {
 		t.Errorf("a refused model is known: %v", err)
 	}
+	// A Go model unloads, and loads again (compiled afresh).
+	if err := s.Unload("affine"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inferX(s, "affine", rowsOf(1, 0)); StatusOf(err) != http.StatusServiceUnavailable {
+		t.Errorf("unloaded Go model: %v, want 503", err)
+	}
+	if e := s.Index(false); len(e) != 1 || e[0].State != "UNAVAILABLE" || e[0].Reason != "unloaded" {
+		t.Errorf("index of an unloaded Go model: %+v", e)
+	}
+	if !s.Ready() {
+		t.Error("an unloaded model makes the server not ready")
+	}
+	if err := s.Load("affine"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inferX(s, "affine", rowsOf(1, 0)); err != nil {
+		t.Errorf("reloaded Go model: %v", err)
+	}
 }
 
 func counterValue(t testing.TB, c prometheus.Counter) float64 {
