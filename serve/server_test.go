@@ -963,3 +963,48 @@ func TestPerShapeFallback(t *testing.T) {
 		t.Errorf("%d compiles on the request path", after-before)
 	}
 }
+
+// TestBatchesKeepShapesApart: requests batch only with requests of the
+// same non-batch shapes, across every input.
+func TestBatchesKeepShapesApart(t *testing.T) {
+	m := Model{
+		Inputs:  []TensorMetadata{{Name: "a", Datatype: "FP32", Shape: []int64{-1}}, {Name: "b", Datatype: "INT64", Shape: []int64{2}}},
+		Outputs: []TensorMetadata{{Name: "y", Datatype: "FP32", Shape: []int64{-1}}, {Name: "n", Datatype: "INT64", Shape: []int64{2}}},
+		Fn: func(xs ...*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.MulScalar(xs[0], 2), ops.AddScalar(xs[1], 1)}
+		},
+		MaxBatchSize:  8,
+		MaxQueueDelay: 30 * time.Millisecond,
+	}
+	s := newGoServer(t, m)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			width := 3 + 2*(i%2) // 3 or 5
+			a := make([]float32, width)
+			for k := range a {
+				a[k] = float32(10*i + k)
+			}
+			req := &InferRequest{Model: "affine", Inputs: []InferInput{
+				{Name: "b", Datatype: "INT64", Tensor: tensor.FromSlice([]int64{int64(i), -int64(i)}, 1, 2)},
+				{Name: "a", Datatype: "FP32", Tensor: tensor.FromSlice(a, 1, width)},
+			}}
+			resp, err := s.Infer(context.Background(), req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			y, n := resp.Outputs[0].Tensor.Float32s(), resp.Outputs[1].Tensor.Int64s()
+			if len(y) != width || y[width-1] != 2*a[width-1] || n[0] != int64(i)+1 || n[1] != 1-int64(i) {
+				t.Errorf("request %d: y %v, n %v", i, y, n)
+			}
+		}()
+	}
+	wg.Wait()
+	v, _ := s.resolve("affine", "")
+	if exec := counterValue(t, v.vm.exec); exec < 2 || exec > 7 {
+		t.Errorf("%v executions for 8 requests of two shapes within one delay, want 2..7", exec)
+	}
+}
