@@ -68,7 +68,7 @@ func newGoServer(t *testing.T, m Model) *Server {
 // batch sizes to a batching Go model and checks each gets its own rows
 // back, and that the executions were fewer than the requests.
 func TestBatchedRequestsGetTheirOwnRows(t *testing.T) {
-	s := newGoServer(t, affine(8, 20*time.Millisecond))
+	s := newGoServer(t, affine(8, 50*time.Millisecond))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 16 {
