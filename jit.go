@@ -8,6 +8,12 @@ import (
 // JitConfig configures a compiled function, as MindSpore's JitConfig.
 type JitConfig = jit.Config
 
+// InputSpec is one tensor argument of a compiled function's input
+// signature (JitConfig.Inputs), MindSpore's Cell.set_inputs with None
+// dimensions: -1 marks a dynamic dimension, and one plan serves every size
+// of it up to its bound in Max, without compiling.
+type InputSpec = jit.InputSpec
+
 // JitStats are a compiled function's cache statistics.
 type JitStats = jit.Stats
 

@@ -15,4 +15,15 @@
 // pooled loop value, not a closure, to keep it so.
 // Parameter assignments recorded in the graph are performed in place, after
 // every read of the old values.
+//
+// A plan compiled at the bounds of dynamic dimensions serves every smaller
+// size after MakeDynamic: given the same function traced at a few other
+// sizes, it checks that the graphs agree but for integers affine in the
+// sizes (dimensions, attribute fields such as a reshape's target), fits
+// them, and before a run at new sizes points each header at a prefix of
+// its buffer, with the actual shape, and gives each size-dependent step
+// its attributes for those sizes — built once per sizes and cached, so a
+// run at sizes seen before allocates no more than any run. A contiguous
+// value with a smaller dimension fits in its buffer's prefix; values that
+// share a buffer are checked to have equal sizes at every size.
 package exec

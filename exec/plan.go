@@ -36,6 +36,13 @@ type Plan struct {
 	// parameter's buffer (no copy at the end of the run).
 	InPlaceAssigns int
 	mu             sync.Mutex
+	// hdr is every value's tensor header, by value ID, and members the
+	// values sharing each arena buffer, kept for MakeDynamic.
+	hdr     []*tensor.Tensor
+	members [][]*graph.Value
+	// dyn, when set by MakeDynamic, serves every size of the plan's
+	// dynamic dimensions up to their bounds.
+	dyn *dynamic
 }
 
 type step struct {
@@ -50,6 +57,10 @@ type step struct {
 	out     *tensor.Tensor
 	outs    []*tensor.Tensor // multi-result ops
 	loc     string           // the user's line that applied the op, if known
+	v       *graph.Value     // the value the step computes
+	// spare lists the results of a multi-result op that no value reads,
+	// with their positions (headers the plan made for them).
+	spare []int
 }
 
 type view struct{ dst, src *tensor.Tensor }
@@ -261,9 +272,11 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		}
 		if v.IsMulti() {
 			outs := projs[v]
+			var spare []int
 			for k, o := range outs {
 				if o == nil { // an unused result still needs somewhere to go
 					outs[k] = core.NewOf(v.Metas[k])
+					spare = append(spare, k)
 				}
 			}
 			var dt tensor.DType
@@ -274,14 +287,14 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			if err != nil {
 				return nil, kernelError(v, err)
 			}
-			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc})
+			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc, v: v, spare: spare})
 			continue
 		}
 		k, err := v.Prim.KernelForKey(v.Prim.KeyFor(in, v.Meta.DType), core.CPU)
 		if err != nil {
 			return nil, kernelError(v, err)
 		}
-		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc})
+		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc, v: v})
 	}
 	for _, o := range g.Outputs {
 		c, err := newCopier(hdr[o.ID])
@@ -303,6 +316,12 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			return nil, err
 		}
 		p.assigns = append(p.assigns, assign{param: a.Param.Tensor, val: c})
+	}
+	p.hdr = hdr
+	for _, v := range g.Values {
+		if s := st[v.ID]; s.kind == graph.KindOp && len(members[s]) > 1 && members[s][0] == v {
+			p.members = append(p.members, members[s])
+		}
 	}
 	return p, nil
 }
@@ -499,12 +518,16 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	if len(args) != len(p.inputs) {
 		panic(core.Errorf("Jit", "compiled %s takes %d tensors, got %d", p.g.Name, len(p.inputs), len(args)))
 	}
-	for i, a := range args {
-		slot := p.inputs[i]
-		if !a.Shape().Equal(slot.Shape()) || a.DType() != slot.DType() {
-			panic(core.Errorf("Jit", "argument %d of %s is %v %v, compiled for %v %v", i, p.g.Name, a.Shape(), a.DType(), slot.Shape(), slot.DType()))
+	if p.dyn != nil {
+		p.dyn.bind(p, args)
+	} else {
+		for i, a := range args {
+			slot := p.inputs[i]
+			if !a.Shape().Equal(slot.Shape()) || a.DType() != slot.DType() {
+				panic(core.Errorf("Jit", "argument %d of %s is %v %v, compiled for %v %v", i, p.g.Name, a.Shape(), a.DType(), slot.Shape(), slot.DType()))
+			}
+			core.Rebind(slot, a)
 		}
-		core.Rebind(slot, a)
 	}
 	for _, v := range p.views {
 		core.Rebind(v.dst, v.src)

@@ -78,6 +78,7 @@ type Cell struct {
 	jits     map[jitKey]*spore.JitFunc[func(...*tensor.Tensor) *tensor.Tensor]
 	sigEpoch int64 // trainEpoch when sig was computed, +1 (0: never)
 	sig      string
+	inputs   []spore.InputSpec // set by SetInputs
 }
 
 // jitKey tells apart the compiled versions of one cell: the level, and the
@@ -255,6 +256,9 @@ func (c *Cell) compiled() *spore.JitFunc[func(...*tensor.Tensor) *tensor.Tensor]
 	if cfg.Name == "" {
 		cfg.Name = c.name
 	}
+	if cfg.Inputs == nil {
+		cfg.Inputs = c.inputs
+	}
 	if e := trainEpoch.Load() + 1; e != c.sigEpoch {
 		c.sig = trainSignature(c.self)
 		c.sigEpoch = e
@@ -285,6 +289,33 @@ func trainSignature(m Module) string {
 	flag(m.Base())
 	walk(m, "", nil, func(_ string, ch Module) bool { flag(ch.Base()); return true })
 	return b.String()
+}
+
+// SetInputs declares the cell's input signature, MindSpore's
+// Cell.set_inputs: in Graph mode (or after Jit) the cell's compiled
+// function is compiled once for specs, with -1 for a dynamic dimension and
+// its bound in Max, and that one plan serves every size up to the bound
+// (see spore.JitConfig's Inputs, which documents the fallback for calls
+// that do not fit). It drops the plans compiled so far; with no specs it
+// removes the signature. A signature given to Jit's configuration wins over
+// this one.
+func (c *Cell) SetInputs(specs ...spore.InputSpec) {
+	c.mustInit("SetInputs")
+	c.mu.Lock()
+	c.inputs = append([]spore.InputSpec(nil), specs...)
+	if len(specs) == 0 {
+		c.inputs = nil
+	}
+	c.jits = nil
+	c.mu.Unlock()
+}
+
+// CompileInputs compiles the cell's input signature (SetInputs) now, at
+// the current level and training state, so that no later call compiles:
+// spore.JitFunc's CompileSpec, whose errors it returns.
+func (c *Cell) CompileInputs() error {
+	c.mustInit("CompileInputs")
+	return c.compiled().CompileSpec()
 }
 
 // ResetJit drops the cell's compiled plans. Plans bake in everything that

@@ -8,6 +8,7 @@
 //	spore dashboard --logdir D  the training dashboard in the browser
 //	spore run M.onnx --input X.npy  run an ONNX model on NumPy inputs
 //	spore onnx check|export  inspect an ONNX model; export mlp or lenet
+//	spore serve --model-repository D  serve models over the Open Inference Protocol
 //	spore version         the module version and VCS revision of the build
 //
 // Run "spore help COMMAND" (or "spore COMMAND --help") for a command's
@@ -53,7 +54,9 @@ var commands = []command{
 	{"graph", "dump the training step's IR before and after every pass", cmdGraph},
 	{"dashboard", "serve the training dashboard for a log dir of summaries", cmdDashboard},
 	{"run", "run an ONNX model on .npy inputs, print and save its outputs, time it", cmdRun},
+	{"infer", "send .npy inputs to a model server (HTTP or gRPC) and print or save its outputs", cmdInfer},
 	{"onnx", "check an ONNX model, or export mlp or lenet as ONNX", cmdOnnx},
+	{"serve", "serve a model repository over HTTP and gRPC (Open Inference Protocol)", cmdServe},
 	{"version", "print spore's version and the VCS revision it was built from", cmdVersion},
 }
 

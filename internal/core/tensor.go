@@ -547,6 +547,25 @@ func Rebind(t, src *Tensor) {
 	t.buf = src.buf
 }
 
+// Repoint gives the header t the shape shape and the buffer buf, which
+// must hold exactly shape's elements of t's dtype: a plan compiled for a
+// dynamic dimension's bound points its headers at a prefix of their
+// buffers, with the actual shape, before each run at a smaller size. The
+// shape is kept, not copied: the caller never changes it afterwards.
+func Repoint(t *Tensor, buf any, shape Shape) {
+	dt, n := bufInfo(buf)
+	if dt != t.dtype || n != shape.Size() {
+		Panicf("Repoint", "a %v buffer of %d elements cannot hold a %v tensor of shape %v", dt, n, t.dtype, shape)
+	}
+	t.buf = buf
+	t.shape = shape
+}
+
+// SetShape gives the header t the shape shape, of as many elements as its
+// buffer will hold once rebound (Rebind): a compiled plan's argument slot
+// takes each call's shape this way. The shape is kept, not copied.
+func SetShape(t *Tensor, shape Shape) { t.shape = shape }
+
 // Copier copies n elements of src, from srcOff, into dst at dstOff, for
 // tensors of one dtype. Planned code resolves it once with CopierFor, so a
 // loop kernel copying carries and slices every iteration switches on no

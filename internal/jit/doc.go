@@ -4,6 +4,12 @@
 // (tensors, slices, structs, constants), the cache of compiled plans with
 // its statistics, IR access, and the records that WatchCompiles delivers.
 //
+// A function with an input signature (Config.Inputs) of dynamic
+// dimensions has one more plan besides the per-shape cache: compiled at
+// the bounds, fitted to sample traces at small sizes (exec's MakeDynamic),
+// and run for every call whose sizes fit, without compiling; CompileSpec
+// compiles and warms it ahead of any call.
+//
 // A compiled function's state hangs off the function: the registry that
 // finds it from a bare func value (StatsOf, Reset) holds weak pointers, so
 // a dropped function is collected with its plans.

@@ -38,6 +38,20 @@ type Config struct {
 	Name string
 	// ExplainRetrace prints to standard error why each retrace happened.
 	ExplainRetrace bool
+	// Inputs is the function's input signature, one InputSpec per tensor
+	// argument (the flattened tensors, for functions of other types), with
+	// -1 for a dynamic dimension: a call whose tensors fit it (same
+	// dtypes, same static dimensions, each dynamic one from 1 to its
+	// bound) runs the one plan compiled for the signature, on the first
+	// such call or by Func.CompileSpec, and never compiles again. A call
+	// that does not fit — a size above the bound, another static
+	// dimension — falls back to the per-shape cache as without a signature
+	// (Stats.Retraces says why), as does a call that is differentiated. A
+	// function the signature cannot serve with one plan (its graph changes
+	// with the size other than in affine integers: a float 1/n, ceil(n/2),
+	// control flow over a dynamic dimension) also falls back, with the
+	// reason in Stats.DynamicFallback and a warning on standard error.
+	Inputs []InputSpec
 	// Precision is the function's automatic mixed precision (amp.Level):
 	// at O2 its matmuls and convolutions compute in bfloat16, at O3 every
 	// op with a bfloat16 kernel does, and BFloat16 tensor results come
@@ -51,6 +65,10 @@ type Config struct {
 // step that keeps several compiled functions.
 func (s Stats) Add(o Stats) Stats {
 	s.Compiles += o.Compiles
+	s.SampleCompiles += o.SampleCompiles
+	if s.DynamicFallback == "" {
+		s.DynamicFallback = o.DynamicFallback
+	}
 	s.Hits += o.Hits
 	s.Evictions += o.Evictions
 	s.CompileTime += o.CompileTime
@@ -81,6 +99,14 @@ type Stats struct {
 	// CompileTime is the total time spent tracing, optimising and planning;
 	// LastCompileTime is that of the most recent compilation.
 	CompileTime, LastCompileTime time.Duration
+	// SampleCompiles counts the extra traces and compilations, at a few
+	// small sizes, that fit an input signature's plan to its dynamic
+	// dimensions (Config.Inputs); Compiles counts the signature once, and
+	// CompileTime includes them.
+	SampleCompiles int
+	// DynamicFallback says why the input signature could not be served by
+	// one plan, and is empty when it is (or has none).
+	DynamicFallback string
 	// Retraces explains the compilations after the first, the most recent
 	// MaxRetraces of them (Compiles-1 counts them all): which argument
 	// changed, old versus new.
@@ -123,6 +149,9 @@ func Reset(f any) bool {
 func (st *jitState) reset() {
 	st.mu.Lock()
 	st.entries = nil
+	if st.dyn != nil {
+		st.dyn = newDynState(st.name, st.cfg.Inputs)
+	}
 	st.mu.Unlock()
 }
 
@@ -176,6 +205,9 @@ func New[F any](fn F, cfg ...Config) *Func[F] {
 		fn = fv.Interface().(F)
 	}
 	st := &jitState{name: name, cfg: c, fv: fv}
+	if c.Inputs != nil {
+		st.dyn = newDynState(name, c.Inputs)
+	}
 	j := &Func[F]{st: st}
 	j.Fn = makeTyped(fn, st)
 	registerStats(j.Fn, st)
@@ -278,7 +310,10 @@ type jitState struct {
 
 	mu      sync.Mutex
 	entries []*entry // most recently used last
-	stats   Stats
+	// dyn is the input signature (Config.Inputs) and its one plan; nil
+	// without one.
+	dyn   *dynState
+	stats Stats
 	// warnedFull says the cache-full warning was printed: once per
 	// function, not once per eviction, which under a stream of new shapes
 	// would be once per call.
@@ -462,6 +497,10 @@ func (st *jitState) entryFor(args []reflect.Value) *entry {
 func (st *jitState) cached(xs []*Tensor) *entry {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if d := st.dyn; d != nil && d.e != nil && d.e.consts == "" && d.fits(xs) {
+		st.stats.Hits++
+		return d.e
+	}
 	for i := len(st.entries) - 1; i >= 0; i-- {
 		if e := st.entries[i]; e.matches(xs, "") {
 			st.stats.Hits++
@@ -484,6 +523,18 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 	}()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if d := st.dyn; d != nil && d.failed == "" && d.fits(xs) {
+		hit := d.e != nil
+		if !hit {
+			rec = st.compileDynamic(consts, trace)
+		}
+		if e := d.e; e != nil && e.consts == consts && d.fits(xs) && dynUsable(e, xs) {
+			if hit {
+				st.stats.Hits++
+			}
+			return e
+		}
+	}
 	for i := len(st.entries) - 1; i >= 0; i-- {
 		e := st.entries[i]
 		if e.matches(xs, consts) {
@@ -495,8 +546,7 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 			return e
 		}
 	}
-	if len(st.entries) > 0 {
-		why := explain(st.entries[len(st.entries)-1], xs, consts)
+	if why := st.retraceReason(xs, consts); why != "" {
 		st.stats.Retraces = append(st.stats.Retraces, why)
 		if len(st.stats.Retraces) > 2*MaxRetraces { // trimmed in batches: amortised O(1)
 			st.stats.Retraces = keepRecent(st.stats.Retraces)
@@ -505,8 +555,15 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 			fmt.Fprintf(os.Stderr, "spore: retracing %s: %s\n", st.name, why)
 		}
 	}
-	e, r := st.compile(xs, consts, trace)
+	e, r := st.compile(metasOf(xs), consts, trace)
 	rec = r
+	st.addEntry(e)
+	return e
+}
+
+// addEntry adds a compiled signature to the cache, evicting the least
+// recently used one when it is full. The caller holds st.mu.
+func (st *jitState) addEntry(e *entry) {
 	if len(st.entries) >= st.cfg.CacheSize {
 		if !st.warnedFull {
 			st.warnedFull = true
@@ -518,7 +575,29 @@ func (st *jitState) lookup(xs []*Tensor, consts string, trace func([]*Tensor) ([
 		st.stats.Evictions++
 	}
 	st.entries = append(st.entries, e)
-	return e
+}
+
+// retraceReason says why a call at xs compiles, or "" when it is the
+// function's first compile.
+func (st *jitState) retraceReason(xs []*Tensor, consts string) string {
+	if st.stats.Compiles == 0 {
+		return ""
+	}
+	var why []string
+	if d := st.dyn; d != nil {
+		switch {
+		case d.failed != "":
+			why = append(why, d.failed)
+		case !d.fits(xs):
+			why = append(why, d.misfit(xs))
+		case d.e != nil:
+			why = append(why, "the input signature's plan cannot run this call (it is differentiated, or under another precision scope)")
+		}
+	}
+	if len(st.entries) > 0 {
+		why = append(why, explain(st.entries[len(st.entries)-1], xs, consts))
+	}
+	return strings.Join(why, "; ")
 }
 
 func (e *entry) matches(xs []*Tensor, consts string) bool {
@@ -553,42 +632,66 @@ func explain(old *entry, xs []*Tensor, consts string) string {
 	return strings.Join(diffs, "; ")
 }
 
-// compile traces fn on symbolic stand-ins of xs and compiles the graph,
-// recording each stage when a watcher is registered (see WatchCompiles).
-func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) ([]*Tensor, []reflect.Value)) (*entry, *CompileRecord) {
-	start := time.Now()
-	metas := make([]tensor.Meta, len(xs))
-	for i, x := range xs {
-		metas[i] = tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
-	}
+// traceFunc calls the function being compiled on symbolic arguments,
+// returning its flattened results and, on the reflect path, the results
+// as they are (a template for rebuilding them).
+type traceFunc = func([]*Tensor) ([]*Tensor, []reflect.Value)
+
+// traced is a function traced and compiled at one signature.
+type traced struct {
+	res    *compile.Result
+	params []*Tensor
+	tmpl   []reflect.Value
+	nout   int
+}
+
+// traceCompile traces fn on symbolic arguments of metas and compiles the
+// graph; observe, when not nil, sees each stage.
+func (st *jitState) traceCompile(metas []tensor.Meta, trace traceFunc, observe func(string, *graph.Graph)) (*traced, error) {
 	ctx := GetContext()
-	level := st.cfg.Level
-	if level == compile.Default {
-		level = ctx.JitLevel
-	}
 	var tmpl []reflect.Value
 	tr := graph.NewTracer(st.name)
-	tr.Level = int(level)
+	tr.Level = int(st.level())
 	g, err := graph.TraceWith(tr, metas, func(sym []*Tensor) []*Tensor {
 		outs, t := trace(sym)
 		tmpl = t
 		return outs
 	})
 	if err != nil {
-		panic(core.Errorf("Jit", "%v", err))
+		return nil, err
 	}
 	params := g.Params()
-	opts := compile.Options{Level: level, Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs}
-	var rec *compileRecorder
-	if watching() {
-		rec = newCompileRecorder(st.name, metas, consts, level)
-		opts.Observe = rec.observe
-	}
+	opts := compile.Options{Level: st.level(), Disable: st.cfg.DisablePasses, DumpDir: ctx.SaveGraphs, Observe: observe}
 	res, err := compile.Run(g, opts)
 	if err != nil {
-		panic(core.Errorf("Jit", "compiling %s: %v", st.name, err))
+		return nil, fmt.Errorf("compiling %s: %v", st.name, err)
 	}
-	e := &entry{metas: metas, consts: consts, res: res, params: params, outTmpl: tmpl, nout: len(g.Outputs), fresh: hasFresh(res.Graph)}
+	return &traced{res: res, params: params, tmpl: tmpl, nout: len(g.Outputs)}, nil
+}
+
+// level is the function's optimisation level.
+func (st *jitState) level() Level {
+	if st.cfg.Level == compile.Default {
+		return GetContext().JitLevel
+	}
+	return st.cfg.Level
+}
+
+// compile traces fn on symbolic stand-ins of metas and compiles the graph,
+// recording each stage when a watcher is registered (see WatchCompiles).
+func (st *jitState) compile(metas []tensor.Meta, consts string, trace traceFunc) (*entry, *CompileRecord) {
+	start := time.Now()
+	var rec *compileRecorder
+	var observe func(string, *graph.Graph)
+	if watching() {
+		rec = newCompileRecorder(st.name, metas, consts, st.level())
+		observe = rec.observe
+	}
+	t, err := st.traceCompile(metas, trace, observe)
+	if err != nil {
+		panic(core.Errorf("Jit", "%v", err))
+	}
+	e := &entry{metas: metas, consts: consts, res: t.res, params: t.params, outTmpl: t.tmpl, nout: t.nout, fresh: hasFresh(t.res.Graph)}
 	d := time.Since(start)
 	st.stats.Compiles++
 	st.stats.CompileTime += d
@@ -597,6 +700,15 @@ func (st *jitState) compile(xs []*Tensor, consts string, trace func([]*Tensor) (
 		return e, nil
 	}
 	return e, &rec.rec
+}
+
+// metasOf returns the signature of xs.
+func metasOf(xs []*Tensor) []tensor.Meta {
+	metas := make([]tensor.Meta, len(xs))
+	for i, x := range xs {
+		metas[i] = tensor.Meta{Shape: x.Shape().Clone(), DType: x.DType()}
+	}
+	return metas
 }
 
 // execute runs a cached plan. When an argument or a captured parameter is

@@ -1,0 +1,464 @@
+package jit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/sporeml/spore/exec"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/tensor"
+)
+
+// InputSpec is one tensor argument of a compiled function's input
+// signature (Config.Inputs), after MindSpore's Cell.set_inputs with None
+// dimensions and TensorRT's optimisation profiles: a dimension of -1 is
+// dynamic, and one plan, laid out for the bounds, serves every size of it
+// from 1 to its bound without compiling.
+//
+// Dynamic dimensions are matched by order across arguments: the k-th -1
+// of every argument is the same dimension (a batch shared by all inputs)
+// and must have the same bound and, in a call, the same size.
+type InputSpec struct {
+	// DType is the argument's element type.
+	DType tensor.DType
+	// Shape is the argument's shape; -1 marks a dynamic dimension.
+	Shape []int
+	// Max is the bound of each dynamic dimension, in the order they appear
+	// in Shape.
+	Max []int
+}
+
+// String formats the spec as dtype[d0,d1,...] with a dynamic dimension as
+// "<=bound".
+func (s InputSpec) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v[", s.DType)
+	k := 0
+	for i, d := range s.Shape {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if d == -1 && k < len(s.Max) {
+			fmt.Fprintf(&b, "<=%d", s.Max[k])
+			k++
+		} else {
+			fmt.Fprintf(&b, "%d", d)
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// ErrNoInputSpec is returned by CompileSpec for a function configured
+// without Config.Inputs.
+var ErrNoInputSpec = errors.New("jit: the function has no input signature (Config.Inputs)")
+
+// dynState is a function's dynamic signature and its plan.
+type dynState struct {
+	specs []InputSpec
+	dims  [][]int // per argument and dimension: its dynamic variable, or -1
+	bound []int   // per variable
+	min   []int   // per variable: 1, or 2 when size 1 is left to per-shape plans
+	e     *entry  // the compiled signature; nil until compiled
+	// failed says why the signature cannot be served by one plan; calls
+	// then take per-shape plans.
+	failed string
+}
+
+// newDynState validates specs (a bad signature is a programming error:
+// Jit panics, naming the argument).
+func newDynState(name string, specs []InputSpec) *dynState {
+	d := &dynState{specs: specs}
+	for i, s := range specs {
+		if s.DType.Size() == 0 {
+			panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: invalid dtype %v", name, i, s.DType))
+		}
+		dims := make([]int, len(s.Shape))
+		k := 0
+		for dim, n := range s.Shape {
+			switch {
+			case n == -1:
+				if k >= len(s.Max) {
+					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: dimension %d is dynamic but Max has %d bounds", name, i, s.Shape, dim, len(s.Max)))
+				}
+				if s.Max[k] < 1 {
+					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: bound %d of dynamic dimension %d must be at least 1", name, i, s.Shape, s.Max[k], dim))
+				}
+				if k == len(d.bound) {
+					if k == exec.MaxDynamicVars {
+						panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: more than %d dynamic dimensions", name, i, exec.MaxDynamicVars))
+					}
+					d.bound = append(d.bound, s.Max[k])
+				} else if d.bound[k] != s.Max[k] {
+					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: dynamic dimension %d has bound %d, another input's has %d (the k-th dynamic dimensions of all inputs are one dimension)", name, i, k, s.Max[k], d.bound[k]))
+				}
+				dims[dim] = k
+				k++
+			case n < 0:
+				panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: dimension %d is %d; want a size or -1", name, i, s.Shape, dim, n))
+			default:
+				dims[dim] = -1
+			}
+		}
+		if k != len(s.Max) {
+			panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: %d dynamic dimensions but %d bounds in Max", name, i, s.Shape, k, len(s.Max)))
+		}
+		d.dims = append(d.dims, dims)
+	}
+	d.min = make([]int, len(d.bound))
+	for j := range d.min {
+		d.min[j] = 1
+	}
+	return d
+}
+
+// fits reports whether xs fit the signature: same count and dtypes, same
+// static dimensions, each dynamic one within its range and the same size
+// wherever it appears. It allocates nothing.
+func (d *dynState) fits(xs []*Tensor) bool {
+	if len(xs) != len(d.specs) {
+		return false
+	}
+	var size [exec.MaxDynamicVars]int
+	for i, x := range xs {
+		s := d.specs[i]
+		shape := x.Shape()
+		if x.DType() != s.DType || len(shape) != len(s.Shape) {
+			return false
+		}
+		for dim, n := range shape {
+			j := d.dims[i][dim]
+			switch {
+			case j < 0:
+				if n != s.Shape[dim] {
+					return false
+				}
+			case n < d.min[j] || n > d.bound[j] || size[j] != 0 && size[j] != n:
+				return false
+			default:
+				size[j] = n
+			}
+		}
+	}
+	return true
+}
+
+// misfit says why xs do not fit the signature, for Stats.Retraces.
+func (d *dynState) misfit(xs []*Tensor) string {
+	if len(xs) != len(d.specs) {
+		return fmt.Sprintf("%d tensor arguments, the input signature has %d", len(xs), len(d.specs))
+	}
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%v%v", x.DType(), x.Shape()))
+	}
+	var sig []string
+	for _, s := range d.specs {
+		sig = append(sig, s.String())
+	}
+	why := fmt.Sprintf("arguments %s do not fit the input signature %s", strings.Join(parts, ", "), strings.Join(sig, ", "))
+	for j, m := range d.min {
+		if m > 1 {
+			why += fmt.Sprintf(" (size 1 of dynamic dimension %d has per-shape plans)", j)
+		}
+	}
+	return why
+}
+
+// metas returns the argument metas at sizes x of the variables.
+func (d *dynState) metas(x []int) []tensor.Meta {
+	ms := make([]tensor.Meta, len(d.specs))
+	for i, s := range d.specs {
+		shape := make(tensor.Shape, len(s.Shape))
+		for dim, n := range s.Shape {
+			if j := d.dims[i][dim]; j >= 0 {
+				n = x[j]
+			}
+			shape[dim] = n
+		}
+		ms[i] = tensor.Meta{Shape: shape, DType: s.DType}
+	}
+	return ms
+}
+
+// samples returns the sizes to trace at besides the bounds: first one per
+// variable, that variable alone moved off its bound (to fit), then the
+// verification sizes: every variable at 3 (or another size not yet used)
+// and every variable at 1, which comes last.
+func (d *dynState) samples() (fit, verify [][]int, ones []int) {
+	nv := len(d.bound)
+	alt := make([]int, nv)
+	for j, b := range d.bound {
+		alt[j] = 2
+		if b <= 2 {
+			alt[j] = 1
+		}
+		x := append([]int(nil), d.bound...)
+		x[j] = alt[j]
+		fit = append(fit, x)
+	}
+	mid := make([]int, nv)
+	useMid, useOnes := false, false
+	ones = make([]int, nv)
+	for j, b := range d.bound {
+		mid[j] = alt[j]
+		if b > 3 {
+			mid[j], useMid = 3, true
+		}
+		ones[j] = 1
+		useOnes = useOnes || alt[j] != 1
+	}
+	if useMid {
+		verify = append(verify, mid)
+	}
+	if !useOnes {
+		ones = nil
+	}
+	return fit, verify, ones
+}
+
+// dynUsable reports whether the dynamic entry can run xs: the plan runs
+// them unless a tensor among them or the captured parameters is being
+// differentiated, whose tape node needs a per-shape plan.
+func dynUsable(e *entry, xs []*Tensor) bool {
+	for _, x := range xs {
+		if core.IsTracked(x) {
+			return false
+		}
+	}
+	for _, p := range e.params {
+		if core.IsTracked(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// CompileSpec compiles the function's input signature (Config.Inputs)
+// now, before any call, so that no call compiles: a server does it when it
+// loads a model. It also runs the plan once on zeros (exec.Plan.Warm:
+// not for a function that updates parameters or has effects), so that the
+// first call costs what any call does. Where size 1 of a dynamic dimension needs its own plan
+// (see Config.Inputs) it compiles that too. It returns ErrNoInputSpec for
+// a function without a signature, an error for one that is not a function
+// of tensors only, and, when the signature cannot be served by one plan,
+// an error saying why (calls then compile per-shape plans, as without a
+// signature).
+func (j *Func[F]) CompileSpec() error {
+	st := j.st
+	if st.dyn == nil {
+		return ErrNoInputSpec
+	}
+	if st.flat == nil {
+		return fmt.Errorf("jit: CompileSpec: %s does not take and return only tensors", st.name)
+	}
+	if st.disabled() {
+		return nil
+	}
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("jit: CompileSpec: %v", r)
+			}
+		}()
+		tr := func(sym []*Tensor) ([]*Tensor, []reflect.Value) { return st.flat(sym), nil }
+		d := st.dyn
+		var failed string
+		var min []int
+		func() {
+			var rec *CompileRecord
+			defer func() {
+				if rec != nil {
+					notifyCompile(rec)
+				}
+			}()
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if d.e == nil && d.failed == "" {
+				rec = st.compileDynamic("", tr)
+			}
+			failed = d.failed
+			min = append([]int(nil), d.min...)
+		}()
+		if failed != "" {
+			err = fmt.Errorf("jit: %s: %s", st.name, failed)
+			return
+		}
+		// One run at the bounds, so that the first call pays nothing a
+		// plan pays on its first run (weights packed, memory touched).
+		d.e.res.Plan.Warm()
+		// Size 1, where it has plans of its own.
+		var ones []int
+		for k, m := range min {
+			if m > 1 {
+				ones = append(ones, k)
+			}
+		}
+		if len(ones) > 0 {
+			x := append([]int(nil), d.bound...)
+			for _, k := range ones {
+				x[k] = 1
+			}
+			xs := make([]*Tensor, len(d.specs))
+			for i, m := range d.metas(x) {
+				xs[i] = core.NewOf(m)
+			}
+			st.lookup(xs, "", tr)
+		}
+	}()
+	return err
+}
+
+// compileDynamic compiles the dynamic signature: at the bounds, then at
+// the sample sizes, and makes the bounds' plan serve them all. Failing, it
+// records why, keeps the bounds' plan as a per-shape entry, and warns. The
+// caller holds st.mu.
+func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecord {
+	d := st.dyn
+	start := time.Now()
+	e, rec, perr := st.compileAtBounds(consts, trace)
+	if perr != nil {
+		d.failed = fmt.Sprintf("input signature served by per-shape plans: compiling at the bounds %v: %v", d.bound, perr)
+		st.stats.DynamicFallback = d.failed
+		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s): %s\n", st.name, d.failed)
+		return nil
+	}
+	fit, verify, ones := d.samples()
+	var samples []exec.Sample
+	var err error
+	traceAt := func(x []int) bool {
+		g, terr := st.traceOnly(d.metas(x), trace)
+		st.stats.SampleCompiles++
+		if terr != nil {
+			err = fmt.Errorf("at sizes %v: %v", x, terr)
+			return false
+		}
+		samples = append(samples, exec.Sample{Graph: g, Sizes: x})
+		return true
+	}
+	ok := true
+	for _, x := range append(fit, verify...) {
+		if ok = traceAt(x); !ok {
+			break
+		}
+	}
+	spec := exec.DynamicSpec{Dims: d.dims, Bound: d.bound}
+	if ok {
+		withOnes := ones != nil && traceAt(ones)
+		err = e.res.Plan.MakeDynamic(spec, samples)
+		if err != nil && withOnes {
+			// The graph at size 1 may differ (a broadcast it needs no
+			// longer): sizes from 2 then share the plan, and size 1 gets
+			// per-shape plans.
+			min := make([]int, len(d.bound))
+			for j := range min {
+				min[j] = 2
+			}
+			spec.Min = min
+			if err2 := e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]); err2 == nil {
+				err = nil
+				d.min = min
+				// If the graphs as traced, before any pass, agree at size 1
+				// too, the difference is a pass's (a broadcast to a size
+				// of 1 dropped), and the plan serves size 1 as well.
+				if st.sameTraces(trace, append(fit, verify...), ones) == nil {
+					spec.Min = nil
+					if e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]) == nil {
+						d.min = make([]int, len(d.bound))
+						for j := range d.min {
+							d.min[j] = 1
+						}
+					}
+				}
+			} else {
+				err = fmt.Errorf("%v; from size 2: %v", err, err2)
+			}
+		}
+	}
+	d2 := time.Since(start)
+	st.stats.CompileTime += d2 - st.stats.LastCompileTime
+	st.stats.LastCompileTime = d2
+	if err != nil {
+		d.failed = fmt.Sprintf("input signature served by per-shape plans: %v", err)
+		st.stats.DynamicFallback = d.failed
+		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s): %s\n", st.name, d.failed)
+		st.addEntry(e)
+		return rec
+	}
+	d.e = e
+	return rec
+}
+
+// sameTraces traces fn, without optimising, at the bounds and at sizes
+// (the fitting and verifying ones, in compileDynamic's order) and ones,
+// and checks that the traces are one graph with its sizes moved
+// (exec.CheckTraces).
+func (st *jitState) sameTraces(trace traceFunc, sizes [][]int, ones []int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	d := st.dyn
+	raw := func(x []int) (*graph.Graph, error) {
+		st.stats.SampleCompiles++
+		tr := graph.NewTracer(st.name)
+		tr.Level = int(st.level())
+		return graph.TraceWith(tr, d.metas(x), func(sym []*Tensor) []*Tensor {
+			outs, _ := trace(sym)
+			return outs
+		})
+	}
+	g, err := raw(d.bound)
+	if err != nil {
+		return err
+	}
+	var samples []exec.Sample
+	for _, x := range sizes {
+		sg, err := raw(x)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, exec.Sample{Graph: sg, Sizes: x})
+	}
+	og, err := raw(ones)
+	if err != nil {
+		return err
+	}
+	return exec.CheckTraces(g, exec.DynamicSpec{Dims: d.dims, Bound: d.bound}, samples, exec.Sample{Graph: og, Sizes: ones})
+}
+
+// compileAtBounds compiles the signature at its bounds, returning what
+// the trace or compilation panicked with as an error: the function may
+// refuse the bounds (a model whose batch is fixed), and the call that
+// asked, at another size, then takes the per-shape path.
+func (st *jitState) compileAtBounds(consts string, trace traceFunc) (e *entry, rec *CompileRecord, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	e, rec = st.compile(st.dyn.metas(st.dyn.bound), consts, trace)
+	return e, rec, nil
+}
+
+// traceOnly traces and optimises fn at metas for a dynamic signature's
+// sample, returning the optimised graph or the trace's error.
+func (st *jitState) traceOnly(metas []tensor.Meta, trace traceFunc) (g *graph.Graph, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	t, err := st.traceCompile(metas, trace, nil)
+	if err != nil {
+		return nil, err
+	}
+	return t.res.Graph, nil
+}

@@ -1,0 +1,397 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file is a small JSON scanner over a byte slice, written for the
+// HTTP front end's request decoder. The protocol puts up to millions of
+// numbers in one body; encoding/json would decode each through reflection
+// into an []any before they could be converted to the tensor's type, and it
+// has no depth limit below 10,000. The scanner validates the JSON grammar
+// as it goes, bounds nesting (so a body of a million '[' costs one failed
+// step, not a million frames), and lets the decoder parse numbers straight
+// into a tensor's buffer.
+
+// jsonScanner reads one JSON value from buf. Every error it returns is a
+// 400 *Error naming the byte offset.
+type jsonScanner struct {
+	buf      []byte
+	pos      int
+	depth    int
+	maxDepth int
+}
+
+// fail returns a 400 *Error for a syntax error at the current offset.
+func (s *jsonScanner) fail(format string, args ...any) *Error {
+	e := errorf(http.StatusBadRequest, format, args...)
+	e.Msg = "request JSON at byte " + strconv.Itoa(s.pos) + ": " + e.Msg
+	return e
+}
+
+// ws skips white space and returns the next byte, or 0 at the end.
+func (s *jsonScanner) ws() byte {
+	for s.pos < len(s.buf) {
+		switch c := s.buf[s.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// describe names the byte at the current offset for an error message.
+func (s *jsonScanner) describe() string {
+	if s.pos >= len(s.buf) {
+		return "the end of the JSON"
+	}
+	c := s.buf[s.pos]
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return "byte 0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+// expect consumes c after white space, or fails saying what was found.
+func (s *jsonScanner) expect(c byte, what string) error {
+	if s.ws() != c {
+		return s.fail("expected %s, found %s", what, s.describe())
+	}
+	s.pos++
+	return nil
+}
+
+// enter consumes an opening bracket, counting the nesting depth.
+func (s *jsonScanner) enter() error {
+	if s.depth >= s.maxDepth {
+		return s.fail("JSON nested deeper than %d levels", s.maxDepth)
+	}
+	s.depth++
+	s.pos++
+	return nil
+}
+
+// next is called after a value inside an object or array: it consumes a
+// ',' and returns true, or consumes the closing bracket and returns false.
+func (s *jsonScanner) next(closer byte) (bool, error) {
+	switch s.ws() {
+	case ',':
+		s.pos++
+		return true, nil
+	case closer:
+		s.pos++
+		s.depth--
+		return false, nil
+	}
+	return false, s.fail("expected ',' or %q, found %s", closer, s.describe())
+}
+
+// objectStart consumes '{' and reports whether the object has a first
+// member (false for "{}", which it consumes whole).
+func (s *jsonScanner) objectStart(what string) (bool, error) {
+	if s.ws() != '{' {
+		return false, s.fail("%s must be an object, found %s", what, s.describe())
+	}
+	if err := s.enter(); err != nil {
+		return false, err
+	}
+	if s.ws() == '}' {
+		s.pos++
+		s.depth--
+		return false, nil
+	}
+	return true, nil
+}
+
+// arrayStart consumes '[' and reports whether the array has a first
+// element (false for "[]", which it consumes whole).
+func (s *jsonScanner) arrayStart(what string) (bool, error) {
+	if s.ws() != '[' {
+		return false, s.fail("%s must be an array, found %s", what, s.describe())
+	}
+	if err := s.enter(); err != nil {
+		return false, err
+	}
+	if s.ws() == ']' {
+		s.pos++
+		s.depth--
+		return false, nil
+	}
+	return true, nil
+}
+
+// key reads an object member's name and the ':' after it. The returned
+// bytes alias buf unless the name has escapes; they are only compared.
+func (s *jsonScanner) key() ([]byte, error) {
+	if s.ws() != '"' {
+		return nil, s.fail("expected a member name in quotes, found %s", s.describe())
+	}
+	raw, escaped, err := s.stringSpan()
+	if err != nil {
+		return nil, err
+	}
+	k := raw[1 : len(raw)-1]
+	if escaped {
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return nil, s.fail("bad member name: %v", err)
+		}
+		k = []byte(str)
+	}
+	if err := s.expect(':', "':' after a member name"); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// stringSpan consumes a string literal (s.buf[s.pos] is '"') and returns
+// it with its quotes, and whether it needs unescaping (an escape, or bytes
+// that are not valid UTF-8).
+func (s *jsonScanner) stringSpan() (raw []byte, escaped bool, err error) {
+	start := s.pos
+	i := s.pos + 1
+	ascii := true
+	for i < len(s.buf) {
+		c := s.buf[i]
+		switch {
+		case c == '"':
+			s.pos = i + 1
+			raw = s.buf[start:s.pos]
+			if !escaped && !ascii && !utf8.Valid(raw) {
+				escaped = true
+			}
+			return raw, escaped, nil
+		case c == '\\':
+			escaped = true
+			i++
+			if i >= len(s.buf) {
+				s.pos = i
+				return nil, false, s.fail("unterminated string")
+			}
+			switch s.buf[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				for j := 1; j <= 4; j++ {
+					if i+j >= len(s.buf) || !isHex(s.buf[i+j]) {
+						s.pos = i
+						return nil, false, s.fail(`bad \u escape in a string`)
+					}
+				}
+				i += 5
+			default:
+				s.pos = i
+				return nil, false, s.fail("bad escape in a string")
+			}
+		case c < 0x20:
+			s.pos = i
+			return nil, false, s.fail("control character in a string")
+		default:
+			if c >= 0x80 {
+				ascii = false
+			}
+			i++
+		}
+	}
+	s.pos = i
+	return nil, false, s.fail("unterminated string")
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// str reads a string value; what names it in an error.
+func (s *jsonScanner) str(what string) (string, error) {
+	if s.ws() != '"' {
+		return "", s.fail("%s must be a string, found %s", what, s.describe())
+	}
+	raw, escaped, err := s.stringSpan()
+	if err != nil {
+		return "", err
+	}
+	if !escaped {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	// Escapes and invalid UTF-8 are rare in this protocol: let
+	// encoding/json decode them (it turns invalid UTF-8 into U+FFFD).
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", s.fail("bad string: %v", err)
+	}
+	return v, nil
+}
+
+// number consumes a JSON number and returns its text and whether it has
+// a fraction or an exponent. It validates the grammar itself, because
+// strconv takes forms JSON does not ("0x1p3", "1_0", "+1", "Inf").
+func (s *jsonScanner) number() (text []byte, float bool, err error) {
+	b := s.buf
+	i := s.pos
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		s.pos = i
+		return nil, false, s.fail("expected a number, found %s", s.describe())
+	}
+	if i < len(b) && b[i] == '.' {
+		float = true
+		i++
+		d := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			s.pos = i
+			return nil, false, s.fail("expected a digit after '.', found %s", s.describe())
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		float = true
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			s.pos = i
+			return nil, false, s.fail("expected a digit in an exponent, found %s", s.describe())
+		}
+	}
+	s.pos = i
+	return b[start:i], float, nil
+}
+
+// literal consumes one of true, false and null, whose first byte is at
+// the current offset.
+func (s *jsonScanner) literal() (any, error) {
+	for _, l := range [...]struct {
+		text string
+		v    any
+	}{{"true", true}, {"false", false}, {"null", nil}} {
+		if len(s.buf)-s.pos >= len(l.text) && string(s.buf[s.pos:s.pos+len(l.text)]) == l.text {
+			s.pos += len(l.text)
+			return l.v, nil
+		}
+	}
+	return nil, s.fail("unexpected %s", s.describe())
+}
+
+// value reads any JSON value into the types encoding/json uses for an
+// interface, except that an integer literal that fits an int64 becomes an
+// int64 (as gRPC's int64_param does), so that a "timeout" or "priority"
+// keeps its exact value; other numbers are float64.
+func (s *jsonScanner) value() (any, error) {
+	switch c := s.ws(); {
+	case c == '{':
+		m := map[string]any{}
+		more, err := s.objectStart("a value")
+		for more && err == nil {
+			var k string
+			if k, err = s.str("a member name"); err != nil {
+				break
+			}
+			if err = s.expect(':', "':' after a member name"); err != nil {
+				break
+			}
+			if m[k], err = s.value(); err != nil {
+				break
+			}
+			more, err = s.next('}')
+		}
+		return m, err
+	case c == '[':
+		a := []any{}
+		more, err := s.arrayStart("a value")
+		for more && err == nil {
+			var v any
+			if v, err = s.value(); err != nil {
+				break
+			}
+			a = append(a, v)
+			more, err = s.next(']')
+		}
+		return a, err
+	case c == '"':
+		return s.str("a value")
+	case c == '-' || '0' <= c && c <= '9':
+		text, float, err := s.number()
+		if err != nil {
+			return nil, err
+		}
+		if !float {
+			if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+				return i, nil
+			}
+		}
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			return nil, s.fail("number %s is out of range", text)
+		}
+		return f, nil
+	default:
+		return s.literal()
+	}
+}
+
+// skip consumes one JSON value of any kind, validating it, without
+// building it: the decoder skips members it does not know.
+func (s *jsonScanner) skip() error {
+	switch c := s.ws(); {
+	case c == '{':
+		more, err := s.objectStart("a value")
+		for more && err == nil {
+			if _, err = s.key(); err != nil {
+				break
+			}
+			if err = s.skip(); err != nil {
+				break
+			}
+			more, err = s.next('}')
+		}
+		return err
+	case c == '[':
+		more, err := s.arrayStart("a value")
+		for more && err == nil {
+			if err = s.skip(); err != nil {
+				break
+			}
+			more, err = s.next(']')
+		}
+		return err
+	case c == '"':
+		_, _, err := s.stringSpan()
+		return err
+	case c == '-' || '0' <= c && c <= '9':
+		_, _, err := s.number()
+		return err
+	default:
+		_, err := s.literal()
+		return err
+	}
+}
+
+// end checks that nothing but white space follows the value.
+func (s *jsonScanner) end() error {
+	if s.ws() != 0 {
+		return s.fail("unexpected %s after the end of the JSON value", s.describe())
+	}
+	return nil
+}
