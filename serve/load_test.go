@@ -1,5 +1,3 @@
-//go:build servecore
-
 package serve_test
 
 import (
