@@ -46,6 +46,12 @@
 # SERVE_DEBUG_NODE_AS_SPORE=1 puts a Node server in spore's place, to debug
 # this script without spore serve; its figures say nothing about spore.
 set -euo pipefail
+if [ $# -gt 0 ]; then
+  # It takes no arguments; its settings are the variables above.
+  sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+  [ "$1" = --help ] || [ "$1" = -h ]
+  exit
+fi
 cd "$(dirname "$0")/.."
 secs=${SERVE_SECONDS:-10}
 rounds=${SERVE_ROUNDS:-2}
