@@ -24,7 +24,11 @@
 #     take Node's better setting per cell;
 #   - the mlp at concurrency 64 against the same spore server's
 #     mlp_unbatched, the same file with max_batch_size 0 (batching off:
-#     each request runs alone);
+#     each request runs alone); and both again with the request in Triton's
+#     binary-data extension (bench/serve_client.js binbody), which spares
+#     the server the JSON numbers, to show what batching does where the
+#     decoding is not most of a request's cost (no target; Node has no
+#     column there, as it speaks JSON only);
 #   - before that load, on each server, after 20 one-row requests to warm
 #     up both ends, one request of 3, 9, 24, 37 and 50 rows (batch sizes the
 #     server has not seen) and then 30 more at that size
@@ -115,6 +119,7 @@ model mlp mlp.onnx 64
 model cnn cnn.onnx 64
 model mlp_unbatched mlp.onnx 0
 node bench/serve_client.js body 1 > "$out/body.json"
+binlen=$(node bench/serve_client.js binbody 1 "$out/body.bin")
 
 # wait_ready PID URL LOG: polls URL until it answers 200; fails if the
 # process exits first or 120 s pass.
@@ -151,7 +156,8 @@ wait_ready "$spid" "http://127.0.0.1:$sport/v2/health/ready" "$out/spore.log"
 for t in 1 2; do
   wait_ready "${npid[$t]}" "http://127.0.0.1:$((nport + t - 1))/v2/health/ready" "$out/node$t.log"
 done
-declare -A url=([spore]="http://127.0.0.1:$sport" [spore_off]="http://127.0.0.1:$sport" [node1t]="http://127.0.0.1:$nport" [node2t]="http://127.0.0.1:$((nport + 1))")
+declare -A url=([spore]="http://127.0.0.1:$sport" [spore_off]="http://127.0.0.1:$sport"
+  [spore_bin]="http://127.0.0.1:$sport" [spore_bin_off]="http://127.0.0.1:$sport" [node1t]="http://127.0.0.1:$nport" [node2t]="http://127.0.0.1:$((nport + 1))")
 
 # First requests at new batch sizes, before any load has shown the
 # servers another batch size.
@@ -162,12 +168,15 @@ for m in mlp cnn; do
   done
 done
 
-# run MODEL CONC SERVER [URL_MODEL]: one wrk cell after a warm-up.
+# run MODEL CONC SERVER [URL_MODEL [BODY...]]: one wrk cell after a
+# warm-up; BODY is the JSON body unless given (the binary one and its
+# header length).
 run() {
   local target="${url[$3]}/v2/models/${4:-$1}/infer"
-  local threads=1
-  wrk -t$threads -c"$2" -d1s -s bench/serve_post.lua "$target" -- "$out/body.json" > /dev/null
-  wrk -t$threads -c"$2" -d"${secs}s" --timeout 10s -s bench/serve_post.lua "$target" -- "$out/body.json" |
+  local body=("$out/body.json")
+  [ $# -gt 4 ] && body=("${@:5}")
+  wrk -t1 -c"$2" -d1s -s bench/serve_post.lua "$target" -- "${body[@]}" > /dev/null
+  wrk -t1 -c"$2" -d"${secs}s" --timeout 10s -s bench/serve_post.lua "$target" -- "${body[@]}" |
     tail -1 >> "$out/res/${1}_c$2_$3.json"
 }
 for round in $(seq "$rounds"); do
@@ -181,6 +190,9 @@ for round in $(seq "$rounds"); do
   done
   echo "round $round/$rounds: mlp, concurrency 64: spore with batching off..." >&2
   run mlp 64 spore_off mlp_unbatched
+  echo "round $round/$rounds: mlp, concurrency 64: spore with binary bodies, batching on and off..." >&2
+  run mlp 64 spore_bin mlp "$out/body.bin" "$binlen"
+  run mlp 64 spore_bin_off mlp_unbatched "$out/body.bin" "$binlen"
 done
 
 node - "$out/res" "$secs" "$delay" "$rounds" "$instances" <<'JS'
@@ -227,6 +239,10 @@ for (const m of ['mlp', 'cnn']) {
       const off = cell(m, c, 'spore_off');
       show('spore, batching off', off, [x(spore.rps / off.rps) + ' on/off', '']);
       checks.push(['mlp c64: batching >= 3x batching off (req/s)', spore.rps / off.rps, spore.rps >= 3 * off.rps]);
+      const bin = cell(m, c, 'spore_bin');
+      const binOff = cell(m, c, 'spore_bin_off');
+      show('spore, binary body', bin);
+      show('spore, binary, batching off', binOff, [x(bin.rps / binOff.rps) + ' on/off', '']);
     }
   }
 }

@@ -6,6 +6,11 @@
 //     (both served models take MNIST-sized images), whose data are N(0, 1)
 //     from a fixed seed, written with 6 significant digits.
 //
+//   node bench/serve_client.js binbody BATCH FILE
+//     writes the same request in Triton's binary-data extension to FILE (a
+//     JSON header, then the tensor's raw little-endian float32s) and prints
+//     the header's length, the request's Inference-Header-Content-Length.
+//
 //   node bench/serve_client.js first URL BATCH...
 //     opens one keep-alive connection (a GET of /v2/health/ready on URL's
 //     host) and warms both ends up with 20 one-row requests to URL, so that
@@ -108,14 +113,30 @@ async function first(url, batches, warm) {
   return results;
 }
 
+// binBody returns a BATCH-row request in the binary-data extension and
+// the length of its JSON header.
+function binBody(batch) {
+  const n = batch * 784;
+  const header = Buffer.from(JSON.stringify({
+    inputs: [{ name: 'x', shape: [batch, 1, 28, 28], datatype: 'FP32', parameters: { binary_data_size: 4 * n } }],
+  }));
+  const data = Buffer.alloc(4 * n);
+  normals(n, 1).forEach((v, i) => data.writeFloatLE(v, 4 * i));
+  return { bytes: Buffer.concat([header, data]), headerLength: header.length };
+}
+
 async function main() {
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'body' && args.length === 1) {
     process.stdout.write(body(batchArg(args[0])) + '\n');
+  } else if (cmd === 'binbody' && args.length === 2) {
+    const { bytes, headerLength } = binBody(batchArg(args[0]));
+    require('fs').writeFileSync(args[1], bytes);
+    console.log(headerLength);
   } else if (cmd === 'first' && args.length >= 2) {
     for (const r of await first(args[0], args.slice(1).map(batchArg), 30)) console.log(JSON.stringify(r));
   } else {
-    throw new Error('usage: node serve_client.js body BATCH | first URL BATCH...');
+    throw new Error('usage: node serve_client.js body BATCH | binbody BATCH FILE | first URL BATCH...');
   }
 }
 

@@ -3,6 +3,9 @@
 -- serve.sh tabulates (latencies in microseconds).
 --
 -- Usage: wrk -t1 -c64 -d10s -s bench/serve_post.lua URL -- BODY.json
+--        wrk ... -s bench/serve_post.lua URL -- BODY.bin HEADER_LENGTH
+-- The second form sends a body in Triton's binary-data extension, whose
+-- JSON header is HEADER_LENGTH bytes long.
 
 function init(args)
   if args[1] == nil then
@@ -12,7 +15,12 @@ function init(args)
   wrk.body = f:read("*a")
   f:close()
   wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
+  if args[2] == nil then
+    wrk.headers["Content-Type"] = "application/json"
+  else
+    wrk.headers["Content-Type"] = "application/octet-stream"
+    wrk.headers["Inference-Header-Content-Length"] = args[2]
+  end
 end
 
 function done(summary, latency, requests)
