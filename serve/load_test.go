@@ -376,6 +376,19 @@ func TestLoadAndFaults(t *testing.T) {
 		}(c)
 	}
 
+	// Should the test stop early (a t.Fatal), the clients and the server
+	// must not go on running under the tests that follow.
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	t.Cleanup(func() {
+		halt()
+		hs.Close()
+		wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+
 	start := time.Now()
 	warm := max(dur/4, 3*time.Second)
 	time.Sleep(warm)
@@ -402,7 +415,7 @@ func TestLoadAndFaults(t *testing.T) {
 	if err := s.Shutdown(sctx); err != nil {
 		t.Errorf("server shutdown: %v", err)
 	}
-	close(stop)
+	halt()
 	wg.Wait()
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("Serve returned %v, want http.ErrServerClosed", err)
