@@ -330,3 +330,37 @@ func TestDynamicTwoDims(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicSmallBounds: bounds of 1, 2 and 3 (laid out at 4, held to
+// the bound) and a spec without dynamic dimensions.
+func TestDynamicSmallBounds(t *testing.T) {
+	f := func(x *spore.Tensor) *spore.Tensor { return ops.Tanh(ops.Sum(ops.Mul(x, x), 1)) }
+	for _, bound := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(bound), func(t *testing.T) {
+			dyn := spore.NewJit(f, spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{bound}}}})
+			if err := dyn.CompileSpec(); err != nil {
+				t.Fatal(err)
+			}
+			for n := 1; n <= bound+1; n++ { // bound+1 falls back
+				x := dynInput(n, 4)
+				if d, err := maxDiff(dyn.Fn(x), f(x)); err != nil || d > 1e-6 {
+					t.Errorf("batch %d: max diff %g %v", n, d, err)
+				}
+			}
+			if st := dyn.Stats(); st.Compiles != 2 || st.DynamicFallback != "" {
+				t.Errorf("%d compiles (want the signature and batch %d's), fallback %q", st.Compiles, bound+1, st.DynamicFallback)
+			}
+		})
+	}
+	static := spore.NewJit(f, spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{2, 4}}}})
+	if err := static.CompileSpec(); err != nil {
+		t.Fatal(err)
+	}
+	x := dynInput(2, 4)
+	if d, err := maxDiff(static.Fn(x), f(x)); err != nil || d > 1e-6 {
+		t.Errorf("static spec: max diff %g %v", d, err)
+	}
+	if st := static.Stats(); st.Compiles != 1 {
+		t.Errorf("static spec: %d compiles", st.Compiles)
+	}
+}

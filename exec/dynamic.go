@@ -877,7 +877,11 @@ func (df *differ) walk(vs []reflect.Value, path []pathStep, depth int) error {
 
 // rebuild returns a copy of v (settable, of v's type) with the integers at
 // sites, whose paths start at depth, set to their forms at x. Parts of v
-// not on a site's path are shared, not copied.
+// not on a site's path are shared, not copied. The attributes at the
+// bounds that a dynamic plan copies from are never run themselves (every
+// size, the bounds' included, runs a copy), so the scratch pools some
+// attributes hold (freelist.List) are empty when copied, and each copy
+// pools its own.
 func rebuild(v reflect.Value, sites []site, depth int, x *[MaxDynamicVars]int) reflect.Value {
 	if len(sites) == 1 && len(sites[0].path) == depth {
 		n := reflect.New(v.Type()).Elem()

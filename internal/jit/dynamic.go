@@ -22,7 +22,11 @@ import (
 //
 // Dynamic dimensions are matched by order across arguments: the k-th -1
 // of every argument is the same dimension (a batch shared by all inputs)
-// and must have the same bound and, in a call, the same size.
+// and must have the same bound and, in a call, the same size. The plan
+// is traced and laid out at the bounds, and at a few small sizes (1, 2
+// and 3) to fit it, so the function must accept those; a bound below 4 is
+// laid out at 4 (calls are still held to the bound), and a bound of 1 is
+// the static dimension 1.
 type InputSpec struct {
 	// DType is the argument's element type.
 	DType tensor.DType
@@ -62,7 +66,11 @@ var ErrNoInputSpec = errors.New("jit: the function has no input signature (Confi
 type dynState struct {
 	specs []InputSpec
 	dims  [][]int // per argument and dimension: its dynamic variable, or -1
-	bound []int   // per variable
+	bound []int   // per variable: the largest size a call may have
+	lay   []int   // per variable: the size the plan is traced and laid out at
+	// static is each argument's shape with its static dimensions (and 1
+	// for a dynamic one bounded by 1).
+	static [][]int
 	min   []int   // per variable: 1, or 2 when size 1 is left to per-shape plans
 	e     *entry  // the compiled signature; nil until compiled
 	// failed says why the signature cannot be served by one plan; calls
@@ -70,15 +78,22 @@ type dynState struct {
 	failed string
 }
 
+// minLayout is the least bound a dynamic plan is laid out and traced at:
+// fitting needs two sizes besides 1 and the bound (2 and 3), so a smaller
+// bound is served by a plan laid out for this one (a few rows more of
+// memory), while calls are still held to the bound given.
+const minLayout = 4
+
 // newDynState validates specs (a bad signature is a programming error:
-// Jit panics, naming the argument).
+// Jit panics, naming the argument). A dynamic dimension bounded by 1 is
+// the static dimension 1.
 func newDynState(name string, specs []InputSpec) *dynState {
 	d := &dynState{specs: specs}
+	var maxes []int // by dynamic dimension k, across inputs
 	for i, s := range specs {
 		if s.DType.Size() == 0 {
 			panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: invalid dtype %v", name, i, s.DType))
 		}
-		dims := make([]int, len(s.Shape))
 		k := 0
 		for dim, n := range s.Shape {
 			switch {
@@ -89,26 +104,47 @@ func newDynState(name string, specs []InputSpec) *dynState {
 				if s.Max[k] < 1 {
 					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: bound %d of dynamic dimension %d must be at least 1", name, i, s.Shape, s.Max[k], dim))
 				}
-				if k == len(d.bound) {
-					if k == exec.MaxDynamicVars {
-						panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: more than %d dynamic dimensions", name, i, exec.MaxDynamicVars))
-					}
-					d.bound = append(d.bound, s.Max[k])
-				} else if d.bound[k] != s.Max[k] {
-					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: dynamic dimension %d has bound %d, another input's has %d (the k-th dynamic dimensions of all inputs are one dimension)", name, i, k, s.Max[k], d.bound[k]))
+				if k == len(maxes) {
+					maxes = append(maxes, s.Max[k])
+				} else if maxes[k] != s.Max[k] {
+					panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d]: dynamic dimension %d has bound %d, another input's has %d (the k-th dynamic dimensions of all inputs are one dimension)", name, i, k, s.Max[k], maxes[k]))
 				}
-				dims[dim] = k
 				k++
 			case n < 0:
 				panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: dimension %d is %d; want a size or -1", name, i, s.Shape, dim, n))
-			default:
-				dims[dim] = -1
 			}
 		}
 		if k != len(s.Max) {
 			panic(core.Errorf("Jit", "%s: JitConfig.Inputs[%d] %v: %d dynamic dimensions but %d bounds in Max", name, i, s.Shape, k, len(s.Max)))
 		}
+	}
+	// Dimensions bounded by 1 are static; the others are the plan's
+	// variables, in order.
+	varOf := make([]int, len(maxes))
+	for k, m := range maxes {
+		varOf[k] = -1
+		if m > 1 {
+			if len(d.bound) == exec.MaxDynamicVars {
+				panic(core.Errorf("Jit", "%s: JitConfig.Inputs: more than %d dynamic dimensions", name, exec.MaxDynamicVars))
+			}
+			varOf[k] = len(d.bound)
+			d.bound = append(d.bound, m)
+			d.lay = append(d.lay, max(m, minLayout))
+		}
+	}
+	for _, s := range specs {
+		dims := make([]int, len(s.Shape))
+		static := make([]int, len(s.Shape))
+		k := 0
+		for dim, n := range s.Shape {
+			dims[dim], static[dim] = -1, n
+			if n == -1 {
+				dims[dim], static[dim] = varOf[k], 1
+				k++
+			}
+		}
 		d.dims = append(d.dims, dims)
+		d.static = append(d.static, static)
 	}
 	d.min = make([]int, len(d.bound))
 	for j := range d.min {
@@ -135,7 +171,7 @@ func (d *dynState) fits(xs []*Tensor) bool {
 			j := d.dims[i][dim]
 			switch {
 			case j < 0:
-				if n != s.Shape[dim] {
+				if n != d.static[i][dim] {
 					return false
 				}
 			case n < d.min[j] || n > d.bound[j] || size[j] != 0 && size[j] != n:
@@ -175,7 +211,7 @@ func (d *dynState) metas(x []int) []tensor.Meta {
 	ms := make([]tensor.Meta, len(d.specs))
 	for i, s := range d.specs {
 		shape := make(tensor.Shape, len(s.Shape))
-		for dim, n := range s.Shape {
+		for dim, n := range d.static[i] {
 			if j := d.dims[i][dim]; j >= 0 {
 				n = x[j]
 			}
@@ -191,21 +227,21 @@ func (d *dynState) metas(x []int) []tensor.Meta {
 // verification sizes: every variable at 3 (or another size not yet used)
 // and every variable at 1, which comes last.
 func (d *dynState) samples() (fit, verify [][]int, ones []int) {
-	nv := len(d.bound)
+	nv := len(d.lay)
 	alt := make([]int, nv)
-	for j, b := range d.bound {
+	for j, b := range d.lay {
 		alt[j] = 2
 		if b <= 2 {
 			alt[j] = 1
 		}
-		x := append([]int(nil), d.bound...)
+		x := append([]int(nil), d.lay...)
 		x[j] = alt[j]
 		fit = append(fit, x)
 	}
 	mid := make([]int, nv)
 	useMid, useOnes := false, false
 	ones = make([]int, nv)
-	for j, b := range d.bound {
+	for j, b := range d.lay {
 		mid[j] = alt[j]
 		if b > 3 {
 			mid[j], useMid = 3, true
@@ -324,10 +360,16 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 	start := time.Now()
 	e, rec, perr := st.compileAtBounds(consts, trace)
 	if perr != nil {
-		d.failed = fmt.Sprintf("input signature served by per-shape plans: compiling at the bounds %v: %v", d.bound, perr)
+		d.failed = fmt.Sprintf("input signature served by per-shape plans: compiling at sizes %v: %v", d.lay, perr)
 		st.stats.DynamicFallback = d.failed
 		fmt.Fprintf(os.Stderr, "spore: WARNING: Jit(%s): %s\n", st.name, d.failed)
 		return nil
+	}
+	if len(d.lay) == 0 {
+		// Every dimension is static (or bounded by 1): one plan of one
+		// shape, nothing to fit.
+		d.e = e
+		return rec
 	}
 	fit, verify, ones := d.samples()
 	var samples []exec.Sample
@@ -348,7 +390,7 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 			break
 		}
 	}
-	spec := exec.DynamicSpec{Dims: d.dims, Bound: d.bound}
+	spec := exec.DynamicSpec{Dims: d.dims, Bound: d.lay}
 	if ok {
 		withOnes := ones != nil && traceAt(ones)
 		err = e.res.Plan.MakeDynamic(spec, samples)
@@ -356,7 +398,7 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 			// The graph at size 1 may differ (a broadcast it needs no
 			// longer): sizes from 2 then share the plan, and size 1 gets
 			// per-shape plans.
-			min := make([]int, len(d.bound))
+			min := make([]int, len(d.lay))
 			for j := range min {
 				min[j] = 2
 			}
@@ -415,7 +457,7 @@ func (st *jitState) sameTraces(trace traceFunc, sizes [][]int, ones []int) (err 
 			return outs
 		})
 	}
-	g, err := raw(d.bound)
+	g, err := raw(d.lay)
 	if err != nil {
 		return err
 	}
@@ -431,7 +473,7 @@ func (st *jitState) sameTraces(trace traceFunc, sizes [][]int, ones []int) (err 
 	if err != nil {
 		return err
 	}
-	return exec.CheckTraces(g, exec.DynamicSpec{Dims: d.dims, Bound: d.bound}, samples, exec.Sample{Graph: og, Sizes: ones})
+	return exec.CheckTraces(g, exec.DynamicSpec{Dims: d.dims, Bound: d.lay}, samples, exec.Sample{Graph: og, Sizes: ones})
 }
 
 // compileAtBounds compiles the signature at its bounds, returning what
@@ -444,7 +486,7 @@ func (st *jitState) compileAtBounds(consts string, trace traceFunc) (e *entry, r
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	e, rec = st.compile(st.dyn.metas(st.dyn.bound), consts, trace)
+	e, rec = st.compile(st.dyn.metas(st.dyn.lay), consts, trace)
 	return e, rec, nil
 }
 
