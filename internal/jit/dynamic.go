@@ -71,8 +71,8 @@ type dynState struct {
 	// static is each argument's shape with its static dimensions (and 1
 	// for a dynamic one bounded by 1).
 	static [][]int
-	min   []int   // per variable: 1, or 2 when size 1 is left to per-shape plans
-	e     *entry  // the compiled signature; nil until compiled
+	min    []int  // per variable: 1, or 2 when size 1 is left to per-shape plans
+	e      *entry // the compiled signature; nil until compiled
 	// failed says why the signature cannot be served by one plan; calls
 	// then take per-shape plans.
 	failed string
