@@ -69,6 +69,9 @@ func vitShape() []int {
 func TestDynamicBatchModels(t *testing.T) {
 	for _, m := range dynModels {
 		t.Run(m.name, func(t *testing.T) {
+			for _, c := range []spore.JitConfig{{Level: spore.O0}, {Level: spore.O2}, {Precision: "O2"}} {
+				t.Run(fmt.Sprintf("level %v precision %q", c.Level, c.Precision), func(t *testing.T) { dynLevel(t, m, c) })
+			}
 			shape := m.shape
 			if shape == nil {
 				shape = vitShape()
@@ -95,6 +98,22 @@ func TestDynamicBatchModels(t *testing.T) {
 			if st.Compiles != 1 || st.DynamicFallback != "" {
 				t.Errorf("dynamic: %d compiles (want 1), fallback %q, retraces %q", st.Compiles, st.DynamicFallback, st.Retraces)
 			}
+			// Graph mode globally, the cell's own signature (SetInputs).
+			func() {
+				defer spore.SetContext(spore.WithMode(spore.GetContext().Mode))
+				spore.SetContext(spore.WithMode(spore.GraphMode))
+				cell := net
+				cell.Base().SetInputs(spec)
+				for _, n := range m.sizes {
+					x := dynInput(n, shape...)
+					if d, err := maxDiff(cell.Base().Call(x), per.Fn(x)); err != nil || d != 0 {
+						t.Errorf("Graph mode, SetInputs, batch %d: against the per-shape plan: max diff %g %v", n, d, err)
+					}
+				}
+				if st := cell.Base().JitStats(); st.Compiles != 1 {
+					t.Errorf("Graph mode, SetInputs: %d compiles, want 1 (fallback %q)", st.Compiles, st.DynamicFallback)
+				}
+			}()
 			if st.SampleCompiles == 0 {
 				t.Errorf("dynamic: no sample compiles: the fit was not verified")
 			}
@@ -102,6 +121,30 @@ func TestDynamicBatchModels(t *testing.T) {
 				t.Errorf("per-shape: %d compiles, want %d", ps.Compiles, len(m.sizes))
 			}
 		})
+	}
+}
+
+// dynLevel checks m's dynamic plan against per-shape plans at a level or
+// precision other than the default.
+func dynLevel(t *testing.T, m dynModel, cfg spore.JitConfig) {
+	shape := m.shape
+	if shape == nil {
+		shape = vitShape()
+	}
+	net := m.cell()
+	spec := spore.InputSpec{DType: spore.Float32, Shape: append([]int{-1}, shape...), Max: []int{m.bound}}
+	fn := func(xs ...*spore.Tensor) *spore.Tensor { return net.Base().Call(xs...) }
+	per := spore.NewJit(fn, cfg)
+	cfg.Inputs = []spore.InputSpec{spec}
+	dyn := spore.NewJit(fn, cfg)
+	for _, n := range m.sizes {
+		x := dynInput(n, shape...)
+		if d, err := maxDiff(dyn.Fn(x), per.Fn(x)); err != nil || d != 0 {
+			t.Errorf("batch %d: against the per-shape plan: max diff %g %v", n, d, err)
+		}
+	}
+	if st := dyn.Stats(); st.Compiles != 1 || st.DynamicFallback != "" {
+		t.Errorf("%d compiles (want 1), fallback %q", st.Compiles, st.DynamicFallback)
 	}
 }
 
