@@ -407,3 +407,36 @@ func TestDynamicSmallBounds(t *testing.T) {
 		t.Errorf("static spec: %d compiles", st.Compiles)
 	}
 }
+
+// TestDynamicRefusesOne: a function that refuses batch 1 (as BatchNorm in
+// training does) refuses it compiled too — batch 1 takes a per-shape plan,
+// which fails as PyNative mode does — while larger batches share the plan.
+func TestDynamicRefusesOne(t *testing.T) {
+	f := func(x *spore.Tensor) *spore.Tensor {
+		if x.Shape()[0] < 2 {
+			panic(fmt.Sprintf("want at least 2 rows, got %v", x.Shape()))
+		}
+		return ops.Sub(x, ops.MeanKeepDims(x, 1))
+	}
+	dyn := spore.NewJit(f, spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{8}}}})
+	if err := dyn.CompileSpec(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 5, 8} {
+		x := dynInput(n, 4)
+		if d, err := maxDiff(dyn.Fn(x), f(x)); err != nil || d > 1e-6 {
+			t.Errorf("batch %d: max diff %g %v", n, d, err)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "want at least 2 rows") {
+				t.Errorf("batch 1: %v, want the function's own refusal", r)
+			}
+		}()
+		dyn.Fn(dynInput(1, 4))
+	}()
+	if st := dyn.Stats(); st.Compiles != 1 || st.DynamicFallback != "" {
+		t.Errorf("%d compiles (want 1), fallback %q", st.Compiles, st.DynamicFallback)
+	}
+}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -32,6 +33,10 @@ type DynamicSpec struct {
 	// traced and laid out at; Min is its least (1 when nil).
 	Bound, Min []int
 }
+
+// ErrStructure is wrapped by MakeDynamic's errors when a sample's graph
+// has other values or wiring than the bounds' (not merely other sizes).
+var ErrStructure = errors.New("another graph")
 
 // Sample is the plan's function traced and optimised again, at other
 // sizes of its dynamic variables.
@@ -376,17 +381,17 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 	}
 	for k, s := range samples {
 		if len(s.Graph.Values) != len(g.Values) || len(s.Graph.Outputs) != len(g.Outputs) || len(s.Graph.Assigns) != len(g.Assigns) {
-			return nil, fmt.Errorf("at sizes %v the graph has %d values, %d results and %d updates; at the bounds %d, %d and %d",
-				samples[k].Sizes, len(s.Graph.Values), len(s.Graph.Outputs), len(s.Graph.Assigns), len(g.Values), len(g.Outputs), len(g.Assigns))
+			return nil, fmt.Errorf("%w: at sizes %v the graph has %d values, %d results and %d updates; at the bounds %d, %d and %d",
+				ErrStructure, samples[k].Sizes, len(s.Graph.Values), len(s.Graph.Outputs), len(s.Graph.Assigns), len(g.Values), len(g.Outputs), len(g.Assigns))
 		}
 		for i, o := range s.Graph.Outputs {
 			if o.ID != g.Outputs[i].ID {
-				return nil, fmt.Errorf("at sizes %v result %d is %%%d, at the bounds %%%d", s.Sizes, i, o.ID, g.Outputs[i].ID)
+				return nil, fmt.Errorf("%w: at sizes %v result %d is %%%d, at the bounds %%%d", ErrStructure, s.Sizes, i, o.ID, g.Outputs[i].ID)
 			}
 		}
 		for i, a := range s.Graph.Assigns {
 			if a.Val.ID != g.Assigns[i].Val.ID || a.Param.ID != g.Assigns[i].Param.ID {
-				return nil, fmt.Errorf("at sizes %v update %d differs", s.Sizes, i)
+				return nil, fmt.Errorf("%w: at sizes %v update %d differs", ErrStructure, s.Sizes, i)
 			}
 		}
 	}
@@ -602,7 +607,7 @@ func sameStructure(vs []*graph.Value, samples []Sample) error {
 			ok = ok && w.Args[a].ID == v.Args[a].ID
 		}
 		if !ok {
-			return fmt.Errorf("the graph traced at sizes %v differs from the bounds' at %s (there %s)", samples[k].Sizes, name(v), name(w))
+			return fmt.Errorf("%w: the graph traced at sizes %v differs from the bounds' at %s (there %s)", ErrStructure, samples[k].Sizes, name(v), name(w))
 		}
 	}
 	return nil

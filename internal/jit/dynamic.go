@@ -222,40 +222,23 @@ func (d *dynState) metas(x []int) []tensor.Meta {
 	return ms
 }
 
-// samples returns the sizes to trace at besides the bounds: first one per
-// variable, that variable alone moved off its bound (to fit), then the
-// verification sizes: every variable at 3 (or another size not yet used)
-// and every variable at 1, which comes last.
+// samples returns the sizes to trace at besides the layout bounds (each
+// at least minLayout): first one per variable, that variable alone moved
+// to 2 (to fit), then every variable at 3 (to verify), and every variable
+// at 1, tried last (a function may trace another graph there).
 func (d *dynState) samples() (fit, verify [][]int, ones []int) {
 	nv := len(d.lay)
-	alt := make([]int, nv)
-	for j, b := range d.lay {
-		alt[j] = 2
-		if b <= 2 {
-			alt[j] = 1
-		}
+	for j := range nv {
 		x := append([]int(nil), d.lay...)
-		x[j] = alt[j]
+		x[j] = 2
 		fit = append(fit, x)
 	}
 	mid := make([]int, nv)
-	useMid, useOnes := false, false
 	ones = make([]int, nv)
-	for j, b := range d.lay {
-		mid[j] = alt[j]
-		if b > 3 {
-			mid[j], useMid = 3, true
-		}
-		ones[j] = 1
-		useOnes = useOnes || alt[j] != 1
+	for j := range nv {
+		mid[j], ones[j] = 3, 1
 	}
-	if useMid {
-		verify = append(verify, mid)
-	}
-	if !useOnes {
-		ones = nil
-	}
-	return fit, verify, ones
+	return fit, [][]int{mid}, ones
 }
 
 // dynUsable reports whether the dynamic entry can run xs: the plan runs
@@ -277,10 +260,12 @@ func dynUsable(e *entry, xs []*Tensor) bool {
 
 // CompileSpec compiles the function's input signature (Config.Inputs)
 // now, before any call, so that no call compiles: a server does it when it
-// loads a model. It also runs the plan once on zeros (exec.Plan.Warm:
+// loads a model. Where size 1 of a dynamic dimension needs its own plan
+// (the function traces another graph there) it compiles that too, unless
+// the function refuses size 1, which calls there then report. It also
+// runs the plan once on zeros (exec.Plan.Warm:
 // not for a function that updates parameters or has effects), so that the
-// first call costs what any call does. Where size 1 of a dynamic dimension needs its own plan
-// (see Config.Inputs) it compiles that too. It returns ErrNoInputSpec for
+// first call costs what any call does. It returns ErrNoInputSpec for
 // a function without a signature, an error for one that is not a function
 // of tensors only, and, when the signature cannot be served by one plan,
 // an error saying why (calls then compile per-shape plans, as without a
@@ -345,7 +330,12 @@ func (j *Func[F]) CompileSpec() error {
 			for i, m := range d.metas(x) {
 				xs[i] = core.NewOf(m)
 			}
-			st.lookup(xs, "", tr)
+			// A function that refuses size 1 refuses it in every call
+			// there, not here.
+			func() {
+				defer func() { _ = recover() }()
+				st.lookup(xs, "", tr)
+			}()
 		}
 	}()
 	return err
@@ -392,34 +382,40 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 	}
 	spec := exec.DynamicSpec{Dims: d.dims, Bound: d.lay}
 	if ok {
-		withOnes := ones != nil && traceAt(ones)
-		err = e.res.Plan.MakeDynamic(spec, samples)
-		if err != nil && withOnes {
+		twos := make([]int, len(d.lay))
+		for j := range twos {
+			twos[j] = 2
+		}
+		n := len(samples)
+		if !traceAt(ones) {
+			// The function refuses size 1 (or fails there): that size
+			// takes per-shape plans, which fail as PyNative mode does.
+			spec.Min = twos
+			err = e.res.Plan.MakeDynamic(spec, samples)
+			d.min = twos
+		} else if err = e.res.Plan.MakeDynamic(spec, samples); err != nil {
 			// The graph at size 1 may differ (a broadcast it needs no
 			// longer): sizes from 2 then share the plan, and size 1 gets
-			// per-shape plans.
-			min := make([]int, len(d.lay))
-			for j := range min {
-				min[j] = 2
-			}
-			spec.Min = min
-			if err2 := e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]); err2 == nil {
-				err = nil
-				d.min = min
-				// If the graphs as traced, before any pass, agree at size 1
-				// too, the difference is a pass's (a broadcast to a size
-				// of 1 dropped), and the plan serves size 1 as well.
-				if st.sameTraces(trace, append(fit, verify...), ones) == nil {
+			// per-shape plans...
+			errOnes := err
+			spec.Min = twos
+			if err = e.res.Plan.MakeDynamic(spec, samples[:n]); err == nil {
+				d.min = twos
+				// ...unless the graph at size 1 has another structure only
+				// after the passes, and the graphs as traced agree there:
+				// the difference is a pass's (a broadcast to a size of 1
+				// dropped), and the plan serves size 1 as well.
+				if errors.Is(errOnes, exec.ErrStructure) && st.sameTraces(trace, append(fit, verify...), ones) == nil {
 					spec.Min = nil
-					if e.res.Plan.MakeDynamic(spec, samples[:len(samples)-1]) == nil {
-						d.min = make([]int, len(d.bound))
+					if e.res.Plan.MakeDynamic(spec, samples[:n]) == nil {
+						d.min = make([]int, len(d.lay))
 						for j := range d.min {
 							d.min[j] = 1
 						}
 					}
 				}
 			} else {
-				err = fmt.Errorf("%v; from size 2: %v", err, err2)
+				err = fmt.Errorf("%v; from size 2: %v", errOnes, err)
 			}
 		}
 	}
