@@ -117,6 +117,49 @@ func impure(g *graph.Graph) bool {
 	return false
 }
 
+// PrepareSizes builds, for a dynamic plan, the state of every size it
+// serves (headers' shapes and buffers, size-dependent attributes) now
+// rather than on each size's first run, when there are at most as many
+// sizes as it keeps (256); it returns how many it built. A server calls it
+// at load time so that no request at a new batch size pays even that.
+func (p *Plan) PrepareSizes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.dyn
+	if d == nil {
+		return 0
+	}
+	total := 1
+	for j := range d.nvars {
+		total *= d.bound[j] - d.min[j] + 1
+		if total > maxSizes {
+			return 0
+		}
+	}
+	var x [MaxDynamicVars]int
+	for j := range d.nvars {
+		x[j] = d.min[j]
+	}
+	built := 0
+	for {
+		if d.sizes[x] == nil {
+			d.sizes[x] = d.build(&x)
+			built++
+		}
+		j := 0
+		for ; j < d.nvars; j++ { // the next sizes, the first variable fastest
+			if x[j] < d.bound[j] {
+				x[j]++
+				break
+			}
+			x[j] = d.min[j]
+		}
+		if j == d.nvars {
+			return built
+		}
+	}
+}
+
 // Dynamic reports whether MakeDynamic made p serve dynamic sizes.
 func (p *Plan) Dynamic() bool { return p.dyn != nil }
 

@@ -264,8 +264,9 @@ func dynUsable(e *entry, xs []*Tensor) bool {
 // (the function traces another graph there) it compiles that too, unless
 // the function refuses size 1, which calls there then report. It also
 // runs the plan once on zeros (exec.Plan.Warm:
-// not for a function that updates parameters or has effects), so that the
-// first call costs what any call does. It returns ErrNoInputSpec for
+// not for a function that updates parameters or has effects) and builds
+// what each size needs (exec.Plan.PrepareSizes), so that the first call
+// at any size costs what any call does. It returns ErrNoInputSpec for
 // a function without a signature, an error for one that is not a function
 // of tensors only, and, when the signature cannot be served by one plan,
 // an error saying why (calls then compile per-shape plans, as without a
@@ -314,6 +315,7 @@ func (j *Func[F]) CompileSpec() error {
 		// One run at the bounds, so that the first call pays nothing a
 		// plan pays on its first run (weights packed, memory touched).
 		d.e.res.Plan.Warm()
+		d.e.res.Plan.PrepareSizes()
 		// Size 1, where it has plans of its own.
 		var ones []int
 		for k, m := range min {
