@@ -51,6 +51,12 @@ type Config struct {
 	// with the size other than in affine integers: a float 1/n, ceil(n/2),
 	// control flow over a dynamic dimension) also falls back, with the
 	// reason in Stats.DynamicFallback and a warning on standard error.
+	// Size 1 of a dynamic dimension runs the plan too unless the function
+	// traces another graph there (other than by dropping a broadcast or a
+	// reshape that is a no-op at 1) or refuses it: size 1 then has a
+	// per-shape plan of its own, which CompileSpec compiles ahead too.
+	// Stats.Compiles counts the signature once; Stats.SampleCompiles the
+	// extra traces made to fit it.
 	Inputs []InputSpec
 	// Precision is the function's automatic mixed precision (amp.Level):
 	// at O2 its matmuls and convolutions compute in bfloat16, at O3 every
