@@ -63,6 +63,13 @@ type Sample struct {
 // constant's contents, a parameter's shape), or when the plan holds what a
 // prefix cannot serve: control flow or packed arguments over a dynamic
 // value, or values sharing a buffer whose sizes differ at some size.
+//
+// What it cannot see: a closure inside attributes is compared by its code,
+// not by what it captures, and an integer is fitted from the sizes
+// sampled. The fit is exact at every sample (bounds, 2, 3 and 1 as jit
+// samples them), so a size-dependent integer that is not affine (a step
+// at a threshold, a ceiling, a remainder) is caught unless it happens to
+// be affine at all of them.
 func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 	d, err := newDynamic(p, spec, samples)
 	if err != nil {
