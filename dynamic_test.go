@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/ops"
@@ -23,7 +24,7 @@ import (
 func dynInput(n int, rest ...int) *spore.Tensor {
 	shape := append([]int{n}, rest...)
 	x := tensor.New(spore.Float32, shape...)
-	d := x.Float32s()
+	d := x.Data().([]float32)
 	for i := range d {
 		d[i] = float32(math.Sin(float64(i)*0.37)) * 0.5
 	}
@@ -311,7 +312,7 @@ func TestDynamicBatchOps(t *testing.T) {
 				xs := make([]*spore.Tensor, c.inputs)
 				for i := range xs {
 					xs[i] = dynInput(n, 4)
-					d := xs[i].Float32s()
+					d := xs[i].Data().([]float32)
 					for k := range d {
 						d[k] += float32(i)
 					}
@@ -438,5 +439,48 @@ func TestDynamicRefusesOne(t *testing.T) {
 	}()
 	if st := dyn.Stats(); st.Compiles != 1 || st.DynamicFallback != "" {
 		t.Errorf("%d compiles (want 1), fallback %q", st.Compiles, st.DynamicFallback)
+	}
+}
+
+// scaleAttrs hold a closure: what it captures is invisible to the graphs'
+// comparison, which sees only its code.
+type scaleAttrs struct{ factor func() float32 }
+
+// scalePrim multiplies by its attributes' factor.
+var scalePrim = func() *core.Prim {
+	p := &core.Prim{
+		Name:  "TestScaleByClosure",
+		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta { return in[0].Meta() },
+	}
+	p.Register(spore.Float32, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+		f := attrs.(scaleAttrs).factor()
+		o := out.Data().([]float32)
+		for i, v := range in[0].Data().([]float32) {
+			o[i] = v * f
+		}
+	})
+	return p
+}()
+
+// TestDynamicClosureCaught: an op whose attributes capture the batch size
+// in a closure passes the graphs' comparison, but the cross-check — the
+// signature's plan against the samples' own plans on the same inputs —
+// catches it, and the function falls back to per-shape plans, which give
+// PyNative mode's results.
+func TestDynamicClosureCaught(t *testing.T) {
+	f := func(x *spore.Tensor) *spore.Tensor {
+		n := float32(x.Shape()[0])
+		return core.Apply(scalePrim, scaleAttrs{factor: func() float32 { return n }}, ops.Add(x, x))
+	}
+	dyn := spore.NewJit(f, spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{8}}}})
+	err := dyn.CompileSpec()
+	if err == nil || !strings.Contains(err.Error(), "differs from that of a plan compiled there") {
+		t.Fatalf("CompileSpec: %v, want the cross-check's refusal", err)
+	}
+	for _, n := range []int{1, 3, 8} {
+		x := dynInput(n, 4)
+		if d, err := maxDiff(dyn.Fn(x), f(x)); err != nil || d != 0 {
+			t.Errorf("batch %d: max diff %g %v", n, d, err)
+		}
 	}
 }

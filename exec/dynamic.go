@@ -90,7 +90,7 @@ func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 // (an index check may): Warm then reports false, and the first call pays
 // the first run.
 func (p *Plan) Warm() (ok bool) {
-	if len(p.written) > 0 || len(p.assigns) > 0 || impure(p.g) {
+	if !p.Pure() {
 		return false
 	}
 	args := make([]*tensor.Tensor, len(p.inputs))
@@ -106,6 +106,13 @@ func (p *Plan) Warm() (ok bool) {
 	}()
 	p.run(args)
 	return true
+}
+
+// Pure reports whether running the plan changes nothing but its arena:
+// it updates no parameter and holds no op with effects (a random draw, a
+// print, a collective), so that it may be run for a check or a warm-up.
+func (p *Plan) Pure() bool {
+	return len(p.written) == 0 && len(p.assigns) == 0 && !impure(p.g)
 }
 
 // impure reports whether g or a region within it holds an op with

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/sporeml/spore/exec"
 	"github.com/sporeml/spore/graph"
@@ -366,14 +367,16 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 	fit, verify, ones := d.samples()
 	var samples []exec.Sample
 	var err error
+	var plans []*exec.Plan // the samples' own plans
 	traceAt := func(x []int) bool {
-		g, terr := st.traceOnly(d.metas(x), trace)
+		t, terr := st.traceOnly(d.metas(x), trace)
 		st.stats.SampleCompiles++
 		if terr != nil {
 			err = fmt.Errorf("at sizes %v: %v", x, terr)
 			return false
 		}
-		samples = append(samples, exec.Sample{Graph: g, Sizes: x})
+		samples = append(samples, exec.Sample{Graph: t.res.Graph, Sizes: x})
+		plans = append(plans, t.res.Plan)
 		return true
 	}
 	ok := true
@@ -418,6 +421,26 @@ func (st *jitState) compileDynamic(consts string, trace traceFunc) *CompileRecor
 				}
 			} else {
 				err = fmt.Errorf("%v; from size 2: %v", errOnes, err)
+			}
+		}
+	}
+	if err == nil {
+		// The plan at each sample's sizes computes what the sample's own
+		// plan does, bit for bit: what the graphs' comparison cannot see
+		// (a closure's captures) shows here.
+		for k, s := range samples {
+			if !d.fitsSizes(s.Sizes) {
+				continue
+			}
+			if cerr := crossCheck(e.res.Plan, plans[k], d.metas(s.Sizes)); cerr != nil {
+				if k < len(samples)-1 || !d.isOnes(s.Sizes) {
+					err = fmt.Errorf("at sizes %v: %v", s.Sizes, cerr)
+					break
+				}
+				// Size 1, whose graph differs: leave it its own plans.
+				for j := range d.min {
+					d.min[j] = 2
+				}
 			}
 		}
 	}
@@ -488,17 +511,88 @@ func (st *jitState) compileAtBounds(consts string, trace traceFunc) (e *entry, r
 	return e, rec, nil
 }
 
-// traceOnly traces and optimises fn at metas for a dynamic signature's
-// sample, returning the optimised graph or the trace's error.
-func (st *jitState) traceOnly(metas []tensor.Meta, trace traceFunc) (g *graph.Graph, err error) {
+// traceOnly traces and compiles fn at metas for a dynamic signature's
+// sample, returning the trace's error rather than panicking.
+func (st *jitState) traceOnly(metas []tensor.Meta, trace traceFunc) (t *traced, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	t, err := st.traceCompile(metas, trace, nil)
-	if err != nil {
-		return nil, err
+	return st.traceCompile(metas, trace, nil)
+}
+
+// fitsSizes reports whether sizes x of the variables are within the
+// signature's ranges (a sample may lie below the least size).
+func (d *dynState) fitsSizes(x []int) bool {
+	for j, n := range x {
+		if n < d.min[j] || n > d.lay[j] {
+			return false
+		}
 	}
-	return t.res.Graph, nil
+	return true
+}
+
+// isOnes reports whether every variable is 1 in x.
+func (d *dynState) isOnes(x []int) bool {
+	for _, n := range x {
+		if n != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// crossCheck runs the dynamic plan and a plan compiled at metas on the
+// same inputs — deterministic values for float arguments, zeros for the
+// others — and compares the results bit for bit. Plans with effects are
+// not run, and inputs either plan refuses (an index check) prove nothing:
+// both give no error then.
+func crossCheck(dyn, own *exec.Plan, metas []tensor.Meta) error {
+	if !dyn.Pure() || !own.Pure() {
+		return nil
+	}
+	xs := make([]*Tensor, len(metas))
+	for i, m := range metas {
+		x := core.NewOf(m)
+		if fs, ok := x.Data().([]float32); ok {
+			for k := range fs {
+				fs[k] = float32(k%17)*0.0625 - 0.5
+			}
+		}
+		xs[i] = x
+	}
+	run := func(p *exec.Plan) (outs []*Tensor) {
+		defer func() {
+			if recover() != nil {
+				outs = nil
+			}
+		}()
+		return p.Run(xs)
+	}
+	got, want := run(dyn), run(own)
+	if got == nil || want == nil {
+		return nil
+	}
+	for i := range want {
+		if !sameTensor(got[i], want[i]) {
+			return fmt.Errorf("result %d of the signature's plan, %v%v, differs from that of a plan compiled there, %v%v",
+				i, got[i].DType(), got[i].Shape(), want[i].DType(), want[i].Shape())
+		}
+	}
+	return nil
+}
+
+// sameTensor reports whether two tensors have one dtype, one shape and
+// the same bits.
+func sameTensor(a, b *Tensor) bool {
+	if a.DType() != b.DType() || !a.Shape().Equal(b.Shape()) {
+		return false
+	}
+	av, bv := reflect.ValueOf(a.Data()), reflect.ValueOf(b.Data())
+	n := av.Len() * int(av.Type().Elem().Size())
+	if n == 0 {
+		return true
+	}
+	return string(unsafe.Slice((*byte)(av.UnsafePointer()), n)) == string(unsafe.Slice((*byte)(bv.UnsafePointer()), n))
 }
