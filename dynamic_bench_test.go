@@ -2,6 +2,7 @@ package spore_test
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 
@@ -62,13 +63,19 @@ func TestDynamicBatchAllocs(t *testing.T) {
 	// After CompileSpec, the first call at a size not seen before
 	// allocates no more than a warm call either: every size's state was
 	// built at compile time (PrepareSizes).
+	// (The least over three new sizes: another goroutine may allocate
+	// during one.)
 	var ms0, ms1 runtime.MemStats
-	x := dynInput(11, 1, 28, 28)
-	runtime.ReadMemStats(&ms0)
-	dyn.Call(x)
-	runtime.ReadMemStats(&ms1)
-	if n := float64(ms1.Mallocs - ms0.Mallocs); n > allocs["per-shape warm"] {
-		t.Errorf("first call at batch 11: %g allocations, a warm call %g", n, allocs["per-shape warm"])
+	least := math.Inf(1)
+	for n := 11; n <= 13; n++ {
+		x := dynInput(n, 1, 28, 28)
+		runtime.ReadMemStats(&ms0)
+		dyn.Call(x)
+		runtime.ReadMemStats(&ms1)
+		least = min(least, float64(ms1.Mallocs-ms0.Mallocs))
+	}
+	if least > allocs["per-shape warm"] {
+		t.Errorf("first calls at batches 11 to 13: at least %g allocations, a warm call %g", least, allocs["per-shape warm"])
 	}
 	// RunInto allocates nothing, at alternating sizes too.
 	outs := []*spore.Tensor{tensor.New(spore.Float32, 3, 10), tensor.New(spore.Float32, 5, 10)}

@@ -298,7 +298,10 @@ func TestDynamicBatchOps(t *testing.T) {
 		{"ceil(n/2) rows", func(xs ...*spore.Tensor) *spore.Tensor {
 			return ops.Slice(xs[0], []int{0, 0}, []int{(rows(xs[0]) + 1) / 2, 4})
 		}, 1, 3, "is not affine in the dynamic sizes"},
-		{"mean over the batch", func(xs ...*spore.Tensor) *spore.Tensor { return ops.Mean(xs[0], 0) }, 1, 3, "depends on the dynamic sizes"},
+		{"mean over the batch", func(xs ...*spore.Tensor) *spore.Tensor { return ops.Mean(xs[0], 0) }, 1, 1, ""},
+		{"a float constant not an integer", func(xs ...*spore.Tensor) *spore.Tensor {
+			return ops.Mul(xs[0], tensor.Scalar(1/float32(rows(xs[0]))))
+		}, 1, 3, "not an integer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -482,5 +485,41 @@ func TestDynamicClosureCaught(t *testing.T) {
 		if d, err := maxDiff(dyn.Fn(x), f(x)); err != nil || d != 0 {
 			t.Errorf("batch %d: max diff %g %v", n, d, err)
 		}
+	}
+}
+
+// TestDynamicBatchGradient: a compiled forward and backward pass whose
+// loss is a mean over the batch gives the per-shape plans' values and
+// gradients at every batch size. Its backward pass holds a constant of the
+// batch's shape filled with 1/(3n), which is not affine in n: the
+// signature falls back to per-shape plans and says so. (The forward
+// pass's divisor n alone is fitted: see TestDynamicBatchOps.)
+func TestDynamicBatchGradient(t *testing.T) {
+	w := spore.NewParameter("w", dynInput(4, 3))
+	b := spore.NewParameter("b", tensor.Ones(spore.Float32, 3))
+	loss := func(x *spore.Tensor) *spore.Tensor {
+		return ops.Mean(ops.Square(ops.Add(ops.MatMul(x, w), b)), 0, 1)
+	}
+	vg := spore.ValueAndGrad(loss, spore.Weights(w, b))
+	step := func(xs ...*spore.Tensor) []*spore.Tensor {
+		l, gs := vg(xs[0])
+		return append([]*spore.Tensor{l}, gs...)
+	}
+	dyn := spore.NewJit(step, spore.JitConfig{Inputs: []spore.InputSpec{{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{16}}}})
+	per := spore.NewJit(step)
+	for _, n := range []int{1, 3, 16} {
+		x := dynInput(n, 4)
+		got, want, eager := dyn.Fn(x), per.Fn(x), step(x)
+		for i := range want {
+			if d, err := maxDiff(got[i], want[i]); err != nil || d != 0 {
+				t.Errorf("batch %d, result %d: against the per-shape plan: max diff %g %v", n, i, d, err)
+			}
+			if d, err := maxDiff(got[i], eager[i]); err != nil || d > 1e-5 {
+				t.Errorf("batch %d, result %d: against PyNative: max diff %g %v", n, i, d, err)
+			}
+		}
+	}
+	if st := dyn.Stats(); !strings.Contains(st.DynamicFallback, "it depends on the dynamic sizes") {
+		t.Errorf("%d compiles, fallback %q: want the constant named", st.Compiles, st.DynamicFallback)
 	}
 }

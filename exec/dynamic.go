@@ -211,6 +211,10 @@ type dynHead struct {
 	h    *tensor.Tensor
 	full any // its buffer at the bounds; nil when rebound each run (an argument, a view of one)
 	dims []form
+	// vals, for a constant whose values depend on the sizes, are the
+	// forms of its elements, of meta.
+	vals []form
+	meta tensor.Meta
 }
 
 // dynStep is a step whose attributes depend on the sizes.
@@ -278,6 +282,10 @@ type analysis struct {
 	shapes     [][][]form // by value ID, per result, per dimension
 	dynVal     []bool
 	sites      [][]site // by value ID
+	// consts[v.ID] are the forms of the elements of a small constant
+	// whose values depend on the sizes (a mean's divisor n), nil for the
+	// others.
+	consts [][]form
 }
 
 // CheckTraces checks that the graphs traced at samples' sizes are g's
@@ -358,7 +366,11 @@ func sameAt(v, w *graph.Value, m []*graph.Value, an *analysis, x *[MaxDynamicVar
 			return false
 		}
 	case graph.KindConst:
-		if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
+		if fs := an.consts[v.ID]; fs != nil {
+			if !sameBits(reflect.ValueOf(constAt(w.Meta, fs, x).Data()), reflect.ValueOf(w.Tensor.Data())) {
+				return false
+			}
+		} else if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
 			return false
 		}
 	}
@@ -457,6 +469,7 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 	shapes := make([][][]form, len(g.Values))
 	dynVal := make([]bool, len(g.Values))
 	d.shapes, d.dynVal, d.sites = shapes, dynVal, make([][]site, len(g.Values))
+	d.consts = make([][]form, len(g.Values))
 	for i, v := range g.Values {
 		vs := vals(i)
 		if err := sameStructure(vs, samples); err != nil {
@@ -516,7 +529,11 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 			return nil, fmt.Errorf("parameter %s has a shape that depends on the dynamic sizes", name(v))
 		case v.Kind == graph.KindConst:
 			if err := sameConst(vals(i), samples); err != nil {
-				return nil, err
+				fs, ferr := fitConst(vals(i), f)
+				if ferr != nil {
+					return nil, fmt.Errorf("%v (%v)", err, ferr)
+				}
+				d.consts[v.ID] = fs
 			}
 		}
 		if v.Kind != graph.KindOp {
@@ -608,6 +625,27 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 			return nil, err
 		}
 	}
+	// Constants whose values follow the sizes get headers of their own,
+	// pointed at each size's values; nothing may view them (a view would
+	// keep reading the bounds' values).
+	type constHead struct {
+		v   *graph.Value
+		old *tensor.Tensor
+	}
+	var consts []constHead
+	for _, v := range g.Values {
+		if an.consts[v.ID] == nil {
+			continue
+		}
+		for _, u := range g.Values {
+			for _, a := range u.Args {
+				if a == v && u.Kind == graph.KindOp && u.Prim.Traits.View {
+					return nil, fmt.Errorf("%s views %s, a constant that depends on the dynamic sizes", name(u), name(v))
+				}
+			}
+		}
+		consts = append(consts, constHead{v: v, old: p.hdr[v.ID]})
+	}
 	for i := range p.steps {
 		s := &p.steps[i]
 		for _, k := range s.spare {
@@ -623,6 +661,37 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		if sites := an.sites[s.v.ID]; len(sites) > 0 {
 			d.steps = append(d.steps, dynStep{s: s, root: addressable(reflect.ValueOf(&s.v.Attrs).Elem()), sites: sites})
 		}
+	}
+	// Nothing has failed: the constants' own headers replace the shared
+	// ones in the steps and results (kept in p.hdr, so that a later
+	// MakeDynamic finds them).
+	for _, c := range consts {
+		h := p.hdr[c.v.ID]
+		if h == c.v.Tensor {
+			h = core.NewOf(c.v.Meta)
+			core.Copy(h, c.v.Tensor)
+			p.hdr[c.v.ID] = h
+			for i := range p.steps {
+				s := &p.steps[i]
+				for k, in := range s.in {
+					if in == c.old {
+						s.in[k] = h
+					}
+				}
+			}
+			for i, o := range p.outputs {
+				if o == c.old {
+					p.outputs[i] = h
+					p.outCopy[i].in[0] = h
+				}
+			}
+			for _, a := range p.assigns {
+				if a.val.in[0] == c.old {
+					a.val.in[0] = h
+				}
+			}
+		}
+		d.heads = append(d.heads, dynHead{h: h, dims: shapes[c.v.ID][0], vals: an.consts[c.v.ID], meta: c.v.Meta})
 	}
 	return d, nil
 }
@@ -699,6 +768,80 @@ func sameConst(vs []*graph.Value, samples []Sample) error {
 		}
 	}
 	return nil
+}
+
+// maxConstElems bounds the constants whose elements are fitted to the
+// sizes: a divisor, a shape tensor; not data.
+const maxConstElems = 64
+
+// fitConst fits the elements of a small constant of one shape at every
+// size, each an integer (in a float type, an integral value) affine in the
+// sizes: a mean's divisor n, a shape tensor's batch.
+func fitConst(vs []*graph.Value, f *fitter) ([]form, error) {
+	v := vs[0]
+	a := v.Tensor
+	n := a.Shape().Size()
+	if n > maxConstElems {
+		return nil, fmt.Errorf("%d elements: too many to fit", n)
+	}
+	cols := make([][]float64, len(vs))
+	for k, w := range vs {
+		b := w.Tensor
+		if b.DType() != a.DType() || !b.Shape().Equal(a.Shape()) {
+			return nil, fmt.Errorf("its shape or dtype changes")
+		}
+		switch b.DType() {
+		case tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64:
+		default:
+			return nil, fmt.Errorf("a %v constant", b.DType())
+		}
+		cols[k] = b.Float64s()
+	}
+	limit := float64(1 << 53)
+	if a.DType() == tensor.Float32 {
+		limit = 1 << 24
+	}
+	fs := make([]form, n)
+	xs := make([]int, len(vs))
+	for e := range n {
+		for k := range vs {
+			x := cols[k][e]
+			if x != math.Trunc(x) || math.Abs(x) > limit {
+				return nil, fmt.Errorf("element %d is %v, not an integer", e, x)
+			}
+			xs[k] = int(x)
+		}
+		fm, err := f.fit(xs)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", e, err)
+		}
+		fs[e] = fm
+	}
+	return fs, nil
+}
+
+// constAt returns a constant of meta m whose elements are forms fs at x.
+func constAt(m tensor.Meta, fs []form, x *[MaxDynamicVars]int) *tensor.Tensor {
+	t := core.NewOf(m)
+	switch d := t.Data().(type) {
+	case []float32:
+		for e, f := range fs {
+			d[e] = float32(f.eval(x))
+		}
+	case []float64:
+		for e, f := range fs {
+			d[e] = float64(f.eval(x))
+		}
+	case []int32:
+		for e, f := range fs {
+			d[e] = int32(f.eval(x))
+		}
+	case []int64:
+		for e, f := range fs {
+			d[e] = int64(f.eval(x))
+		}
+	}
+	return t
 }
 
 // sameBits reports whether two slices of one element type hold the same
@@ -1046,7 +1189,10 @@ func (d *dynamic) build(x *[MaxDynamicVars]int) *sized {
 			s[k] = f.eval(x)
 		}
 		sz.shapes[i] = s
-		if h.full != nil {
+		switch {
+		case h.vals != nil:
+			sz.bufs[i] = constAt(h.meta, h.vals, x).Data()
+		case h.full != nil:
 			sz.bufs[i] = sub(h.full, 0, s.Size())
 		}
 	}
@@ -1059,7 +1205,7 @@ func (d *dynamic) build(x *[MaxDynamicVars]int) *sized {
 // apply points the headers and steps at one size's state.
 func (d *dynamic) apply(sz *sized) {
 	for i, h := range d.heads {
-		if h.full != nil {
+		if sz.bufs[i] != nil {
 			core.Repoint(h.h, sz.bufs[i], sz.shapes[i])
 		} else {
 			core.SetShape(h.h, sz.shapes[i])
