@@ -60,7 +60,9 @@ type Sample struct {
 // and where, and leaves p as it was, when the samples' graphs do not have
 // p's structure, when an integer is not affine in the sizes (ceil(n/2)),
 // when anything else depends on them (a float attribute such as 1/n, a
-// constant's contents, a parameter's shape), or when the plan holds what a
+// constant's shape or contents — but for a small constant whose elements
+// are integers affine in the sizes, such as a mean's divisor n, which gets
+// each size's values —, a parameter's shape), or when the plan holds what a
 // prefix cannot serve: control flow or packed arguments over a dynamic
 // value, or values sharing a buffer whose sizes differ at some size.
 //
