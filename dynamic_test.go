@@ -523,3 +523,30 @@ func TestDynamicBatchGradient(t *testing.T) {
 		t.Errorf("%d compiles, fallback %q: want the constant named", st.Compiles, st.DynamicFallback)
 	}
 }
+
+// xyPair is a struct argument: its tensors are the flattened arguments the
+// input signature describes.
+type xyPair struct{ X, Y *spore.Tensor }
+
+// TestDynamicStructArguments: a function of a struct of tensors (the
+// general, reflecting path) with an input signature over its flattened
+// tensors runs one plan at every batch size.
+func TestDynamicStructArguments(t *testing.T) {
+	f := func(p xyPair, scale float32) xyPair {
+		return xyPair{X: ops.Add(p.X, p.Y), Y: ops.Mul(p.Y, tensor.Scalar(scale))}
+	}
+	spec := spore.InputSpec{DType: spore.Float32, Shape: []int{-1, 4}, Max: []int{8}}
+	dyn := spore.NewJit(f, spore.JitConfig{Inputs: []spore.InputSpec{spec, spec}})
+	for _, n := range []int{1, 3, 8} {
+		p := xyPair{dynInput(n, 4), dynInput(n, 4)}
+		got, want := dyn.Fn(p, 2), f(p, 2)
+		for _, c := range [][2]*spore.Tensor{{got.X, want.X}, {got.Y, want.Y}} {
+			if d, err := maxDiff(c[0], c[1]); err != nil || d != 0 {
+				t.Errorf("batch %d: max diff %g %v", n, d, err)
+			}
+		}
+	}
+	if st := dyn.Stats(); st.Compiles != 1 || st.DynamicFallback != "" {
+		t.Errorf("%d compiles (want 1), fallback %q", st.Compiles, st.DynamicFallback)
+	}
+}

@@ -46,7 +46,9 @@ type Config struct {
 	// such call or by Func.CompileSpec, and never compiles again. A call
 	// that does not fit — a size above the bound, another static
 	// dimension — falls back to the per-shape cache as without a signature
-	// (Stats.Retraces says why), as does a call that is differentiated. A
+	// (Stats.Retraces says why), as does a call that is differentiated or
+	// whose non-tensor arguments differ from those of the call that
+	// compiled the signature (CompileSpec: functions of tensors only). A
 	// function the signature cannot serve with one plan (its graph changes
 	// with the size other than in affine integers: a float 1/n, ceil(n/2),
 	// control flow over a dynamic dimension) also falls back, with the
