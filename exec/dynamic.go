@@ -60,8 +60,9 @@ type Sample struct {
 // and where, and leaves p as it was, when the samples' graphs do not have
 // p's structure, when an integer is not affine in the sizes (ceil(n/2)),
 // when anything else depends on them (a float attribute such as 1/n, a
-// constant's shape or contents — but for a small constant whose elements
-// are integers affine in the sizes, such as a mean's divisor n, which gets
+// constant's shape or contents — but for a constant whose values are
+// integers affine in the sizes or their float32 reciprocals (a mean's
+// divisor n, its gradient's 1/n filling the batch's shape), which gets
 // each size's values —, a parameter's shape), or when the plan holds what a
 // prefix cannot serve: control flow or packed arguments over a dynamic
 // value, or values sharing a buffer whose sizes differ at some size.
@@ -213,10 +214,9 @@ type dynHead struct {
 	h    *tensor.Tensor
 	full any // its buffer at the bounds; nil when rebound each run (an argument, a view of one)
 	dims []form
-	// vals, for a constant whose values depend on the sizes, are the
-	// forms of its elements, of meta.
-	vals []form
-	meta tensor.Meta
+	// vals, for a constant whose values depend on the sizes, says how.
+	vals *constFit
+	dt   tensor.DType
 }
 
 // dynStep is a step whose attributes depend on the sizes.
@@ -284,10 +284,10 @@ type analysis struct {
 	shapes     [][][]form // by value ID, per result, per dimension
 	dynVal     []bool
 	sites      [][]site // by value ID
-	// consts[v.ID] are the forms of the elements of a small constant
-	// whose values depend on the sizes (a mean's divisor n), nil for the
+	// consts[v.ID] says how a constant whose values depend on the sizes
+	// follows them (a mean's divisor n, its gradient's 1/n), nil for the
 	// others.
-	consts [][]form
+	consts []*constFit
 }
 
 // CheckTraces checks that the graphs traced at samples' sizes are g's
@@ -368,8 +368,8 @@ func sameAt(v, w *graph.Value, m []*graph.Value, an *analysis, x *[MaxDynamicVar
 			return false
 		}
 	case graph.KindConst:
-		if fs := an.consts[v.ID]; fs != nil {
-			if !sameBits(reflect.ValueOf(constAt(w.Meta, fs, x).Data()), reflect.ValueOf(w.Tensor.Data())) {
+		if cf := an.consts[v.ID]; cf != nil {
+			if !sameBits(reflect.ValueOf(cf.at(w.Meta.DType, w.Meta.Shape, x).Data()), reflect.ValueOf(w.Tensor.Data())) {
 				return false
 			}
 		} else if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
@@ -471,7 +471,7 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 	shapes := make([][][]form, len(g.Values))
 	dynVal := make([]bool, len(g.Values))
 	d.shapes, d.dynVal, d.sites = shapes, dynVal, make([][]site, len(g.Values))
-	d.consts = make([][]form, len(g.Values))
+	d.consts = make([]*constFit, len(g.Values))
 	for i, v := range g.Values {
 		vs := vals(i)
 		if err := sameStructure(vs, samples); err != nil {
@@ -531,11 +531,11 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 			return nil, fmt.Errorf("parameter %s has a shape that depends on the dynamic sizes", name(v))
 		case v.Kind == graph.KindConst:
 			if err := sameConst(vals(i), samples); err != nil {
-				fs, ferr := fitConst(vals(i), f)
+				cf, ferr := fitConst(vals(i), f)
 				if ferr != nil {
 					return nil, fmt.Errorf("%v (%v)", err, ferr)
 				}
-				d.consts[v.ID] = fs
+				d.consts[v.ID] = cf
 			}
 		}
 		if v.Kind != graph.KindOp {
@@ -616,7 +616,7 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		return nil
 	}
 	for _, v := range g.Values {
-		if !dynVal[v.ID] || v.IsMulti() {
+		if !dynVal[v.ID] || v.IsMulti() || an.consts[v.ID] != nil {
 			continue
 		}
 		h := p.hdr[v.ID]
@@ -693,7 +693,7 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 				}
 			}
 		}
-		d.heads = append(d.heads, dynHead{h: h, dims: shapes[c.v.ID][0], vals: an.consts[c.v.ID], meta: c.v.Meta})
+		d.heads = append(d.heads, dynHead{h: h, dims: shapes[c.v.ID][0], vals: an.consts[c.v.ID], dt: c.v.Meta.DType})
 	}
 	return d, nil
 }
@@ -773,24 +773,33 @@ func sameConst(vs []*graph.Value, samples []Sample) error {
 }
 
 // maxConstElems bounds the constants whose elements are fitted to the
-// sizes: a divisor, a shape tensor; not data.
+// sizes one by one: a divisor, a shape tensor; not data.
 const maxConstElems = 64
 
-// fitConst fits the elements of a small constant of one shape at every
-// size, each an integer (in a float type, an integral value) affine in the
-// sizes: a mean's divisor n, a shape tensor's batch.
-func fitConst(vs []*graph.Value, f *fitter) ([]form, error) {
-	v := vs[0]
-	a := v.Tensor
-	n := a.Shape().Size()
-	if n > maxConstElems {
-		return nil, fmt.Errorf("%d elements: too many to fit", n)
-	}
+// maxUniformElems bounds a constant filled with one size-dependent value
+// that a dynamic plan keeps a copy of per size.
+const maxUniformElems = 1 << 16
+
+// constFit is how a constant's values follow the sizes: element by
+// element (a small constant of one shape), or one value filling a
+// constant of any shape (a mean's gradient, 1/n broadcast to the batch's
+// shape). Each value is an integer affine in the sizes or, with recip, a
+// float32 1/k for such an integer k, as float32 division computes it.
+type constFit struct {
+	elems   []form
+	uniform bool
+	recip   bool
+}
+
+// fitConst fits a constant's values at every size (see constFit).
+func fitConst(vs []*graph.Value, f *fitter) (*constFit, error) {
+	a := vs[0].Tensor
 	cols := make([][]float64, len(vs))
+	uniform := true
 	for k, w := range vs {
 		b := w.Tensor
-		if b.DType() != a.DType() || !b.Shape().Equal(a.Shape()) {
-			return nil, fmt.Errorf("its shape or dtype changes")
+		if b.DType() != a.DType() {
+			return nil, fmt.Errorf("its dtype changes")
 		}
 		switch b.DType() {
 		case tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64:
@@ -798,49 +807,98 @@ func fitConst(vs []*graph.Value, f *fitter) ([]form, error) {
 			return nil, fmt.Errorf("a %v constant", b.DType())
 		}
 		cols[k] = b.Float64s()
+		for _, x := range cols[k] {
+			uniform = uniform && len(cols[k]) > 0 && math.Float64bits(x) == math.Float64bits(cols[k][0])
+		}
+	}
+	cf := &constFit{uniform: uniform}
+	n := a.Shape().Size()
+	if uniform {
+		if n > maxUniformElems {
+			return nil, fmt.Errorf("%d elements at the bounds: too many to keep one per size", n)
+		}
+		n = 1
+	} else {
+		for _, w := range vs {
+			if !w.Tensor.Shape().Equal(a.Shape()) {
+				return nil, fmt.Errorf("its shape changes and its elements differ")
+			}
+		}
+		if n > maxConstElems {
+			return nil, fmt.Errorf("%d elements: too many to fit", n)
+		}
 	}
 	limit := float64(1 << 53)
 	if a.DType() == tensor.Float32 {
 		limit = 1 << 24
 	}
-	fs := make([]form, n)
 	xs := make([]int, len(vs))
-	for e := range n {
+	integral := func(e int, recip bool) error {
 		for k := range vs {
 			x := cols[k][e]
+			if recip {
+				r := math.Round(1 / x)
+				if x == 0 || math.Abs(r) > limit || float32(1)/float32(r) != float32(x) {
+					return fmt.Errorf("element %d is %v, neither an integer nor the reciprocal of one", e, x)
+				}
+				x = r
+			}
 			if x != math.Trunc(x) || math.Abs(x) > limit {
-				return nil, fmt.Errorf("element %d is %v, not an integer", e, x)
+				return fmt.Errorf("element %d is %v, not an integer", e, x)
 			}
 			xs[k] = int(x)
+		}
+		return nil
+	}
+	for e := range n {
+		err := integral(e, false)
+		if err != nil && uniform && a.DType() == tensor.Float32 {
+			if integral(e, true) == nil {
+				cf.recip, err = true, nil
+			}
+		}
+		if err != nil {
+			return nil, err
 		}
 		fm, err := f.fit(xs)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", e, err)
 		}
-		fs[e] = fm
+		cf.elems = append(cf.elems, fm)
 	}
-	return fs, nil
+	return cf, nil
 }
 
-// constAt returns a constant of meta m whose elements are forms fs at x.
-func constAt(m tensor.Meta, fs []form, x *[MaxDynamicVars]int) *tensor.Tensor {
-	t := core.NewOf(m)
+// at returns the constant, of dtype dt and shape s, at sizes x.
+func (cf *constFit) at(dt tensor.DType, s tensor.Shape, x *[MaxDynamicVars]int) *tensor.Tensor {
+	t := core.NewOf(tensor.Meta{Shape: s, DType: dt})
+	n := s.Size()
+	val := func(e int) float64 {
+		if cf.uniform {
+			e = 0
+		}
+		v := float64(cf.elems[e].eval(x))
+		if cf.recip {
+			return float64(float32(1) / float32(v))
+		}
+		return v
+	}
 	switch d := t.Data().(type) {
 	case []float32:
-		for e, f := range fs {
-			d[e] = float32(f.eval(x))
+		for e := range n {
+			d[e] = float32(val(e))
 		}
 	case []float64:
-		for e, f := range fs {
-			d[e] = float64(f.eval(x))
+		for e := range n {
+			d[e] = val(e)
 		}
 	case []int32:
-		for e, f := range fs {
-			d[e] = int32(f.eval(x))
+		for e := range n {
+			d[e] = int32(val(e))
 		}
 	case []int64:
-		for e, f := range fs {
-			d[e] = int64(f.eval(x))
+		for e := range n {
+			d[e] = int64(val(e))
 		}
 	}
 	return t
@@ -1193,7 +1251,7 @@ func (d *dynamic) build(x *[MaxDynamicVars]int) *sized {
 		sz.shapes[i] = s
 		switch {
 		case h.vals != nil:
-			sz.bufs[i] = constAt(h.meta, h.vals, x).Data()
+			sz.bufs[i] = h.vals.at(h.dt, s, x).Data()
 		case h.full != nil:
 			sz.bufs[i] = sub(h.full, 0, s.Size())
 		}
