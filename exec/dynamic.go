@@ -41,8 +41,10 @@ var ErrStructure = errors.New("another graph")
 // Sample is the plan's function traced and optimised again, at other
 // sizes of its dynamic variables.
 type Sample struct {
+	// Graph is the optimised graph (as traced, for CheckTraces).
 	Graph *graph.Graph
-	Sizes []int // the size of each variable
+	// Sizes is the size of each variable it was traced at.
+	Sizes []int
 }
 
 // MakeDynamic turns p, compiled at the bounds of spec's variables, into a
