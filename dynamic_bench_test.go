@@ -2,6 +2,8 @@ package spore_test
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -58,6 +60,23 @@ func TestDynamicBatchAllocs(t *testing.T) {
 	if allocs["dynamic warm"] > allocs["per-shape warm"] || allocs["dynamic alternating sizes"] > allocs["per-shape warm"] {
 		t.Errorf("allocations per call: %v", allocs)
 	}
+	// After CompileSpec, the first call at a size not seen before
+	// allocates no more than a warm call either: every size's state was
+	// built at compile time (PrepareSizes).
+	// (The least over three new sizes: another goroutine may allocate
+	// during one.)
+	var ms0, ms1 runtime.MemStats
+	least := math.Inf(1)
+	for n := 11; n <= 13; n++ {
+		x := dynInput(n, 1, 28, 28)
+		runtime.ReadMemStats(&ms0)
+		dyn.Call(x)
+		runtime.ReadMemStats(&ms1)
+		least = min(least, float64(ms1.Mallocs-ms0.Mallocs))
+	}
+	if least > allocs["per-shape warm"] {
+		t.Errorf("first calls at batches 11 to 13: at least %g allocations, a warm call %g", least, allocs["per-shape warm"])
+	}
 	// RunInto allocates nothing, at alternating sizes too.
 	outs := []*spore.Tensor{tensor.New(spore.Float32, 3, 10), tensor.New(spore.Float32, 5, 10)}
 	i := 0
@@ -91,6 +110,7 @@ func BenchmarkDynamicFirstCall(b *testing.B) {
 	}{
 		{"seed", models.NewNetwork(), []int{1, 28, 28}},
 		{"lenet", models.NewLeNet5(10), []int{1, 28, 28}},
+		{"vit", models.NewViT(10), vitShape()},
 	}
 	for _, m := range nets {
 		for _, n := range []int{1, 7, 32} {

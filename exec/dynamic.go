@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -33,11 +34,17 @@ type DynamicSpec struct {
 	Bound, Min []int
 }
 
+// ErrStructure is wrapped by MakeDynamic's errors when a sample's graph
+// has other values or wiring than the bounds' (not merely other sizes).
+var ErrStructure = errors.New("another graph")
+
 // Sample is the plan's function traced and optimised again, at other
 // sizes of its dynamic variables.
 type Sample struct {
+	// Graph is the optimised graph (as traced, for CheckTraces).
 	Graph *graph.Graph
-	Sizes []int // the size of each variable
+	// Sizes is the size of each variable it was traced at.
+	Sizes []int
 }
 
 // MakeDynamic turns p, compiled at the bounds of spec's variables, into a
@@ -55,9 +62,19 @@ type Sample struct {
 // and where, and leaves p as it was, when the samples' graphs do not have
 // p's structure, when an integer is not affine in the sizes (ceil(n/2)),
 // when anything else depends on them (a float attribute such as 1/n, a
-// constant's contents, a parameter's shape), or when the plan holds what a
+// constant's shape or contents — but for a constant whose values are
+// integers affine in the sizes or their float32 reciprocals (a mean's
+// divisor n, its gradient's 1/n filling the batch's shape), which gets
+// each size's values —, a parameter's shape), or when the plan holds what a
 // prefix cannot serve: control flow or packed arguments over a dynamic
 // value, or values sharing a buffer whose sizes differ at some size.
+//
+// What it cannot see: a closure inside attributes is compared by its code,
+// not by what it captures, and an integer is fitted from the sizes
+// sampled. The fit is exact at every sample (bounds, 2, 3 and 1 as jit
+// samples them), so a size-dependent integer that is not affine (a step
+// at a threshold, a ceiling, a remainder) is caught unless it happens to
+// be affine at all of them.
 func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 	d, err := newDynamic(p, spec, samples)
 	if err != nil {
@@ -78,7 +95,7 @@ func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
 // (an index check may): Warm then reports false, and the first call pays
 // the first run.
 func (p *Plan) Warm() (ok bool) {
-	if len(p.written) > 0 || len(p.assigns) > 0 || impure(p.g) {
+	if !p.Pure() {
 		return false
 	}
 	args := make([]*tensor.Tensor, len(p.inputs))
@@ -96,6 +113,13 @@ func (p *Plan) Warm() (ok bool) {
 	return true
 }
 
+// Pure reports whether running the plan changes nothing but its arena:
+// it updates no parameter and holds no op with effects (a random draw, a
+// print, a collective), so that it may be run for a check or a warm-up.
+func (p *Plan) Pure() bool {
+	return len(p.written) == 0 && len(p.assigns) == 0 && !impure(p.g)
+}
+
 // impure reports whether g or a region within it holds an op with
 // effects.
 func impure(g *graph.Graph) bool {
@@ -110,6 +134,49 @@ func impure(g *graph.Graph) bool {
 		}
 	}
 	return false
+}
+
+// PrepareSizes builds, for a dynamic plan, the state of every size it
+// serves (headers' shapes and buffers, size-dependent attributes) now
+// rather than on each size's first run, when there are at most as many
+// sizes as it keeps (256); it returns how many it built. A server calls it
+// at load time so that no request at a new batch size pays even that.
+func (p *Plan) PrepareSizes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.dyn
+	if d == nil {
+		return 0
+	}
+	total := 1
+	for j := range d.nvars {
+		total *= d.bound[j] - d.min[j] + 1
+		if total > maxSizes {
+			return 0
+		}
+	}
+	var x [MaxDynamicVars]int
+	for j := range d.nvars {
+		x[j] = d.min[j]
+	}
+	built := 0
+	for {
+		if d.sizes[x] == nil {
+			d.sizes[x] = d.build(&x)
+			built++
+		}
+		j := 0
+		for ; j < d.nvars; j++ { // the next sizes, the first variable fastest
+			if x[j] < d.bound[j] {
+				x[j]++
+				break
+			}
+			x[j] = d.min[j]
+		}
+		if j == d.nvars {
+			return built
+		}
+	}
 }
 
 // Dynamic reports whether MakeDynamic made p serve dynamic sizes.
@@ -149,6 +216,9 @@ type dynHead struct {
 	h    *tensor.Tensor
 	full any // its buffer at the bounds; nil when rebound each run (an argument, a view of one)
 	dims []form
+	// vals, for a constant whose values depend on the sizes, says how.
+	vals *constFit
+	dt   tensor.DType
 }
 
 // dynStep is a step whose attributes depend on the sizes.
@@ -216,6 +286,10 @@ type analysis struct {
 	shapes     [][][]form // by value ID, per result, per dimension
 	dynVal     []bool
 	sites      [][]site // by value ID
+	// consts[v.ID] says how a constant whose values depend on the sizes
+	// follows them (a mean's divisor n, its gradient's 1/n), nil for the
+	// others.
+	consts []*constFit
 }
 
 // CheckTraces checks that the graphs traced at samples' sizes are g's
@@ -296,7 +370,11 @@ func sameAt(v, w *graph.Value, m []*graph.Value, an *analysis, x *[MaxDynamicVar
 			return false
 		}
 	case graph.KindConst:
-		if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
+		if cf := an.consts[v.ID]; cf != nil {
+			if !sameBits(reflect.ValueOf(cf.at(w.Meta.DType, w.Meta.Shape, x).Data()), reflect.ValueOf(w.Tensor.Data())) {
+				return false
+			}
+		} else if sameConst([]*graph.Value{v, w}, []Sample{{Sizes: x[:an.f.nvars]}}) != nil {
 			return false
 		}
 	}
@@ -376,17 +454,17 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 	}
 	for k, s := range samples {
 		if len(s.Graph.Values) != len(g.Values) || len(s.Graph.Outputs) != len(g.Outputs) || len(s.Graph.Assigns) != len(g.Assigns) {
-			return nil, fmt.Errorf("at sizes %v the graph has %d values, %d results and %d updates; at the bounds %d, %d and %d",
-				samples[k].Sizes, len(s.Graph.Values), len(s.Graph.Outputs), len(s.Graph.Assigns), len(g.Values), len(g.Outputs), len(g.Assigns))
+			return nil, fmt.Errorf("%w: at sizes %v the graph has %d values, %d results and %d updates; at the bounds %d, %d and %d",
+				ErrStructure, samples[k].Sizes, len(s.Graph.Values), len(s.Graph.Outputs), len(s.Graph.Assigns), len(g.Values), len(g.Outputs), len(g.Assigns))
 		}
 		for i, o := range s.Graph.Outputs {
 			if o.ID != g.Outputs[i].ID {
-				return nil, fmt.Errorf("at sizes %v result %d is %%%d, at the bounds %%%d", s.Sizes, i, o.ID, g.Outputs[i].ID)
+				return nil, fmt.Errorf("%w: at sizes %v result %d is %%%d, at the bounds %%%d", ErrStructure, s.Sizes, i, o.ID, g.Outputs[i].ID)
 			}
 		}
 		for i, a := range s.Graph.Assigns {
 			if a.Val.ID != g.Assigns[i].Val.ID || a.Param.ID != g.Assigns[i].Param.ID {
-				return nil, fmt.Errorf("at sizes %v update %d differs", s.Sizes, i)
+				return nil, fmt.Errorf("%w: at sizes %v update %d differs", ErrStructure, s.Sizes, i)
 			}
 		}
 	}
@@ -395,6 +473,7 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 	shapes := make([][][]form, len(g.Values))
 	dynVal := make([]bool, len(g.Values))
 	d.shapes, d.dynVal, d.sites = shapes, dynVal, make([][]site, len(g.Values))
+	d.consts = make([]*constFit, len(g.Values))
 	for i, v := range g.Values {
 		vs := vals(i)
 		if err := sameStructure(vs, samples); err != nil {
@@ -454,7 +533,11 @@ func analyze(g *graph.Graph, spec DynamicSpec, samples []Sample) (*analysis, err
 			return nil, fmt.Errorf("parameter %s has a shape that depends on the dynamic sizes", name(v))
 		case v.Kind == graph.KindConst:
 			if err := sameConst(vals(i), samples); err != nil {
-				return nil, err
+				cf, ferr := fitConst(vals(i), f)
+				if ferr != nil {
+					return nil, fmt.Errorf("%v (%v)", err, ferr)
+				}
+				d.consts[v.ID] = cf
 			}
 		}
 		if v.Kind != graph.KindOp {
@@ -535,7 +618,7 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		return nil
 	}
 	for _, v := range g.Values {
-		if !dynVal[v.ID] || v.IsMulti() {
+		if !dynVal[v.ID] || v.IsMulti() || an.consts[v.ID] != nil {
 			continue
 		}
 		h := p.hdr[v.ID]
@@ -545,6 +628,27 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		if err := addHead(h, shapes[v.ID][0], v); err != nil {
 			return nil, err
 		}
+	}
+	// Constants whose values follow the sizes get headers of their own,
+	// pointed at each size's values; nothing may view them (a view would
+	// keep reading the bounds' values).
+	type constHead struct {
+		v   *graph.Value
+		old *tensor.Tensor
+	}
+	var consts []constHead
+	for _, v := range g.Values {
+		if an.consts[v.ID] == nil {
+			continue
+		}
+		for _, u := range g.Values {
+			for _, a := range u.Args {
+				if a == v && u.Kind == graph.KindOp && u.Prim.Traits.View {
+					return nil, fmt.Errorf("%s views %s, a constant that depends on the dynamic sizes", name(u), name(v))
+				}
+			}
+		}
+		consts = append(consts, constHead{v: v, old: p.hdr[v.ID]})
 	}
 	for i := range p.steps {
 		s := &p.steps[i]
@@ -561,6 +665,37 @@ func newDynamic(p *Plan, spec DynamicSpec, samples []Sample) (*dynamic, error) {
 		if sites := an.sites[s.v.ID]; len(sites) > 0 {
 			d.steps = append(d.steps, dynStep{s: s, root: addressable(reflect.ValueOf(&s.v.Attrs).Elem()), sites: sites})
 		}
+	}
+	// Nothing has failed: the constants' own headers replace the shared
+	// ones in the steps and results (kept in p.hdr, so that a later
+	// MakeDynamic finds them).
+	for _, c := range consts {
+		h := p.hdr[c.v.ID]
+		if h == c.v.Tensor {
+			h = core.NewOf(c.v.Meta)
+			core.Copy(h, c.v.Tensor)
+			p.hdr[c.v.ID] = h
+			for i := range p.steps {
+				s := &p.steps[i]
+				for k, in := range s.in {
+					if in == c.old {
+						s.in[k] = h
+					}
+				}
+			}
+			for i, o := range p.outputs {
+				if o == c.old {
+					p.outputs[i] = h
+					p.outCopy[i].in[0] = h
+				}
+			}
+			for _, a := range p.assigns {
+				if a.val.in[0] == c.old {
+					a.val.in[0] = h
+				}
+			}
+		}
+		d.heads = append(d.heads, dynHead{h: h, dims: shapes[c.v.ID][0], vals: an.consts[c.v.ID], dt: c.v.Meta.DType})
 	}
 	return d, nil
 }
@@ -602,7 +737,7 @@ func sameStructure(vs []*graph.Value, samples []Sample) error {
 			ok = ok && w.Args[a].ID == v.Args[a].ID
 		}
 		if !ok {
-			return fmt.Errorf("the graph traced at sizes %v differs from the bounds' at %s (there %s)", samples[k].Sizes, name(v), name(w))
+			return fmt.Errorf("%w: the graph traced at sizes %v differs from the bounds' at %s (there %s)", ErrStructure, samples[k].Sizes, name(v), name(w))
 		}
 	}
 	return nil
@@ -637,6 +772,138 @@ func sameConst(vs []*graph.Value, samples []Sample) error {
 		}
 	}
 	return nil
+}
+
+// maxConstElems bounds the constants whose elements are fitted to the
+// sizes one by one: a divisor, a shape tensor; not data.
+const maxConstElems = 64
+
+// maxUniformElems bounds a constant filled with one size-dependent value
+// that a dynamic plan keeps a copy of per size.
+const maxUniformElems = 1 << 16
+
+// constFit is how a constant's values follow the sizes: element by
+// element (a small constant of one shape), or one value filling a
+// constant of any shape (a mean's gradient, 1/n broadcast to the batch's
+// shape). Each value is an integer affine in the sizes or, with recip, a
+// float32 1/k for such an integer k, as float32 division computes it.
+type constFit struct {
+	elems   []form
+	uniform bool
+	recip   bool
+}
+
+// fitConst fits a constant's values at every size (see constFit).
+func fitConst(vs []*graph.Value, f *fitter) (*constFit, error) {
+	a := vs[0].Tensor
+	cols := make([][]float64, len(vs))
+	uniform := true
+	for k, w := range vs {
+		b := w.Tensor
+		if b.DType() != a.DType() {
+			return nil, fmt.Errorf("its dtype changes")
+		}
+		switch b.DType() {
+		case tensor.Float32, tensor.Float64, tensor.Int32, tensor.Int64:
+		default:
+			return nil, fmt.Errorf("a %v constant", b.DType())
+		}
+		cols[k] = b.Float64s()
+		for _, x := range cols[k] {
+			uniform = uniform && len(cols[k]) > 0 && math.Float64bits(x) == math.Float64bits(cols[k][0])
+		}
+	}
+	cf := &constFit{uniform: uniform}
+	n := a.Shape().Size()
+	if uniform {
+		if n > maxUniformElems {
+			return nil, fmt.Errorf("%d elements at the bounds: too many to keep one per size", n)
+		}
+		n = 1
+	} else {
+		for _, w := range vs {
+			if !w.Tensor.Shape().Equal(a.Shape()) {
+				return nil, fmt.Errorf("its shape changes and its elements differ")
+			}
+		}
+		if n > maxConstElems {
+			return nil, fmt.Errorf("%d elements: too many to fit", n)
+		}
+	}
+	limit := float64(1 << 53)
+	if a.DType() == tensor.Float32 {
+		limit = 1 << 24
+	}
+	xs := make([]int, len(vs))
+	integral := func(e int, recip bool) error {
+		for k := range vs {
+			x := cols[k][e]
+			if recip {
+				r := math.Round(1 / x)
+				if x == 0 || math.Abs(r) > limit || float32(1)/float32(r) != float32(x) {
+					return fmt.Errorf("element %d is %v, neither an integer nor the reciprocal of one", e, x)
+				}
+				x = r
+			}
+			if x != math.Trunc(x) || math.Abs(x) > limit {
+				return fmt.Errorf("element %d is %v, not an integer", e, x)
+			}
+			xs[k] = int(x)
+		}
+		return nil
+	}
+	for e := range n {
+		err := integral(e, false)
+		if err != nil && uniform && a.DType() == tensor.Float32 {
+			if integral(e, true) == nil {
+				cf.recip, err = true, nil
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		fm, err := f.fit(xs)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", e, err)
+		}
+		cf.elems = append(cf.elems, fm)
+	}
+	return cf, nil
+}
+
+// at returns the constant, of dtype dt and shape s, at sizes x.
+func (cf *constFit) at(dt tensor.DType, s tensor.Shape, x *[MaxDynamicVars]int) *tensor.Tensor {
+	t := core.NewOf(tensor.Meta{Shape: s, DType: dt})
+	n := s.Size()
+	val := func(e int) float64 {
+		if cf.uniform {
+			e = 0
+		}
+		v := float64(cf.elems[e].eval(x))
+		if cf.recip {
+			return float64(float32(1) / float32(v))
+		}
+		return v
+	}
+	switch d := t.Data().(type) {
+	case []float32:
+		for e := range n {
+			d[e] = float32(val(e))
+		}
+	case []float64:
+		for e := range n {
+			d[e] = val(e)
+		}
+	case []int32:
+		for e := range n {
+			d[e] = int32(val(e))
+		}
+	case []int64:
+		for e := range n {
+			d[e] = int64(val(e))
+		}
+	}
+	return t
 }
 
 // sameBits reports whether two slices of one element type hold the same
@@ -877,7 +1144,11 @@ func (df *differ) walk(vs []reflect.Value, path []pathStep, depth int) error {
 
 // rebuild returns a copy of v (settable, of v's type) with the integers at
 // sites, whose paths start at depth, set to their forms at x. Parts of v
-// not on a site's path are shared, not copied.
+// not on a site's path are shared, not copied. The attributes at the
+// bounds that a dynamic plan copies from are never run themselves (every
+// size, the bounds' included, runs a copy), so the scratch pools some
+// attributes hold (freelist.List) are empty when copied, and each copy
+// pools its own.
 func rebuild(v reflect.Value, sites []site, depth int, x *[MaxDynamicVars]int) reflect.Value {
 	if len(sites) == 1 && len(sites[0].path) == depth {
 		n := reflect.New(v.Type()).Elem()
@@ -980,7 +1251,10 @@ func (d *dynamic) build(x *[MaxDynamicVars]int) *sized {
 			s[k] = f.eval(x)
 		}
 		sz.shapes[i] = s
-		if h.full != nil {
+		switch {
+		case h.vals != nil:
+			sz.bufs[i] = h.vals.at(h.dt, s, x).Data()
+		case h.full != nil:
 			sz.bufs[i] = sub(h.full, 0, s.Size())
 		}
 	}
@@ -993,7 +1267,7 @@ func (d *dynamic) build(x *[MaxDynamicVars]int) *sized {
 // apply points the headers and steps at one size's state.
 func (d *dynamic) apply(sz *sized) {
 	for i, h := range d.heads {
-		if h.full != nil {
+		if sz.bufs[i] != nil {
 			core.Repoint(h.h, sz.bufs[i], sz.shapes[i])
 		} else {
 			core.SetShape(h.h, sz.shapes[i])

@@ -602,7 +602,8 @@ func (p *Plan) Run(args []*tensor.Tensor) []*tensor.Tensor {
 
 // RunOne executes a plan with a single result and returns a fresh copy of
 // it. The copy is its only allocation: it shares the result's shape, which
-// is never changed, and args do not escape.
+// is never changed (a dynamic plan swaps in another size's shape, never
+// writes one), and args do not escape.
 func (p *Plan) RunOne(args []*tensor.Tensor) *tensor.Tensor {
 	p.mu.Lock()
 	defer p.mu.Unlock()

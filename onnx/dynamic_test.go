@@ -49,7 +49,7 @@ func TestDynamicBatchONNX(t *testing.T) {
 			}
 			for _, n := range []int{1, 5, bound} {
 				x := tensor.New(in.DType(), append([]int{n}, rest...)...)
-				xd := x.Float32s()
+				xd := x.Data().([]float32)
 				for i := range xd {
 					xd[i] = float32(math.Cos(float64(i) * 0.13))
 				}

@@ -267,15 +267,26 @@ func Elements(what string, shape []int64, limit int64) (int, error) {
 	return int(n), nil
 }
 
+// Declared checks a tensor's declared datatype and shape before anything
+// is allocated for it, and returns its dtype and element count (see
+// Elements); an error is a 400 *Error naming what.
+func Declared(what, datatype string, shape []int64, limit int64) (tensor.DType, int, error) {
+	dt, err := DTypeOf(datatype)
+	if err != nil {
+		return tensor.Invalid, 0, errorf(http.StatusBadRequest, "%s: %v", what, err)
+	}
+	n, err := Elements(what, shape, limit)
+	if err != nil {
+		return tensor.Invalid, 0, err
+	}
+	return dt, n, nil
+}
+
 // FromRaw decodes a tensor from the protocol's raw contents: the elements
 // in row-major order, little-endian, one byte per BOOL. The length of raw
 // must be exactly what the shape and datatype need.
 func FromRaw(what, datatype string, shape []int64, raw []byte, limit int64) (*tensor.Tensor, error) {
-	dt, err := DTypeOf(datatype)
-	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "%s: %v", what, err)
-	}
-	n, err := Elements(what, shape, limit)
+	dt, n, err := Declared(what, datatype, shape, limit)
 	if err != nil {
 		return nil, err
 	}

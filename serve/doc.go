@@ -49,10 +49,13 @@
 // to max_batch_size rows, waiting at most max_queue_delay for more;
 // the batch runs as one call of the instance's compiled function and is
 // split back. A request whose context ends (its deadline, or a client
-// gone) leaves the queue with 504 or 499. Models run in Graph mode, and
-// every batch size is compiled when the version loads, so no request
-// waits for a compilation: today that is one plan per batch size, to
-// become one plan with a dynamic batch dimension once Graph mode has one.
+// gone) leaves the queue with 504 or 499. Models run in Graph mode and are
+// compiled when the version loads, so no request waits for a compilation,
+// not even the first at a new batch size: each instance is one plan whose
+// batch dimension is dynamic up to max_batch_size (jit.Config.Inputs), or,
+// for a model whose graph depends on the batch size in a way one plan
+// cannot follow, one plan per batch size, all compiled at load (the load's
+// log line says which, and why).
 //
 // # Metrics
 //

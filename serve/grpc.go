@@ -386,11 +386,7 @@ func timeoutParam(params map[string]any) (time.Duration, error) {
 // the one field the datatype takes holds exactly the elements the shape
 // declares and that no other field holds any.
 func fromContents(what, datatype string, shape []int64, c *pb.InferTensorContents, limit int64) (*tensor.Tensor, error) {
-	dt, err := DTypeOf(datatype)
-	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "%s: %v", what, err)
-	}
-	n, err := Elements(what, shape, limit)
+	dt, n, err := Declared(what, datatype, shape, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -931,13 +931,14 @@ func TestModelFailuresAnswer500(t *testing.T) {
 }
 
 // TestPerShapeFallback: a model one dynamic plan cannot serve (its graph
-// depends on the batch size other than through shapes) gets a plan per
-// batch size, all compiled at load, and answers right at each size.
+// depends on the batch size other than through shapes and their
+// reciprocals: here a scale of n+0.5) gets a plan per batch size, all
+// compiled at load, and answers right at each size.
 func TestPerShapeFallback(t *testing.T) {
 	m := affine(4, 0)
 	m.Fn = func(xs ...*tensor.Tensor) []*tensor.Tensor {
 		x := xs[0]
-		return []*tensor.Tensor{ops.MulScalar(x, 1/float64(x.Dim(0))), ops.Sum(x, -1)}
+		return []*tensor.Tensor{ops.MulScalar(x, float64(x.Dim(0))+0.5), ops.Sum(x, -1)}
 	}
 	s := newGoServer(t, m)
 	v, _ := s.resolve("affine", "")
@@ -955,7 +956,7 @@ func TestPerShapeFallback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := resp.Outputs[0].Tensor.Float32s()[0], float32(1)/float32(rows); math.Abs(float64(got-want)) > 1e-6 {
+		if got, want := resp.Outputs[0].Tensor.Float32s()[0], float32(rows)+0.5; math.Abs(float64(got-want)) > 1e-6 {
 			t.Errorf("batch %d: y[0] = %v, want %v", rows, got, want)
 		}
 	}

@@ -285,21 +285,5 @@ func (r *inferResult) print(w io.Writer) {
 		version = " version " + r.Version
 	}
 	fmt.Fprintf(w, "%s%s at %s: answered in %.1f ms\n", r.Model, version, r.Server, r.LatencyMS)
-	for _, v := range r.Inputs {
-		fmt.Fprintf(w, "input   %-12s %-14s %-8s from %s\n", v.Name, shapeString(v.Shape), v.DType, v.Source)
-	}
-	for _, v := range r.Outputs {
-		fmt.Fprintf(w, "output  %-12s %-14s %-8s", v.Name, shapeString(v.Shape), v.DType)
-		if v.Min != nil {
-			fmt.Fprintf(w, " min %s max %s mean %s first [%s", g(v.Min), g(v.Max), g(v.Mean), joinG(v.First))
-			if n := prod(v.Shape); n > len(v.First) {
-				fmt.Fprintf(w, " ... (%d values)", n)
-			}
-			fmt.Fprint(w, "]")
-		}
-		fmt.Fprintln(w)
-		if v.File != "" {
-			fmt.Fprintf(w, "        wrote %s\n", v.File)
-		}
-	}
+	printValues(w, r.Inputs, r.Outputs)
 }

@@ -434,6 +434,29 @@ type runResult struct {
 	Bench       *benchJSON  `json:"bench,omitempty"`
 }
 
+// printValues writes a model's inputs and outputs for people, one line
+// each: name, shape, dtype, and where an input came from or an output's
+// summary and file (spore run and spore infer print alike).
+func printValues(w io.Writer, inputs, outputs []valueJSON) {
+	for _, v := range inputs {
+		fmt.Fprintf(w, "input   %-12s %-14s %-8s from %s\n", v.Name, shapeString(v.Shape), v.DType, v.Source)
+	}
+	for _, v := range outputs {
+		fmt.Fprintf(w, "output  %-12s %-14s %-8s", v.Name, shapeString(v.Shape), v.DType)
+		if v.Min != nil {
+			fmt.Fprintf(w, " min %s max %s mean %s first [%s", g(v.Min), g(v.Max), g(v.Mean), joinG(v.First))
+			if n := prod(v.Shape); n > len(v.First) {
+				fmt.Fprintf(w, " ... (%d values)", n)
+			}
+			fmt.Fprint(w, "]")
+		}
+		fmt.Fprintln(w)
+		if v.File != "" {
+			fmt.Fprintf(w, "        wrote %s\n", v.File)
+		}
+	}
+}
+
 // valueJSON describes an input or output. Min, Max and Mean are numbers
 // when finite and strings ("NaN", "+Inf") otherwise, which JSON cannot
 // hold as numbers.
@@ -504,23 +527,7 @@ func number(x float64) any {
 // print writes the result for people.
 func (r *runResult) print(w io.Writer, mode string) {
 	fmt.Fprintf(w, "%s: %s, %s, first call %.1f ms\n", r.Model, mode, plural(r.Threads, "thread"), r.FirstCallMS)
-	for _, v := range r.Inputs {
-		fmt.Fprintf(w, "input   %-12s %-14s %-8s from %s\n", v.Name, shapeString(v.Shape), v.DType, v.Source)
-	}
-	for _, v := range r.Outputs {
-		fmt.Fprintf(w, "output  %-12s %-14s %-8s", v.Name, shapeString(v.Shape), v.DType)
-		if v.Min != nil {
-			fmt.Fprintf(w, " min %s max %s mean %s first [%s", g(v.Min), g(v.Max), g(v.Mean), joinG(v.First))
-			if n := prod(v.Shape); n > len(v.First) {
-				fmt.Fprintf(w, " ... (%d values)", n)
-			}
-			fmt.Fprint(w, "]")
-		}
-		fmt.Fprintln(w)
-		if v.File != "" {
-			fmt.Fprintf(w, "        wrote %s\n", v.File)
-		}
-	}
+	printValues(w, r.Inputs, r.Outputs)
 	if b := r.Bench; b != nil {
 		fmt.Fprintf(w, "bench: %.1f µs per call at batch %d (best of %d rounds of %d calls, after %d warm-up calls)\n",
 			b.USPerCall, b.Batch, b.Rounds, b.Calls, b.Warmup)

@@ -30,8 +30,8 @@ The repository has Triton's layout: DIR/<model>/<version>/model.onnx, with an
 optional DIR/<model>/config.json, for example
   {"max_batch_size": 64, "max_queue_delay_microseconds": 200, "instances": 1}
 The highest version serves unless the config's version_policy says otherwise.
-Every model version is compiled for each batch size, and warmed up, before it
-serves. A model that fails to load is reported on stderr and by the
+Every model version is compiled, one plan with a dynamic batch dimension, and
+warmed up before it serves: no request waits for a compilation. A model that fails to load is reported on stderr and by the
 repository index (POST /v2/repository/index); the others serve.
 
 Both addresses are on the loopback interface unless told otherwise; "off"

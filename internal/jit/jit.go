@@ -46,11 +46,19 @@ type Config struct {
 	// such call or by Func.CompileSpec, and never compiles again. A call
 	// that does not fit — a size above the bound, another static
 	// dimension — falls back to the per-shape cache as without a signature
-	// (Stats.Retraces says why), as does a call that is differentiated. A
+	// (Stats.Retraces says why), as does a call that is differentiated or
+	// whose non-tensor arguments differ from those of the call that
+	// compiled the signature (CompileSpec: functions of tensors only). A
 	// function the signature cannot serve with one plan (its graph changes
 	// with the size other than in affine integers: a float 1/n, ceil(n/2),
 	// control flow over a dynamic dimension) also falls back, with the
 	// reason in Stats.DynamicFallback and a warning on standard error.
+	// Size 1 of a dynamic dimension runs the plan too unless the function
+	// traces another graph there (other than by dropping a broadcast or a
+	// reshape that is a no-op at 1) or refuses it: size 1 then has a
+	// per-shape plan of its own, which CompileSpec compiles ahead too.
+	// Stats.Compiles counts the signature once; Stats.SampleCompiles the
+	// extra traces made to fit it.
 	Inputs []InputSpec
 	// Precision is the function's automatic mixed precision (amp.Level):
 	// at O2 its matmuls and convolutions compute in bfloat16, at O3 every
