@@ -72,6 +72,10 @@ type InferRequest struct {
 	// Outputs lists the outputs to return; empty means all of them.
 	Outputs    []RequestedOutput
 	Parameters map[string]any
+	// Arrived, if set, is the withdrawal Backend.Expect returned for this
+	// request: Infer calls it once the request is queued (or refused), so
+	// that a batch being formed stops waiting for it.
+	Arrived func()
 }
 
 // InferOutput is one output tensor of a response.
@@ -141,6 +145,14 @@ type Backend interface {
 	// dropped from the queue), or at once with a 429 *Error when the
 	// model's queue is full.
 	Infer(ctx context.Context, req *InferRequest) (*InferResponse, error)
+	// Expect announces a request for the model that a front end has
+	// begun to receive and decode, so that a batch being formed for that
+	// model waits for it (up to max_queue_delay) rather than leaving
+	// without it, and leaves at once when nothing is on its way. The
+	// returned function withdraws the announcement; the front end sets it
+	// as the request's Arrived and also calls it when it refuses the
+	// request itself. It may be called more than once.
+	Expect(model, version string) (withdraw func())
 	// Index, Load and Unload are the protocol's repository extension.
 	Index(readyOnly bool) []IndexEntry
 	Load(name string) error

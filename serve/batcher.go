@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,6 +70,9 @@ type batcher struct {
 	// batcher closes: it wakes every waiting worker.
 	changed chan struct{}
 	closed  bool
+	// arriving counts the requests the front ends are receiving and
+	// decoding for this version (Expect): a batch waits for them.
+	arriving atomic.Int64
 
 	wg sync.WaitGroup // the workers
 }
@@ -83,6 +87,18 @@ func newBatcher(sp *spec, vm *versionMetrics, insts []*instance) *batcher {
 		go b.work(in)
 	}
 	return b
+}
+
+// expect counts a request on its way until the returned function is
+// called (once or more).
+func (b *batcher) expect() func() {
+	b.arriving.Add(1)
+	var done atomic.Bool
+	return func() {
+		if done.CompareAndSwap(false, true) {
+			b.arriving.Add(-1)
+		}
+	}
 }
 
 // submit queues r, refusing it at once when the queue is full.
@@ -137,8 +153,18 @@ func (b *batcher) wait() { b.wg.Wait() }
 
 // next returns the next batch, or nil once the batcher is closed and
 // drained.
+//
+// A batch that is not full waits for more rows while requests are on
+// their way (a front end is receiving or decoding them: Expect), until
+// its oldest request has waited max_queue_delay; with nothing on its way
+// it leaves after one yield, which lets a request just submitted by a
+// runnable goroutine join, so a lone client is answered at once. The
+// last millisecond of a wait is not slept but spent yielding to the
+// goroutines decoding requests: Go's timers round a shorter sleep up to
+// about a millisecond on Linux.
 func (b *batcher) next() []*request {
 	b.mu.Lock()
+	seen := -1 // the rows counted before the last yield
 	for {
 		b.dropDone()
 		if len(b.queue) == 0 {
@@ -150,19 +176,28 @@ func (b *batcher) next() []*request {
 			b.mu.Unlock()
 			<-ch
 			b.mu.Lock()
+			seen = -1
 			continue
 		}
 		r0 := b.queue[0]
 		rows, full := b.gather(r0)
 		wait := time.Until(r0.enq.Add(b.sp.delay))
-		if full || wait <= 0 || b.closed {
+		coming := b.arriving.Load() > 0
+		if full || wait <= 0 || b.closed || (!coming && rows == seen) {
 			batch := b.take(r0, rows)
 			b.mu.Unlock()
 			return batch
 		}
+		if !coming || wait < yieldWindow {
+			seen = rows
+			b.mu.Unlock()
+			runtime.Gosched()
+			b.mu.Lock()
+			continue
+		}
 		ch := b.changed
 		b.mu.Unlock()
-		t := time.NewTimer(wait)
+		t := time.NewTimer(wait - yieldWindow)
 		select {
 		case <-ch:
 		case <-t.C:
@@ -171,6 +206,10 @@ func (b *batcher) next() []*request {
 		b.mu.Lock()
 	}
 }
+
+// yieldWindow is the part of a batch's wait spent yielding rather than
+// sleeping (see next).
+const yieldWindow = time.Millisecond
 
 // dropDone removes the queued requests whose context is done (their
 // Infer returns the context's error itself); b.mu is held.
@@ -329,9 +368,15 @@ func split(outs []*tensor.Tensor, off, n int) []*tensor.Tensor {
 }
 
 // infer queues a checked request and waits for its result.
-func (b *batcher) infer(ctx context.Context, xs []*tensor.Tensor, rows int, key string) (result, error) {
+// arrived, if not nil, is called once r is queued or refused (the
+// request's Expect announcement is withdrawn).
+func (b *batcher) infer(ctx context.Context, xs []*tensor.Tensor, rows int, key string, arrived func()) (result, error) {
 	r := &request{ctx: ctx, xs: xs, rows: rows, key: key, enq: time.Now(), done: make(chan result, 1)}
-	if err := b.submit(r); err != nil {
+	err := b.submit(r)
+	if arrived != nil {
+		arrived()
+	}
+	if err != nil {
 		return result{}, err
 	}
 	select {

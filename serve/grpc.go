@@ -228,6 +228,8 @@ func tensorMetadataPB(ts []TensorMetadata) []*pb.ModelMetadataResponse_TensorMet
 func (g *grpcService) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (_ *pb.ModelInferResponse, err error) {
 	defer recovered(&err, "ModelInfer")
 	markReached(ctx)
+	withdraw := g.b.Expect(r.GetModelName(), r.GetModelVersion())
+	defer withdraw()
 	req, timeout, err := decodeGRPCInfer(r, g.lim)
 	if err != nil {
 		g.b.Reject(r.GetModelName(), r.GetModelVersion(), err)
@@ -246,6 +248,7 @@ func (g *grpcService) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	req.Arrived = withdraw
 	res, err := g.b.Infer(ctx, req)
 	if err != nil {
 		return nil, grpcError(err)

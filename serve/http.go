@@ -358,6 +358,8 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		h.refuse(w, model, version, errorf(http.StatusMethodNotAllowed, "%s takes POST, not %s", r.URL.Path, r.Method))
 		return
 	}
+	withdraw := h.b.Expect(model, version)
+	defer withdraw()
 	jsonLen := -1
 	if v := r.Header.Get("Inference-Header-Content-Length"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -385,6 +387,7 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	req.Arrived = withdraw
 	resp, err := h.b.Infer(ctx, req)
 	if err == nil && resp == nil {
 		err = errorf(http.StatusInternalServerError, "the server produced no response")

@@ -204,6 +204,8 @@ func (f *fakeBackend) Unload(name string) error {
 	return nil
 }
 
+func (f *fakeBackend) Expect(model, version string) func() { return func() {} }
+
 func (f *fakeBackend) Reject(model, version string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -269,6 +269,18 @@ func quoteName(name string) string {
 }
 
 // resolve returns the served version a request names.
+// Expect announces a request on its way to a model's queue (see
+// Backend.Expect): the model's batcher waits for it while forming a
+// batch. For a model or version that cannot take the request it does
+// nothing: Infer will refuse it.
+func (s *Server) Expect(model, version string) func() {
+	v, err := s.resolve(model, version)
+	if err != nil {
+		return func() {}
+	}
+	return v.b.expect()
+}
+
 func (s *Server) resolve(name, ver string) (*version, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -315,6 +327,9 @@ func (s *Server) Infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 	if req == nil {
 		return nil, errorf(http.StatusBadRequest, "no request")
 	}
+	if req.Arrived != nil {
+		defer req.Arrived() // on the paths that refuse it before it is queued
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.lim.DefaultTimeout)
@@ -342,7 +357,7 @@ func (s *Server) Infer(ctx context.Context, req *InferRequest) (*InferResponse, 
 			v.vm.failure.WithLabelValues(reason(err)).Inc()
 			return nil, err
 		}
-		res, err := v.b.infer(ctx, xs, rows, key)
+		res, err := v.b.infer(ctx, xs, rows, key, req.Arrived)
 		if errors.Is(err, errClosed) {
 			if try < 2 {
 				continue

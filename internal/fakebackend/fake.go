@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sporeml/spore/serve"
@@ -48,6 +49,8 @@ type Backend struct {
 	// lastDeadline is the deadline the last Infer call's context had
 	// (zero without one).
 	lastDeadline time.Time
+	// outstanding counts Expect announcements not yet withdrawn.
+	outstanding atomic.Int64
 }
 
 // New returns a live, ready fake.
@@ -197,6 +200,22 @@ func (b *Backend) Unload(name string) error {
 	b.unloads = append(b.unloads, name)
 	return nil
 }
+
+// Expect counts an announced request until its withdrawal is called
+// (Outstanding).
+func (b *Backend) Expect(model, version string) func() {
+	b.outstanding.Add(1)
+	var done atomic.Bool
+	return func() {
+		if done.CompareAndSwap(false, true) {
+			b.outstanding.Add(-1)
+		}
+	}
+}
+
+// Outstanding is the number of Expect announcements not yet withdrawn:
+// zero once every request a front end took has been answered or refused.
+func (b *Backend) Outstanding() int64 { return b.outstanding.Load() }
 
 // Reject records the call.
 func (b *Backend) Reject(model, version string, err error) {

@@ -57,3 +57,20 @@ func Example() {
 	// y: [2 3] [2 4 6 8 10 12]
 	// status: 404
 }
+
+// The client against a running "spore serve" (see the README's "Serving a
+// model"), serving the seed network as "mnist". Not run here: it needs the
+// server.
+func ExampleNewGRPC() {
+	c, err := client.NewGRPC("127.0.0.1:8001") // or client.NewHTTP("http://127.0.0.1:8000")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	x := tensor.Zeros(tensor.Float32, 1, 1, 28, 28)
+	res, err := c.Infer(context.Background(), "mnist", "", []client.Input{{Name: "x", Tensor: x}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Output("logits").Shape())
+}
