@@ -566,13 +566,20 @@ func (s *jsonScanner) float(what string, i int, bits int, dt string) (float64, e
 	case c != '-' && (c < '0' || c > '9'):
 		return 0, s.fail("%s: element %d is %s, not a number (datatype %s)", what, i, s.describe(), dt)
 	}
-	text, _, err := s.number()
+	n, err := s.num()
 	if err != nil {
 		return 0, err
 	}
-	f, err := strconv.ParseFloat(string(text), bits)
+	if bits == 32 {
+		if f, ok := n.float32(); ok {
+			return float64(f), nil
+		}
+	} else if f, ok := n.float64(); ok {
+		return f, nil
+	}
+	f, err := strconv.ParseFloat(string(n.text), bits)
 	if err != nil {
-		return 0, s.fail("%s: element %d, %s, is out of the range of %s", what, i, text, dt)
+		return 0, s.fail("%s: element %d, %s, is out of the range of %s", what, i, n.text, dt)
 	}
 	return f, nil
 }
@@ -614,14 +621,21 @@ func (s *jsonScanner) integer(what string, i int, lo, hi int64, dt string) (int6
 	if c := s.ws(); c != '-' && (c < '0' || c > '9') {
 		return 0, s.fail("%s: element %d is %s, not an integer (datatype %s)", what, i, s.describe(), dt)
 	}
-	text, float, err := s.number()
+	n, err := s.num()
 	if err != nil {
 		return 0, err
 	}
+	text, float := n.text, n.float
 	var v int64
-	if !float {
+	switch {
+	case !float && n.exact && n.mant <= math.MaxInt64:
+		v = int64(n.mant)
+		if n.neg {
+			v = -v
+		}
+	case !float:
 		v, err = strconv.ParseInt(string(text), 10, 64)
-	} else {
+	default:
 		var f float64
 		f, err = strconv.ParseFloat(string(text), 64)
 		if err == nil && (f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63) {
