@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"math"
@@ -455,6 +456,7 @@ func TestHTTPInferErrors(t *testing.T) {
 		{"negative dimension", "POST", "", nil, x("[-1,4]", "FP32", "[1,2,3,4]"), 400, `a dimension cannot be negative`, true},
 		{"fractional dimension", "POST", "", nil, x("[1.5]", "FP32", "[1]"), 400, `holds 1.5, not an integer dimension`, true},
 		{"huge shape", "POST", "", nil, x("[1000000,1000000]", "FP32", "[1]"), 400, `has more than 1048576 elements`, true},
+		{"zero and a huge dimension", "POST", "", nil, x("[0,1000000000000]", "FP32", "[]"), 400, `has a dimension over the limit of 1048576 elements`, true},
 		{"shape larger than the body", "POST", "", nil, x("[1000,1000]", "FP32", "[1]"), 400, `but its data cannot hold more than`, true},
 		{"unknown datatype", "POST", "", nil, x("[1]", "FP33", "[1]"), 400, `input "x": unknown datatype "FP33"`, true},
 		{"unsupported datatype", "POST", "", nil, x("[1]", "INT8", "[1]"), 400, `datatype INT8 is not supported`, true},
@@ -637,5 +639,57 @@ func TestHTTPOversizedChunkedBody(t *testing.T) {
 	}
 	if r := f.takeRejects(); len(r) != 1 || r[0].status != 413 {
 		t.Errorf("rejects %v", r)
+	}
+}
+
+// TestHTTPConcurrentRequests sends requests from many goroutines at once,
+// JSON and binary, and checks that each gets its own answer: the pooled
+// buffers must never be shared between requests in flight.
+func TestHTTPConcurrentRequests(t *testing.T) {
+	srv, _ := testServer(t, Limits{})
+	const workers, each = 8, 25
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := 0; i < each; i++ {
+				v := float32(w*1000 + i)
+				var body []byte
+				var hdr map[string]string
+				if i%2 == 0 {
+					body = []byte(`{"id":"` + strconv.Itoa(w) + `","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[` +
+						strconv.FormatFloat(float64(v), 'g', -1, 32) + `,1,2]}]}`)
+				} else {
+					body, hdr = binaryBody(`{"id":"`+strconv.Itoa(w)+`","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]}`, rawFP32(v, 1, 2))
+				}
+				req, _ := http.NewRequest("POST", srv.URL+"/v2/models/double/infer", bytes.NewReader(body))
+				for k, val := range hdr {
+					req.Header.Set(k, val)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var r struct {
+					ID      string `json:"id"`
+					Outputs []struct {
+						Data []float32 `json:"data"`
+					} `json:"outputs"`
+				}
+				if err := json.Unmarshal(b, &r); err != nil || r.ID != strconv.Itoa(w) || len(r.Outputs) != 1 ||
+					len(r.Outputs[0].Data) != 3 || r.Outputs[0].Data[0] != 2*v || r.Outputs[0].Data[2] != 4 {
+					errs <- fmt.Errorf("worker %d request %d: response %s (%v)", w, i, b, err)
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

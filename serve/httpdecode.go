@@ -254,6 +254,14 @@ func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
 	if p.in.Name == "" {
 		return errorf(http.StatusBadRequest, "%s has an empty name", what)
 	}
+	// Elements bounds the product of the dimensions; a zero among them
+	// would let the others be anything, and the strides of such a shape
+	// overflow in the code that later walks it.
+	for _, d := range p.in.Shape {
+		if d > lim.MaxElements {
+			return errorf(http.StatusBadRequest, "input %q: shape %v has a dimension over the limit of %d elements", p.in.Name, p.in.Shape, lim.MaxElements)
+		}
+	}
 	if _, err := DTypeOf(p.in.Datatype); err != nil {
 		return errorf(http.StatusBadRequest, "input %q: %v", p.in.Name, err)
 	}
