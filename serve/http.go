@@ -157,10 +157,10 @@ func checkName(kind, name string) error {
 
 // model serves /v2/models/{m}...; seg starts at the model name.
 func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, seg []string) {
-	name, version := seg[0], ""
+	name, version, versioned := seg[0], "", false
 	seg = seg[1:]
 	if len(seg) >= 2 && seg[0] == "versions" {
-		version = seg[1]
+		version, versioned = seg[1], true
 		seg = seg[2:]
 	}
 	action := ""
@@ -173,7 +173,7 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, seg []string
 		return
 	}
 	err := checkName("model", name)
-	if err == nil && version != "" {
+	if err == nil && versioned {
 		err = checkName("version", version)
 	}
 	if action == "infer" {

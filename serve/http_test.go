@@ -95,6 +95,8 @@ func TestHTTPHealthAndMetadata(t *testing.T) {
 		{"escaped slash in a name", "GET", "/v2/models/a%2F..%2Fb/ready", true, true, 400, "not a valid name"},
 		{"dot dot", "GET", "/v2/models/../ready", true, true, 400, `model name ".." is not valid`},
 		{"escaped dot dot", "GET", "/v2/models/%2e%2e/ready", true, true, 400, `model name ".." is not valid`},
+		{"empty model name", "GET", "/v2/models//ready", true, true, 400, `model name "" is not valid`},
+		{"empty version", "GET", "/v2/models/double/versions//ready", true, true, 400, `version name "" is not valid`},
 		{"metadata by POST", "POST", "/v2", true, true, 405, "takes GET, not POST"},
 	}
 	for _, tc := range tests {
@@ -353,6 +355,10 @@ func TestHTTPInferBinary(t *testing.T) {
 			`{"inputs":[{"name":"a","shape":[1],"datatype":"INT64","parameters":{"binary_data_size":8}},{"name":"j","shape":[1],"datatype":"UINT8","data":[3]},{"name":"b","shape":[2],"datatype":"UINT8","parameters":{"binary_data_size":2}}],"outputs":[{"name":"b_2x","parameters":{"binary_data":true}},{"name":"a_2x"},{"name":"j_2x","parameters":{"binary_data":false}}]}`,
 			[][]byte{binary.LittleEndian.AppendUint64(nil, 21), {7, 9}},
 			[]string{`a_2x INT64 [1] json [42]`, `j_2x UINT8 [1] json [6]`, `b_2x UINT8 [2] binary`}, []byte{14, 18}},
+		{"binary_data false wins over binary_data_output",
+			`{"parameters":{"binary_data_output":true},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]},{"name":"y","shape":[1],"datatype":"FP32","data":[3]}],"outputs":[{"name":"x_2x","parameters":{"binary_data":false}},{"name":"y_2x"}]}`,
+			nil,
+			[]string{`x_2x FP32 [1] json [2]`, `y_2x FP32 [1] binary`}, rawFP32(6)},
 		{"empty binary tensor",
 			`{"inputs":[{"name":"x","shape":[0],"datatype":"FP32","parameters":{"binary_data_size":0}}],"outputs":[{"name":"x_2x","parameters":{"binary_data":true}}]}`,
 			nil,

@@ -95,8 +95,12 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 		return nil, opt, err
 	}
 	if opt.binaryAll {
+		// As Triton: binary_data_output is the default for the outputs
+		// that do not say binary_data themselves.
 		for i := range req.Outputs {
-			req.Outputs[i].Binary = true
+			if _, ok := req.Outputs[i].Parameters["binary_data"]; !ok {
+				req.Outputs[i].Binary = true
+			}
 		}
 	}
 	if len(pending) == 0 {

@@ -198,10 +198,12 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 				return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has shape %v but %d elements", o.Name, o.Shape, o.Tensor.Size())
 			}
 		}
+		// An output's own binary_data wins over the request's
+		// binary_data_output, as in Triton.
 		binary[i] = o.Binary || opt.binaryAll
 		for _, r := range req.Outputs {
-			if r.Name == o.Name && r.Binary {
-				binary[i] = true
+			if _, explicit := r.Parameters["binary_data"]; r.Name == o.Name && explicit {
+				binary[i] = r.Binary
 			}
 		}
 		anyBinary = anyBinary || binary[i]
