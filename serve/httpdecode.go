@@ -165,16 +165,29 @@ func requestOptions(params map[string]any) (inferOptions, error) {
 	return opt, nil
 }
 
-// params reads a "parameters" object.
+// params reads a "parameters" object. The protocol's parameter values
+// are bools, numbers and strings; a nested value is refused, which also
+// keeps a body from building a large []any.
 func (s *jsonScanner) params(what string) (map[string]any, error) {
-	if s.ws() != '{' {
-		return nil, s.fail("%s must be an object, found %s", what, s.describe())
+	m := map[string]any{}
+	more, err := s.objectStart(what)
+	for more && err == nil {
+		var k string
+		if k, err = s.str("a parameter name"); err != nil {
+			break
+		}
+		if err = s.expect(':', "':' after a parameter name"); err != nil {
+			break
+		}
+		if c := s.ws(); c == '{' || c == '[' || c == 'n' {
+			return nil, s.fail("%s: parameter %q must be a bool, number or string", what, k)
+		}
+		if m[k], err = s.value(); err != nil {
+			break
+		}
+		more, err = s.next('}')
 	}
-	v, err := s.value()
-	if err != nil {
-		return nil, err
-	}
-	return v.(map[string]any), nil
+	return m, err
 }
 
 // inputs reads the "inputs" array.

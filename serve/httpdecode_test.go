@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestFastFloatMatchesStrconv checks the decoder's float fast path against
@@ -87,5 +88,39 @@ func TestIntegerElements(t *testing.T) {
 		if (err == nil) != tc.ok || err == nil && got != tc.want {
 			t.Errorf("%s in [%d, %d]: %d, %v; want %d, ok %v", tc.text, tc.lo, tc.hi, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestDecodeParameters checks the Go types that request and input
+// parameters reach the backend with.
+func TestDecodeParameters(t *testing.T) {
+	body := `{"parameters":{"priority":3,"timeout":2500,"ratio":0.5,"big":1e300,"huge":123456789012345678901,"tag":"a\u00e9","flag":true},` +
+		`"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4,"note":"n"}}],` +
+		`"outputs":[{"name":"y","parameters":{"binary_data":true}}]}`
+	req, opt, err := decodeInferRequest(append([]byte(body), 0, 0, 0x80, 0x3f), len(body), "m", "3", Limits{}.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"priority": int64(3), "timeout": int64(2500), "ratio": 0.5, "big": 1e300, "huge": 123456789012345678901.0, "tag": "aé", "flag": true}
+	if len(req.Parameters) != len(want) {
+		t.Errorf("parameters %v, want %v", req.Parameters, want)
+	}
+	for k, v := range want {
+		if got := req.Parameters[k]; got != v {
+			t.Errorf("parameter %q is %#v, want %#v", k, got, v)
+		}
+	}
+	if opt.timeout != 2500*time.Microsecond {
+		t.Errorf("timeout %v", opt.timeout)
+	}
+	in := req.Inputs[0]
+	if in.Parameters["binary_data_size"] != int64(4) || in.Parameters["note"] != "n" {
+		t.Errorf("input parameters %v", in.Parameters)
+	}
+	if got := in.Tensor.Float32s(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("input data %v, want [1]", got)
+	}
+	if req.Model != "m" || req.Version != "3" || len(req.Outputs) != 1 || !req.Outputs[0].Binary || req.Outputs[0].Name != "y" {
+		t.Errorf("request %+v", req)
 	}
 }
