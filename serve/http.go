@@ -394,7 +394,9 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		switch {
 		case errors.As(err, &e):
 		case r.Context().Err() != nil:
-			return // the client went away; no one is left to answer
+			// The client went away (or the server stopped this request):
+			// the answer is most likely written to no one.
+			err = errorf(http.StatusServiceUnavailable, "model %q: the request was cancelled before it was answered", model)
 		case errors.Is(err, context.DeadlineExceeded):
 			err = errorf(http.StatusGatewayTimeout, "model %q: the request's deadline (%v) passed before it was answered", model, timeout)
 		}

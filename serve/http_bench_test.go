@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -145,3 +146,34 @@ type discardWriter struct {
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *discardWriter) WriteHeader(s int)           { w.status = s }
+
+// BenchmarkHTTPInferLoopback1x784FP32 sends 1×784 requests over loopback
+// TCP from parallel clients (GOMAXPROCS × 8 of them) to the handler on an
+// httptest.Server, with the fake "double" backend: the cost of the HTTP
+// front end and net/http together, without a model.
+func BenchmarkHTTPInferLoopback1x784FP32(b *testing.B) {
+	srv := httptest.NewServer(NewHTTPHandler(newFakeBackend(), Limits{}))
+	defer srv.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	body := mnistBody()
+	b.SetBytes(int64(len(body)))
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(srv.URL+"/v2/models/double/infer", "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}
