@@ -56,27 +56,38 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	s := &jsonScanner{buf: header, maxDepth: lim.MaxJSONDepth}
 	req := &InferRequest{Model: model, Version: version}
 	var pending []pendingInput
-	seen := map[string]bool{}
+	var seen [4]bool // id, parameters, inputs, outputs
 	more, err := s.objectStart("the request")
 	for more && err == nil {
 		var k []byte
 		if k, err = s.key(); err != nil {
 			break
 		}
-		if f := string(k); f == "id" || f == "parameters" || f == "inputs" || f == "outputs" {
+		f := -1
+		switch string(k) {
+		case "id":
+			f = 0
+		case "parameters":
+			f = 1
+		case "inputs":
+			f = 2
+		case "outputs":
+			f = 3
+		}
+		if f >= 0 {
 			if seen[f] {
-				return nil, opt, s.fail("the request has %q twice", f)
+				return nil, opt, s.fail("the request has %q twice", k)
 			}
 			seen[f] = true
 		}
-		switch string(k) {
-		case "id":
+		switch f {
+		case 0:
 			req.ID, err = s.str(`"id"`)
-		case "parameters":
+		case 1:
 			req.Parameters, err = s.params(`the request's "parameters"`)
-		case "inputs":
+		case 2:
 			pending, err = s.inputs(pending, lim)
-		case "outputs":
+		case 3:
 			req.Outputs, err = s.outputs()
 		default:
 			err = s.skip()
@@ -110,13 +121,11 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 		return nil, opt, err
 	}
 	req.Inputs = make([]InferInput, len(pending))
-	names := make(map[string]bool, len(pending))
+	if name, ok := repeated(len(pending), func(i int) string { return pending[i].in.Name }); ok {
+		return nil, opt, errorf(http.StatusBadRequest, "input %q appears twice in the request", name)
+	}
 	for i := range pending {
 		p := &pending[i]
-		if names[p.in.Name] {
-			return nil, opt, errorf(http.StatusBadRequest, "input %q appears twice in the request", p.in.Name)
-		}
-		names[p.in.Name] = true
 		if !p.decoded {
 			ds := &jsonScanner{buf: p.data, maxDepth: lim.MaxJSONDepth}
 			if err := ds.tensorData(&p.in, lim); err != nil {
@@ -125,14 +134,35 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 		}
 		req.Inputs[i] = p.in
 	}
-	outs := make(map[string]bool, len(req.Outputs))
-	for _, o := range req.Outputs {
-		if outs[o.Name] {
-			return nil, opt, errorf(http.StatusBadRequest, "output %q is asked for twice", o.Name)
-		}
-		outs[o.Name] = true
+	if name, ok := repeated(len(req.Outputs), func(i int) string { return req.Outputs[i].Name }); ok {
+		return nil, opt, errorf(http.StatusBadRequest, "output %q is asked for twice", name)
 	}
 	return req, opt, nil
+}
+
+// repeated returns a name that occurs twice among the n names name(i).
+// A request names a few tensors, for which comparing pairs is cheaper
+// than building a map; a long list (which a large body could hold) gets
+// the map, so that the cost stays linear.
+func repeated(n int, name func(int) string) (string, bool) {
+	if n <= 16 {
+		for i := 1; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if name(i) == name(j) {
+					return name(i), true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		if seen[name(i)] {
+			return name(i), true
+		}
+		seen[name(i)] = true
+	}
+	return "", false
 }
 
 // requestOptions reads the request parameters the front end acts on.

@@ -124,3 +124,35 @@ func TestDecodeParameters(t *testing.T) {
 		t.Errorf("request %+v", req)
 	}
 }
+
+func TestRepeated(t *testing.T) {
+	many := func(n, dup int) []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = "t" + strconv.Itoa(i)
+		}
+		if dup >= 0 {
+			s[n-1] = s[dup]
+		}
+		return s
+	}
+	tests := []struct {
+		names []string
+		want  string
+		ok    bool
+	}{
+		{nil, "", false},
+		{[]string{"a"}, "", false},
+		{[]string{"a", "b", "a"}, "a", true},
+		{many(16, -1), "", false},
+		{many(16, 3), "t3", true},
+		{many(1000, -1), "", false},
+		{many(1000, 0), "t0", true},
+	}
+	for _, tc := range tests {
+		got, ok := repeated(len(tc.names), func(i int) string { return tc.names[i] })
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("repeated(%d names) = %q, %v; want %q, %v", len(tc.names), got, ok, tc.want, tc.ok)
+		}
+	}
+}
