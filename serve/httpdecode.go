@@ -621,8 +621,8 @@ func (s *jsonScanner) float(what string, i int, bits int, dt string) (float64, e
 	case c != '-' && (c < '0' || c > '9'):
 		return 0, s.fail("%s: element %d is %s, not a number (datatype %s)", what, i, s.describe(), dt)
 	}
-	n, err := s.num()
-	if err != nil {
+	var n jsonNumber
+	if err := s.num(&n); err != nil {
 		return 0, err
 	}
 	if bits == 32 {
@@ -676,12 +676,13 @@ func (s *jsonScanner) integer(what string, i int, lo, hi int64, dt string) (int6
 	if c := s.ws(); c != '-' && (c < '0' || c > '9') {
 		return 0, s.fail("%s: element %d is %s, not an integer (datatype %s)", what, i, s.describe(), dt)
 	}
-	n, err := s.num()
-	if err != nil {
+	var n jsonNumber
+	if err := s.num(&n); err != nil {
 		return 0, err
 	}
 	text, float := n.text, n.float
 	var v int64
+	var err error
 	switch {
 	case !float && n.exact && n.mant <= math.MaxInt64:
 		v = int64(n.mant)

@@ -231,7 +231,8 @@ func (s *jsonScanner) str(what string) (string, error) {
 // number consumes a JSON number and returns its text and whether it has
 // a fraction or an exponent (see num).
 func (s *jsonScanner) number() (text []byte, float bool, err error) {
-	n, err := s.num()
+	var n jsonNumber
+	err = s.num(&n)
 	return n.text, n.float, err
 }
 
@@ -250,12 +251,12 @@ type jsonNumber struct {
 	exact bool
 }
 
-// num consumes a JSON number. It validates the grammar itself, because
+// num consumes a JSON number into *n. It validates the grammar itself, because
 // strconv takes forms JSON does not ("0x1p3", "1_0", "+1", "Inf").
-func (s *jsonScanner) num() (jsonNumber, error) {
+func (s *jsonScanner) num(n *jsonNumber) error {
 	b := s.buf
 	i := s.pos
-	n := jsonNumber{exact: true}
+	*n = jsonNumber{exact: true}
 	nd := 0 // significant digits in mant
 	if i < len(b) && b[i] == '-' {
 		n.neg = true
@@ -276,7 +277,7 @@ func (s *jsonScanner) num() (jsonNumber, error) {
 		}
 	default:
 		s.pos = i
-		return n, s.fail("expected a number, found %s", s.describe())
+		return s.fail("expected a number, found %s", s.describe())
 	}
 	if i < len(b) && b[i] == '.' {
 		n.float = true
@@ -296,7 +297,7 @@ func (s *jsonScanner) num() (jsonNumber, error) {
 		}
 		if i == d {
 			s.pos = i
-			return n, s.fail("expected a digit after '.', found %s", s.describe())
+			return s.fail("expected a digit after '.', found %s", s.describe())
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -316,7 +317,7 @@ func (s *jsonScanner) num() (jsonNumber, error) {
 		}
 		if i == d {
 			s.pos = i
-			return n, s.fail("expected a digit in an exponent, found %s", s.describe())
+			return s.fail("expected a digit in an exponent, found %s", s.describe())
 		}
 		if neg {
 			e = -e
@@ -325,7 +326,7 @@ func (s *jsonScanner) num() (jsonNumber, error) {
 	}
 	n.text = b[s.pos:i]
 	s.pos = i
-	return n, nil
+	return nil
 }
 
 // pow10 holds the powers of ten that float64 represents exactly.
