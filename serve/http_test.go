@@ -476,6 +476,7 @@ func TestHTTPInferErrors(t *testing.T) {
 		{"FP32 overflow", "POST", "", nil, x("[1]", "FP32", `[1e39]`), 400, `1e39, is out of the range of FP32`, true},
 		{"FP16 overflow", "POST", "", nil, x("[1]", "FP16", `[70000]`), 400, `out of the range of FP16`, true},
 		{"data not an array", "POST", "", nil, x("[1]", "FP32", `1`), 400, `"data" must be an array`, true},
+		{"data before shape, bad element", "POST", "", nil, in(`{"data":[1,true],"name":"x","datatype":"FP32","shape":[2]}`), 400, `request JSON at byte 22: input "x": element 1 is 't', not a number`, true},
 		{"data before shape, wrong count", "POST", "", nil, in(`{"data":[1,2],"name":"x","datatype":"FP32","shape":[3]}`), 400, `shape [3] has 3 elements, but its data cannot hold more than 2`, true},
 		{"deep nesting", "POST", "", nil, strings.Repeat("[", 1000000), 400, `the request must be an object`, true},
 		{"deep nesting in an object", "POST", "", nil, `{"x":` + strings.Repeat("[", 1000000), 400, `nested deeper than 64 levels`, true},

@@ -32,8 +32,10 @@ type pendingInput struct {
 	in       InferInput
 	hasShape bool
 	// data is the span of the "data" value when it came before the shape
-	// or datatype; decoded is set once the tensor is built from it.
+	// or datatype, at offset dataAt of the body; decoded is set once the
+	// tensor is built from it.
 	data    []byte
+	dataAt  int
 	hasData bool
 	decoded bool
 	// binarySize is parameters.binary_data_size, or -1.
@@ -127,7 +129,7 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	for i := range pending {
 		p := &pending[i]
 		if !p.decoded {
-			ds := &jsonScanner{buf: p.data, maxDepth: lim.MaxJSONDepth}
+			ds := &jsonScanner{buf: p.data, maxDepth: lim.MaxJSONDepth, base: p.dataAt}
 			if err := ds.tensorData(&p.in, lim); err != nil {
 				return nil, opt, err
 			}
@@ -279,9 +281,10 @@ func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
 				err = s.tensorData(&p.in, lim)
 				p.decoded = err == nil
 			} else {
+				s.ws()
 				start := s.pos
 				err = s.skip()
-				p.data = s.buf[start:s.pos]
+				p.data, p.dataAt = s.buf[start:s.pos], start
 			}
 		default:
 			err = s.skip()

@@ -24,12 +24,15 @@ type jsonScanner struct {
 	pos      int
 	depth    int
 	maxDepth int
+	// base is buf's offset in the body, for messages: a tensor's data
+	// read after its object is scanned from a slice of the body.
+	base int
 }
 
 // fail returns a 400 *Error for a syntax error at the current offset.
 func (s *jsonScanner) fail(format string, args ...any) *Error {
 	e := errorf(http.StatusBadRequest, format, args...)
-	e.Msg = "request JSON at byte " + strconv.Itoa(s.pos) + ": " + e.Msg
+	e.Msg = "request JSON at byte " + strconv.Itoa(s.base+s.pos) + ": " + e.Msg
 	return e
 }
 
