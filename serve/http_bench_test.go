@@ -13,8 +13,9 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// mnistBody returns a 1×784 FP32 request as a client writes it: pixel
-// values in [0, 1) with float32's shortest digits (e.g. 0.32941177).
+// mnistBody returns a 1×784 FP32 request as a Python client writes it:
+// pixel values in [0, 1], float32 values that numpy's tolist widens to
+// float64, written with float64's digits (0.32941177487373352).
 func mnistBody() []byte {
 	r := rand.New(rand.NewSource(1))
 	b := []byte(`{"id":"bench","inputs":[{"name":"x","shape":[1,784],"datatype":"FP32","data":[`)
@@ -26,7 +27,7 @@ func mnistBody() []byte {
 		if r.Intn(4) > 0 { // MNIST is mostly background
 			v = float32(r.Intn(256)) / 255
 		}
-		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+		b = strconv.AppendFloat(b, float64(v), 'g', -1, 64)
 	}
 	return append(b, "]}]}"...)
 }

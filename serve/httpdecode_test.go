@@ -21,7 +21,7 @@ func TestFastFloatMatchesStrconv(t *testing.T) {
 		"2.2250738585072014e-308", "100000000000000000000000", "0.1e1", "10e-1", "1E+2", "7e-10",
 	}
 	r := rand.New(rand.NewSource(3))
-	for i := 0; i < 20000; i++ {
+	for i := 0; i < 50000; i++ {
 		var b []byte
 		if r.Intn(2) == 0 {
 			b = append(b, '-')
@@ -40,6 +40,10 @@ func TestFastFloatMatchesStrconv(t *testing.T) {
 		f := math.Float32frombits(r.Uint32())
 		if !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) {
 			cases = append(cases, strconv.FormatFloat(float64(f), 'g', -1, 32))
+			// As Python writes a float32 it holds as a float64.
+			cases = append(cases, strconv.FormatFloat(float64(f), 'g', -1, 64))
+			// A random 17-digit number near f.
+			cases = append(cases, strconv.FormatFloat(float64(f)*(1+(r.Float64()-0.5)*1e-7), 'g', 17, 64))
 			g := math.Nextafter32(f, float32(math.Inf(1)))
 			mid := (float64(f) + float64(g)) / 2
 			cases = append(cases, strconv.FormatFloat(mid, 'g', -1, 64))

@@ -269,14 +269,20 @@ func (s *jsonScanner) num(n *jsonNumber) error {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-			if nd < 19 {
-				n.mant = n.mant*10 + uint64(b[i]-'0')
-				nd++
-			} else {
-				n.exp++
-				n.exact = n.exact && b[i] == '0'
+		for i < len(b) && nd < 19 {
+			c := b[i] - '0'
+			if c > 9 {
+				break
 			}
+			n.mant = n.mant*10 + uint64(c)
+			nd++
+			i++
+		}
+		// Digits past the 19th shift the value and, unless zero, make
+		// mant an approximation.
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			n.exp++
+			n.exact = n.exact && b[i] == '0'
 		}
 	default:
 		s.pos = i
@@ -286,17 +292,26 @@ func (s *jsonScanner) num(n *jsonNumber) error {
 		n.float = true
 		i++
 		d := i
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-			switch {
-			case n.mant == 0 && b[i] == '0':
-				n.exp--
-			case nd < 19:
-				n.mant = n.mant*10 + uint64(b[i]-'0')
-				nd++
-				n.exp--
-			default:
-				n.exact = n.exact && b[i] == '0'
+		if n.mant == 0 {
+			for i < len(b) && b[i] == '0' {
+				i++
 			}
+		}
+		for i < len(b) && nd < 19 {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			n.mant = n.mant*10 + uint64(c)
+			nd++
+			i++
+		}
+		// Every fraction digit so far, leading zeros included, moved the
+		// point; the ones past the 19th significant digit do not enter
+		// mant.
+		n.exp -= i - d
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			n.exact = n.exact && b[i] == '0'
 		}
 		if i == d {
 			s.pos = i
@@ -362,20 +377,42 @@ func (n *jsonNumber) float64() (float64, bool) {
 }
 
 // float32 returns the number's value rounded to float32, and false when
-// the fast path cannot. Rounding the correctly rounded float64 again is
+// the fast paths cannot. Rounding the correctly rounded float64 again is
 // exact unless the float64 lies on a midpoint between two float32s (then
 // the first rounding may have decided the second), or outside float32's
 // normal range; those go to strconv.
+//
+// Clients such as Python's json write float32 values as their float64
+// digits (0.32941176470588235), too many for an exact mantissa. For them
+// the value is approximated in float64 within a few units in its last
+// place (the mantissa's rounding, the division's, and the digits past the
+// 19th), and the float32 rounding of the approximation is the true one
+// unless the approximation lies within that error of a float32 midpoint,
+// which the low bits tell.
 func (n *jsonNumber) float32() (float32, bool) {
 	f, ok := n.float64()
-	if !ok {
-		return 0, false
+	if ok {
+		if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+			return 0, false
+		}
+	} else {
+		if n.mant < 1<<53 || n.exp < -22 || n.exp > 22 {
+			return 0, false
+		}
+		f = float64(n.mant)
+		if n.exp >= 0 {
+			f *= pow10[n.exp]
+		} else {
+			f /= pow10[-n.exp]
+		}
+		if low := math.Float64bits(f) & (1<<29 - 1); low > 1<<28-16 && low < 1<<28+16 {
+			return 0, false
+		}
+		if n.neg {
+			f = -f
+		}
 	}
-	a := math.Abs(f)
-	if a != 0 && (a < 0x1p-126 || a > math.MaxFloat32) {
-		return 0, false
-	}
-	if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+	if a := math.Abs(f); a != 0 && (a < 0x1p-126 || a > math.MaxFloat32) {
 		return 0, false
 	}
 	return float32(f), true
