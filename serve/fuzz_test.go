@@ -231,3 +231,24 @@ func elementBits(t *tensor.Tensor) []string {
 	}
 	return out
 }
+
+// FuzzFloat checks the decoder's float parsing against strconv, bit for
+// bit, for float32 and float64 (run as the others, with -fuzz FuzzFloat).
+func FuzzFloat(f *testing.F) {
+	for _, s := range []string{"0.32941176470588235", "16777217", "1e-45", "3.4028235e38", "-0", "123456789012345678901", "0.1e-30"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, bits := range []int{32, 64} {
+			s := &jsonScanner{buf: []byte(text), maxDepth: 1}
+			got, err := s.float("x", 0, bits, "F")
+			if err != nil || s.pos != len(text) || text[0] != '-' && (text[0] < '0' || text[0] > '9') {
+				return // not a whole JSON number; the grammar is another test's
+			}
+			want, werr := strconv.ParseFloat(text, bits)
+			if werr != nil || math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%q as float%d: %v (%x), strconv says %v (%x), %v", text, bits, got, math.Float64bits(got), want, math.Float64bits(want), werr)
+			}
+		}
+	})
+}
