@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sporeml/spore/tensor"
 )
 
 // testServer starts the handler over a fake backend on a loopback
@@ -700,5 +702,28 @@ func TestHTTPConcurrentRequests(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAppendInferResponseRefusesBadOutputs checks that a response the
+// core got wrong is answered 500 with a message, not sent half right.
+func TestAppendInferResponseRefusesBadOutputs(t *testing.T) {
+	ok := tensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	tests := []struct {
+		name string
+		out  InferOutput
+		msg  string
+	}{
+		{"no tensor", InferOutput{Name: "y"}, `output "y" has no tensor`},
+		{"shape against tensor", InferOutput{Name: "y", Shape: []int64{3}, Tensor: ok}, `has shape [3] but 4 elements`},
+		{"negative shape", InferOutput{Name: "y", Shape: []int64{-4}, Tensor: ok}, `has shape [-4] but 4 elements`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := appendInferResponse(nil, &InferResponse{Outputs: []InferOutput{tc.out}}, &InferRequest{}, inferOptions{})
+			if StatusOf(err) != 500 || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %v, want a 500 saying %q", err, tc.msg)
+			}
+		})
 	}
 }

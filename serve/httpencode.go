@@ -193,6 +193,9 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 		if o.Tensor.IsSymbolic() {
 			return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has no value (a symbolic tensor)", o.Name)
 		}
+		if _, err := DTypeOf(Datatype(o.Tensor.DType())); err != nil {
+			return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has dtype %v, which the protocol cannot carry", o.Name, o.Tensor.DType())
+		}
 		if o.Shape != nil {
 			if n, err := Elements("output "+strconv.Quote(o.Name), o.Shape, math.MaxInt64); err != nil || n != o.Tensor.Size() {
 				return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has shape %v but %d elements", o.Name, o.Shape, o.Tensor.Size())
