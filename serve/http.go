@@ -73,6 +73,9 @@ func putBuf(b *[]byte) {
 	}
 }
 
+// ServeHTTP routes a request to its endpoint. A panic below it is
+// answered 500 and logged, as a last resort: the backend and decoders
+// return errors.
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if p := recover(); p != nil {
