@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,7 +32,9 @@ import (
 // little-endian bytes after a JSON header whose length the
 // Inference-Header-Content-Length header gives. Outputs asked for with
 // parameters.binary_data (or the request parameter binary_data_output)
-// come back the same way. A float output's NaN and infinities, which JSON
+// come back the same way. A request body may be compressed with gzip or
+// deflate (Content-Encoding); responses are not. A float output's NaN and
+// infinities, which JSON
 // cannot hold, are written as the strings "NaN", "Infinity" and
 // "-Infinity", and read back from them.
 //
@@ -315,20 +319,34 @@ func (h *httpHandler) smallJSON(w http.ResponseWriter, r *http.Request, v any) e
 	return nil
 }
 
-// readBody reads the request body into *bp, up to lim.MaxBodyBytes.
+// readBody reads the request body into *bp, up to lim.MaxBodyBytes. A
+// body compressed with gzip or deflate (Content-Encoding, as Triton's
+// clients send with request compression) is decompressed, and the limit
+// holds for it both as sent and decompressed, so that a small body that
+// inflates enormously is refused.
 func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byte) ([]byte, error) {
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported by this server; send the body uncompressed", ce)
-	}
 	max := h.lim.MaxBodyBytes
 	if r.ContentLength > max {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "the request body has %d bytes, more than this server's limit of %d bytes", r.ContentLength, max)
 	}
 	buf := *bp
-	if n := int(r.ContentLength); n > cap(buf) {
-		buf = make([]byte, 0, n)
+	var rd io.Reader = http.MaxBytesReader(w, r.Body, max)
+	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+		if n := int(r.ContentLength); n > cap(buf) {
+			buf = make([]byte, 0, n)
+		}
+	case "gzip":
+		zr, err := gzip.NewReader(rd)
+		if err != nil {
+			return nil, bodyError(r, err, max, "gzip")
+		}
+		rd = &limitReader{r: zr, left: max}
+	case "deflate":
+		rd = &limitReader{r: flate.NewReader(rd), left: max}
+	default:
+		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported by this server; send the body uncompressed, or as gzip or deflate", ce)
 	}
-	rd := http.MaxBytesReader(w, r.Body, max)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -340,18 +358,45 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byt
 		}
 		if err != nil {
 			*bp = buf
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, errorf(http.StatusRequestEntityTooLarge, "the request body is larger than this server's limit of %d bytes", max)
-			}
-			if r.Context().Err() != nil {
-				return nil, errorf(http.StatusBadRequest, "the client went away while sending the request body")
-			}
-			return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
+			return nil, bodyError(r, err, max, r.Header.Get("Content-Encoding"))
 		}
 	}
 	*bp = buf
 	return buf, nil
+}
+
+// errInflated is limitReader's error for a body that decompresses past
+// the limit.
+var errInflated = errors.New("decompressed body over the limit")
+
+// limitReader reads from r and fails with errInflated past left bytes.
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.left -= int64(n); l.left < 0 {
+		return n, errInflated
+	}
+	return n, err
+}
+
+// bodyError turns an error reading a body into the error answered.
+func bodyError(r *http.Request, err error, max int64, encoding string) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return errorf(http.StatusRequestEntityTooLarge, "the request body is larger than this server's limit of %d bytes", max)
+	case errors.Is(err, errInflated):
+		return errorf(http.StatusRequestEntityTooLarge, "the request body decompresses to more than this server's limit of %d bytes", max)
+	case r.Context().Err() != nil:
+		return errorf(http.StatusBadRequest, "the client went away while sending the request body")
+	case encoding != "":
+		return errorf(http.StatusBadRequest, "the request body is not valid %s: %v", encoding, err)
+	}
+	return errorf(http.StatusBadRequest, "reading the request body: %v", err)
 }
 
 // infer serves POST /v2/models/{m}[/versions/{v}]/infer.

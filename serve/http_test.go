@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -484,7 +486,8 @@ func TestHTTPInferErrors(t *testing.T) {
 		{"deep nesting in an object", "POST", "", nil, `{"x":` + strings.Repeat("[", 1000000), 400, `nested deeper than 64 levels`, true},
 		{"deep nesting in data", "POST", "", nil, x("[1]", "FP32", strings.Repeat("[", 100000)), 400, `nested deeper than`, true},
 		{"oversized body", "POST", "", nil, x("[1]", "FP32", "["+strings.Repeat("1,", 600000)+"1]"), 413, `more than this server's limit of 1048576 bytes`, true},
-		{"gzip body", "POST", "", map[string]string{"Content-Encoding": "gzip"}, x("[1]", "FP32", "[1]"), 415, `Content-Encoding "gzip" is not supported`, true},
+		{"not gzip", "POST", "", map[string]string{"Content-Encoding": "gzip"}, x("[1]", "FP32", "[1]"), 400, `the request body is not valid gzip`, true},
+		{"brotli body", "POST", "", map[string]string{"Content-Encoding": "br"}, x("[1]", "FP32", "[1]"), 415, `Content-Encoding "br" is not supported`, true},
 		{"bad timeout", "POST", "", nil, `{"parameters":{"timeout":"soon"},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `"timeout" must be a number of microseconds`, true},
 		{"negative timeout", "POST", "", nil, `{"parameters":{"timeout":-5},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `between 0 and a year`, true},
 		{"bad binary_data_output", "POST", "", nil, `{"parameters":{"binary_data_output":1},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `"binary_data_output" must be true or false`, true},
@@ -725,5 +728,49 @@ func TestAppendInferResponseRefusesBadOutputs(t *testing.T) {
 				t.Errorf("error %v, want a 500 saying %q", err, tc.msg)
 			}
 		})
+	}
+}
+
+// TestHTTPCompressedBody sends gzip and deflate bodies, and one that
+// inflates past the limit.
+func TestHTTPCompressedBody(t *testing.T) {
+	srv, f := testServer(t, Limits{MaxBodyBytes: 4096})
+	good := []byte(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1,2]}]}`)
+	bomb := []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1` + strings.Repeat(" ", 100000) + `]}]}`)
+	compress := func(enc string, b []byte) []byte {
+		var buf bytes.Buffer
+		var w io.WriteCloser
+		if enc == "gzip" {
+			w = gzip.NewWriter(&buf)
+		} else {
+			w, _ = flate.NewWriter(&buf, flate.BestCompression)
+		}
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	tests := []struct {
+		enc    string
+		body   []byte
+		status int
+		want   string
+	}{
+		{"gzip", good, 200, `"data":[2,4]`},
+		{"deflate", good, 200, `"data":[2,4]`},
+		{"gzip", bomb, 413, "decompresses to more than this server's limit of 4096 bytes"},
+		{"deflate", bomb, 413, "decompresses to more than this server's limit of 4096 bytes"},
+	}
+	for _, tc := range tests {
+		body := compress(tc.enc, tc.body)
+		if tc.status == 413 && len(body) > 4096 {
+			t.Fatalf("the compressed bomb has %d bytes, over the limit itself", len(body))
+		}
+		status, _, b := do(t, srv, "POST", "/v2/models/double/infer", map[string]string{"Content-Encoding": tc.enc}, body)
+		if status != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s, %d bytes: status %d, body %s; want %d with %q", tc.enc, len(tc.body), status, b, tc.status, tc.want)
+		}
+	}
+	if r := f.takeRejects(); len(r) != 2 {
+		t.Errorf("rejects %v, want the two bombs", r)
 	}
 }
