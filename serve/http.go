@@ -34,9 +34,12 @@ import (
 // parameters.binary_data (or the request parameter binary_data_output)
 // come back the same way. A request body may be compressed with gzip or
 // deflate (Content-Encoding); responses are not. A float output's NaN and
-// infinities, which JSON
-// cannot hold, are written as the strings "NaN", "Infinity" and
-// "-Infinity", and read back from them.
+// infinities, which JSON cannot hold, are written as the strings "NaN",
+// "Infinity" and "-Infinity", and read back from them.
+//
+// The handler routes every path itself, and expects the request path as
+// the client sent it: mount it at "/" (not under an http.ServeMux pattern
+// that would clean or redirect paths first).
 //
 // Every error is answered {"error": "..."} with the status of the
 // backend's *Error (400 for a bad request, 404 for an unknown model, 413
