@@ -64,19 +64,19 @@ type httpHandler struct {
 	lim Limits
 }
 
-// bufPool holds the buffers that request bodies are read into and
-// responses are encoded into. Buffers that grew past maxPooled are left to
+// httpBufPool holds the buffers that request bodies are read into and
+// responses are encoded into. Buffers that grew past httpMaxPooled are left to
 // the collector, so that one large request does not pin its memory.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+var httpBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-const maxPooled = 4 << 20
+const httpMaxPooled = 4 << 20
 
-func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+func httpGetBuf() *[]byte { return httpBufPool.Get().(*[]byte) }
 
-func putBuf(b *[]byte) {
-	if cap(*b) <= maxPooled {
+func httpPutBuf(b *[]byte) {
+	if cap(*b) <= httpMaxPooled {
 		*b = (*b)[:0]
-		bufPool.Put(b)
+		httpBufPool.Put(b)
 	}
 }
 
@@ -95,7 +95,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, errorf(http.StatusInternalServerError, "internal server error while serving %s %s", r.Method, r.URL.Path))
 		}
 	}()
-	seg, err := pathSegments(r.URL)
+	seg, err := httpPathSegments(r.URL)
 	if err != nil {
 		h.writeError(w, err)
 		return
@@ -132,10 +132,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pathSegments splits the request path into unescaped segments. A
+// httpPathSegments splits the request path into unescaped segments. A
 // segment that unescapes to something with a '/' (a model name "a%2Fb")
 // is refused, so that a model name is always one segment.
-func pathSegments(u *url.URL) ([]string, error) {
+func httpPathSegments(u *url.URL) ([]string, error) {
 	p := strings.TrimPrefix(u.EscapedPath(), "/")
 	if p == "" {
 		return nil, nil
@@ -154,11 +154,11 @@ func pathSegments(u *url.URL) ([]string, error) {
 	return seg, nil
 }
 
-// checkName refuses a model name or version that could not name a
+// checkPathName refuses a model name or version that could not name a
 // directory of the repository: empty, "." or "..", or holding a
 // separator or control character. The backend checks names itself; this
 // answers the obvious cases with a clear message at the door.
-func checkName(kind, name string) error {
+func checkPathName(kind, name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return errorf(http.StatusBadRequest, "%s name %q is not valid", kind, name)
 	}
@@ -182,9 +182,9 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, seg []string
 		h.notFound(w, r)
 		return
 	}
-	err := checkName("model", name)
+	err := checkPathName("model", name)
 	if err == nil && versioned {
-		err = checkName("version", version)
+		err = checkPathName("version", version)
 	}
 	if action == "infer" {
 		if err != nil {
@@ -256,7 +256,7 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, seg []s
 			return
 		}
 		name := seg[1]
-		if err := checkName("model", name); err != nil {
+		if err := checkPathName("model", name); err != nil {
 			h.writeError(w, err)
 			return
 		}
@@ -297,8 +297,8 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, seg []s
 // v; an empty body leaves v as it is. These bodies are small and rare, so
 // encoding/json decodes them, after the depth check.
 func (h *httpHandler) smallJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
 	body, err := h.readBody(w, r, bp)
 	if err != nil {
 		return err
@@ -342,11 +342,11 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byt
 	case "gzip":
 		zr, err := gzip.NewReader(rd)
 		if err != nil {
-			return nil, bodyError(r, err, max, "gzip")
+			return nil, httpBodyError(r, err, max, "gzip")
 		}
-		rd = &limitReader{r: zr, left: max}
+		rd = &inflateLimitReader{r: zr, left: max}
 	case "deflate":
-		rd = &limitReader{r: flate.NewReader(rd), left: max}
+		rd = &inflateLimitReader{r: flate.NewReader(rd), left: max}
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported by this server; send the body uncompressed, or as gzip or deflate", ce)
 	}
@@ -361,38 +361,38 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byt
 		}
 		if err != nil {
 			*bp = buf
-			return nil, bodyError(r, err, max, r.Header.Get("Content-Encoding"))
+			return nil, httpBodyError(r, err, max, r.Header.Get("Content-Encoding"))
 		}
 	}
 	*bp = buf
 	return buf, nil
 }
 
-// errInflated is limitReader's error for a body that decompresses past
+// errHTTPInflated is inflateLimitReader's error for a body that decompresses past
 // the limit.
-var errInflated = errors.New("decompressed body over the limit")
+var errHTTPInflated = errors.New("decompressed body over the limit")
 
-// limitReader reads from r and fails with errInflated past left bytes.
-type limitReader struct {
+// inflateLimitReader reads from r and fails with errHTTPInflated past left bytes.
+type inflateLimitReader struct {
 	r    io.Reader
 	left int64
 }
 
-func (l *limitReader) Read(p []byte) (int, error) {
+func (l *inflateLimitReader) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	if l.left -= int64(n); l.left < 0 {
-		return n, errInflated
+		return n, errHTTPInflated
 	}
 	return n, err
 }
 
-// bodyError turns an error reading a body into the error answered.
-func bodyError(r *http.Request, err error, max int64, encoding string) error {
+// httpBodyError turns an error reading a body into the error answered.
+func httpBodyError(r *http.Request, err error, max int64, encoding string) error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		return errorf(http.StatusRequestEntityTooLarge, "the request body is larger than this server's limit of %d bytes", max)
-	case errors.Is(err, errInflated):
+	case errors.Is(err, errHTTPInflated):
 		return errorf(http.StatusRequestEntityTooLarge, "the request body decompresses to more than this server's limit of %d bytes", max)
 	case r.Context().Err() != nil:
 		return errorf(http.StatusBadRequest, "the client went away while sending the request body")
@@ -418,8 +418,8 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		}
 		jsonLen = n
 	}
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
 	body, err := h.readBody(w, r, bp)
 	if err != nil {
 		h.refuse(w, model, version, err)
@@ -500,8 +500,8 @@ func (h *httpHandler) writeError(w http.ResponseWriter, err error) {
 	if status < 400 || status > 599 {
 		status = http.StatusInternalServerError
 	}
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
 	b := appendError((*bp)[:0], err.Error())
 	*bp = b
 	hd := w.Header()

@@ -123,11 +123,11 @@ func BenchmarkEncodeJSON1x784FP32Stdlib(b *testing.B) {
 // on a 1×784 request to the fake backend's "double" model (which answers
 // 784 outputs).
 func BenchmarkHTTPInfer1x784FP32(b *testing.B) {
-	h := NewHTTPHandler(newFakeBackend(), Limits{})
+	h := NewHTTPHandler(newHTTPFake(), Limits{})
 	body := mnistBody()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	w := &discardWriter{h: http.Header{}}
+	w := &httpDiscardWriter{h: http.Header{}}
 	for b.Loop() {
 		r := httptest.NewRequest("POST", "/v2/models/double/infer", bytes.NewReader(body))
 		w.status = 0
@@ -138,22 +138,22 @@ func BenchmarkHTTPInfer1x784FP32(b *testing.B) {
 	}
 }
 
-// discardWriter is a ResponseWriter that keeps only the status.
-type discardWriter struct {
+// httpDiscardWriter is a ResponseWriter that keeps only the status.
+type httpDiscardWriter struct {
 	h      http.Header
 	status int
 }
 
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (w *discardWriter) WriteHeader(s int)           { w.status = s }
+func (w *httpDiscardWriter) Header() http.Header         { return w.h }
+func (w *httpDiscardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *httpDiscardWriter) WriteHeader(s int)           { w.status = s }
 
 // BenchmarkHTTPInferLoopback1x784FP32 sends 1×784 requests over loopback
 // TCP from parallel clients (GOMAXPROCS × 8 of them) to the handler on an
 // httptest.Server, with the fake "double" backend: the cost of the HTTP
 // front end and net/http together, without a model.
 func BenchmarkHTTPInferLoopback1x784FP32(b *testing.B) {
-	srv := httptest.NewServer(NewHTTPHandler(newFakeBackend(), Limits{}))
+	srv := httptest.NewServer(NewHTTPHandler(newHTTPFake(), Limits{}))
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	defer tr.CloseIdleConnections()

@@ -123,7 +123,7 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 		return nil, opt, err
 	}
 	req.Inputs = make([]InferInput, len(pending))
-	if name, ok := repeated(len(pending), func(i int) string { return pending[i].in.Name }); ok {
+	if name, ok := repeatedName(len(pending), func(i int) string { return pending[i].in.Name }); ok {
 		return nil, opt, errorf(http.StatusBadRequest, "input %q appears twice in the request", name)
 	}
 	for i := range pending {
@@ -136,17 +136,17 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 		}
 		req.Inputs[i] = p.in
 	}
-	if name, ok := repeated(len(req.Outputs), func(i int) string { return req.Outputs[i].Name }); ok {
+	if name, ok := repeatedName(len(req.Outputs), func(i int) string { return req.Outputs[i].Name }); ok {
 		return nil, opt, errorf(http.StatusBadRequest, "output %q is asked for twice", name)
 	}
 	return req, opt, nil
 }
 
-// repeated returns a name that occurs twice among the n names name(i).
+// repeatedName returns a name that occurs twice among the n names name(i).
 // A request names a few tensors, for which comparing pairs is cheaper
 // than building a map; a long list (which a large body could hold) gets
 // the map, so that the cost stays linear.
-func repeated(n int, name func(int) string) (string, bool) {
+func repeatedName(n int, name func(int) string) (string, bool) {
 	if n <= 16 {
 		for i := 1; i < n; i++ {
 			for j := 0; j < i; j++ {

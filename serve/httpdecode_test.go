@@ -154,9 +154,9 @@ func TestRepeated(t *testing.T) {
 		{many(1000, 0), "t0", true},
 	}
 	for _, tc := range tests {
-		got, ok := repeated(len(tc.names), func(i int) string { return tc.names[i] })
+		got, ok := repeatedName(len(tc.names), func(i int) string { return tc.names[i] })
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("repeated(%d names) = %q, %v; want %q, %v", len(tc.names), got, ok, tc.want, tc.ok)
+			t.Errorf("repeatedName(%d names) = %q, %v; want %q, %v", len(tc.names), got, ok, tc.want, tc.ok)
 		}
 	}
 }

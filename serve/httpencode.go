@@ -98,8 +98,8 @@ func appendHalf(b []byte, v float32, round func(float32) float32) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 32)
 }
 
-func roundF16(f float32) float32  { return core.F16From(f).Float32() }
-func roundBF16(f float32) float32 { return core.BF16From(f).Float32() }
+func roundToF16(f float32) float32  { return core.F16From(f).Float32() }
+func roundToBF16(f float32) float32 { return core.BF16From(f).Float32() }
 
 // appendData appends t's elements as a flat JSON array.
 func appendData(b []byte, t *tensor.Tensor) []byte {
@@ -124,14 +124,14 @@ func appendData(b []byte, t *tensor.Tensor) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendHalf(b, v.Float32(), roundF16)
+			b = appendHalf(b, v.Float32(), roundToF16)
 		}
 	case []core.BF16:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendHalf(b, v.Float32(), roundBF16)
+			b = appendHalf(b, v.Float32(), roundToBF16)
 		}
 	case []int32:
 		for i, v := range d {

@@ -347,8 +347,8 @@ func (s *jsonScanner) num(n *jsonNumber) error {
 	return nil
 }
 
-// pow10 holds the powers of ten that float64 represents exactly.
-var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+// exactPow10 holds the powers of ten that float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // float64 returns the number's value rounded to float64, and false when
@@ -364,9 +364,9 @@ func (n *jsonNumber) float64() (float64, bool) {
 	case n.mant == 0:
 	case n.exp == 0:
 	case 0 < n.exp && n.exp <= 22:
-		f *= pow10[n.exp]
+		f *= exactPow10[n.exp]
 	case -22 <= n.exp && n.exp < 0:
-		f /= pow10[-n.exp]
+		f /= exactPow10[-n.exp]
 	default:
 		return 0, false
 	}
@@ -401,9 +401,9 @@ func (n *jsonNumber) float32() (float32, bool) {
 		}
 		f = float64(n.mant)
 		if n.exp >= 0 {
-			f *= pow10[n.exp]
+			f *= exactPow10[n.exp]
 		} else {
-			f /= pow10[-n.exp]
+			f /= exactPow10[-n.exp]
 		}
 		if low := math.Float64bits(f) & (1<<29 - 1); low > 1<<28-16 && low < 1<<28+16 {
 			return 0, false
