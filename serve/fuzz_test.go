@@ -62,20 +62,20 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, _, err := decodeInferRequest(body, -1, "m", "1", fuzzLimits)
 		if err != nil {
-			checkRefusal(t, err)
+			checkHTTPRefusal(t, err)
 			return
 		}
 		if !json.Valid(body) {
 			t.Fatalf("accepted a body that is not JSON: %q", body)
 		}
-		checkConsistent(t, req)
+		checkInputsConsistent(t, req)
 		// Encoded again (flat data, NaN as a string) and decoded, the
 		// request must come back the same.
-		again, _, err := decodeInferRequest(encodeRequest(req), -1, "m", "1", fuzzLimits)
+		again, _, err := decodeInferRequest(encodeJSONRequest(req), -1, "m", "1", fuzzLimits)
 		if err != nil {
-			t.Fatalf("re-encoded request %q refused: %v", encodeRequest(req), err)
+			t.Fatalf("re-encoded request %q refused: %v", encodeJSONRequest(req), err)
 		}
-		sameInputs(t, req, again)
+		sameJSONInputs(t, req, again)
 	})
 }
 
@@ -90,13 +90,13 @@ func FuzzDecodeBinary(f *testing.F) {
 		body := append(append([]byte{}, header...), raw...)
 		req, _, err := decodeInferRequest(body, len(header), "m", "", fuzzLimits)
 		if err != nil {
-			checkRefusal(t, err)
+			checkHTTPRefusal(t, err)
 			return
 		}
 		if !json.Valid(header) {
 			t.Fatalf("accepted a header that is not JSON: %q", header)
 		}
-		checkConsistent(t, req)
+		checkInputsConsistent(t, req)
 		// The binary inputs, in order, hold exactly the raw section.
 		var back []byte
 		for _, in := range req.Inputs {
@@ -110,9 +110,9 @@ func FuzzDecodeBinary(f *testing.F) {
 	})
 }
 
-// checkRefusal checks that a refused request got a 400 *Error with a
+// checkHTTPRefusal checks that a refused request got a 400 *Error with a
 // message.
-func checkRefusal(t *testing.T, err error) {
+func checkHTTPRefusal(t *testing.T, err error) {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Msg == "" {
@@ -120,9 +120,9 @@ func checkRefusal(t *testing.T, err error) {
 	}
 }
 
-// checkConsistent checks that every input's tensor has the input's
+// checkInputsConsistent checks that every input's tensor has the input's
 // datatype and shape.
-func checkConsistent(t *testing.T, req *InferRequest) {
+func checkInputsConsistent(t *testing.T, req *InferRequest) {
 	t.Helper()
 	if len(req.Inputs) == 0 {
 		t.Fatal("accepted a request with no inputs")
@@ -151,32 +151,32 @@ func checkConsistent(t *testing.T, req *InferRequest) {
 	}
 }
 
-// encodeRequest writes req as a JSON request with flat data, as a client
+// encodeJSONRequest writes req as a JSON request with flat data, as a client
 // would.
-func encodeRequest(req *InferRequest) []byte {
+func encodeJSONRequest(req *InferRequest) []byte {
 	b := []byte(`{"id":`)
-	b = appendString(b, req.ID)
+	b = appendJSONString(b, req.ID)
 	b = append(b, `,"inputs":[`...)
 	for i, in := range req.Inputs {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendString(b, in.Name)
+		b = appendJSONString(b, in.Name)
 		b = append(b, `,"datatype":`...)
-		b = appendString(b, in.Datatype)
+		b = appendJSONString(b, in.Datatype)
 		b = append(b, `,"shape":`...)
-		b = appendShape(b, in.Shape)
+		b = appendJSONShape(b, in.Shape)
 		b = append(b, `,"data":`...)
-		b = appendData(b, in.Tensor)
+		b = appendJSONData(b, in.Tensor)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
 }
 
-// sameInputs checks that two decodings hold the same tensors, bit for bit
+// sameJSONInputs checks that two decodings hold the same tensors, bit for bit
 // (any NaN equal to any NaN).
-func sameInputs(t *testing.T, a, b *InferRequest) {
+func sameJSONInputs(t *testing.T, a, b *InferRequest) {
 	t.Helper()
 	if a.ID != b.ID || len(a.Inputs) != len(b.Inputs) {
 		t.Fatalf("id %q, %d inputs came back as %q, %d", a.ID, len(a.Inputs), b.ID, len(b.Inputs))
@@ -186,8 +186,8 @@ func sameInputs(t *testing.T, a, b *InferRequest) {
 		if x.Name != y.Name || x.Datatype != y.Datatype || !reflect.DeepEqual(x.Shape, y.Shape) {
 			t.Fatalf("input %q %s%v came back as %q %s%v", x.Name, x.Datatype, x.Shape, y.Name, y.Datatype, y.Shape)
 		}
-		yb := elementBits(y.Tensor)
-		for j, v := range elementBits(x.Tensor) {
+		yb := tensorElementBits(y.Tensor)
+		for j, v := range tensorElementBits(x.Tensor) {
 			if w := yb[j]; v != w {
 				t.Fatalf("input %q element %d: %s came back as %s", x.Name, j, v, w)
 			}
@@ -195,9 +195,9 @@ func sameInputs(t *testing.T, a, b *InferRequest) {
 	}
 }
 
-// elementBits returns t's elements as exact strings: floats by their bits,
+// tensorElementBits returns t's elements as exact strings: floats by their bits,
 // with every NaN the same.
-func elementBits(t *tensor.Tensor) []string {
+func tensorElementBits(t *tensor.Tensor) []string {
 	var out []string
 	f := func(isNaN bool, bits uint64) {
 		if isNaN {

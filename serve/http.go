@@ -502,7 +502,7 @@ func (h *httpHandler) writeError(w http.ResponseWriter, err error) {
 	}
 	bp := httpGetBuf()
 	defer httpPutBuf(bp)
-	b := appendError((*bp)[:0], err.Error())
+	b := appendJSONError((*bp)[:0], err.Error())
 	*bp = b
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")

@@ -13,10 +13,10 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// mnistBody returns a 1×784 FP32 request as a Python client writes it:
+// httpMNISTBody returns a 1×784 FP32 request as a Python client writes it:
 // pixel values in [0, 1], float32 values that numpy's tolist widens to
 // float64, written with float64's digits (0.32941177487373352).
-func mnistBody() []byte {
+func httpMNISTBody() []byte {
 	r := rand.New(rand.NewSource(1))
 	b := []byte(`{"id":"bench","inputs":[{"name":"x","shape":[1,784],"datatype":"FP32","data":[`)
 	for i := 0; i < 784; i++ {
@@ -35,7 +35,7 @@ func mnistBody() []byte {
 // BenchmarkDecodeJSON1x784FP32 decodes a 1×784 FP32 request with the
 // front end's decoder.
 func BenchmarkDecodeJSON1x784FP32(b *testing.B) {
-	body := mnistBody()
+	body := httpMNISTBody()
 	lim := Limits{}.WithDefaults()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -51,7 +51,7 @@ func BenchmarkDecodeJSON1x784FP32(b *testing.B) {
 // decoder is measured against (and which does less: no shape check, no
 // tensor).
 func BenchmarkDecodeJSON1x784FP32Stdlib(b *testing.B) {
-	body := mnistBody()
+	body := httpMNISTBody()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -70,8 +70,8 @@ func BenchmarkDecodeJSON1x784FP32Stdlib(b *testing.B) {
 	}
 }
 
-// benchResponse is a response with one FP32 output of n elements.
-func benchResponse(n int) (*InferResponse, *InferRequest) {
+// httpBenchResponse is a response with one FP32 output of n elements.
+func httpBenchResponse(n int) (*InferResponse, *InferRequest) {
 	r := rand.New(rand.NewSource(2))
 	v := make([]float32, n)
 	for i := range v {
@@ -86,19 +86,19 @@ func benchResponse(n int) (*InferResponse, *InferRequest) {
 // BenchmarkEncodeJSON1x784FP32 encodes a response with a 1×784 FP32
 // output into a reused buffer.
 func BenchmarkEncodeJSON1x784FP32(b *testing.B) {
-	resp, req := benchResponse(784)
-	buf, _, _, _ := appendInferResponse(nil, resp, req, inferOptions{})
+	resp, req := httpBenchResponse(784)
+	buf, _, _, _ := appendInferResponse(nil, resp, req, httpOptions{})
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf, _, _, _ = appendInferResponse(buf[:0], resp, req, inferOptions{})
+		buf, _, _, _ = appendInferResponse(buf[:0], resp, req, httpOptions{})
 	}
 }
 
 // BenchmarkEncodeJSON1x784FP32Stdlib encodes the same output with
 // encoding/json, for reference.
 func BenchmarkEncodeJSON1x784FP32Stdlib(b *testing.B) {
-	resp, _ := benchResponse(784)
+	resp, _ := httpBenchResponse(784)
 	type out struct {
 		Name     string    `json:"name"`
 		Datatype string    `json:"datatype"`
@@ -124,7 +124,7 @@ func BenchmarkEncodeJSON1x784FP32Stdlib(b *testing.B) {
 // 784 outputs).
 func BenchmarkHTTPInfer1x784FP32(b *testing.B) {
 	h := NewHTTPHandler(newHTTPFake(), Limits{})
-	body := mnistBody()
+	body := httpMNISTBody()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	w := &httpDiscardWriter{h: http.Header{}}
@@ -158,7 +158,7 @@ func BenchmarkHTTPInferLoopback1x784FP32(b *testing.B) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
-	body := mnistBody()
+	body := httpMNISTBody()
 	b.SetBytes(int64(len(body)))
 	b.SetParallelism(8)
 	b.ResetTimer()

@@ -11,23 +11,23 @@ import (
 	"github.com/sporeml/spore/serve"
 )
 
-// echo is a Backend with one model, "echo", that returns its inputs as
+// echoModel is a Backend with one model, "echo", that returns its inputs as
 // its outputs. A real program serves a *serve.Server instead.
-type echo struct{}
+type echoModel struct{}
 
-func (echo) Live() bool  { return true }
-func (echo) Ready() bool { return true }
-func (echo) ModelReady(name, version string) error {
+func (echoModel) Live() bool  { return true }
+func (echoModel) Ready() bool { return true }
+func (echoModel) ModelReady(name, version string) error {
 	if name != "echo" {
 		return &serve.Error{Status: http.StatusNotFound, Msg: fmt.Sprintf("unknown model %q", name)}
 	}
 	return nil
 }
-func (echo) ServerMetadata() serve.ServerMetadata { return serve.ServerMetadata{Name: "example"} }
-func (e echo) ModelMetadata(name, version string) (serve.ModelMetadata, error) {
+func (echoModel) ServerMetadata() serve.ServerMetadata { return serve.ServerMetadata{Name: "example"} }
+func (e echoModel) ModelMetadata(name, version string) (serve.ModelMetadata, error) {
 	return serve.ModelMetadata{Name: name}, e.ModelReady(name, version)
 }
-func (e echo) Infer(ctx context.Context, req *serve.InferRequest) (*serve.InferResponse, error) {
+func (e echoModel) Infer(ctx context.Context, req *serve.InferRequest) (*serve.InferResponse, error) {
 	if err := e.ModelReady(req.Model, req.Version); err != nil {
 		return nil, err
 	}
@@ -37,16 +37,16 @@ func (e echo) Infer(ctx context.Context, req *serve.InferRequest) (*serve.InferR
 	}
 	return resp, nil
 }
-func (echo) Index(bool) []serve.IndexEntry         { return nil }
-func (echo) Load(string) error                     { return nil }
-func (echo) Unload(string) error                   { return nil }
-func (echo) Reject(model, version string, e error) {}
+func (echoModel) Index(bool) []serve.IndexEntry         { return nil }
+func (echoModel) Load(string) error                     { return nil }
+func (echoModel) Unload(string) error                   { return nil }
+func (echoModel) Reject(model, version string, e error) {}
 
 // ExampleNewHTTPHandler serves a backend over the Open Inference
 // Protocol's REST API and sends it one request, with nested data, and one
 // that names an unknown model.
 func ExampleNewHTTPHandler() {
-	srv := httptest.NewServer(serve.NewHTTPHandler(echo{}, serve.Limits{}))
+	srv := httptest.NewServer(serve.NewHTTPHandler(echoModel{}, serve.Limits{}))
 	defer srv.Close()
 
 	post := func(path, body string) {

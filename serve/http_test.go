@@ -723,7 +723,7 @@ func TestAppendInferResponseRefusesBadOutputs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, _, err := appendInferResponse(nil, &InferResponse{Outputs: []InferOutput{tc.out}}, &InferRequest{}, inferOptions{})
+			_, _, _, err := appendInferResponse(nil, &InferResponse{Outputs: []InferOutput{tc.out}}, &InferRequest{}, httpOptions{})
 			if StatusOf(err) != 500 || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %v, want a 500 saying %q", err, tc.msg)
 			}

@@ -15,9 +15,9 @@ import (
 // the binary tensor contents that Triton's binary-data extension puts
 // after it.
 
-// inferOptions are what the HTTP front end reads from a request's
+// httpOptions are what the HTTP front end reads from a request's
 // parameters for itself.
-type inferOptions struct {
+type httpOptions struct {
 	// timeout is the "timeout" request parameter (Triton's, in
 	// microseconds); 0 when the request names none.
 	timeout time.Duration
@@ -26,9 +26,9 @@ type inferOptions struct {
 	binaryAll bool
 }
 
-// pendingInput is one input while its JSON object is being read: its
+// httpPendingInput is one input while its JSON object is being read: its
 // data may come before its shape and datatype.
-type pendingInput struct {
+type httpPendingInput struct {
 	in       InferInput
 	hasShape bool
 	// data is the span of the "data" value when it came before the shape
@@ -46,8 +46,8 @@ type pendingInput struct {
 // Inference-Header-Content-Length (the length of the JSON header, the
 // binary contents of the inputs following it), or -1 when the whole body
 // is JSON. Every error is a 400 *Error naming what was wrong.
-func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Limits) (*InferRequest, inferOptions, error) {
-	var opt inferOptions
+func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Limits) (*InferRequest, httpOptions, error) {
+	var opt httpOptions
 	header, binary := body, []byte(nil)
 	if jsonLen >= 0 {
 		if jsonLen > len(body) {
@@ -57,7 +57,7 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	}
 	s := &jsonScanner{buf: header, maxDepth: lim.MaxJSONDepth}
 	req := &InferRequest{Model: model, Version: version}
-	var pending []pendingInput
+	var pending []httpPendingInput
 	var seen [4]bool // id, parameters, inputs, outputs
 	more, err := s.objectStart("the request")
 	for more && err == nil {
@@ -104,7 +104,7 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	if err != nil {
 		return nil, opt, err
 	}
-	if opt, err = requestOptions(req.Parameters); err != nil {
+	if opt, err = httpRequestOptions(req.Parameters); err != nil {
 		return nil, opt, err
 	}
 	if opt.binaryAll {
@@ -119,7 +119,7 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	if len(pending) == 0 {
 		return nil, opt, errorf(http.StatusBadRequest, `the request has no "inputs"`)
 	}
-	if err := binaryInputs(pending, binary, jsonLen >= 0, lim); err != nil {
+	if err := httpBinaryInputs(pending, binary, jsonLen >= 0, lim); err != nil {
 		return nil, opt, err
 	}
 	req.Inputs = make([]InferInput, len(pending))
@@ -167,9 +167,9 @@ func repeatedName(n int, name func(int) string) (string, bool) {
 	return "", false
 }
 
-// requestOptions reads the request parameters the front end acts on.
-func requestOptions(params map[string]any) (inferOptions, error) {
-	var opt inferOptions
+// httpRequestOptions reads the request parameters the front end acts on.
+func httpRequestOptions(params map[string]any) (httpOptions, error) {
+	var opt httpOptions
 	if v, ok := params["binary_data_output"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
@@ -223,10 +223,10 @@ func (s *jsonScanner) params(what string) (map[string]any, error) {
 }
 
 // inputs reads the "inputs" array.
-func (s *jsonScanner) inputs(pending []pendingInput, lim Limits) ([]pendingInput, error) {
+func (s *jsonScanner) inputs(pending []httpPendingInput, lim Limits) ([]httpPendingInput, error) {
 	more, err := s.arrayStart(`"inputs"`)
 	for more && err == nil {
-		pending = append(pending, pendingInput{binarySize: -1})
+		pending = append(pending, httpPendingInput{binarySize: -1})
 		if err = s.input(&pending[len(pending)-1], len(pending)-1, lim); err != nil {
 			break
 		}
@@ -236,7 +236,7 @@ func (s *jsonScanner) inputs(pending []pendingInput, lim Limits) ([]pendingInput
 }
 
 // input reads one object of "inputs"; i is its index, for messages.
-func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
+func (s *jsonScanner) input(p *httpPendingInput, i int, lim Limits) error {
 	what := "inputs[" + strconv.Itoa(i) + "]"
 	var seen [5]bool
 	more, err := s.objectStart(what)
@@ -419,10 +419,10 @@ func (s *jsonScanner) outputs() ([]RequestedOutput, error) {
 	return outs, err
 }
 
-// binaryInputs gives each input that declares parameters.binary_data_size
+// httpBinaryInputs gives each input that declares parameters.binary_data_size
 // its bytes from the binary section, in order; the sizes must account for
 // the section exactly.
-func binaryInputs(pending []pendingInput, binary []byte, hasHeader bool, lim Limits) error {
+func httpBinaryInputs(pending []httpPendingInput, binary []byte, hasHeader bool, lim Limits) error {
 	var total int64
 	for i := range pending {
 		if n := pending[i].binarySize; n >= 0 {
@@ -482,24 +482,24 @@ func (s *jsonScanner) tensorData(in *InferInput, lim Limits) error {
 		dims[i] = int(d)
 	}
 	t := tensor.New(dt, dims...)
-	d := dataDecoder{s: s, what: what, shape: in.Shape, n: n}
+	d := jsonDataDecoder{s: s, what: what, shape: in.Shape, n: n}
 	switch buf := t.Data().(type) {
 	case []float32:
-		err = decodeLeaves(&d, buf, (*jsonScanner).float32)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).float32)
 	case []float64:
-		err = decodeLeaves(&d, buf, (*jsonScanner).float64)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).float64)
 	case []core.F16:
-		err = decodeLeaves(&d, buf, (*jsonScanner).f16)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).f16)
 	case []core.BF16:
-		err = decodeLeaves(&d, buf, (*jsonScanner).bf16)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).bf16)
 	case []int32:
-		err = decodeLeaves(&d, buf, (*jsonScanner).int32)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).int32)
 	case []int64:
-		err = decodeLeaves(&d, buf, (*jsonScanner).int64)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).int64)
 	case []uint8:
-		err = decodeLeaves(&d, buf, (*jsonScanner).uint8)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).uint8)
 	case []bool:
-		err = decodeLeaves(&d, buf, (*jsonScanner).bool)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).bool)
 	default:
 		err = errorf(http.StatusBadRequest, "%s: datatype %s cannot be sent as JSON here", what, in.Datatype)
 	}
@@ -510,8 +510,8 @@ func (s *jsonScanner) tensorData(in *InferInput, lim Limits) error {
 	return nil
 }
 
-// dataDecoder walks a "data" array.
-type dataDecoder struct {
+// jsonDataDecoder walks a "data" array.
+type jsonDataDecoder struct {
 	s     *jsonScanner
 	what  string
 	shape []int64
@@ -519,9 +519,9 @@ type dataDecoder struct {
 	i     int // elements written so far
 }
 
-// decodeLeaves decodes the data array into buf (of the shape's element
+// decodeJSONLeaves decodes the data array into buf (of the shape's element
 // count), with leaf parsing one element.
-func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error)) error {
+func decodeJSONLeaves[T any](d *jsonDataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error)) error {
 	s := d.s
 	more, err := s.arrayStart(d.what + ` "data"`)
 	if err != nil {
@@ -529,7 +529,7 @@ func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 	}
 	if more && s.ws() == '[' {
 		// Nested: one level per dimension.
-		return nestedLeaves(d, buf, leaf, 0, more)
+		return nestedJSONLeaves(d, buf, leaf, 0, more)
 	}
 	for more {
 		if d.i >= len(buf) {
@@ -549,9 +549,9 @@ func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 	return nil
 }
 
-// nestedLeaves decodes an array at nesting level (its '[' consumed; more
+// nestedJSONLeaves decodes an array at nesting level (its '[' consumed; more
 // says it is not empty) that must have shape[level] elements.
-func nestedLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error), level int, more bool) error {
+func nestedJSONLeaves[T any](d *jsonDataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error), level int, more bool) error {
 	s := d.s
 	if level >= len(d.shape) {
 		return s.fail("%s: data is nested deeper than shape %v", d.what, d.shape)
@@ -572,7 +572,7 @@ func nestedLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 			if m, err = s.arrayStart(d.what + " nested data"); err != nil {
 				return err
 			}
-			if err = nestedLeaves(d, buf, leaf, level+1, m); err != nil {
+			if err = nestedJSONLeaves(d, buf, leaf, level+1, m); err != nil {
 				return err
 			}
 		} else {
