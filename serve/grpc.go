@@ -543,9 +543,9 @@ func checkModelVersion(call, model, version string) error {
 	if model == "" {
 		return errorf(http.StatusBadRequest, "%s: the model name is empty", call)
 	}
-	err := checkName("model", model)
+	err := checkPathName("model", model)
 	if err == nil && version != "" {
-		err = checkName("version", version)
+		err = checkPathName("version", version)
 	}
 	if err != nil {
 		return errorf(http.StatusBadRequest, "%s: %v", call, err)
@@ -561,7 +561,7 @@ func checkRepoCall(call, model string, params map[string]*pb.ModelRepositoryPara
 	if model == "" {
 		return errorf(http.StatusBadRequest, "%s: model_name is empty", call)
 	}
-	if err := checkName("model", model); err != nil {
+	if err := checkPathName("model", model); err != nil {
 		return errorf(http.StatusBadRequest, "%s: %v", call, err)
 	}
 	for k := range params {

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,9 +32,14 @@ import (
 // little-endian bytes after a JSON header whose length the
 // Inference-Header-Content-Length header gives. Outputs asked for with
 // parameters.binary_data (or the request parameter binary_data_output)
-// come back the same way. A float output's NaN and infinities, which JSON
-// cannot hold, are written as the strings "NaN", "Infinity" and
-// "-Infinity", and read back from them.
+// come back the same way. A request body may be compressed with gzip or
+// deflate (Content-Encoding); responses are not. A float output's NaN and
+// infinities, which JSON cannot hold, are written as the strings "NaN",
+// "Infinity" and "-Infinity", and read back from them.
+//
+// The handler routes every path itself, and expects the request path as
+// the client sent it: mount it at "/" (not under an http.ServeMux pattern
+// that would clean or redirect paths first).
 //
 // Every error is answered {"error": "..."} with the status of the
 // backend's *Error (400 for a bad request, 404 for an unknown model, 413
@@ -57,22 +64,25 @@ type httpHandler struct {
 	lim Limits
 }
 
-// bufPool holds the buffers that request bodies are read into and
-// responses are encoded into. Buffers that grew past maxPooled are left to
+// httpBufPool holds the buffers that request bodies are read into and
+// responses are encoded into. Buffers that grew past httpMaxPooled are left to
 // the collector, so that one large request does not pin its memory.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+var httpBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-const maxPooled = 4 << 20
+const httpMaxPooled = 4 << 20
 
-func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+func httpGetBuf() *[]byte { return httpBufPool.Get().(*[]byte) }
 
-func putBuf(b *[]byte) {
-	if cap(*b) <= maxPooled {
+func httpPutBuf(b *[]byte) {
+	if cap(*b) <= httpMaxPooled {
 		*b = (*b)[:0]
-		bufPool.Put(b)
+		httpBufPool.Put(b)
 	}
 }
 
+// ServeHTTP routes a request to its endpoint. A panic below it is
+// answered 500 and logged, as a last resort: the backend and decoders
+// return errors.
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -85,7 +95,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, errorf(http.StatusInternalServerError, "internal server error while serving %s %s", r.Method, r.URL.Path))
 		}
 	}()
-	seg, err := pathSegments(r.URL)
+	seg, err := httpPathSegments(r.URL)
 	if err != nil {
 		h.writeError(w, err)
 		return
@@ -122,10 +132,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pathSegments splits the request path into unescaped segments. A
+// httpPathSegments splits the request path into unescaped segments. A
 // segment that unescapes to something with a '/' (a model name "a%2Fb")
 // is refused, so that a model name is always one segment.
-func pathSegments(u *url.URL) ([]string, error) {
+func httpPathSegments(u *url.URL) ([]string, error) {
 	p := strings.TrimPrefix(u.EscapedPath(), "/")
 	if p == "" {
 		return nil, nil
@@ -144,11 +154,11 @@ func pathSegments(u *url.URL) ([]string, error) {
 	return seg, nil
 }
 
-// checkName refuses a model name or version that could not name a
+// checkPathName refuses a model name or version that could not name a
 // directory of the repository: empty, "." or "..", or holding a
 // separator or control character. The backend checks names itself; this
 // answers the obvious cases with a clear message at the door.
-func checkName(kind, name string) error {
+func checkPathName(kind, name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return errorf(http.StatusBadRequest, "%s name %q is not valid", kind, name)
 	}
@@ -157,10 +167,10 @@ func checkName(kind, name string) error {
 
 // model serves /v2/models/{m}...; seg starts at the model name.
 func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, seg []string) {
-	name, version := seg[0], ""
+	name, version, versioned := seg[0], "", false
 	seg = seg[1:]
 	if len(seg) >= 2 && seg[0] == "versions" {
-		version = seg[1]
+		version, versioned = seg[1], true
 		seg = seg[2:]
 	}
 	action := ""
@@ -172,9 +182,9 @@ func (h *httpHandler) model(w http.ResponseWriter, r *http.Request, seg []string
 		h.notFound(w, r)
 		return
 	}
-	err := checkName("model", name)
-	if err == nil && version != "" {
-		err = checkName("version", version)
+	err := checkPathName("model", name)
+	if err == nil && versioned {
+		err = checkPathName("version", version)
 	}
 	if action == "infer" {
 		if err != nil {
@@ -246,7 +256,7 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, seg []s
 			return
 		}
 		name := seg[1]
-		if err := checkName("model", name); err != nil {
+		if err := checkPathName("model", name); err != nil {
 			h.writeError(w, err)
 			return
 		}
@@ -287,8 +297,8 @@ func (h *httpHandler) repository(w http.ResponseWriter, r *http.Request, seg []s
 // v; an empty body leaves v as it is. These bodies are small and rare, so
 // encoding/json decodes them, after the depth check.
 func (h *httpHandler) smallJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
 	body, err := h.readBody(w, r, bp)
 	if err != nil {
 		return err
@@ -312,20 +322,34 @@ func (h *httpHandler) smallJSON(w http.ResponseWriter, r *http.Request, v any) e
 	return nil
 }
 
-// readBody reads the request body into *bp, up to lim.MaxBodyBytes.
+// readBody reads the request body into *bp, up to lim.MaxBodyBytes. A
+// body compressed with gzip or deflate (Content-Encoding, as Triton's
+// clients send with request compression) is decompressed, and the limit
+// holds for it both as sent and decompressed, so that a small body that
+// inflates enormously is refused.
 func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byte) ([]byte, error) {
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported by this server; send the body uncompressed", ce)
-	}
 	max := h.lim.MaxBodyBytes
 	if r.ContentLength > max {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "the request body has %d bytes, more than this server's limit of %d bytes", r.ContentLength, max)
 	}
 	buf := *bp
-	if n := int(r.ContentLength); n > cap(buf) {
-		buf = make([]byte, 0, n)
+	var rd io.Reader = http.MaxBytesReader(w, r.Body, max)
+	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+		if n := int(r.ContentLength); n > cap(buf) {
+			buf = make([]byte, 0, n)
+		}
+	case "gzip":
+		zr, err := gzip.NewReader(rd)
+		if err != nil {
+			return nil, httpBodyError(r, err, max, "gzip")
+		}
+		rd = &inflateLimitReader{r: zr, left: max}
+	case "deflate":
+		rd = &inflateLimitReader{r: flate.NewReader(rd), left: max}
+	default:
+		return nil, errorf(http.StatusUnsupportedMediaType, "Content-Encoding %q is not supported by this server; send the body uncompressed, or as gzip or deflate", ce)
 	}
-	rd := http.MaxBytesReader(w, r.Body, max)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -337,18 +361,45 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request, bp *[]byt
 		}
 		if err != nil {
 			*bp = buf
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, errorf(http.StatusRequestEntityTooLarge, "the request body is larger than this server's limit of %d bytes", max)
-			}
-			if r.Context().Err() != nil {
-				return nil, errorf(http.StatusBadRequest, "the client went away while sending the request body")
-			}
-			return nil, errorf(http.StatusBadRequest, "reading the request body: %v", err)
+			return nil, httpBodyError(r, err, max, r.Header.Get("Content-Encoding"))
 		}
 	}
 	*bp = buf
 	return buf, nil
+}
+
+// errHTTPInflated is inflateLimitReader's error for a body that decompresses past
+// the limit.
+var errHTTPInflated = errors.New("decompressed body over the limit")
+
+// inflateLimitReader reads from r and fails with errHTTPInflated past left bytes.
+type inflateLimitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *inflateLimitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if l.left -= int64(n); l.left < 0 {
+		return n, errHTTPInflated
+	}
+	return n, err
+}
+
+// httpBodyError turns an error reading a body into the error answered.
+func httpBodyError(r *http.Request, err error, max int64, encoding string) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return errorf(http.StatusRequestEntityTooLarge, "the request body is larger than this server's limit of %d bytes", max)
+	case errors.Is(err, errHTTPInflated):
+		return errorf(http.StatusRequestEntityTooLarge, "the request body decompresses to more than this server's limit of %d bytes", max)
+	case r.Context().Err() != nil:
+		return errorf(http.StatusBadRequest, "the client went away while sending the request body")
+	case encoding != "":
+		return errorf(http.StatusBadRequest, "the request body is not valid %s: %v", encoding, err)
+	}
+	return errorf(http.StatusBadRequest, "reading the request body: %v", err)
 }
 
 // infer serves POST /v2/models/{m}[/versions/{v}]/infer.
@@ -369,8 +420,8 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		}
 		jsonLen = n
 	}
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
 	body, err := h.readBody(w, r, bp)
 	if err != nil {
 		h.refuse(w, model, version, err)
@@ -397,7 +448,9 @@ func (h *httpHandler) infer(w http.ResponseWriter, r *http.Request, model, versi
 		switch {
 		case errors.As(err, &e):
 		case r.Context().Err() != nil:
-			return // the client went away; no one is left to answer
+			// The client went away (or the server stopped this request):
+			// the answer is most likely written to no one.
+			err = errorf(http.StatusServiceUnavailable, "model %q: the request was cancelled before it was answered", model)
 		case errors.Is(err, context.DeadlineExceeded):
 			err = errorf(http.StatusGatewayTimeout, "model %q: the request's deadline (%v) passed before it was answered", model, timeout)
 		}
@@ -450,9 +503,9 @@ func (h *httpHandler) writeError(w http.ResponseWriter, err error) {
 	if status < 400 || status > 599 {
 		status = http.StatusInternalServerError
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b := appendError((*bp)[:0], err.Error())
+	bp := httpGetBuf()
+	defer httpPutBuf(bp)
+	b := appendJSONError((*bp)[:0], err.Error())
 	*bp = b
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")

@@ -11,7 +11,7 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// fakeBackend is the Backend the HTTP tests serve. Its models:
+// httpFake is the Backend the HTTP tests serve. Its models:
 //
 //   - "double" (versions "1" and "2"): every input x comes back as output
 //     x+"_2x" holding 2·x (BOOL unchanged), in x's datatype and shape;
@@ -20,10 +20,10 @@ import (
 //   - "full": Infer refuses with 429, as a full queue does;
 //   - "boom": Infer panics;
 //   - "fail": Infer returns an error that is not an *Error.
-type fakeBackend struct {
+type httpFake struct {
 	mu          sync.Mutex
 	live, ready bool
-	rejects     []fakeReject
+	rejects     []httpFakeReject
 	loaded      map[string]bool
 	// deadline is how far away the last Infer's deadline was.
 	deadline time.Duration
@@ -31,19 +31,19 @@ type fakeBackend struct {
 	slowDone chan error
 }
 
-type fakeReject struct {
+type httpFakeReject struct {
 	model, version string
 	status         int
 }
 
-func newFakeBackend() *fakeBackend {
-	return &fakeBackend{live: true, ready: true, loaded: map[string]bool{"double": true}, slowDone: make(chan error, 16)}
+func newHTTPFake() *httpFake {
+	return &httpFake{live: true, ready: true, loaded: map[string]bool{"double": true}, slowDone: make(chan error, 16)}
 }
 
-func (f *fakeBackend) Live() bool  { return f.live }
-func (f *fakeBackend) Ready() bool { return f.ready }
+func (f *httpFake) Live() bool  { return f.live }
+func (f *httpFake) Ready() bool { return f.ready }
 
-func (f *fakeBackend) known(name, version string) error {
+func (f *httpFake) known(name, version string) error {
 	switch name {
 	case "double":
 		if version == "" || version == "1" || version == "2" {
@@ -58,7 +58,7 @@ func (f *fakeBackend) known(name, version string) error {
 	return errorf(http.StatusNotFound, "unknown model %q", name)
 }
 
-func (f *fakeBackend) ModelReady(name, version string) error {
+func (f *httpFake) ModelReady(name, version string) error {
 	if err := f.known(name, version); err != nil {
 		return err
 	}
@@ -68,11 +68,11 @@ func (f *fakeBackend) ModelReady(name, version string) error {
 	return nil
 }
 
-func (f *fakeBackend) ServerMetadata() ServerMetadata {
+func (f *httpFake) ServerMetadata() ServerMetadata {
 	return ServerMetadata{Name: "fake", Version: "0.0.1", Extensions: []string{"binary_tensor_data", "model_repository"}}
 }
 
-func (f *fakeBackend) ModelMetadata(name, version string) (ModelMetadata, error) {
+func (f *httpFake) ModelMetadata(name, version string) (ModelMetadata, error) {
 	if err := f.known(name, version); err != nil {
 		return ModelMetadata{}, err
 	}
@@ -83,7 +83,7 @@ func (f *fakeBackend) ModelMetadata(name, version string) (ModelMetadata, error)
 	}, nil
 }
 
-func (f *fakeBackend) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
+func (f *httpFake) Infer(ctx context.Context, req *InferRequest) (*InferResponse, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		f.mu.Lock()
 		f.deadline = time.Until(dl)
@@ -121,7 +121,7 @@ func (f *fakeBackend) Infer(ctx context.Context, req *InferRequest) (*InferRespo
 			continue
 		}
 		delete(want, name)
-		resp.Outputs = append(resp.Outputs, InferOutput{Name: name, Datatype: in.Datatype, Shape: in.Shape, Tensor: doubled(in.Tensor), Binary: bin})
+		resp.Outputs = append(resp.Outputs, InferOutput{Name: name, Datatype: in.Datatype, Shape: in.Shape, Tensor: httpDoubled(in.Tensor), Binary: bin})
 	}
 	for name := range want {
 		return nil, errorf(http.StatusBadRequest, "model %q has no output %q", req.Model, name)
@@ -129,8 +129,8 @@ func (f *fakeBackend) Infer(ctx context.Context, req *InferRequest) (*InferRespo
 	return resp, nil
 }
 
-// doubled returns 2·t in t's dtype (t itself for BOOL).
-func doubled(t *tensor.Tensor) *tensor.Tensor {
+// httpDoubled returns 2·t in t's dtype (t itself for BOOL).
+func httpDoubled(t *tensor.Tensor) *tensor.Tensor {
 	out := tensor.New(t.DType(), t.Shape()...)
 	switch d := out.Data().(type) {
 	case []float32:
@@ -167,7 +167,7 @@ func doubled(t *tensor.Tensor) *tensor.Tensor {
 	return out
 }
 
-func (f *fakeBackend) Index(readyOnly bool) []IndexEntry {
+func (f *httpFake) Index(readyOnly bool) []IndexEntry {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var idx []IndexEntry
@@ -184,7 +184,7 @@ func (f *fakeBackend) Index(readyOnly bool) []IndexEntry {
 	return idx
 }
 
-func (f *fakeBackend) Load(name string) error {
+func (f *httpFake) Load(name string) error {
 	if err := f.known(name, ""); err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (f *fakeBackend) Load(name string) error {
 	return nil
 }
 
-func (f *fakeBackend) Unload(name string) error {
+func (f *httpFake) Unload(name string) error {
 	if err := f.known(name, ""); err != nil {
 		return err
 	}
@@ -204,16 +204,17 @@ func (f *fakeBackend) Unload(name string) error {
 	return nil
 }
 
-func (f *fakeBackend) Expect(model, version string) func() { return func() {} }
+// Expect announces nothing a test checks.
+func (f *httpFake) Expect(model, version string) func() { return func() {} }
 
-func (f *fakeBackend) Reject(model, version string, err error) {
+func (f *httpFake) Reject(model, version string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.rejects = append(f.rejects, fakeReject{model, version, StatusOf(err)})
+	f.rejects = append(f.rejects, httpFakeReject{model, version, StatusOf(err)})
 }
 
 // takeRejects returns and clears the rejects recorded so far.
-func (f *fakeBackend) takeRejects() []fakeReject {
+func (f *httpFake) takeRejects() []httpFakeReject {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.rejects

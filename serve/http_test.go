@@ -2,9 +2,12 @@ package serve
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"math"
@@ -14,20 +17,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sporeml/spore/tensor"
 )
 
-// testServer starts the handler over a fake backend on a loopback
+// httpTestServer starts the handler over a fake backend on a loopback
 // httptest.Server.
-func testServer(t *testing.T, lim Limits) (*httptest.Server, *fakeBackend) {
+func httpTestServer(t *testing.T, lim Limits) (*httptest.Server, *httpFake) {
 	t.Helper()
-	f := newFakeBackend()
+	f := newHTTPFake()
 	srv := httptest.NewServer(NewHTTPHandler(f, lim))
 	t.Cleanup(srv.Close)
 	return srv, f
 }
 
-// do sends one request and returns the status, headers and body.
-func do(t *testing.T, srv *httptest.Server, method, path string, hdr map[string]string, body []byte) (int, http.Header, []byte) {
+// httpDo sends one request and returns the status, headers and body.
+func httpDo(t *testing.T, srv *httptest.Server, method, path string, hdr map[string]string, body []byte) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
 	if err != nil {
@@ -48,9 +53,9 @@ func do(t *testing.T, srv *httptest.Server, method, path string, hdr map[string]
 	return resp.StatusCode, resp.Header, b
 }
 
-// errorOf returns the message of an {"error": ...} body, failing the test
+// httpErrorOf returns the message of an {"error": ...} body, failing the test
 // when the body is not one.
-func errorOf(t *testing.T, body []byte) string {
+func httpErrorOf(t *testing.T, body []byte) string {
 	t.Helper()
 	var e struct {
 		Error *string `json:"error"`
@@ -62,7 +67,7 @@ func errorOf(t *testing.T, body []byte) string {
 }
 
 func TestHTTPHealthAndMetadata(t *testing.T) {
-	srv, f := testServer(t, Limits{})
+	srv, f := httpTestServer(t, Limits{})
 	tests := []struct {
 		name, method, path string
 		live, ready        bool
@@ -94,19 +99,21 @@ func TestHTTPHealthAndMetadata(t *testing.T) {
 		{"escaped slash in a name", "GET", "/v2/models/a%2F..%2Fb/ready", true, true, 400, "not a valid name"},
 		{"dot dot", "GET", "/v2/models/../ready", true, true, 400, `model name ".." is not valid`},
 		{"escaped dot dot", "GET", "/v2/models/%2e%2e/ready", true, true, 400, `model name ".." is not valid`},
+		{"empty model name", "GET", "/v2/models//ready", true, true, 400, `model name "" is not valid`},
+		{"empty version", "GET", "/v2/models/double/versions//ready", true, true, 400, `version name "" is not valid`},
 		{"metadata by POST", "POST", "/v2", true, true, 405, "takes GET, not POST"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f.live, f.ready = tc.live, tc.ready
-			status, _, body := do(t, srv, tc.method, tc.path, nil, nil)
+			status, _, body := httpDo(t, srv, tc.method, tc.path, nil, nil)
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (body %q)", status, tc.status, body)
 			}
 			switch {
 			case tc.method == "HEAD":
 			case status >= 400:
-				if msg := errorOf(t, body); !strings.Contains(msg, tc.body) {
+				if msg := httpErrorOf(t, body); !strings.Contains(msg, tc.body) {
 					t.Errorf("error %q does not say %q", msg, tc.body)
 				}
 			case tc.body == "":
@@ -114,7 +121,7 @@ func TestHTTPHealthAndMetadata(t *testing.T) {
 					t.Errorf("body %q, want none", body)
 				}
 			default:
-				if !jsonEqual(t, body, []byte(tc.body)) {
+				if !httpJSONEqual(t, body, []byte(tc.body)) {
 					t.Errorf("body %s, want %s", body, tc.body)
 				}
 			}
@@ -125,8 +132,8 @@ func TestHTTPHealthAndMetadata(t *testing.T) {
 	}
 }
 
-// jsonEqual compares two JSON texts as values.
-func jsonEqual(t *testing.T, a, b []byte) bool {
+// httpJSONEqual compares two JSON texts as values.
+func httpJSONEqual(t *testing.T, a, b []byte) bool {
 	t.Helper()
 	var va, vb any
 	if err := json.Unmarshal(a, &va); err != nil {
@@ -141,7 +148,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 func TestHTTPRepository(t *testing.T) {
-	srv, _ := testServer(t, Limits{})
+	srv, _ := httpTestServer(t, Limits{})
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -169,13 +176,13 @@ func TestHTTPRepository(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, _, body := do(t, srv, tc.method, tc.path, nil, []byte(tc.body))
+			status, _, body := httpDo(t, srv, tc.method, tc.path, nil, []byte(tc.body))
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (body %q)", status, tc.status, body)
 			}
 			switch {
 			case status >= 400:
-				if msg := errorOf(t, body); !strings.Contains(msg, tc.want) {
+				if msg := httpErrorOf(t, body); !strings.Contains(msg, tc.want) {
 					t.Errorf("error %q does not say %q", msg, tc.want)
 				}
 			case tc.want == "":
@@ -183,7 +190,7 @@ func TestHTTPRepository(t *testing.T) {
 					t.Errorf("body %q, want none", body)
 				}
 			default:
-				if !jsonEqual(t, body, []byte(tc.want)) {
+				if !httpJSONEqual(t, body, []byte(tc.want)) {
 					t.Errorf("body %s, want %s", body, tc.want)
 				}
 			}
@@ -191,8 +198,8 @@ func TestHTTPRepository(t *testing.T) {
 	}
 }
 
-// inferResponse is a decoded JSON inference response.
-type inferResponse struct {
+// httpInferResponse is a decoded JSON inference response.
+type httpInferResponse struct {
 	ModelName    string `json:"model_name"`
 	ModelVersion string `json:"model_version"`
 	ID           string `json:"id"`
@@ -206,7 +213,7 @@ type inferResponse struct {
 }
 
 func TestHTTPInferJSON(t *testing.T) {
-	srv, f := testServer(t, Limits{})
+	srv, f := httpTestServer(t, Limits{})
 	tests := []struct {
 		name, path, body string
 		// version, id and outputs are what the response must hold: each
@@ -260,7 +267,7 @@ func TestHTTPInferJSON(t *testing.T) {
 			`{"inputs":[{"name":"a","shape":[1],"datatype":"FP32","data":[1]},{"name":"b","shape":[1],"datatype":"INT32","data":[5]}],"outputs":[{"name":"b_2x"}]}`,
 			"2", "", []string{`b_2x INT32 [1] [10]`}},
 		{"unknown fields and parameters", "/v2/models/double/infer",
-			`{"extra":{"deep":[1,{"x":null}]},"parameters":{"priority":1,"tag":"a\"b"},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"note":true},"data":[1],"more":"x"}]}`,
+			`{"extra":{"deep":[1,{"x":null}]},"parameters":{"priority":1,"tag":"a\"b","f":1.5,"ok":false},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"note":true},"data":[1],"more":"x"}]}`,
 			"2", "", []string{`x_2x FP32 [1] [2]`}},
 		{"escaped strings", "/v2/models/double/infer",
 			`{"id":"\u00e9\n","inputs":[{"name":"\u0078","shape":[1],"datatype":"FP32","data":[1]}]}`,
@@ -268,7 +275,7 @@ func TestHTTPInferJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			status, hdr, body := do(t, srv, "POST", tc.path, map[string]string{"Content-Type": "application/json"}, []byte(tc.body))
+			status, hdr, body := httpDo(t, srv, "POST", tc.path, map[string]string{"Content-Type": "application/json"}, []byte(tc.body))
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, body)
 			}
@@ -278,7 +285,7 @@ func TestHTTPInferJSON(t *testing.T) {
 			if !json.Valid(body) {
 				t.Fatalf("response is not JSON: %q", body)
 			}
-			var r inferResponse
+			var r httpInferResponse
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber() // an INT64 beyond 2^53 keeps its digits
 			if err := dec.Decode(&r); err != nil {
@@ -306,8 +313,8 @@ func TestHTTPInferJSON(t *testing.T) {
 	}
 }
 
-// rawFP32 returns the little-endian bytes of v.
-func rawFP32(v ...float32) []byte {
+// httpRawFP32 returns the little-endian bytes of v.
+func httpRawFP32(v ...float32) []byte {
 	var b []byte
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
@@ -315,9 +322,9 @@ func rawFP32(v ...float32) []byte {
 	return b
 }
 
-// binaryBody returns a binary-data request: header, then raw, with the
+// httpBinaryBody returns a binary-data request: header, then raw, with the
 // header's length for Inference-Header-Content-Length.
-func binaryBody(header string, raw ...[]byte) ([]byte, map[string]string) {
+func httpBinaryBody(header string, raw ...[]byte) ([]byte, map[string]string) {
 	b := []byte(header)
 	for _, r := range raw {
 		b = append(b, r...)
@@ -326,7 +333,7 @@ func binaryBody(header string, raw ...[]byte) ([]byte, map[string]string) {
 }
 
 func TestHTTPInferBinary(t *testing.T) {
-	srv, f := testServer(t, Limits{})
+	srv, f := httpTestServer(t, Limits{})
 	tests := []struct {
 		name   string
 		header string
@@ -338,20 +345,24 @@ func TestHTTPInferBinary(t *testing.T) {
 	}{
 		{"binary in, JSON out",
 			`{"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]}`,
-			[][]byte{rawFP32(1, 2, 3)},
+			[][]byte{httpRawFP32(1, 2, 3)},
 			[]string{`x_2x FP32 [1,3] json [2,4,6]`}, nil},
 		{"binary in, binary out",
 			`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}],"outputs":[{"name":"x_2x","parameters":{"binary_data":true}}]}`,
-			[][]byte{rawFP32(1.5, -2)},
-			[]string{`x_2x FP32 [2] binary`}, rawFP32(3, -4)},
+			[][]byte{httpRawFP32(1.5, -2)},
+			[]string{`x_2x FP32 [2] binary`}, httpRawFP32(3, -4)},
 		{"JSON in, all binary out",
 			`{"parameters":{"binary_data_output":true},"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1,2]},{"name":"b","shape":[2],"datatype":"BOOL","data":[true,false]}]}`,
 			nil,
-			[]string{`x_2x FP32 [2] binary`, `b_2x BOOL [2] binary`}, append(rawFP32(2, 4), 1, 0)},
+			[]string{`x_2x FP32 [2] binary`, `b_2x BOOL [2] binary`}, append(httpRawFP32(2, 4), 1, 0)},
 		{"mixed inputs in order",
 			`{"inputs":[{"name":"a","shape":[1],"datatype":"INT64","parameters":{"binary_data_size":8}},{"name":"j","shape":[1],"datatype":"UINT8","data":[3]},{"name":"b","shape":[2],"datatype":"UINT8","parameters":{"binary_data_size":2}}],"outputs":[{"name":"b_2x","parameters":{"binary_data":true}},{"name":"a_2x"},{"name":"j_2x","parameters":{"binary_data":false}}]}`,
 			[][]byte{binary.LittleEndian.AppendUint64(nil, 21), {7, 9}},
 			[]string{`a_2x INT64 [1] json [42]`, `j_2x UINT8 [1] json [6]`, `b_2x UINT8 [2] binary`}, []byte{14, 18}},
+		{"binary_data false wins over binary_data_output",
+			`{"parameters":{"binary_data_output":true},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]},{"name":"y","shape":[1],"datatype":"FP32","data":[3]}],"outputs":[{"name":"x_2x","parameters":{"binary_data":false}},{"name":"y_2x"}]}`,
+			nil,
+			[]string{`x_2x FP32 [1] json [2]`, `y_2x FP32 [1] binary`}, httpRawFP32(6)},
 		{"empty binary tensor",
 			`{"inputs":[{"name":"x","shape":[0],"datatype":"FP32","parameters":{"binary_data_size":0}}],"outputs":[{"name":"x_2x","parameters":{"binary_data":true}}]}`,
 			nil,
@@ -359,8 +370,8 @@ func TestHTTPInferBinary(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body, hdr := binaryBody(tc.header, tc.raw...)
-			status, rh, resp := do(t, srv, "POST", "/v2/models/double/infer", hdr, body)
+			body, hdr := httpBinaryBody(tc.header, tc.raw...)
+			status, rh, resp := httpDo(t, srv, "POST", "/v2/models/double/infer", hdr, body)
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, resp)
 			}
@@ -378,7 +389,7 @@ func TestHTTPInferBinary(t *testing.T) {
 			} else if v != "" {
 				t.Errorf("Inference-Header-Content-Length %q on a JSON response", v)
 			}
-			var r inferResponse
+			var r httpInferResponse
 			if err := json.Unmarshal(header, &r); err != nil {
 				t.Fatalf("header %q: %v", header, err)
 			}
@@ -413,7 +424,7 @@ func TestHTTPInferBinary(t *testing.T) {
 }
 
 func TestHTTPInferErrors(t *testing.T) {
-	srv, f := testServer(t, Limits{MaxBodyBytes: 1 << 20, MaxElements: 1 << 20})
+	srv, f := httpTestServer(t, Limits{MaxBodyBytes: 1 << 20, MaxElements: 1 << 20})
 	in := func(s string) string { return `{"inputs":[` + s + `]}` }
 	x := func(shape, datatype, data string) string {
 		return in(`{"name":"x","shape":` + shape + `,"datatype":"` + datatype + `","data":` + data + `}`)
@@ -455,6 +466,7 @@ func TestHTTPInferErrors(t *testing.T) {
 		{"negative dimension", "POST", "", nil, x("[-1,4]", "FP32", "[1,2,3,4]"), 400, `a dimension cannot be negative`, true},
 		{"fractional dimension", "POST", "", nil, x("[1.5]", "FP32", "[1]"), 400, `holds 1.5, not an integer dimension`, true},
 		{"huge shape", "POST", "", nil, x("[1000000,1000000]", "FP32", "[1]"), 400, `has more than 1048576 elements`, true},
+		{"zero and a huge dimension", "POST", "", nil, x("[0,1000000000000]", "FP32", "[]"), 400, `has a dimension over the limit of 1048576 elements`, true},
 		{"shape larger than the body", "POST", "", nil, x("[1000,1000]", "FP32", "[1]"), 400, `but its data cannot hold more than`, true},
 		{"unknown datatype", "POST", "", nil, x("[1]", "FP33", "[1]"), 400, `input "x": unknown datatype "FP33"`, true},
 		{"unsupported datatype", "POST", "", nil, x("[1]", "INT8", "[1]"), 400, `datatype INT8 is not supported`, true},
@@ -468,17 +480,21 @@ func TestHTTPInferErrors(t *testing.T) {
 		{"FP32 overflow", "POST", "", nil, x("[1]", "FP32", `[1e39]`), 400, `1e39, is out of the range of FP32`, true},
 		{"FP16 overflow", "POST", "", nil, x("[1]", "FP16", `[70000]`), 400, `out of the range of FP16`, true},
 		{"data not an array", "POST", "", nil, x("[1]", "FP32", `1`), 400, `"data" must be an array`, true},
+		{"data before shape, bad element", "POST", "", nil, in(`{"data":[1,true],"name":"x","datatype":"FP32","shape":[2]}`), 400, `request JSON at byte 22: input "x": element 1 is 't', not a number`, true},
 		{"data before shape, wrong count", "POST", "", nil, in(`{"data":[1,2],"name":"x","datatype":"FP32","shape":[3]}`), 400, `shape [3] has 3 elements, but its data cannot hold more than 2`, true},
 		{"deep nesting", "POST", "", nil, strings.Repeat("[", 1000000), 400, `the request must be an object`, true},
 		{"deep nesting in an object", "POST", "", nil, `{"x":` + strings.Repeat("[", 1000000), 400, `nested deeper than 64 levels`, true},
 		{"deep nesting in data", "POST", "", nil, x("[1]", "FP32", strings.Repeat("[", 100000)), 400, `nested deeper than`, true},
 		{"oversized body", "POST", "", nil, x("[1]", "FP32", "["+strings.Repeat("1,", 600000)+"1]"), 413, `more than this server's limit of 1048576 bytes`, true},
-		{"gzip body", "POST", "", map[string]string{"Content-Encoding": "gzip"}, x("[1]", "FP32", "[1]"), 415, `Content-Encoding "gzip" is not supported`, true},
+		{"not gzip", "POST", "", map[string]string{"Content-Encoding": "gzip"}, x("[1]", "FP32", "[1]"), 400, `the request body is not valid gzip`, true},
+		{"brotli body", "POST", "", map[string]string{"Content-Encoding": "br"}, x("[1]", "FP32", "[1]"), 415, `Content-Encoding "br" is not supported`, true},
 		{"bad timeout", "POST", "", nil, `{"parameters":{"timeout":"soon"},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `"timeout" must be a number of microseconds`, true},
 		{"negative timeout", "POST", "", nil, `{"parameters":{"timeout":-5},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `between 0 and a year`, true},
 		{"bad binary_data_output", "POST", "", nil, `{"parameters":{"binary_data_output":1},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `"binary_data_output" must be true or false`, true},
 		{"classification", "POST", "", nil, `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"x_2x","parameters":{"classification":3}}]}`, 400, `"classification": that extension is not supported`, true},
 		{"shared memory", "POST", "", nil, in(`{"name":"x","shape":[1],"datatype":"FP32","parameters":{"shared_memory_region":"r"}}`), 400, `shared-memory extension is not supported`, true},
+		{"nested parameter", "POST", "", nil, `{"parameters":{"big":[1,2,3]},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `the request's "parameters": parameter "big" must be a bool, number or string`, true},
+		{"parameters not an object", "POST", "", nil, `{"parameters":[],"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, 400, `the request's "parameters" must be an object`, true},
 		{"output without a name", "POST", "", nil, `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{}]}`, 400, `outputs[0] has no name`, true},
 		{"output twice", "POST", "", nil, `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"a"},{"name":"a"}]}`, 400, `output "a" is asked for twice`, true},
 		{"GET infer", "GET", "", nil, "", 405, `takes POST, not GET`, true},
@@ -486,17 +502,17 @@ func TestHTTPInferErrors(t *testing.T) {
 
 		// Binary data.
 		{"binary without header", "POST", "", nil, in(`{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}`), 400, `no Inference-Header-Content-Length`, true},
-		{"binary sizes short", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}`),
+		{"binary sizes short", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}`),
 			`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}` + "1234", 400, `add up to 8 bytes, but the body has 4 bytes after`, true},
-		{"binary sizes long", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`),
+		{"binary sizes long", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`),
 			`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}` + "12345678", 400, `add up to 4 bytes, but the body has 8 bytes`, true},
-		{"binary size against shape", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`),
+		{"binary size against shape", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`),
 			`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}` + "1234", 400, `FP32[2] needs 8 bytes of data, got 4`, true},
-		{"binary size not an integer", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4.5}}]}`),
+		{"binary size not an integer", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4.5}}]}`),
 			`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4.5}}]}` + "1234", 400, `binary_data_size must be a non-negative integer`, true},
-		{"binary and data", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4}}]}`),
+		{"binary and data", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4}}]}`),
 			`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4}}]}` + "1234", 400, `has both "data" and parameters.binary_data_size`, true},
-		{"binary bad BOOL", "POST", "", hdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"BOOL","parameters":{"binary_data_size":1}}]}`),
+		{"binary bad BOOL", "POST", "", httpHdrLen(`{"inputs":[{"name":"x","shape":[1],"datatype":"BOOL","parameters":{"binary_data_size":1}}]}`),
 			`{"inputs":[{"name":"x","shape":[1],"datatype":"BOOL","parameters":{"binary_data_size":1}}]}` + "\x07", 400, `BOOL element 0 is byte 7`, true},
 		{"header longer than body", "POST", "", map[string]string{"Inference-Header-Content-Length": "5000"}, x("[1]", "FP32", "[1]"), 400, `Inference-Header-Content-Length is 5000, but the body has only`, true},
 		{"header not a number", "POST", "", map[string]string{"Inference-Header-Content-Length": "abc"}, x("[1]", "FP32", "[1]"), 400, `Inference-Header-Content-Length "abc" is not a length`, true},
@@ -522,11 +538,11 @@ func TestHTTPInferErrors(t *testing.T) {
 			if path == "" {
 				path = "/v2/models/double/infer"
 			}
-			status, _, body := do(t, srv, tc.method, path, tc.hdr, []byte(tc.body))
+			status, _, body := httpDo(t, srv, tc.method, path, tc.hdr, []byte(tc.body))
 			if status != tc.status {
 				t.Fatalf("status %d, want %d (body %.300q)", status, tc.status, body)
 			}
-			msg := errorOf(t, body)
+			msg := httpErrorOf(t, body)
 			if !strings.Contains(msg, tc.msg) {
 				t.Errorf("error %q does not say %q", msg, tc.msg)
 			}
@@ -546,13 +562,13 @@ func TestHTTPInferErrors(t *testing.T) {
 	}
 }
 
-// hdrLen returns the binary-data header for a JSON header.
-func hdrLen(header string) map[string]string {
+// httpHdrLen returns the binary-data header for a JSON header.
+func httpHdrLen(header string) map[string]string {
 	return map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(header))}
 }
 
 func TestHTTPInferDeadline(t *testing.T) {
-	srv, f := testServer(t, Limits{DefaultTimeout: 7 * time.Second})
+	srv, f := httpTestServer(t, Limits{DefaultTimeout: 7 * time.Second})
 	tests := []struct {
 		name, params string
 		want         time.Duration
@@ -565,7 +581,7 @@ func TestHTTPInferDeadline(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `{` + tc.params + `"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`
-			if status, _, b := do(t, srv, "POST", "/v2/models/double/infer", nil, []byte(body)); status != 200 {
+			if status, _, b := httpDo(t, srv, "POST", "/v2/models/double/infer", nil, []byte(body)); status != 200 {
 				t.Fatalf("status %d: %s", status, b)
 			}
 			f.mu.Lock()
@@ -582,7 +598,7 @@ func TestHTTPInferDeadline(t *testing.T) {
 // TestHTTPClientGoneCancels checks that a client that disconnects cancels
 // its request's context, so that the core can drop it from the queue.
 func TestHTTPClientGoneCancels(t *testing.T) {
-	srv, f := testServer(t, Limits{})
+	srv, f := httpTestServer(t, Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	body := `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`
 	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v2/models/slow/infer", strings.NewReader(body))
@@ -615,7 +631,7 @@ func TestHTTPClientGoneCancels(t *testing.T) {
 // TestHTTPOversizedChunkedBody checks the limit on a body sent without a
 // Content-Length, which only the reader can catch.
 func TestHTTPOversizedChunkedBody(t *testing.T) {
-	srv, f := testServer(t, Limits{MaxBodyBytes: 1000})
+	srv, f := httpTestServer(t, Limits{MaxBodyBytes: 1000})
 	body := `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1` + strings.Repeat(" ", 2000) + `]}]}`
 	// An io.Reader that is not a *bytes.Reader or *strings.Reader leaves
 	// the length unknown, so the client sends the body chunked.
@@ -632,10 +648,129 @@ func TestHTTPOversizedChunkedBody(t *testing.T) {
 	if resp.StatusCode != 413 {
 		t.Fatalf("status %d, want 413 (%s)", resp.StatusCode, b)
 	}
-	if msg := errorOf(t, b); !strings.Contains(msg, "larger than this server's limit of 1000 bytes") {
+	if msg := httpErrorOf(t, b); !strings.Contains(msg, "larger than this server's limit of 1000 bytes") {
 		t.Errorf("error %q", msg)
 	}
 	if r := f.takeRejects(); len(r) != 1 || r[0].status != 413 {
 		t.Errorf("rejects %v", r)
+	}
+}
+
+// TestHTTPConcurrentRequests sends requests from many goroutines at once,
+// JSON and binary, and checks that each gets its own answer: the pooled
+// buffers must never be shared between requests in flight.
+func TestHTTPConcurrentRequests(t *testing.T) {
+	srv, _ := httpTestServer(t, Limits{})
+	const workers, each = 8, 25
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := 0; i < each; i++ {
+				v := float32(w*1000 + i)
+				var body []byte
+				var hdr map[string]string
+				if i%2 == 0 {
+					body = []byte(`{"id":"` + strconv.Itoa(w) + `","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[` +
+						strconv.FormatFloat(float64(v), 'g', -1, 32) + `,1,2]}]}`)
+				} else {
+					body, hdr = httpBinaryBody(`{"id":"`+strconv.Itoa(w)+`","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]}`, httpRawFP32(v, 1, 2))
+				}
+				req, _ := http.NewRequest("POST", srv.URL+"/v2/models/double/infer", bytes.NewReader(body))
+				for k, val := range hdr {
+					req.Header.Set(k, val)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var r struct {
+					ID      string `json:"id"`
+					Outputs []struct {
+						Data []float32 `json:"data"`
+					} `json:"outputs"`
+				}
+				if err := json.Unmarshal(b, &r); err != nil || r.ID != strconv.Itoa(w) || len(r.Outputs) != 1 ||
+					len(r.Outputs[0].Data) != 3 || r.Outputs[0].Data[0] != 2*v || r.Outputs[0].Data[2] != 4 {
+					errs <- fmt.Errorf("worker %d request %d: response %s (%v)", w, i, b, err)
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAppendInferResponseRefusesBadOutputs checks that a response the
+// core got wrong is answered 500 with a message, not sent half right.
+func TestAppendInferResponseRefusesBadOutputs(t *testing.T) {
+	ok := tensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	tests := []struct {
+		name string
+		out  InferOutput
+		msg  string
+	}{
+		{"no tensor", InferOutput{Name: "y"}, `output "y" has no tensor`},
+		{"shape against tensor", InferOutput{Name: "y", Shape: []int64{3}, Tensor: ok}, `has shape [3] but 4 elements`},
+		{"negative shape", InferOutput{Name: "y", Shape: []int64{-4}, Tensor: ok}, `has shape [-4] but 4 elements`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, _, err := appendInferResponse(nil, &InferResponse{Outputs: []InferOutput{tc.out}}, &InferRequest{}, httpOptions{})
+			if StatusOf(err) != 500 || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %v, want a 500 saying %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestHTTPCompressedBody sends gzip and deflate bodies, and one that
+// inflates past the limit.
+func TestHTTPCompressedBody(t *testing.T) {
+	srv, f := httpTestServer(t, Limits{MaxBodyBytes: 4096})
+	good := []byte(`{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1,2]}]}`)
+	bomb := []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1` + strings.Repeat(" ", 100000) + `]}]}`)
+	compress := func(enc string, b []byte) []byte {
+		var buf bytes.Buffer
+		var w io.WriteCloser
+		if enc == "gzip" {
+			w = gzip.NewWriter(&buf)
+		} else {
+			w, _ = flate.NewWriter(&buf, flate.BestCompression)
+		}
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	tests := []struct {
+		enc    string
+		body   []byte
+		status int
+		want   string
+	}{
+		{"gzip", good, 200, `"data":[2,4]`},
+		{"deflate", good, 200, `"data":[2,4]`},
+		{"gzip", bomb, 413, "decompresses to more than this server's limit of 4096 bytes"},
+		{"deflate", bomb, 413, "decompresses to more than this server's limit of 4096 bytes"},
+	}
+	for _, tc := range tests {
+		body := compress(tc.enc, tc.body)
+		if tc.status == 413 && len(body) > 4096 {
+			t.Fatalf("the compressed bomb has %d bytes, over the limit itself", len(body))
+		}
+		status, _, b := httpDo(t, srv, "POST", "/v2/models/double/infer", map[string]string{"Content-Encoding": tc.enc}, body)
+		if status != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s, %d bytes: status %d, body %s; want %d with %q", tc.enc, len(tc.body), status, b, tc.status, tc.want)
+		}
+	}
+	if r := f.takeRejects(); len(r) != 2 {
+		t.Errorf("rejects %v, want the two bombs", r)
 	}
 }

@@ -15,9 +15,9 @@ import (
 // the binary tensor contents that Triton's binary-data extension puts
 // after it.
 
-// inferOptions are what the HTTP front end reads from a request's
+// httpOptions are what the HTTP front end reads from a request's
 // parameters for itself.
-type inferOptions struct {
+type httpOptions struct {
 	// timeout is the "timeout" request parameter (Triton's, in
 	// microseconds); 0 when the request names none.
 	timeout time.Duration
@@ -26,14 +26,16 @@ type inferOptions struct {
 	binaryAll bool
 }
 
-// pendingInput is one input while its JSON object is being read: its
+// httpPendingInput is one input while its JSON object is being read: its
 // data may come before its shape and datatype.
-type pendingInput struct {
+type httpPendingInput struct {
 	in       InferInput
 	hasShape bool
 	// data is the span of the "data" value when it came before the shape
-	// or datatype; decoded is set once the tensor is built from it.
+	// or datatype, at offset dataAt of the body; decoded is set once the
+	// tensor is built from it.
 	data    []byte
+	dataAt  int
 	hasData bool
 	decoded bool
 	// binarySize is parameters.binary_data_size, or -1.
@@ -44,8 +46,8 @@ type pendingInput struct {
 // Inference-Header-Content-Length (the length of the JSON header, the
 // binary contents of the inputs following it), or -1 when the whole body
 // is JSON. Every error is a 400 *Error naming what was wrong.
-func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Limits) (*InferRequest, inferOptions, error) {
-	var opt inferOptions
+func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Limits) (*InferRequest, httpOptions, error) {
+	var opt httpOptions
 	header, binary := body, []byte(nil)
 	if jsonLen >= 0 {
 		if jsonLen > len(body) {
@@ -55,28 +57,39 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	}
 	s := &jsonScanner{buf: header, maxDepth: lim.MaxJSONDepth}
 	req := &InferRequest{Model: model, Version: version}
-	var pending []pendingInput
-	seen := map[string]bool{}
+	var pending []httpPendingInput
+	var seen [4]bool // id, parameters, inputs, outputs
 	more, err := s.objectStart("the request")
 	for more && err == nil {
 		var k []byte
 		if k, err = s.key(); err != nil {
 			break
 		}
-		if f := string(k); f == "id" || f == "parameters" || f == "inputs" || f == "outputs" {
+		f := -1
+		switch string(k) {
+		case "id":
+			f = 0
+		case "parameters":
+			f = 1
+		case "inputs":
+			f = 2
+		case "outputs":
+			f = 3
+		}
+		if f >= 0 {
 			if seen[f] {
-				return nil, opt, s.fail("the request has %q twice", f)
+				return nil, opt, s.fail("the request has %q twice", k)
 			}
 			seen[f] = true
 		}
-		switch string(k) {
-		case "id":
+		switch f {
+		case 0:
 			req.ID, err = s.str(`"id"`)
-		case "parameters":
+		case 1:
 			req.Parameters, err = s.params(`the request's "parameters"`)
-		case "inputs":
+		case 2:
 			pending, err = s.inputs(pending, lim)
-		case "outputs":
+		case 3:
 			req.Outputs, err = s.outputs()
 		default:
 			err = s.skip()
@@ -91,49 +104,72 @@ func decodeInferRequest(body []byte, jsonLen int, model, version string, lim Lim
 	if err != nil {
 		return nil, opt, err
 	}
-	if opt, err = requestOptions(req.Parameters); err != nil {
+	if opt, err = httpRequestOptions(req.Parameters); err != nil {
 		return nil, opt, err
 	}
 	if opt.binaryAll {
+		// As Triton: binary_data_output is the default for the outputs
+		// that do not say binary_data themselves.
 		for i := range req.Outputs {
-			req.Outputs[i].Binary = true
+			if _, ok := req.Outputs[i].Parameters["binary_data"]; !ok {
+				req.Outputs[i].Binary = true
+			}
 		}
 	}
 	if len(pending) == 0 {
 		return nil, opt, errorf(http.StatusBadRequest, `the request has no "inputs"`)
 	}
-	if err := binaryInputs(pending, binary, jsonLen >= 0, lim); err != nil {
+	if err := httpBinaryInputs(pending, binary, jsonLen >= 0, lim); err != nil {
 		return nil, opt, err
 	}
 	req.Inputs = make([]InferInput, len(pending))
-	names := make(map[string]bool, len(pending))
+	if name, ok := repeatedName(len(pending), func(i int) string { return pending[i].in.Name }); ok {
+		return nil, opt, errorf(http.StatusBadRequest, "input %q appears twice in the request", name)
+	}
 	for i := range pending {
 		p := &pending[i]
-		if names[p.in.Name] {
-			return nil, opt, errorf(http.StatusBadRequest, "input %q appears twice in the request", p.in.Name)
-		}
-		names[p.in.Name] = true
 		if !p.decoded {
-			ds := &jsonScanner{buf: p.data, maxDepth: lim.MaxJSONDepth}
+			ds := &jsonScanner{buf: p.data, maxDepth: lim.MaxJSONDepth, base: p.dataAt}
 			if err := ds.tensorData(&p.in, lim); err != nil {
 				return nil, opt, err
 			}
 		}
 		req.Inputs[i] = p.in
 	}
-	outs := make(map[string]bool, len(req.Outputs))
-	for _, o := range req.Outputs {
-		if outs[o.Name] {
-			return nil, opt, errorf(http.StatusBadRequest, "output %q is asked for twice", o.Name)
-		}
-		outs[o.Name] = true
+	if name, ok := repeatedName(len(req.Outputs), func(i int) string { return req.Outputs[i].Name }); ok {
+		return nil, opt, errorf(http.StatusBadRequest, "output %q is asked for twice", name)
 	}
 	return req, opt, nil
 }
 
-// requestOptions reads the request parameters the front end acts on.
-func requestOptions(params map[string]any) (inferOptions, error) {
-	var opt inferOptions
+// repeatedName returns a name that occurs twice among the n names name(i).
+// A request names a few tensors, for which comparing pairs is cheaper
+// than building a map; a long list (which a large body could hold) gets
+// the map, so that the cost stays linear.
+func repeatedName(n int, name func(int) string) (string, bool) {
+	if n <= 16 {
+		for i := 1; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if name(i) == name(j) {
+					return name(i), true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		if seen[name(i)] {
+			return name(i), true
+		}
+		seen[name(i)] = true
+	}
+	return "", false
+}
+
+// httpRequestOptions reads the request parameters the front end acts on.
+func httpRequestOptions(params map[string]any) (httpOptions, error) {
+	var opt httpOptions
 	if v, ok := params["binary_data_output"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
@@ -161,23 +197,36 @@ func requestOptions(params map[string]any) (inferOptions, error) {
 	return opt, nil
 }
 
-// params reads a "parameters" object.
+// params reads a "parameters" object. The protocol's parameter values
+// are bools, numbers and strings; a nested value is refused, which also
+// keeps a body from building a large []any.
 func (s *jsonScanner) params(what string) (map[string]any, error) {
-	if s.ws() != '{' {
-		return nil, s.fail("%s must be an object, found %s", what, s.describe())
+	m := map[string]any{}
+	more, err := s.objectStart(what)
+	for more && err == nil {
+		var k string
+		if k, err = s.str("a parameter name"); err != nil {
+			break
+		}
+		if err = s.expect(':', "':' after a parameter name"); err != nil {
+			break
+		}
+		if c := s.ws(); c == '{' || c == '[' || c == 'n' {
+			return nil, s.fail("%s: parameter %q must be a bool, number or string", what, k)
+		}
+		if m[k], err = s.value(); err != nil {
+			break
+		}
+		more, err = s.next('}')
 	}
-	v, err := s.value()
-	if err != nil {
-		return nil, err
-	}
-	return v.(map[string]any), nil
+	return m, err
 }
 
 // inputs reads the "inputs" array.
-func (s *jsonScanner) inputs(pending []pendingInput, lim Limits) ([]pendingInput, error) {
+func (s *jsonScanner) inputs(pending []httpPendingInput, lim Limits) ([]httpPendingInput, error) {
 	more, err := s.arrayStart(`"inputs"`)
 	for more && err == nil {
-		pending = append(pending, pendingInput{binarySize: -1})
+		pending = append(pending, httpPendingInput{binarySize: -1})
 		if err = s.input(&pending[len(pending)-1], len(pending)-1, lim); err != nil {
 			break
 		}
@@ -187,7 +236,7 @@ func (s *jsonScanner) inputs(pending []pendingInput, lim Limits) ([]pendingInput
 }
 
 // input reads one object of "inputs"; i is its index, for messages.
-func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
+func (s *jsonScanner) input(p *httpPendingInput, i int, lim Limits) error {
 	what := "inputs[" + strconv.Itoa(i) + "]"
 	var seen [5]bool
 	more, err := s.objectStart(what)
@@ -232,9 +281,10 @@ func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
 				err = s.tensorData(&p.in, lim)
 				p.decoded = err == nil
 			} else {
+				s.ws()
 				start := s.pos
 				err = s.skip()
-				p.data = s.buf[start:s.pos]
+				p.data, p.dataAt = s.buf[start:s.pos], start
 			}
 		default:
 			err = s.skip()
@@ -253,6 +303,14 @@ func (s *jsonScanner) input(p *pendingInput, i int, lim Limits) error {
 	}
 	if p.in.Name == "" {
 		return errorf(http.StatusBadRequest, "%s has an empty name", what)
+	}
+	// Elements bounds the product of the dimensions; a zero among them
+	// would let the others be anything, and the strides of such a shape
+	// overflow in the code that later walks it.
+	for _, d := range p.in.Shape {
+		if d > lim.MaxElements {
+			return errorf(http.StatusBadRequest, "input %q: shape %v has a dimension over the limit of %d elements", p.in.Name, p.in.Shape, lim.MaxElements)
+		}
 	}
 	if _, err := DTypeOf(p.in.Datatype); err != nil {
 		return errorf(http.StatusBadRequest, "input %q: %v", p.in.Name, err)
@@ -361,10 +419,10 @@ func (s *jsonScanner) outputs() ([]RequestedOutput, error) {
 	return outs, err
 }
 
-// binaryInputs gives each input that declares parameters.binary_data_size
+// httpBinaryInputs gives each input that declares parameters.binary_data_size
 // its bytes from the binary section, in order; the sizes must account for
 // the section exactly.
-func binaryInputs(pending []pendingInput, binary []byte, hasHeader bool, lim Limits) error {
+func httpBinaryInputs(pending []httpPendingInput, binary []byte, hasHeader bool, lim Limits) error {
 	var total int64
 	for i := range pending {
 		if n := pending[i].binarySize; n >= 0 {
@@ -424,24 +482,24 @@ func (s *jsonScanner) tensorData(in *InferInput, lim Limits) error {
 		dims[i] = int(d)
 	}
 	t := tensor.New(dt, dims...)
-	d := dataDecoder{s: s, what: what, shape: in.Shape, n: n}
+	d := jsonDataDecoder{s: s, what: what, shape: in.Shape, n: n}
 	switch buf := t.Data().(type) {
 	case []float32:
-		err = decodeLeaves(&d, buf, (*jsonScanner).float32)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).float32)
 	case []float64:
-		err = decodeLeaves(&d, buf, (*jsonScanner).float64)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).float64)
 	case []core.F16:
-		err = decodeLeaves(&d, buf, (*jsonScanner).f16)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).f16)
 	case []core.BF16:
-		err = decodeLeaves(&d, buf, (*jsonScanner).bf16)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).bf16)
 	case []int32:
-		err = decodeLeaves(&d, buf, (*jsonScanner).int32)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).int32)
 	case []int64:
-		err = decodeLeaves(&d, buf, (*jsonScanner).int64)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).int64)
 	case []uint8:
-		err = decodeLeaves(&d, buf, (*jsonScanner).uint8)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).uint8)
 	case []bool:
-		err = decodeLeaves(&d, buf, (*jsonScanner).bool)
+		err = decodeJSONLeaves(&d, buf, (*jsonScanner).bool)
 	default:
 		err = errorf(http.StatusBadRequest, "%s: datatype %s cannot be sent as JSON here", what, in.Datatype)
 	}
@@ -452,8 +510,8 @@ func (s *jsonScanner) tensorData(in *InferInput, lim Limits) error {
 	return nil
 }
 
-// dataDecoder walks a "data" array.
-type dataDecoder struct {
+// jsonDataDecoder walks a "data" array.
+type jsonDataDecoder struct {
 	s     *jsonScanner
 	what  string
 	shape []int64
@@ -461,9 +519,9 @@ type dataDecoder struct {
 	i     int // elements written so far
 }
 
-// decodeLeaves decodes the data array into buf (of the shape's element
+// decodeJSONLeaves decodes the data array into buf (of the shape's element
 // count), with leaf parsing one element.
-func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error)) error {
+func decodeJSONLeaves[T any](d *jsonDataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error)) error {
 	s := d.s
 	more, err := s.arrayStart(d.what + ` "data"`)
 	if err != nil {
@@ -471,7 +529,7 @@ func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 	}
 	if more && s.ws() == '[' {
 		// Nested: one level per dimension.
-		return nestedLeaves(d, buf, leaf, 0, more)
+		return nestedJSONLeaves(d, buf, leaf, 0, more)
 	}
 	for more {
 		if d.i >= len(buf) {
@@ -491,9 +549,9 @@ func decodeLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 	return nil
 }
 
-// nestedLeaves decodes an array at nesting level (its '[' consumed; more
+// nestedJSONLeaves decodes an array at nesting level (its '[' consumed; more
 // says it is not empty) that must have shape[level] elements.
-func nestedLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error), level int, more bool) error {
+func nestedJSONLeaves[T any](d *jsonDataDecoder, buf []T, leaf func(*jsonScanner, string, int) (T, error), level int, more bool) error {
 	s := d.s
 	if level >= len(d.shape) {
 		return s.fail("%s: data is nested deeper than shape %v", d.what, d.shape)
@@ -514,7 +572,7 @@ func nestedLeaves[T any](d *dataDecoder, buf []T, leaf func(*jsonScanner, string
 			if m, err = s.arrayStart(d.what + " nested data"); err != nil {
 				return err
 			}
-			if err = nestedLeaves(d, buf, leaf, level+1, m); err != nil {
+			if err = nestedJSONLeaves(d, buf, leaf, level+1, m); err != nil {
 				return err
 			}
 		} else {
@@ -566,13 +624,20 @@ func (s *jsonScanner) float(what string, i int, bits int, dt string) (float64, e
 	case c != '-' && (c < '0' || c > '9'):
 		return 0, s.fail("%s: element %d is %s, not a number (datatype %s)", what, i, s.describe(), dt)
 	}
-	text, _, err := s.number()
-	if err != nil {
+	var n jsonNumber
+	if err := s.num(&n); err != nil {
 		return 0, err
 	}
-	f, err := strconv.ParseFloat(string(text), bits)
+	if bits == 32 {
+		if f, ok := n.float32(); ok {
+			return float64(f), nil
+		}
+	} else if f, ok := n.float64(); ok {
+		return f, nil
+	}
+	f, err := strconv.ParseFloat(string(n.text), bits)
 	if err != nil {
-		return 0, s.fail("%s: element %d, %s, is out of the range of %s", what, i, text, dt)
+		return 0, s.fail("%s: element %d, %s, is out of the range of %s", what, i, n.text, dt)
 	}
 	return f, nil
 }
@@ -614,14 +679,22 @@ func (s *jsonScanner) integer(what string, i int, lo, hi int64, dt string) (int6
 	if c := s.ws(); c != '-' && (c < '0' || c > '9') {
 		return 0, s.fail("%s: element %d is %s, not an integer (datatype %s)", what, i, s.describe(), dt)
 	}
-	text, float, err := s.number()
-	if err != nil {
+	var n jsonNumber
+	if err := s.num(&n); err != nil {
 		return 0, err
 	}
+	text, float := n.text, n.float
 	var v int64
-	if !float {
+	var err error
+	switch {
+	case !float && n.exact && n.mant <= math.MaxInt64:
+		v = int64(n.mant)
+		if n.neg {
+			v = -v
+		}
+	case !float:
 		v, err = strconv.ParseInt(string(text), 10, 64)
-	} else {
+	default:
 		var f float64
 		f, err = strconv.ParseFloat(string(text), 64)
 		if err == nil && (f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63) {

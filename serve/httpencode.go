@@ -12,13 +12,13 @@ import (
 
 // This file encodes the HTTP front end's responses by appending to a
 // byte slice (pooled by the handler): numbers with strconv's Append
-// functions, strings with appendString. An inference response holds one
+// functions, strings with appendJSONString. An inference response holds one
 // number per output element, and reflection per element would cost more
 // than the model on small networks.
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
 // as encoding/json does.
-func appendString(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
@@ -60,11 +60,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendFloat appends a float element: the shortest decimal that reads
+// appendJSONFloat appends a float element: the shortest decimal that reads
 // back as the same value of its type (bits 32 or 64). JSON has no NaN or
 // infinities, so they are written as the strings "NaN", "Infinity" and
 // "-Infinity", which the decoder takes back.
-func appendFloat(b []byte, f float64, bits int) []byte {
+func appendJSONFloat(b []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(b, `"NaN"`...)
@@ -76,13 +76,13 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, bits)
 }
 
-// appendHalf appends a 16-bit float element (v, exactly) with the
+// appendJSONHalf appends a 16-bit float element (v, exactly) with the
 // fewest digits that round back to the same 16-bit value: "0.1", not the
 // float32 digits "0.099975586".
-func appendHalf(b []byte, v float32, round func(float32) float32) []byte {
+func appendJSONHalf(b []byte, v float32, round func(float32) float32) []byte {
 	f := float64(v)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return appendFloat(b, f, 32)
+		return appendJSONFloat(b, f, 32)
 	}
 	var tmp [32]byte
 	for prec := 1; prec < 9; prec++ {
@@ -98,11 +98,11 @@ func appendHalf(b []byte, v float32, round func(float32) float32) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 32)
 }
 
-func roundF16(f float32) float32  { return core.F16From(f).Float32() }
-func roundBF16(f float32) float32 { return core.BF16From(f).Float32() }
+func roundToF16(f float32) float32  { return core.F16From(f).Float32() }
+func roundToBF16(f float32) float32 { return core.BF16From(f).Float32() }
 
-// appendData appends t's elements as a flat JSON array.
-func appendData(b []byte, t *tensor.Tensor) []byte {
+// appendJSONData appends t's elements as a flat JSON array.
+func appendJSONData(b []byte, t *tensor.Tensor) []byte {
 	b = append(b, '[')
 	switch d := t.Data().(type) {
 	case []float32:
@@ -110,28 +110,28 @@ func appendData(b []byte, t *tensor.Tensor) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, float64(v), 32)
+			b = appendJSONFloat(b, float64(v), 32)
 		}
 	case []float64:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendFloat(b, v, 64)
+			b = appendJSONFloat(b, v, 64)
 		}
 	case []core.F16:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendHalf(b, v.Float32(), roundF16)
+			b = appendJSONHalf(b, v.Float32(), roundToF16)
 		}
 	case []core.BF16:
 		for i, v := range d {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendHalf(b, v.Float32(), roundBF16)
+			b = appendJSONHalf(b, v.Float32(), roundToBF16)
 		}
 	case []int32:
 		for i, v := range d {
@@ -165,8 +165,8 @@ func appendData(b []byte, t *tensor.Tensor) []byte {
 	return append(b, ']')
 }
 
-// appendShape appends a shape as a JSON array.
-func appendShape(b []byte, shape []int64) []byte {
+// appendJSONShape appends a shape as a JSON array.
+func appendJSONShape(b []byte, shape []int64) []byte {
 	b = append(b, '[')
 	for i, d := range shape {
 		if i > 0 {
@@ -182,7 +182,7 @@ func appendShape(b []byte, shape []int64) []byte {
 // returns the extended buffer and the length of the JSON part (the
 // response's Inference-Header-Content-Length when binary outputs follow),
 // or a 500 *Error when the response is not self-consistent.
-func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt inferOptions) ([]byte, int, bool, error) {
+func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt httpOptions) ([]byte, int, bool, error) {
 	start := len(b)
 	binary := make([]bool, len(resp.Outputs))
 	anyBinary := false
@@ -193,26 +193,31 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 		if o.Tensor.IsSymbolic() {
 			return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has no value (a symbolic tensor)", o.Name)
 		}
+		if _, err := DTypeOf(Datatype(o.Tensor.DType())); err != nil {
+			return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has dtype %v, which the protocol cannot carry", o.Name, o.Tensor.DType())
+		}
 		if o.Shape != nil {
 			if n, err := Elements("output "+strconv.Quote(o.Name), o.Shape, math.MaxInt64); err != nil || n != o.Tensor.Size() {
 				return b, 0, false, errorf(http.StatusInternalServerError, "the model's output %q has shape %v but %d elements", o.Name, o.Shape, o.Tensor.Size())
 			}
 		}
+		// An output's own binary_data wins over the request's
+		// binary_data_output, as in Triton.
 		binary[i] = o.Binary || opt.binaryAll
 		for _, r := range req.Outputs {
-			if r.Name == o.Name && r.Binary {
-				binary[i] = true
+			if _, explicit := r.Parameters["binary_data"]; r.Name == o.Name && explicit {
+				binary[i] = r.Binary
 			}
 		}
 		anyBinary = anyBinary || binary[i]
 	}
 	b = append(b, `{"model_name":`...)
-	b = appendString(b, resp.ModelName)
+	b = appendJSONString(b, resp.ModelName)
 	b = append(b, `,"model_version":`...)
-	b = appendString(b, resp.ModelVersion)
+	b = appendJSONString(b, resp.ModelVersion)
 	if resp.ID != "" {
 		b = append(b, `,"id":`...)
-		b = appendString(b, resp.ID)
+		b = appendJSONString(b, resp.ID)
 	}
 	b = append(b, `,"outputs":[`...)
 	for i, o := range resp.Outputs {
@@ -220,12 +225,12 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendString(b, o.Name)
+		b = appendJSONString(b, o.Name)
 		b = append(b, `,"datatype":`...)
-		b = appendString(b, Datatype(o.Tensor.DType()))
+		b = appendJSONString(b, Datatype(o.Tensor.DType()))
 		b = append(b, `,"shape":`...)
 		if o.Shape != nil {
-			b = appendShape(b, o.Shape)
+			b = appendJSONShape(b, o.Shape)
 		} else {
 			b = append(b, '[')
 			for j, d := range o.Tensor.Shape() {
@@ -242,7 +247,7 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 			b = append(b, '}')
 		} else {
 			b = append(b, `,"data":`...)
-			b = appendData(b, o.Tensor)
+			b = appendJSONData(b, o.Tensor)
 		}
 		b = append(b, '}')
 	}
@@ -256,9 +261,9 @@ func appendInferResponse(b []byte, resp *InferResponse, req *InferRequest, opt i
 	return b, jsonLen, anyBinary, nil
 }
 
-// appendError appends the protocol's error body, {"error": msg}.
-func appendError(b []byte, msg string) []byte {
+// appendJSONError appends the protocol's error body, {"error": msg}.
+func appendJSONError(b []byte, msg string) []byte {
 	b = append(b, `{"error":`...)
-	b = appendString(b, msg)
+	b = appendJSONString(b, msg)
 	return append(b, '}')
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -23,12 +24,15 @@ type jsonScanner struct {
 	pos      int
 	depth    int
 	maxDepth int
+	// base is buf's offset in the body, for messages: a tensor's data
+	// read after its object is scanned from a slice of the body.
+	base int
 }
 
 // fail returns a 400 *Error for a syntax error at the current offset.
 func (s *jsonScanner) fail(format string, args ...any) *Error {
 	e := errorf(http.StatusBadRequest, format, args...)
-	e.Msg = "request JSON at byte " + strconv.Itoa(s.pos) + ": " + e.Msg
+	e.Msg = "request JSON at byte " + strconv.Itoa(s.base+s.pos) + ": " + e.Msg
 	return e
 }
 
@@ -228,55 +232,190 @@ func (s *jsonScanner) str(what string) (string, error) {
 }
 
 // number consumes a JSON number and returns its text and whether it has
-// a fraction or an exponent. It validates the grammar itself, because
-// strconv takes forms JSON does not ("0x1p3", "1_0", "+1", "Inf").
+// a fraction or an exponent (see num).
 func (s *jsonScanner) number() (text []byte, float bool, err error) {
+	var n jsonNumber
+	err = s.num(&n)
+	return n.text, n.float, err
+}
+
+// jsonNumber is a number literal, read once: its text, and its value as
+// mant × 10^exp, which the decoder turns into a float without reading the
+// digits again.
+type jsonNumber struct {
+	text []byte
+	// float says the literal has a fraction or an exponent.
+	float bool
+	neg   bool
+	mant  uint64
+	exp   int
+	// exact says mant × 10^exp is the literal's value: it has at most 19
+	// significant digits.
+	exact bool
+}
+
+// num consumes a JSON number into *n. It validates the grammar itself, because
+// strconv takes forms JSON does not ("0x1p3", "1_0", "+1", "Inf").
+func (s *jsonScanner) num(n *jsonNumber) error {
 	b := s.buf
 	i := s.pos
-	start := i
+	*n = jsonNumber{exact: true}
+	nd := 0 // significant digits in mant
 	if i < len(b) && b[i] == '-' {
+		n.neg = true
 		i++
 	}
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		for i < len(b) && nd < 19 {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			n.mant = n.mant*10 + uint64(c)
+			nd++
 			i++
+		}
+		// Digits past the 19th shift the value and, unless zero, make
+		// mant an approximation.
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			n.exp++
+			n.exact = n.exact && b[i] == '0'
 		}
 	default:
 		s.pos = i
-		return nil, false, s.fail("expected a number, found %s", s.describe())
+		return s.fail("expected a number, found %s", s.describe())
 	}
 	if i < len(b) && b[i] == '.' {
-		float = true
+		n.float = true
 		i++
 		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		if n.mant == 0 {
+			for i < len(b) && b[i] == '0' {
+				i++
+			}
+		}
+		for i < len(b) && nd < 19 {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			n.mant = n.mant*10 + uint64(c)
+			nd++
 			i++
+		}
+		// Every fraction digit so far, leading zeros included, moved the
+		// point; the ones past the 19th significant digit do not enter
+		// mant.
+		n.exp -= i - d
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			n.exact = n.exact && b[i] == '0'
 		}
 		if i == d {
 			s.pos = i
-			return nil, false, s.fail("expected a digit after '.', found %s", s.describe())
+			return s.fail("expected a digit after '.', found %s", s.describe())
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		float = true
+		n.float = true
 		i++
+		neg := false
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			neg = b[i] == '-'
 			i++
 		}
 		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
+		e := 0
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			if e < 100000 {
+				e = e*10 + int(b[i]-'0')
+			}
 		}
 		if i == d {
 			s.pos = i
-			return nil, false, s.fail("expected a digit in an exponent, found %s", s.describe())
+			return s.fail("expected a digit in an exponent, found %s", s.describe())
+		}
+		if neg {
+			e = -e
+		}
+		n.exp += e
+	}
+	n.text = b[s.pos:i]
+	s.pos = i
+	return nil
+}
+
+// exactPow10 holds the powers of ten that float64 represents exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// float64 returns the number's value rounded to float64, and false when
+// it cannot be computed exactly by the fast path (Clinger's: an exact
+// mantissa times or divided by an exact power of ten is one correctly
+// rounded operation), for strconv to do instead.
+func (n *jsonNumber) float64() (float64, bool) {
+	if !n.exact || n.mant >= 1<<53 {
+		return 0, false
+	}
+	f := float64(n.mant)
+	switch {
+	case n.mant == 0:
+	case n.exp == 0:
+	case 0 < n.exp && n.exp <= 22:
+		f *= exactPow10[n.exp]
+	case -22 <= n.exp && n.exp < 0:
+		f /= exactPow10[-n.exp]
+	default:
+		return 0, false
+	}
+	if n.neg {
+		f = -f
+	}
+	return f, true
+}
+
+// float32 returns the number's value rounded to float32, and false when
+// the fast paths cannot. Rounding the correctly rounded float64 again is
+// exact unless the float64 lies on a midpoint between two float32s (then
+// the first rounding may have decided the second), or outside float32's
+// normal range; those go to strconv.
+//
+// Clients such as Python's json write float32 values as their float64
+// digits (0.32941176470588235), too many for an exact mantissa. For them
+// the value is approximated in float64 within a few units in its last
+// place (the mantissa's rounding, the division's, and the digits past the
+// 19th), and the float32 rounding of the approximation is the true one
+// unless the approximation lies within that error of a float32 midpoint,
+// which the low bits tell.
+func (n *jsonNumber) float32() (float32, bool) {
+	f, ok := n.float64()
+	if ok {
+		if math.Float64bits(f)&(1<<29-1) == 1<<28 {
+			return 0, false
+		}
+	} else {
+		if n.mant < 1<<53 || n.exp < -22 || n.exp > 22 {
+			return 0, false
+		}
+		f = float64(n.mant)
+		if n.exp >= 0 {
+			f *= exactPow10[n.exp]
+		} else {
+			f /= exactPow10[-n.exp]
+		}
+		if low := math.Float64bits(f) & (1<<29 - 1); low > 1<<28-16 && low < 1<<28+16 {
+			return 0, false
+		}
+		if n.neg {
+			f = -f
 		}
 	}
-	s.pos = i
-	return b[start:i], float, nil
+	if a := math.Abs(f); a != 0 && (a < 0x1p-126 || a > math.MaxFloat32) {
+		return 0, false
+	}
+	return float32(f), true
 }
 
 // literal consumes one of true, false and null, whose first byte is at
