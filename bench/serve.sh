@@ -248,7 +248,7 @@ for (const m of ['mlp', 'cnn']) {
 }
 const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 const line = (r) => r.map((v, i) => (i < 3 ? String(v).padEnd(width[i]) : String(v).padStart(width[i]))).join('  ');
-console.log(`spore serve vs ONNX Runtime 1.30 in Node.js, v2 JSON infer, one image a request; wrk 1 thread, ${secs} s a cell, best of ${rounds} rounds`);
+console.log(`spore serve vs ONNX Runtime 1.30 under Node, v2 JSON infer, one image a request; wrk 1 thread, ${secs} s a cell, best of ${rounds} rounds`);
 console.log(`spore: max_batch_size 64, max_queue_delay ${delay} us, ${instances} instance(s); node: one session, 1 or 2 intra-op threads (* the better, which the ratios use)\n`);
 console.log(line(head));
 for (const r of rows) console.log(line(r));
