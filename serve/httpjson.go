@@ -98,30 +98,25 @@ func (s *jsonScanner) next(closer byte) (bool, error) {
 // objectStart consumes '{' and reports whether the object has a first
 // member (false for "{}", which it consumes whole).
 func (s *jsonScanner) objectStart(what string) (bool, error) {
-	if s.ws() != '{' {
-		return false, s.fail("%s must be an object, found %s", what, s.describe())
-	}
-	if err := s.enter(); err != nil {
-		return false, err
-	}
-	if s.ws() == '}' {
-		s.pos++
-		s.depth--
-		return false, nil
-	}
-	return true, nil
+	return s.open(what, '{', '}', "an object")
 }
 
 // arrayStart consumes '[' and reports whether the array has a first
 // element (false for "[]", which it consumes whole).
 func (s *jsonScanner) arrayStart(what string) (bool, error) {
-	if s.ws() != '[' {
-		return false, s.fail("%s must be an array, found %s", what, s.describe())
+	return s.open(what, '[', ']', "an array")
+}
+
+// open consumes the opener of a container, kind, and reports whether it
+// holds anything (an empty one is consumed whole).
+func (s *jsonScanner) open(what string, opener, closer byte, kind string) (bool, error) {
+	if s.ws() != opener {
+		return false, s.fail("%s must be %s, found %s", what, kind, s.describe())
 	}
 	if err := s.enter(); err != nil {
 		return false, err
 	}
-	if s.ws() == ']' {
+	if s.ws() == closer {
 		s.pos++
 		s.depth--
 		return false, nil
