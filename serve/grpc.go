@@ -104,7 +104,7 @@ func codeOfStatus(st int) codes.Code {
 		return codes.NotFound
 	case http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
 		return codes.ResourceExhausted
-	case 499: // nginx's "client closed request", which the core may use
+	case StatusClientClosedRequest:
 		return codes.Canceled
 	case http.StatusNotImplemented:
 		return codes.Unimplemented

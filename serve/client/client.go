@@ -176,7 +176,7 @@ func statusOfCode(c codes.Code) int {
 	case codes.ResourceExhausted:
 		return http.StatusTooManyRequests
 	case codes.Canceled:
-		return 499
+		return serve.StatusClientClosedRequest
 	case codes.Unimplemented:
 		return http.StatusNotImplemented
 	case codes.Unavailable:
