@@ -184,6 +184,23 @@ func (c *nodeCtx) TensorAttr(name string) (*tensor.Tensor, error) {
 	return t, nil
 }
 
+// Concrete returns t when its value is known when the node runs in both
+// modes (computed from constants, shapes, or graph inputs the Model
+// specialises its plans on), or an error naming what when it depends on
+// the model's input values. It is the one gate for every operand an op
+// reads as values rather than as data: a shape, axes, pads, k, depth, or
+// the data of an op whose output shape depends on it (NonZero, Unique,
+// Compress). c.Ints and c.scalarValue go through it.
+func (c *nodeCtx) Concrete(t *tensor.Tensor, what string) (*tensor.Tensor, error) {
+	if t == nil {
+		return nil, c.Errorf("input %s is missing", what)
+	}
+	if c.dynamic(t) {
+		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
+	}
+	return t, nil
+}
+
 // Ints reads input t, which must be concrete (computed from constants and
 // shapes), as int64 values; what names the input in the error, e.g.
 // "shape" or "starts".
