@@ -408,3 +408,25 @@ func TestRNNSequenceLensData(t *testing.T) {
 		testkit.Near(t, "Y of the empty sequence", y[(s*B+1)*H:(s*B+2)*H], 0, make([]float64, H)...)
 	}
 }
+
+// TestRNNExportRoundTrip exports each imported PyTorch recurrent model
+// again (its recurrences become ONNX Scan nodes) and checks that ONNX
+// Runtime and spore's own loader compute the imported model's outputs
+// from the export.
+func TestRNNExportRoundTrip(t *testing.T) {
+	for _, c := range rnnTorchCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			m, xs := rnnTorchModel(t, c)
+			out := exportAndRun(t, c.Name, m, func(xs []*tensor.Tensor) []*tensor.Tensor { return m.Outputs(xs...) }, xs, nil)
+			n := 0
+			for _, nd := range out.GetGraph().GetNode() {
+				if nd.GetOpType() == "Scan" {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Errorf("the export has no Scan node")
+			}
+		})
+	}
+}
