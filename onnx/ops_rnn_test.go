@@ -16,6 +16,7 @@ import (
 	"github.com/sporeml/spore/npy"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -428,5 +429,61 @@ func TestRNNExportRoundTrip(t *testing.T) {
 				t.Errorf("the export has no Scan node")
 			}
 		})
+	}
+}
+
+// rnnRegression is an imported two-input model (a packed LSTM: x and the
+// lengths) with a mean squared error on its first output, the network a
+// TrainOneStepCell steps.
+type rnnRegression struct {
+	nn.Cell
+	// M is the imported model.
+	M *Model `nn:",inline"`
+	// Lens are the sequence lengths, fixed for the test.
+	Lens *tensor.Tensor
+	loss *nn.MSELoss
+}
+
+// Construct returns the loss of the model's output on x against y.
+func (r *rnnRegression) Construct(x, y *tensor.Tensor) *tensor.Tensor {
+	return r.loss.Base().Call(r.M.Base().Call(x, r.Lens), y)
+}
+
+// TestRNNFineTune fine-tunes the imported packed LSTM (two stacked
+// bidirectional layers, sequence_lens from pack_padded_sequence) towards
+// a fixed target for 15 Adam steps through TrainOneStepCell, in PyNative
+// and in Graph mode: the loss must fall by a third, and the two modes
+// must follow the same curve.
+func TestRNNFineTune(t *testing.T) {
+	var c torchCase
+	for _, k := range rnnTorchCases(t) {
+		if k.Name == "lstm_packed" {
+			c = k
+		}
+	}
+	if c.Name == "" {
+		t.Fatal("no lstm_packed fixture")
+	}
+	const steps = 15
+	curves := map[spore.Mode][]float64{}
+	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		m, xs := rnnTorchModel(t, c)
+		tensor.SetSeed(9)
+		y := ops.MulScalar(tensor.RandNormal(tensor.Float32, 0, 1, m.Outputs(xs...)[0].Shape()...), 0.3)
+		net := nn.Init(&rnnRegression{M: m, Lens: xs[1], loss: nn.NewMSELoss(nn.Mean)})
+		step := nn.NewTrainOneStepCell(net, optim.NewAdam(m.TrainableParameters(), optim.AdamConfig{Common: optim.Common{LR: optim.Constant(0.05)}}))
+		inMode(mode, func() {
+			for range steps {
+				curves[mode] = append(curves[mode], step.Call(xs[0], y).Item())
+			}
+		})
+	}
+	g, e := curves[spore.GraphMode], curves[spore.PyNativeMode]
+	t.Logf("Graph-mode losses: %.4f", g)
+	if !(g[steps-1] < 0.67*g[0]) {
+		t.Errorf("the loss fell only from %.4f to %.4f in %d steps; want a fall by a third", g[0], g[steps-1], steps)
+	}
+	if d := maxRelErr(g, e); d > 1e-4 {
+		t.Errorf("Graph mode and PyNative loss curves differ by %.3g relative:\n%v\n%v", d, g, e)
 	}
 }
