@@ -171,8 +171,9 @@ func gridSampleOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	// A position outside the borders on either axis is padded on both,
-	// as ONNX Runtime does.
-	if padding != "zeros" {
+	// as ONNX Runtime does; bicubic sampling pads only its 16 taps (as
+	// ONNX Runtime and PyTorch do), not the position.
+	if padding != "zeros" && mode != "bicubic" {
 		out := ops.LogicalOr(
 			ops.LogicalOr(ops.Less(coord[0], ops.ScalarLike(coord[0], s.lo[0])), ops.Greater(coord[0], ops.ScalarLike(coord[0], s.hi[0]))),
 			ops.LogicalOr(ops.Less(coord[1], ops.ScalarLike(coord[1], s.lo[1])), ops.Greater(coord[1], ops.ScalarLike(coord[1], s.hi[1]))))

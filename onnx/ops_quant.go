@@ -277,9 +277,9 @@ func matMulIntegerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 }
 
 // channelZero shapes W's per-output-channel zero point or scale ([M]) to
-// broadcast against W ([M, C/group, k...]) or against the output
-// ([N, M, ...]) when rank is the output's.
-func (c *nodeCtx) channelZero(w *tensor.Tensor, rank int, what string) func(*tensor.Tensor) (*tensor.Tensor, error) {
+// broadcast, along axis, against a tensor of the given rank: W ([M,
+// C/group, k...], axis 0) or the output ([N, M, ...], axis 1).
+func (c *nodeCtx) channelZero(w *tensor.Tensor, rank, axis int, what string) func(*tensor.Tensor) (*tensor.Tensor, error) {
 	return func(v *tensor.Tensor) (*tensor.Tensor, error) {
 		if v.Rank() != 1 || v.Dim(0) != w.Dim(0) {
 			return nil, c.Errorf("%s has shape %v; want a scalar or one value per output channel (%d)", what, v.Shape(), w.Dim(0))
@@ -288,11 +288,7 @@ func (c *nodeCtx) channelZero(w *tensor.Tensor, rank int, what string) func(*ten
 		for i := range shape {
 			shape[i] = 1
 		}
-		if rank == w.Rank() {
-			shape[0] = v.Dim(0)
-		} else {
-			shape[1] = v.Dim(0)
-		}
+		shape[axis] = v.Dim(0)
 		return ops.Reshape(v, shape...), nil
 	}
 }
@@ -311,7 +307,7 @@ func (c *nodeCtx) integerConv(x, xzp, w, wzp *tensor.Tensor) (*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	wf, err := c.shifted(w, wzp, "w", c.channelZero(w, w.Rank(), "w_zero_point"))
+	wf, err := c.shifted(w, wzp, "w", c.channelZero(w, w.Rank(), 0, "w_zero_point"))
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +423,7 @@ func qlinearConvOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, err := c.scaleShaped(req[4], "w_scale", c.channelZero(w, acc.Rank(), "w_scale"))
+	ws, err := c.scaleShaped(req[4], "w_scale", c.channelZero(w, acc.Rank(), 1, "w_scale"))
 	if err != nil {
 		return nil, err
 	}
