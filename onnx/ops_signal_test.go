@@ -24,3 +24,13 @@ func TestSignalSuiteCases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { suiteOpCase(t, tc.name, tc.fixed...) })
 	}
 }
+
+// The transforms' and samplers' gradients are checked by TestOpGradients
+// (central differences, and Graph mode against PyNative) on their
+// fixtures.
+func init() {
+	gradCases = append(gradCases,
+		"dft_complex_padded", "dft_inverse_truncated", "stft_window",
+		"gridsample_bilinear_border_1", "gridsample_bicubic_zeros_1", "gridsample_bilinear_reflection_0",
+		"roialign_max", "roialign_adaptive")
+}

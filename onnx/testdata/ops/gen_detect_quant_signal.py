@@ -91,7 +91,7 @@ for i, (mode, pad, align) in enumerate([('bicubic', 'border', 0), ('bicubic', 'r
     case('gridsample_%s_%s_%d' % (mode, pad, align), [node('GridSample', ['x', 'g'], mode=mode, padding_mode=pad, align_corners=align)],
          {'x': randn(2, 3, 5, 6), 'g': rng.uniform(-1.4, 1.4, (2, 4, 7, 2)).astype(np.float32)}, opset=16)
 case('roialign_max', [node('RoiAlign', ['x', 'r', 'b'], mode='max', sampling_ratio=2, spatial_scale=0.5, output_height=3, output_width=2)],
-     {'x': randn(2, 3, 8, 8), 'r': f32([0, 0, 10, 12], [3, 2, 15, 9], [-2, 1, 6, 14], [5, 5, 7, 6])},
+     {'x': randn(2, 3, 8, 8), 'r': f32([0, 0, 10, 12], [3, 2, 15, 9], [-2.3, 1, 6, 14], [5, 5, 7, 6])},
      {'b': ints(0, 1, 1, 0)}, opset=16)
 case('roialign_adaptive', [node('RoiAlign', ['x', 'r', 'b'], coordinate_transformation_mode='output_half_pixel', output_height=2, output_width=3)],
      {'x': randn(2, 2, 9, 7)}, {'r': f32([0, 0, 6, 8], [1.5, 2, 4, 3], [2, 0.5, 6.5, 8.5]), 'b': ints(1, 0, 1)}, opset=16)
