@@ -591,3 +591,94 @@ func readORTList() map[string]string {
 	}
 	return m
 }
+
+// TestPlainDecoding checks the decoder TestConformanceORT reads
+// TensorProtos with against spore's own (tensorFromProto) for the types
+// spore has, in both encodings (raw_data and the typed fields), and the
+// float16 conversion against values fixed by IEEE 754.
+func TestPlainDecoding(t *testing.T) {
+	dt := func(e onnxpb.TensorProto_DataType) *int32 { return proto.Int32(int32(e)) }
+	cases := []struct {
+		name string
+		tp   *onnxpb.TensorProto
+	}{
+		{"float raw", floatTensor("", []int64{2, 2}, []float32{1, -2.5, 3e-8, float32(math.Inf(-1))})},
+		{"float typed", &onnxpb.TensorProto{Dims: []int64{3}, DataType: dt(onnxpb.TensorProto_FLOAT), FloatData: []float32{0.5, -1, 7}}},
+		{"double typed", &onnxpb.TensorProto{Dims: []int64{2}, DataType: dt(onnxpb.TensorProto_DOUBLE), DoubleData: []float64{1e-300, -3}}},
+		{"int64 typed", int64Tensor("", []int64{3}, []int64{math.MinInt64, 0, math.MaxInt64})},
+		{"int64 raw", &onnxpb.TensorProto{Dims: []int64{2}, DataType: dt(onnxpb.TensorProto_INT64), RawData: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 5, 0, 0, 0, 0, 0, 0, 0}}},
+		{"int32 typed", &onnxpb.TensorProto{Dims: []int64{2}, DataType: dt(onnxpb.TensorProto_INT32), Int32Data: []int32{-7, 1 << 30}}},
+		{"uint8 typed", &onnxpb.TensorProto{Dims: []int64{3}, DataType: dt(onnxpb.TensorProto_UINT8), Int32Data: []int32{0, 200, 255}}},
+		{"uint8 raw", &onnxpb.TensorProto{Dims: []int64{2}, DataType: dt(onnxpb.TensorProto_UINT8), RawData: []byte{1, 254}}},
+		{"bool typed", &onnxpb.TensorProto{Dims: []int64{3}, DataType: dt(onnxpb.TensorProto_BOOL), Int32Data: []int32{1, 0, 1}}},
+		{"bool raw", &onnxpb.TensorProto{Dims: []int64{2}, DataType: dt(onnxpb.TensorProto_BOOL), RawData: []byte{0, 1}}},
+		{"scalar", floatTensor("", nil, []float32{4})},
+		{"empty", floatTensor("", []int64{0, 3}, nil)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := tensorFromProto(c.tp, "")
+			if err != nil {
+				t.Fatalf("tensorFromProto: %v", err)
+			}
+			r, err := rawOfProto(c.tp)
+			if err != nil {
+				t.Fatalf("rawOfProto: %v", err)
+			}
+			got, want := r.value(), valueOfTensor(x)
+			if msg := compareValues(got, want); msg != "" {
+				t.Errorf("%s (plain %+v, spore %+v)", msg, got, want)
+			}
+		})
+	}
+	halves := []struct {
+		bits uint16
+		want float64
+	}{
+		{0x3c00, 1}, {0xc000, -2}, {0x7bff, 65504}, {0x0001, math.Ldexp(1, -24)}, {0x0400, math.Ldexp(1, -14)},
+		{0x3555, 0.333251953125}, {0x8000, 0}, {0x7c00, math.Inf(1)}, {0xfc00, math.Inf(-1)},
+	}
+	for _, h := range halves {
+		if got := halfToFloat64(h.bits); got != h.want {
+			t.Errorf("halfToFloat64(%#04x) = %v, want %v", h.bits, got, h.want)
+		}
+	}
+	if !math.IsNaN(halfToFloat64(0x7e00)) {
+		t.Errorf("halfToFloat64(0x7e00) is not NaN")
+	}
+}
+
+// TestCompareValues checks the one comparison TestConformance and
+// TestConformanceORT share.
+func TestCompareValues(t *testing.T) {
+	f32 := func(shape []int64, v ...float64) plainValue { return plainValue{elem: 1, shape: shape, f: v} }
+	nan, inf := math.NaN(), math.Inf(1)
+	cases := []struct {
+		name      string
+		got, want plainValue
+		ok        bool
+	}{
+		{"equal", f32([]int64{2}, 1, 2), f32([]int64{2}, 1, 2), true},
+		{"within rtol", f32([]int64{1}, 1000.9), f32([]int64{1}, 1000), true},
+		{"past rtol", f32([]int64{1}, 1001.1), f32([]int64{1}, 1000), false},
+		{"within float32 atol", f32([]int64{1}, 9e-6), f32([]int64{1}, 0), true},
+		{"past float32 atol", f32([]int64{1}, 2e-5), f32([]int64{1}, 0), false},
+		{"float64 atol is 1e-7", plainValue{elem: 11, shape: []int64{1}, f: []float64{9e-6}}, plainValue{elem: 11, shape: []int64{1}, f: []float64{0}}, false},
+		{"NaN matches NaN", f32(nil, nan), f32(nil, nan), true},
+		{"NaN against a number", f32(nil, nan), f32(nil, 1), false},
+		{"inf against inf", f32(nil, inf), f32(nil, inf), true},
+		{"inf against -inf", f32(nil, inf), f32(nil, -inf), false},
+		{"dtype", plainValue{elem: 11, f: []float64{1}}, f32(nil, 1), false},
+		{"shape", f32([]int64{2, 1}, 1, 2), f32([]int64{1, 2}, 1, 2), false},
+		{"scalar against vector", f32(nil, 1), f32([]int64{1}, 1), false},
+		{"ints exactly", plainValue{elem: 7, shape: []int64{1}, i: []int64{1 << 60}}, plainValue{elem: 7, shape: []int64{1}, i: []int64{1<<60 + 1}}, false},
+		{"uints exactly", plainValue{elem: 13, shape: []int64{1}, u: []uint64{math.MaxUint64}}, plainValue{elem: 13, shape: []int64{1}, u: []uint64{math.MaxUint64}}, true},
+		{"strings", plainValue{elem: 8, shape: []int64{1}, s: []string{"a"}}, plainValue{elem: 8, shape: []int64{1}, s: []string{"b"}}, false},
+	}
+	for _, c := range cases {
+		msg := compareValues(c.got, c.want)
+		if (msg == "") != c.ok {
+			t.Errorf("%s: compareValues = %q, want a match: %v", c.name, msg, c.ok)
+		}
+	}
+}

@@ -409,6 +409,10 @@ func valueOfTensor(t *tensor.Tensor) plainValue {
 	switch {
 	case t.DType().IsFloat():
 		v.f = t.Float64s()
+	case t.DType() == tensor.Uint8: // unsigned, as plainValue holds it
+		for _, x := range t.Int64s() {
+			v.u = append(v.u, uint64(x))
+		}
 	default:
 		v.i = t.Int64s()
 	}
