@@ -132,6 +132,14 @@ func TestConformanceORT(t *testing.T) {
 		lines = append(lines, c.id+" "+oneLine(status))
 	}
 	t.Logf("ONNX Runtime passes %d of %d cases", passed, len(cases))
+	// A case spore passes and ONNX Runtime fails is worth a look: its
+	// expected output, or this test's handling of it, may be wrong.
+	spore := readPassList(t)
+	for _, c := range cases {
+		if spore[c.id] && c.status != "pass" {
+			t.Logf("%s: spore passes it, ONNX Runtime does not: %s", c.id, c.status)
+		}
+	}
 	if only != "" {
 		return
 	}
