@@ -353,33 +353,107 @@ func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
 }
 
 // compareOutput checks got against want as numpy's assert_allclose does,
-// or exactly for integers and bools; it returns "" when they match.
+// or exactly for integers and bools; it returns "" when they match. Both
+// are turned into plain values first, so that the same comparison
+// (compareValues) judges spore's outputs and ONNX Runtime's, whose dtypes
+// spore may not have.
 func compareOutput(got, want *tensor.Tensor) string {
 	if got == nil {
 		return "no value"
 	}
-	if got.DType() != want.DType() {
-		return fmt.Sprintf("dtype %v, want %v", got.DType(), want.DType())
+	if want == nil {
+		return "no expected value"
 	}
-	if !got.Shape().Equal(want.Shape()) {
-		return fmt.Sprintf("shape %v, want %v", got.Shape(), want.Shape())
+	return compareValues(valueOfTensor(got), valueOfTensor(want))
+}
+
+// plainValue is a tensor decoded to Go numbers or strings, by ONNX element
+// type (TensorProto.DataType), whether or not spore has that type:
+// floating types (and complex ones, as real and imaginary pairs) in f,
+// signed integers and bools in i, unsigned integers in u, strings in s.
+type plainValue struct {
+	elem  int32
+	shape []int64
+	f     []float64
+	i     []int64
+	u     []uint64
+	s     []string
+}
+
+// elemNames spells the ONNX element types as numpy does.
+var elemNames = map[int32]string{
+	1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+	8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+	14: "complex64", 15: "complex128", 16: "bfloat16",
+}
+
+func elemName(e int32) string {
+	if n, ok := elemNames[e]; ok {
+		return n
 	}
-	if !want.DType().IsFloat() {
-		g, w := got.Float64s(), want.Float64s()
-		for i := range w {
-			if g[i] != w[i] {
-				return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
-			}
+	return fmt.Sprintf("element type %d", e)
+}
+
+// elemOfDType maps spore's dtypes to ONNX element types.
+var elemOfDType = map[tensor.DType]int32{
+	tensor.Float32: 1, tensor.Uint8: 2, tensor.Int32: 6, tensor.Int64: 7, tensor.Bool: 9,
+	tensor.Float16: 10, tensor.Float64: 11, tensor.BFloat16: 16,
+}
+
+// valueOfTensor decodes a spore tensor.
+func valueOfTensor(t *tensor.Tensor) plainValue {
+	v := plainValue{elem: elemOfDType[t.DType()]}
+	for _, d := range t.Shape() {
+		v.shape = append(v.shape, int64(d))
+	}
+	switch {
+	case t.DType().IsFloat():
+		v.f = t.Float64s()
+	case t.DType() == tensor.Uint8: // unsigned, as plainValue holds it
+		for _, x := range t.Int64s() {
+			v.u = append(v.u, uint64(x))
 		}
-		return ""
+	default:
+		v.i = t.Int64s()
+	}
+	return v
+}
+
+// compareValues checks got against want as numpy's assert_allclose does
+// (|a-b| <= atol + rtol*|b|, rtol 1e-3, atol 1e-5 for float32 and 1e-7 for
+// the other floats, NaN matching NaN), or exactly for integers, bools and
+// strings; it returns "" when they match.
+func compareValues(got, want plainValue) string {
+	if got.elem != want.elem {
+		return fmt.Sprintf("dtype %s, want %s", elemName(got.elem), elemName(want.elem))
+	}
+	if !slicesEqual(got.shape, want.shape) {
+		return fmt.Sprintf("shape %v, want %v", got.shape, want.shape)
+	}
+	if len(got.f) != len(want.f) || len(got.i) != len(want.i) || len(got.u) != len(want.u) || len(got.s) != len(want.s) {
+		return fmt.Sprintf("%d elements, want %d", len(got.f)+len(got.i)+len(got.u)+len(got.s), len(want.f)+len(want.i)+len(want.u)+len(want.s))
+	}
+	for i := range want.i {
+		if got.i[i] != want.i[i] {
+			return fmt.Sprintf("element %d is %v, want %v", i, got.i[i], want.i[i])
+		}
+	}
+	for i := range want.u {
+		if got.u[i] != want.u[i] {
+			return fmt.Sprintf("element %d is %v, want %v", i, got.u[i], want.u[i])
+		}
+	}
+	for i := range want.s {
+		if got.s[i] != want.s[i] {
+			return fmt.Sprintf("element %d is %q, want %q", i, got.s[i], want.s[i])
+		}
 	}
 	atol, rtol := 1e-7, 1e-3
-	if want.DType() == tensor.Float32 {
+	if want.elem == 1 || want.elem == 14 { // float32, complex64
 		atol = 1e-5
 	}
-	g, w := got.Float64s(), want.Float64s()
-	for i := range w {
-		a, b := g[i], w[i]
+	for i := range want.f {
+		a, b := got.f[i], want.f[i]
 		if math.IsNaN(a) || math.IsNaN(b) {
 			if math.IsNaN(a) != math.IsNaN(b) {
 				return fmt.Sprintf("element %d is %v, want %v", i, a, b)
@@ -399,16 +473,37 @@ func compareOutput(got, want *tensor.Tensor) string {
 	return ""
 }
 
+func slicesEqual(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // conformanceMarkdown renders the report: a table of counts per suite and
-// the reason for each case that does not pass.
+// the reason for each case that does not pass. When
+// testdata/conformance/ort.txt is present (TestConformanceORT), each suite
+// also counts the cases ONNX Runtime passes, and each case spore does not
+// pass says whether ONNX Runtime does.
 func conformanceMarkdown(cases []caseResult) string {
+	ort := readORTList()
 	var sb strings.Builder
 	sb.WriteString("# ONNX conformance\n\n")
 	sb.WriteString("ONNX's backend test suite (Debian's `libonnx-testdata`, ONNX 1.12) run through spore's loader in PyNative mode and in Graph mode by `TestConformance` (`onnx/conformance_test.go`). A case passes when every data set matches in both modes: |a − b| ≤ atol + rtol·|b| with rtol 1e-3 and atol 1e-5 for float32 (1e-7 for other floats), integers and bools exactly. The cases with sequence or optional values at the graph's boundary are set aside, as in the issue's count. This file is generated; CI fails when it is stale.\n\n")
-	sb.WriteString("| suite | cases | pass | refused | set aside |\n|---|---|---|---|---|\n")
-	var tc, tp, tr, ta int
+	if ort != nil {
+		sb.WriteString("The ONNX Runtime columns come from `testdata/conformance/ort.txt`, written by `TestConformanceORT` (`onnx/conformance_ort_test.go`, run with `SPORE_CONFORMANCE_ORT=1`): the same cases run in ONNX Runtime (onnxruntime-node, CPU) and judged by the same comparison. A case ONNX Runtime fails too is one that can reasonably be left.\n\n")
+		sb.WriteString("| suite | cases | pass | refused | set aside | ONNX Runtime passes | spore fails, ONNX Runtime passes |\n|---|---|---|---|---|---|---|\n")
+	} else {
+		sb.WriteString("| suite | cases | pass | refused | set aside |\n|---|---|---|---|---|\n")
+	}
+	var tc, tp, tr, ta, to, tg int
 	for _, s := range conformanceSuites {
-		var c, p, r, a int
+		var c, p, r, a, o, g int
 		for _, x := range cases {
 			if x.suite != s {
 				continue
@@ -423,33 +518,69 @@ func conformanceMarkdown(cases []caseResult) string {
 				r++
 			}
 			c++
+			if ort[x.id()] == "pass" {
+				o++
+				if x.outcome != casePass {
+					g++
+				}
+			}
 		}
-		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d |\n", s, c, p, r, a)
-		tc, tp, tr, ta = tc+c, tp+p, tr+r, ta+a
+		if ort != nil {
+			fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d | %d | %d |\n", s, c, p, r, a, o, g)
+		} else {
+			fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d |\n", s, c, p, r, a)
+		}
+		tc, tp, tr, ta, to, tg = tc+c, tp+p, tr+r, ta+a, to+o, tg+g
 	}
-	fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d |\n\n", tc, tp, 100*float64(tp)/math.Max(1, float64(tc)), tr, ta)
+	pct := func(n int) float64 { return 100 * float64(n) / math.Max(1, float64(tc)) }
+	if ort != nil {
+		fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d | %d (%.1f%%) | %d |\n\n", tc, tp, pct(tp), tr, ta, to, pct(to), tg)
+	} else {
+		fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d |\n\n", tc, tp, pct(tp), tr, ta)
+	}
 	sb.WriteString("## Cases that do not pass\n\n")
 	for _, s := range conformanceSuites {
 		var rows []string
 		for _, x := range cases {
-			if x.suite == s && x.outcome != casePass {
-				rows = append(rows, fmt.Sprintf("| %s | %s |", x.name, mdCell(x.reason)))
+			if x.suite != s || x.outcome == casePass {
+				continue
 			}
+			if ort == nil {
+				rows = append(rows, fmt.Sprintf("| %s | %s |", x.name, mdCell(x.reason)))
+				continue
+			}
+			o := ort[x.id()]
+			switch {
+			case o == "":
+				o = "not run"
+			case o == "pass":
+				o = "passes"
+			default:
+				o = mdCellN(o, 120)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", x.name, mdCell(x.reason), o))
 		}
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&sb, "### %s\n\n| case | reason |\n|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		if ort != nil {
+			fmt.Fprintf(&sb, "### %s\n\n| case | reason | ONNX Runtime |\n|---|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		} else {
+			fmt.Fprintf(&sb, "### %s\n\n| case | reason |\n|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		}
 	}
 	return sb.String()
 }
 
 // mdCell makes text fit one markdown table cell.
-func mdCell(s string) string {
+func mdCell(s string) string { return mdCellN(s, 300) }
+
+// mdCellN is mdCell keeping at most n bytes of the text.
+func mdCellN(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", "\\|")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(s) > n {
+		s = s[:n] + "…"
 	}
 	return s
 }
