@@ -1,6 +1,18 @@
 package onnx
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/internal/testkit"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/tensor"
+)
 
 func TestDetectSuiteCases(t *testing.T) {
 	nms := []string{"boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"}
@@ -30,5 +42,188 @@ func TestDetectSuiteCases(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { suiteOpCase(t, tc.name, tc.fixed...) })
+	}
+}
+
+func TestDetectErrors(t *testing.T) {
+	img := tensor.RandNormal(tensor.Float32, 0, 1, 1, 2, 4, 4)
+	grid := tensor.RandUniform(tensor.Float32, -1, 1, 1, 3, 3, 2)
+	rois := tensor.FromSlice([]float32{0, 0, 2, 2}, 1, 4)
+	bidx := int64s([]int64{0})
+	boxes := tensor.FromSlice([]float32{0, 0, 1, 1}, 1, 1, 4)
+	scores := tensor.FromSlice([]float32{0.5}, 1, 1, 1)
+	checkNodeErrors(t, []nodeErrorCase{
+		{name: "5-D grid sample", op: "GridSample", opset: 20, inputs: []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2), tensor.Ones(tensor.Float32, 1, 2, 2, 2, 3)}, want: "4-D input"},
+		{name: "grid of the wrong batch", op: "GridSample", opset: 16, inputs: []*tensor.Tensor{img, tensor.Ones(tensor.Float32, 2, 3, 3, 2)}, want: "want [1, H_out, W_out, 2]"},
+		{name: "grid sample mode", op: "GridSample", opset: 16, attrs: []*onnxpb.AttributeProto{strAttr("mode", "area")}, inputs: []*tensor.Tensor{img, grid}, want: `mode "area"`},
+		{name: "grid sample padding", op: "GridSample", opset: 16, attrs: []*onnxpb.AttributeProto{strAttr("padding_mode", "wrap")}, inputs: []*tensor.Tensor{img, grid}, want: `padding_mode "wrap"`},
+		{name: "regions of the wrong shape", op: "RoiAlign", opset: 16, inputs: []*tensor.Tensor{img, tensor.Ones(tensor.Float32, 1, 5), bidx}, want: "want [num_rois, 4]"},
+		{name: "batch indices of the wrong length", op: "RoiAlign", opset: 16, inputs: []*tensor.Tensor{img, rois, int64s([]int64{0, 0})}, want: "batch_indices"},
+		{name: "pooling mode", op: "RoiAlign", opset: 16, attrs: []*onnxpb.AttributeProto{strAttr("mode", "median")}, inputs: []*tensor.Tensor{img, rois, bidx}, want: `mode "median"`},
+		{name: "zero output size", op: "RoiAlign", opset: 16, attrs: []*onnxpb.AttributeProto{intAttr("output_height", 0), intAttr("sampling_ratio", 1)}, inputs: []*tensor.Tensor{img, rois, bidx}, want: "must be positive"},
+	})
+	// NonMaxSuppression's operands as constants: bad shapes are refused.
+	cases := []struct {
+		name          string
+		boxes, scores *tensor.Tensor
+		attrs         []*onnxpb.AttributeProto
+		want          string
+	}{
+		{"boxes of rank 2", tensor.Ones(tensor.Float32, 2, 4), scores, nil, "want [batch, boxes, 4]"},
+		{"scores for other boxes", boxes, tensor.Ones(tensor.Float32, 1, 1, 3), nil, "want [1, classes, 1]"},
+		{"box format", boxes, scores, []*onnxpb.AttributeProto{intAttr("center_point_box", 2)}, "center_point_box 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("NonMaxSuppression"), Input: []string{"b", "s"}, Output: []string{"y"}, Attribute: tc.attrs}
+			m := oneNodeModel(11, n, nil, map[string]*tensor.Tensor{"b": tc.boxes, "s": tc.scores})
+			_, _, eerr, gerr := runBothModes(m, nil)
+			for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: got %v, want an error containing %q", mode, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestNonMaxSuppressionOrder checks, against selections worked by hand,
+// the greedy order (by score, ties to the lower index), the strict
+// thresholds and the limit per class.
+func TestNonMaxSuppressionOrder(t *testing.T) {
+	// Boxes as [y1, x1, y2, x2]: 0 and 1 overlap by IoU 0.6 (1 covers
+	// 0 and half as much again); 2 is apart; 3 equals 2.
+	boxes := tensor.FromSlice([]float32{
+		0, 0, 1, 1,
+		0, 0, 1, 1.5,
+		5, 5, 6, 6,
+		5, 5, 6, 6,
+	}, 1, 4, 4)
+	cases := []struct {
+		name   string
+		scores []float32
+		limit  int64
+		iou    float32
+		min    float32
+		want   []int64 // box indices selected, in order
+	}{
+		{"suppressed by overlap", []float32{0.9, 0.8, 0.7, 0.1}, 10, 0.5, 0, []int64{0, 2}},
+		{"overlap at the threshold is kept", []float32{0.9, 0.8, 0.7, 0.1}, 10, 0.6666667, 0, []int64{0, 1, 2}},
+		{"tied scores take the lower index", []float32{0.5, 0.5, 0.7, 0.7}, 10, 0.5, 0, []int64{2, 0}},
+		{"score at the threshold is dropped", []float32{0.3, 0.8, 0.3, 0.2}, 10, 0.5, 0.3, []int64{1}},
+		{"limit", []float32{0.9, 0.1, 0.8, 0.7}, 1, 0.5, 0, []int64{0}},
+		{"zero limit", []float32{0.9, 0.1, 0.8, 0.7}, 0, 0.5, 0, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &onnxpb.NodeProto{OpType: proto.String("NonMaxSuppression"), Input: []string{"b", "s", "m", "i", "t"}, Output: []string{"y"}}
+			m := oneNodeModel(11, n, nil, map[string]*tensor.Tensor{
+				"b": boxes, "s": tensor.FromSlice(tc.scores, 1, 1, 4), "m": int64s([]int64{tc.limit}),
+				"i": tensor.FromSlice([]float32{tc.iou}, 1), "t": tensor.FromSlice([]float32{tc.min}, 1),
+			})
+			eager, graph, eerr, gerr := runBothModes(m, nil)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			var want []int64
+			for _, i := range tc.want {
+				want = append(want, 0, 0, i)
+			}
+			w := tensor.FromSlice(want, len(tc.want), 3)
+			for _, got := range []*tensor.Tensor{eager[0], graph[0]} {
+				if err := testkit.CheckClose(got, w, 0); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestValueOperandsRefusedInBothModes checks, through a Model, that the
+// operands these ops read as values are refused alike in both modes when
+// computed from a parameter (whose value training changes, so that no
+// plan can be specialised on it), with an error that names them.
+func TestValueOperandsRefusedInBothModes(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	cases := []struct {
+		name  string
+		nodes []*onnxpb.NodeProto
+		inits []*onnxpb.TensorProto
+		ins   []*onnxpb.ValueInfoProto
+		feed  []*tensor.Tensor
+		out   onnxpb.TensorProto_DataType
+		want  string
+	}{
+		{
+			name: "NonMaxSuppression's boxes",
+			nodes: []*onnxpb.NodeProto{
+				node("Identity", "id", []string{"w"}, []string{"b"}),
+				node("NonMaxSuppression", "nms", []string{"b", "s"}, []string{"y"}),
+			},
+			inits: []*onnxpb.TensorProto{floatTensor("w", []int64{1, 1, 4}, []float32{0, 0, 1, 1})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("s", f32, 1, 1, 1)},
+			feed:  []*tensor.Tensor{tensor.FromSlice([]float32{0.5}, 1, 1, 1)},
+			out:   i64,
+			want:  "input boxes depends on the model's input values",
+		},
+		{
+			name: "RoiAlign's regions, sampled adaptively",
+			nodes: []*onnxpb.NodeProto{
+				node("Identity", "id", []string{"w"}, []string{"r"}),
+				node("RoiAlign", "roi", []string{"x", "r", "i"}, []string{"y"}),
+			},
+			inits: []*onnxpb.TensorProto{floatTensor("w", []int64{1, 4}, []float32{0, 0, 2, 2}), int64Tensor("i", []int64{1}, []int64{0})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 1, 1, 4, 4)},
+			feed:  []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 4, 4)},
+			out:   f32,
+			want:  "input rois (sampling_ratio 0",
+		},
+		{
+			name: "a window's size",
+			nodes: []*onnxpb.NodeProto{
+				node("Cast", "c", []string{"w"}, []string{"n"}, attrInt("to", int64(i64))),
+				node("HannWindow", "hann", []string{"n"}, []string{"y0"}),
+				node("Add", "add", []string{"x", "y0"}, []string{"y"}),
+			},
+			inits: []*onnxpb.TensorProto{floatTensor("w", nil, []float32{4})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 4)},
+			feed:  []*tensor.Tensor{tensor.Ones(tensor.Float32, 4)},
+			out:   f32,
+			want:  "input size depends on the model's input values",
+		},
+		{
+			name: "STFT's frame step",
+			nodes: []*onnxpb.NodeProto{
+				node("Cast", "c", []string{"w"}, []string{"step"}, attrInt("to", int64(i64))),
+				node("STFT", "stft", []string{"x", "step", "", "len"}, []string{"y"}),
+			},
+			inits: []*onnxpb.TensorProto{floatTensor("w", nil, []float32{2}), int64Tensor("len", nil, []int64{4})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 1, 8, 1)},
+			feed:  []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 8, 1)},
+			out:   f32,
+			want:  "input frame_step depends on the model's input values",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graphProto("g", tc.nodes, tc.inits, tc.ins, []*onnxpb.ValueInfoProto{valueInfoProto("y", tc.out)})
+			m, err := Load(bytes.NewReader(marshal(t, modelProto(17, g))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, eerr := m.Run(tc.feed...)
+			var gerr error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						gerr = r.(error)
+					}
+				}()
+				nn.Jit(m, spore.JitConfig{}).Call(tc.feed...)
+			}()
+			if eerr == nil || gerr == nil || eerr.Error() != gerr.Error() || !strings.Contains(eerr.Error(), tc.want) {
+				t.Errorf("PyNative: %v; Graph: %v; want one error containing %q", eerr, gerr, tc.want)
+			}
+		})
 	}
 }
