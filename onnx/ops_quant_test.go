@@ -11,6 +11,7 @@ import (
 
 	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -172,7 +173,7 @@ func TestQuantErrors(t *testing.T) {
 	checkNodeErrors(t, []nodeErrorCase{
 		{name: "per-axis at opset 10", op: "QuantizeLinear", opset: 10, inputs: []*tensor.Tensor{tensor.Ones(tensor.Float32, 2, 3), f32(1, 2, 3), u8(0, 0, 0)}, want: "quantizes per tensor only"},
 		{name: "scale of the wrong extent", op: "DequantizeLinear", opset: 13, inputs: []*tensor.Tensor{tensor.Ones(tensor.Uint8, 2, 3), f32(1, 2), u8(0, 0)}, want: "want a scalar or a vector of 3"},
-		{name: "int64 data", op: "DequantizeLinear", opset: 13, inputs: []*tensor.Tensor{int64s([]int64{1}), f32(1)}, want: "spore dequantizes uint8 and int32"},
+		{name: "int64 data", op: "DequantizeLinear", opset: 13, inputs: []*tensor.Tensor{int64s([]int64{1}), f32(1)}, want: "spore dequantizes uint8, int8 and int32"},
 		{name: "float zero point", op: "QuantizeLinear", opset: 13, inputs: []*tensor.Tensor{f32(1), f32(1), f32(0)}, want: "take uint8"},
 		{name: "blocked quantization", op: "QuantizeLinear", opset: 21, attrs: []*onnxpb.AttributeProto{intAttr("block_size", 2)}, inputs: []*tensor.Tensor{f32(1, 2), f32(1)}, want: "blocked quantization"},
 		{name: "float matrices", op: "MatMulInteger", opset: 13, inputs: []*tensor.Tensor{tensor.Ones(tensor.Float32, 2, 2), tensor.Ones(tensor.Float32, 2, 2)}, want: "take uint8"},
@@ -203,5 +204,52 @@ func TestMatMulIntegerRowZeroPoints(t *testing.T) {
 		if err := testkit.CheckClose(got, want, 0); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestQuantInt8 checks the int8 forms against values worked by hand: the
+// zero point's type is the output's, and int8 saturates at −128 and 127.
+func TestQuantInt8(t *testing.T) {
+	i8 := func(v ...int8) *tensor.Tensor { return tensor.FromSlice(v, len(v)) }
+	f32 := func(v ...float32) *tensor.Tensor { return tensor.FromSlice(v, len(v)) }
+	scalar := func(x *tensor.Tensor) *tensor.Tensor { return ops.Reshape(x) }
+	cases := []struct {
+		name   string
+		op     string
+		inputs []*tensor.Tensor
+		want   *tensor.Tensor
+	}{
+		// round(x/2) + (−10): 1.5→2 (ties to even)→−8; −3→−2 (−1.5 to
+		// even)→−12; 300→150→140→127; −300→−160→−128.
+		{"quantize", "QuantizeLinear", []*tensor.Tensor{f32(3, -3, 300, -300, 0), scalar(f32(2)), scalar(i8(-10))}, i8(-8, -12, 127, -128, -10)},
+		// (x − (−2))·0.5
+		{"dequantize", "DequantizeLinear", []*tensor.Tensor{i8(-128, -2, 0, 127), scalar(f32(0.5)), scalar(i8(-2))}, f32(-63, 0, 1, 64.5)},
+		// (A − (−1))·(B − 3) = [[5, −2]]·[[−2], [−1]] = −10 + 2 = −8.
+		{"matmul integer", "MatMulInteger", []*tensor.Tensor{tensor.FromSlice([]int8{4, -3}, 1, 2), tensor.FromSlice([]int8{1, 2}, 2, 1), scalar(i8(-1)), scalar(i8(3))}, tensor.FromSlice([]int32{-8}, 1, 1)},
+		// acc = (10 − 0)·(20 − 0) + (−5)·(4) = 180; ·(0.1·0.1/0.5 = 0.02)
+		// = 3.6 → 4, + (−100) = −96.
+		{"qlinear matmul", "QLinearMatMul", []*tensor.Tensor{
+			tensor.FromSlice([]int8{10, -5}, 1, 2), scalar(f32(0.1)), scalar(i8(0)),
+			tensor.FromSlice([]int8{20, 4}, 2, 1), scalar(f32(0.1)), scalar(i8(0)),
+			scalar(f32(0.5)), scalar(i8(-100)),
+		}, tensor.FromSlice([]int8{-96}, 1, 1)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			names := make([]string, len(tc.inputs))
+			for i := range names {
+				names[i] = fmt.Sprintf("in%d", i)
+			}
+			n := &onnxpb.NodeProto{OpType: proto.String(tc.op), Input: names, Output: []string{"y"}}
+			eager, graph, eerr, gerr := runBothModes(oneNodeModel(13, n, names, nil), tc.inputs)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			for _, got := range []*tensor.Tensor{eager[0], graph[0]} {
+				if err := testkit.CheckClose(got, tc.want, 0); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }
