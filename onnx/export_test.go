@@ -927,9 +927,9 @@ func TestExportOpFixturesDynamicBatch(t *testing.T) {
 				break
 			}
 			// The second half differs from the first without cancelling it.
-			x2 := ops.Concat(0, x, ops.AddScalar(ops.MulScalar(x, 0.5), 0.25))
-			if !x.DType().IsFloat() {
-				x2 = ops.Concat(0, x, x)
+			x2 := ops.Concat(0, x, x)
+			if x.DType().IsFloat() {
+				x2 = ops.Concat(0, x, ops.AddScalar(ops.MulScalar(x, 0.5), 0.25))
 			}
 			xs, xs2 = append(xs, x), append(xs2, x2)
 			in[vi.Name], in2[vi.Name] = x, x2

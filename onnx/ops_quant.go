@@ -312,7 +312,7 @@ func (c *nodeCtx) channelZero(w *tensor.Tensor, rank, axis int, what string) fun
 }
 
 // integerConv is conv(x − x_zero_point, w − w_zero_point), exactly, as
-// float64: padding adds zeros to the shifted input, that is x_zero_point
+// float64 (see exactConv): padding adds zeros to the shifted input, that is x_zero_point
 // to x, as ONNX says. x's zero point is per tensor.
 func (c *nodeCtx) integerConv(x, xzp, w, wzp *tensor.Tensor) (*tensor.Tensor, error) {
 	if w.Rank() < 3 {
@@ -329,7 +329,47 @@ func (c *nodeCtx) integerConv(x, xzp, w, wzp *tensor.Tensor) (*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	ys, err := convOp(c, []*tensor.Tensor{xf, wf})
+	return c.exactConv(xf, wf)
+}
+
+// exactConv convolves integer-valued float64 tensors x and w whose
+// magnitudes are at most 255 (8-bit values less their zero points),
+// exactly. A float32 convolution is exact while every partial sum stays
+// below 2^24: when the kernel's k = C/group·∏kernel terms are few enough
+// (k·255² ≤ 2^24) it is one float32 convolution; up to k·16·255 ≤ 2^24
+// (k ≤ 4112) x is split in 16·hi + lo (|hi| ≤ 16, 0 ≤ lo < 16) and the two
+// float32 convolutions combined in float64; beyond, it is a float64
+// convolution. float32 is what every backend (and ONNX Runtime, for an
+// exported model) convolves in.
+func (c *nodeCtx) exactConv(x, w *tensor.Tensor) (*tensor.Tensor, error) {
+	conv := func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		ys, err := convOp(c, []*tensor.Tensor{ops.Cast(x, tensor.Float32), ops.Cast(w, tensor.Float32)})
+		if err != nil {
+			return nil, err
+		}
+		return ops.Cast(ys[0], tensor.Float64), nil
+	}
+	k := 1
+	if w.Dim(0) > 0 {
+		k = w.Size() / w.Dim(0)
+	}
+	switch {
+	case k*255*255 <= 1<<24:
+		return conv(x)
+	case k*16*255 <= 1<<24:
+		hi := ops.Floor(ops.DivScalar(x, 16))
+		lo := ops.Sub(x, ops.MulScalar(hi, 16))
+		yh, err := conv(hi)
+		if err != nil {
+			return nil, err
+		}
+		yl, err := conv(lo)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Add(ops.MulScalar(yh, 16), yl), nil
+	}
+	ys, err := convOp(c, []*tensor.Tensor{x, w})
 	if err != nil {
 		return nil, err
 	}

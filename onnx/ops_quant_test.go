@@ -253,3 +253,41 @@ func TestQuantInt8(t *testing.T) {
 		})
 	}
 }
+
+// TestConvIntegerExact checks ConvInteger against sums computed in
+// integers, for kernels of each size class exactConv distinguishes (one
+// float32 convolution, x split in two, float64), with values at the ends
+// of uint8's range so that the sums are as large as they get.
+func TestConvIntegerExact(t *testing.T) {
+	for _, ch := range []int{2, 40, 600} { // k = 9·ch: 18, 360, 5400
+		t.Run(fmt.Sprint(ch), func(t *testing.T) {
+			const m = 2
+			xs, ws := make([]uint8, ch*9), make([]uint8, m*ch*9)
+			for i := range xs {
+				xs[i] = []uint8{255, 255, 254, 0, 7}[i%5]
+			}
+			for i := range ws {
+				ws[i] = []uint8{0, 1, 0, 255, 3, 0}[i%6]
+			}
+			const xz, wz = 0, 255
+			want := make([]int32, m)
+			for o := range want {
+				for i := range xs {
+					want[o] += (int32(xs[i]) - xz) * (int32(ws[o*ch*9+i]) - wz)
+				}
+			}
+			x, w := tensor.FromSlice(xs, 1, ch, 3, 3), tensor.FromSlice(ws, m, ch, 3, 3)
+			n := &onnxpb.NodeProto{OpType: proto.String("ConvInteger"), Input: []string{"x", "w", "xz", "wz"}, Output: []string{"y"}}
+			zs := []*tensor.Tensor{ops.Reshape(tensor.FromSlice([]uint8{xz})), ops.Reshape(tensor.FromSlice([]uint8{wz}))}
+			eager, graph, eerr, gerr := runBothModes(oneNodeModel(13, n, []string{"x", "w", "xz", "wz"}, nil), append([]*tensor.Tensor{x, w}, zs...))
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			for _, got := range []*tensor.Tensor{eager[0], graph[0]} {
+				if err := testkit.CheckClose(got, tensor.FromSlice(want, 1, m, 1, 1), 0); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
