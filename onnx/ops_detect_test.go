@@ -2,6 +2,11 @@ package onnx
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -225,5 +230,70 @@ func TestValueOperandsRefusedInBothModes(t *testing.T) {
 				t.Errorf("PyNative: %v; Graph: %v; want one error containing %q", eerr, gerr, tc.want)
 			}
 		})
+	}
+}
+
+// TestExtremeAttributesFailCleanly sets each integer attribute and each
+// int64 initializer of the detection, quantization and signal fixtures to
+// extreme values in turn: each op must answer or refuse with an error,
+// never fail with a Go runtime error (an index out of range, an
+// allocation of a negative size).
+func TestExtremeAttributesFailCleanly(t *testing.T) {
+	defer func(m int) { maxMade = m }(maxMade)
+	maxMade = 1 << 22
+	prefixes := []string{"quantizelinear", "dequantizelinear", "dynamicquantizelinear", "matmulinteger", "convinteger", "qlinear",
+		"dft", "stft", "hannwindow", "hammingwindow", "blackmanwindow", "melweightmatrix", "gridsample", "roialign", "nonmaxsuppression"}
+	extremes := []int64{math.MaxInt64, math.MinInt64, 1 << 40, -(1 << 40), 1 << 31, 0, -1, 2, -3, 1 << 20}
+	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	for _, f := range dirs {
+		name := filepath.Base(filepath.Dir(f))
+		ours := false
+		for _, p := range prefixes {
+			ours = ours || strings.HasPrefix(name, p)
+		}
+		if !ours {
+			continue
+		}
+		c := loadOpCase(t, filepath.Dir(f))
+		try := func(what string, m *onnxpb.ModelProto) {
+			_, err := runNodes(m, c.inputs, false)
+			var re runtime.Error
+			if errors.As(err, &re) || (err != nil && strings.Contains(err.Error(), "runtime error")) {
+				t.Errorf("%s, %s: %v", name, what, err)
+			}
+		}
+		for ai, a := range c.model.GetGraph().GetNode()[0].GetAttribute() {
+			if a.GetType() != onnxpb.AttributeProto_INT {
+				continue
+			}
+			for _, v := range extremes {
+				m := proto.Clone(c.model).(*onnxpb.ModelProto)
+				m.GetGraph().GetNode()[0].GetAttribute()[ai].I = proto.Int64(v)
+				try(fmt.Sprintf("attribute %s = %d", a.GetName(), v), m)
+			}
+		}
+		for ii, in := range c.model.GetGraph().GetInitializer() {
+			if in.GetDataType() != int32(onnxpb.TensorProto_INT64) {
+				continue
+			}
+			for _, v := range extremes {
+				m := proto.Clone(c.model).(*onnxpb.ModelProto)
+				init := m.GetGraph().GetInitializer()[ii]
+				if len(init.GetRawData()) > 0 {
+					raw := make([]byte, len(init.GetRawData()))
+					for i := 0; i+8 <= len(raw); i += 8 {
+						for j := range 8 {
+							raw[i+j] = byte(uint64(v) >> (8 * j))
+						}
+					}
+					init.RawData = raw
+				} else {
+					for i := range init.Int64Data {
+						init.Int64Data[i] = v
+					}
+				}
+				try(fmt.Sprintf("initializer %s = %d", in.GetName(), v), m)
+			}
+		}
 	}
 }
