@@ -297,3 +297,48 @@ func TestExtremeAttributesFailCleanly(t *testing.T) {
 		}
 	}
 }
+
+// TestOpsetSpellings checks that the spellings of other opsets mean the
+// same: RoiAlign at opset 10 (no coordinate_transformation_mode, always
+// output_half_pixel) and GridSample's opset-20 mode names.
+func TestOpsetSpellings(t *testing.T) {
+	img := tensor.RandNormal(tensor.Float32, 0, 1, 2, 3, 6, 5)
+	rois := tensor.FromSlice([]float32{0, 0, 4, 3, 1, 1.5, 3.5, 5}, 2, 4)
+	grid := tensor.RandUniform(tensor.Float32, -1.2, 1.2, 2, 3, 4, 2)
+	type spelling struct {
+		opset int64
+		attrs []*onnxpb.AttributeProto
+	}
+	cases := []struct {
+		op     string
+		inputs []*tensor.Tensor
+		a, b   spelling
+	}{
+		{"RoiAlign", []*tensor.Tensor{img, rois, int64s([]int64{1, 0})},
+			spelling{10, []*onnxpb.AttributeProto{intAttr("sampling_ratio", 2)}},
+			spelling{16, []*onnxpb.AttributeProto{intAttr("sampling_ratio", 2), strAttr("coordinate_transformation_mode", "output_half_pixel")}}},
+		{"GridSample", []*tensor.Tensor{img, grid},
+			spelling{16, []*onnxpb.AttributeProto{strAttr("mode", "bilinear")}},
+			spelling{20, []*onnxpb.AttributeProto{strAttr("mode", "linear")}}},
+		{"GridSample", []*tensor.Tensor{img, grid},
+			spelling{16, []*onnxpb.AttributeProto{strAttr("mode", "bicubic")}},
+			spelling{20, []*onnxpb.AttributeProto{strAttr("mode", "cubic")}}},
+	}
+	for _, tc := range cases {
+		var got [2][]*tensor.Tensor
+		for i, sp := range []spelling{tc.a, tc.b} {
+			names := []string{"x", "r", "i"}[:len(tc.inputs)]
+			n := &onnxpb.NodeProto{OpType: proto.String(tc.op), Input: names, Output: []string{"y"}, Attribute: sp.attrs}
+			eager, graph, eerr, gerr := runBothModes(oneNodeModel(sp.opset, n, names, nil), tc.inputs)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("%s at opset %d: PyNative: %v; Graph: %v", tc.op, sp.opset, eerr, gerr)
+			}
+			got[i] = []*tensor.Tensor{eager[0], graph[0]}
+		}
+		for m := range 2 {
+			if err := testkit.CheckClose(got[1][m], got[0][m], 0); err != nil {
+				t.Errorf("%s: opset %d against %d: %v", tc.op, tc.b.opset, tc.a.opset, err)
+			}
+		}
+	}
+}
