@@ -42,7 +42,7 @@ func init() {
 	register("Softsign", 1, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
 		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
 	}))
-	register("PRelu", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("PRelu", 7, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "X", "slope")
 		if err != nil {
 			return nil, err

@@ -59,6 +59,7 @@ func init() {
 		register(op, 1, 6, upgrade(7, legacyBroadcast))
 	}
 	register("Gemm", 1, 6, upgrade(7, legacyGemm))
+	register("PRelu", 1, 6, upgrade(7, legacyPRelu))
 	register("Cast", 1, 5, upgrade(6, legacyCast))
 	register("Clip", 1, 10, upgrade(11, legacyClip))
 	register("Concat", 1, 3, upgrade(4, legacyConcat))
@@ -73,6 +74,7 @@ func init() {
 	register("TopK", 1, 9, upgrade(10, legacyTopK))
 	register("BatchNormalization", 1, 8, legacyBatchNorm)
 	register("Resize", 10, 10, resize10Op)
+	register("Scan", 8, 8, scan8Op)
 	register("Upsample", 7, 9, upsampleOp)
 	register("Scatter", 9, 10, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return callAs(c, "ScatterElements", 11, ins)
@@ -221,6 +223,26 @@ func legacyGemm(c *nodeCtx, ins []*tensor.Tensor) (*nodeCtx, []*tensor.Tensor, e
 		}
 	}
 	return c.rewritten([]string{"broadcast"}), ins, nil
+}
+
+// legacyPRelu is PRelu before opset 7, whose slope holds one value or one
+// per channel (X's axis 1) rather than broadcasting as NumPy does: a
+// per-channel slope is reshaped to C×1×…×1 for the newer form.
+func legacyPRelu(c *nodeCtx, ins []*tensor.Tensor) (*nodeCtx, []*tensor.Tensor, error) {
+	req, err := c.needs(ins, "X", "slope")
+	if err != nil {
+		return nil, nil, err
+	}
+	x, slope := req[0], req[1]
+	if x.Rank() > 2 && slope.Rank() == 1 && slope.Size() == x.Dim(1) && slope.Size() != 1 {
+		shape := make([]int, x.Rank()-1)
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[0] = slope.Size()
+		slope = ops.Reshape(slope, shape...)
+	}
+	return c.rewritten([]string{"consumed_inputs"}), []*tensor.Tensor{x, slope}, nil
 }
 
 // legacyCast is Cast before opset 6, whose to names the element type
@@ -546,4 +568,79 @@ func resizeByScales(c *nodeCtx, x, sc *tensor.Tensor) ([]*tensor.Tensor, error) 
 		y = outs[0]
 	}
 	return one(y)
+}
+
+// scan8Op is Scan at opset 8, whose inputs and outputs have a batch axis
+// first (the scan inputs their sequence axis second): each batch item is
+// scanned on its own, by the form of opset 9 (directions became
+// scan_input_directions), and the results are stacked. sequence_lens,
+// when given, must give every item the full length: shorter sequences,
+// which leave the tails of the scan outputs undefined, are refused.
+func scan8Op(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if len(ins) < 2 {
+		return nil, c.Errorf("needs sequence_lens and at least one more input, got %d inputs", len(ins))
+	}
+	data := ins[1:]
+	for i, x := range data {
+		if x == nil {
+			return nil, c.Errorf("input %d is missing", i+1)
+		}
+		if x.Rank() < 1 || x.Dim(0) != data[0].Dim(0) {
+			return nil, c.Errorf("input %d has shape %v; every input needs the batch axis first, of extent %d", i+1, x.Shape(), data[0].Dim(0))
+		}
+	}
+	batch := data[0].Dim(0)
+	if batch == 0 {
+		return nil, c.Errorf("a batch of 0 items is not supported")
+	}
+	m := int(c.Int("num_scan_inputs", 0))
+	if m <= 0 || m > len(data) {
+		return nil, c.Errorf("num_scan_inputs is %d with %d inputs after sequence_lens", m, len(data))
+	}
+	if lens := ins[0]; lens != nil {
+		v, err := c.Ints(lens, "sequence_lens")
+		if err != nil {
+			return nil, err
+		}
+		x := data[len(data)-m]
+		for _, l := range v {
+			if x.Rank() < 2 || l != int64(x.Dim(1)) {
+				return nil, c.Errorf("sequence_lens %v: sequences shorter than the scan inputs' %v are not supported", v, x.Shape())
+			}
+		}
+	}
+	var drop []string
+	var set []*onnxpb.AttributeProto
+	if c.Has("directions") {
+		drop = []string{"directions"}
+		set = append(set, newIntsAttr("scan_input_directions", c.IntsAttr("directions", nil)))
+	}
+	c9 := c.rewritten(drop, set...)
+	var per [][]*tensor.Tensor
+	for b := range batch {
+		item := make([]*tensor.Tensor, len(data))
+		for i, x := range data {
+			begin, size := make([]int, x.Rank()), append([]int(nil), x.Shape()...)
+			begin[0], size[0] = b, 1
+			item[i] = ops.Squeeze(ops.Slice(x, begin, size), 0)
+		}
+		outs, err := callAs(c9, "Scan", 9, item)
+		if err != nil {
+			return nil, err
+		}
+		per = append(per, outs)
+	}
+	outs := make([]*tensor.Tensor, len(per[0]))
+	for j := range outs {
+		col := make([]*tensor.Tensor, batch)
+		for b := range col {
+			if j < len(per[b]) {
+				col[b] = per[b][j]
+			}
+		}
+		if col[0] != nil {
+			outs[j] = ops.Stack(0, col...)
+		}
+	}
+	return outs, nil
 }
