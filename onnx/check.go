@@ -52,6 +52,9 @@ type Report struct {
 	Shapes       ShapeCheck
 	ShapeNote    string
 	OutputShapes []ValueInfo
+	// opsetOutOfRange: the op table was not consulted, as the opset is
+	// not one spore reads (Problem says so).
+	opsetOutOfRange bool
 }
 
 // ShapeCheck is the outcome of Report.CheckShapes.
@@ -122,6 +125,7 @@ func check(r io.Reader, dir string) (*Report, error) {
 	_, opsetErr := importedOpset(mp)
 	if opsetErr != nil {
 		rep.Problem = strings.TrimPrefix(opsetErr.Error(), "onnx: ")
+		rep.opsetOutOfRange = true
 	}
 	// The structure is checked even when the opset is out of range; the
 	// op table is not then (every op would be listed as unsupported, which
@@ -275,9 +279,12 @@ func (r *Report) String() string {
 	b.Reset()
 	b.WriteString(s)
 	b.WriteString("\n")
-	if len(r.Unsupported) == 0 {
+	switch {
+	case r.opsetOutOfRange:
+		// The problem line says why; no op is listed.
+	case len(r.Unsupported) == 0:
 		b.WriteString("unsupported ops: none\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "unsupported ops: %d type(s)\n", len(r.Unsupported))
 		for _, u := range r.Unsupported {
 			fmt.Fprintf(&b, "  %s (domain %s): %d node(s), first %s%s\n", u.OpType, u.Domain, u.Count, u.FirstNode, u.otherOpsets("; "))
