@@ -578,3 +578,59 @@ func TestOpsetOutOfRangeOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestScan8 runs Scan at opset 8, whose inputs carry a batch axis, on a
+// body that keeps a running sum, forwards and backwards, and checks the
+// final states and scan outputs against the sums worked out here.
+func TestScan8(t *testing.T) {
+	body := graphProto("sum", []*onnxpb.NodeProto{
+		node("Add", "add", []string{"s_in", "x_in"}, []string{"s_out"}),
+		node("Identity", "id", []string{"s_out"}, []string{"y_out"}),
+	}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("s_in", onnxpb.TensorProto_FLOAT, 2), valueInfoProto("x_in", onnxpb.TensorProto_FLOAT, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("s_out", onnxpb.TensorProto_FLOAT, 2), valueInfoProto("y_out", onnxpb.TensorProto_FLOAT, 2)})
+	const batch, steps = 2, 3
+	init, xs := seq(batch, 2), seq(batch, steps, 2)
+	for _, reverse := range []bool{false, true} {
+		attrs := []*onnxpb.AttributeProto{attrGraph("body", body), intAttr("num_scan_inputs", 1)}
+		if reverse {
+			attrs = append(attrs, intsAttr("directions", 1))
+		}
+		n := node("Scan", "scan", []string{"", "init", "xs"}, []string{"final", "ys"}, attrs...)
+		final := make([]float32, batch*2)
+		ys := make([]float32, batch*steps*2)
+		for b := range batch {
+			for j := range 2 {
+				s := init.Float32s()[b*2+j]
+				for it := range steps {
+					step := it
+					if reverse {
+						step = steps - 1 - it
+					}
+					s += xs.Float32s()[(b*steps+step)*2+j]
+					ys[(b*steps+it)*2+j] = s
+				}
+				final[b*2+j] = s
+			}
+		}
+		e, g, eerr, gerr := runLoaded(oneNodeModel(8, n, []string{"init", "xs"}, nil), []*tensor.Tensor{init, xs})
+		if eerr != nil || gerr != nil {
+			t.Fatalf("reverse %v: PyNative: %v; Graph: %v", reverse, eerr, gerr)
+		}
+		want := []*tensor.Tensor{tensor.FromSlice(final, batch, 2), tensor.FromSlice(ys, batch, steps, 2)}
+		for mode, got := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": g} {
+			if msg := sameOutputs(got, want); msg != "" {
+				t.Errorf("reverse %v: %s: %s", reverse, mode, msg)
+			}
+		}
+	}
+	// Sequences shorter than the scan inputs are refused, alike in both
+	// modes.
+	n := node("Scan", "scan", []string{"lens", "init", "xs"}, []string{"final", "ys"}, attrGraph("body", body), intAttr("num_scan_inputs", 1))
+	_, _, eerr, gerr := runLoaded(oneNodeModel(8, n, []string{"init", "xs"}, map[string]*tensor.Tensor{"lens": int64s([]int64{2, 3})}), []*tensor.Tensor{init, xs})
+	for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+		if err == nil || !strings.Contains(err.Error(), "shorter than the scan inputs") {
+			t.Errorf("%s: got %v, want the short sequences refused", mode, err)
+		}
+	}
+}
