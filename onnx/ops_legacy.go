@@ -75,7 +75,7 @@ func init() {
 	register("BatchNormalization", 1, 8, legacyBatchNorm)
 	register("Resize", 10, 10, resize10Op)
 	register("Scan", 8, 8, scan8Op)
-	register("Upsample", 7, 9, upsampleOp)
+	register("Upsample", 1, 9, upsampleOp)
 	register("Scatter", 9, 10, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return callAs(c, "ScatterElements", 11, ins)
 	})
@@ -500,23 +500,36 @@ func resize10Op(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return resizeByScales(c, x, sc)
 }
 
-// upsampleOp is Upsample (opsets 7 to 9; deprecated at 10 for Resize):
-// Resize at opset 10 with the scales of the attribute scales (7 and 8)
-// or the second input (9).
+// upsampleOp is Upsample (opsets 1 to 9; deprecated at 10 for Resize):
+// Resize at opset 10 with the scales of the attributes height_scale and
+// width_scale of an N×C×H×W input (1 to 6), of the attribute scales (7
+// and 8) or of the second input (9).
 func upsampleOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
 		return nil, err
 	}
 	var sc *tensor.Tensor
-	if c.Opset < 9 {
+	switch {
+	case c.Opset < 7:
+		if !c.Has("height_scale") || !c.Has("width_scale") {
+			return nil, c.Errorf("attributes height_scale and width_scale are required")
+		}
+		if x.Rank() != 4 {
+			return nil, c.Errorf("X has shape %v; want N×C×H×W", x.Shape())
+		}
+		sc = tensor.FromSlice([]float32{1, 1, c.Float("height_scale", 1), c.Float("width_scale", 1)}, 4)
+		c = c.rewritten([]string{"height_scale", "width_scale"})
+	case c.Opset < 9:
 		if !c.Has("scales") {
 			return nil, c.Errorf("attribute scales is missing")
 		}
 		v := c.FloatsAttr("scales", nil)
 		sc = tensor.FromSlice(append([]float32(nil), v...), len(v))
-	} else if sc, err = c.Concrete(c.In(ins, 1), "scales"); err != nil {
-		return nil, err
+	default:
+		if sc, err = c.Concrete(c.In(ins, 1), "scales"); err != nil {
+			return nil, err
+		}
 	}
 	return resizeByScales(c.rewritten([]string{"scales"}), x, sc)
 }
@@ -534,7 +547,7 @@ func resizeByScales(c *nodeCtx, x, sc *tensor.Tensor) ([]*tensor.Tensor, error) 
 	mode := c.String("mode", "nearest")
 	switch mode {
 	case "nearest", "linear":
-	case "bilinear": // Upsample at opset 7's name for linear in two axes
+	case "bilinear": // Upsample at opset 1's name for linear in two axes
 		mode = "linear"
 	default:
 		return nil, c.Errorf("mode %q is not supported (nearest and linear are)", mode)

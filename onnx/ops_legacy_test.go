@@ -207,9 +207,7 @@ var onnxDeprecated = map[string]int64{"Upsample": 10, "Scatter": 11}
 
 // unimplementedVersions are the op versions ONNX defines that the table
 // has no form for, each with the reason.
-var unimplementedVersions = map[string]map[int64]string{
-	"Upsample": {1: "experimental at opset 1 (height_scale and width_scale), removed at 7"},
-}
+var unimplementedVersions = map[string]map[int64]string{}
 
 // versionAt returns the version of an op in effect at opset v: the
 // largest since_version not above v, or 0 when the op did not exist yet.
@@ -266,7 +264,7 @@ func TestOpsetsFollowSchemaHistory(t *testing.T) {
 
 func TestOpsetRanges(t *testing.T) {
 	for _, c := range []struct{ op, want string }{
-		{"Upsample", "7 to 9"},
+		{"Upsample", "1 to 9"},
 		{"Add", "1 to 21"},
 		{"Scatter", "9 to 10"},
 		{"Resize", "10 to 21"},
@@ -461,6 +459,8 @@ func TestLegacyForms(t *testing.T) {
 			nil, []*tensor.Tensor{up}},
 		{"Resize linear (opset 10)", aModel{10, n("Resize", []string{"x", "s"}, strAttr("mode", "linear")), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 2, 0.5)}}, []*tensor.Tensor{seq(1, 2, 3, 4)},
 			&aModel{13, n("Resize", []string{"x", "", "s"}, strAttr("mode", "linear"), strAttr("coordinate_transformation_mode", "asymmetric")), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 2, 0.5)}}, nil},
+		{"Upsample height_scale and width_scale (opset 1)", aModel{1, n("Upsample", []string{"x"}, floatAttrOf("height_scale", 2), floatAttrOf("width_scale", 3)), nil}, []*tensor.Tensor{img},
+			nil, []*tensor.Tensor{up}},
 		{"Upsample scales as an attribute (opset 7)", aModel{7, n("Upsample", []string{"x"}, floatsAttrOf("scales", 1, 1, 2, 3)), nil}, []*tensor.Tensor{img},
 			nil, []*tensor.Tensor{up}},
 		{"Upsample scales as an input (opset 9)", aModel{9, n("Upsample", []string{"x", "s"}), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 2, 3)}}, []*tensor.Tensor{img},
@@ -529,18 +529,28 @@ func TestLegacyFormErrors(t *testing.T) {
 	}
 }
 
-// TestUnsupportedOpVersion checks that an op version without a form is
-// refused as unsupported at the model's opset, naming the op and the
-// opsets spore has it at, by Load and by Check.
+// TestUnsupportedOpVersion checks that an op at an opset where the table
+// has no form of it (here, where ONNX has removed it: Upsample from 10,
+// Scatter from 11) is refused as unsupported at the model's opset, naming
+// the op and the opsets spore has it at, by Load and by Check.
 func TestUnsupportedOpVersion(t *testing.T) {
-	for _, opset := range []int64{5, 10} {
-		m := oneNodeModel(opset, node("Upsample", "up", []string{"x"}, []string{"y"}, floatAttrOf("height_scale", 2), floatAttrOf("width_scale", 2)), []string{"x"}, nil)
+	for _, c := range []struct {
+		opset  int64
+		n      *onnxpb.NodeProto
+		ranges string
+	}{
+		{10, node("Upsample", "up", []string{"x", "s"}, []string{"y"}), "1 to 9"},
+		{11, node("Scatter", "up", []string{"x", "i", "u"}, []string{"y"}), "9 to 10"},
+		{13, node("Scatter", "up", []string{"x", "i", "u"}, []string{"y"}), "9 to 10"},
+	} {
+		opset, op := c.opset, c.n.GetOpType()
+		m := oneNodeModel(opset, c.n, c.n.GetInput(), nil)
 		data, err := proto.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = Load(bytes.NewReader(data))
-		want := fmt.Sprintf("spore does not support at opset %d: Upsample (domain ai.onnx, 1 node(s), first \"up\", spore implements it at opsets 7 to 9)", opset)
+		want := fmt.Sprintf("spore does not support at opset %d: %s (domain ai.onnx, 1 node(s), first \"up\", spore implements it at opsets %s)", opset, op, c.ranges)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("opset %d: Load: %v\nwant an error containing %q", opset, err, want)
 		}
@@ -548,7 +558,7 @@ func TestUnsupportedOpVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := `Upsample (domain ai.onnx): 1 node(s), first "up"; spore implements it at opsets 7 to 9`
+		line := op + ` (domain ai.onnx): 1 node(s), first "up"; spore implements it at opsets ` + c.ranges
 		if rep.OK() || len(rep.Unsupported) != 1 || !strings.Contains(rep.String(), line) || !strings.Contains(rep.String(), fmt.Sprintf("ai.onnx opset %d,", opset)) {
 			t.Errorf("opset %d: Check's report lacks %q:\n%s", opset, line, rep)
 		}
