@@ -63,7 +63,7 @@ func init() {
 	register("Cast", 1, 5, upgrade(6, legacyCast))
 	register("Clip", 1, 10, upgrade(11, legacyClip))
 	register("Concat", 1, 3, upgrade(4, legacyConcat))
-	register("Dropout", 1, 9, legacyDropout)
+	register("Dropout", 1, 11, legacyDropout)
 	register("Hardmax", 1, 12, legacyHardmax)
 	register("Pad", 1, 10, upgrade(11, legacyPad))
 	register("Reshape", 1, 4, upgrade(5, legacyReshape))
@@ -76,6 +76,7 @@ func init() {
 	register("Resize", 10, 10, resize10Op)
 	register("Scan", 8, 8, scan8Op)
 	register("Upsample", 1, 9, upsampleOp)
+	register("ImageScaler", 1, 0, imageScalerOp)
 	register("Scatter", 9, 10, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return callAs(c, "ScatterElements", 11, ins)
 	})
@@ -283,9 +284,11 @@ func legacyConcat(c *nodeCtx, ins []*tensor.Tensor) (*nodeCtx, []*tensor.Tensor,
 	return c.rewritten(nil, newIntAttr("axis", 1)), ins, nil
 }
 
-// legacyDropout is Dropout before opset 10: is_test=1 (before 7) makes it
-// the identity whatever the cell's mode, and the mask output has the
-// data's element type rather than bool.
+// legacyDropout is Dropout before opset 12, whose ratio is an attribute:
+// is_test=1 (before 7) makes it the identity whatever the cell's mode.
+// Those versions do not say what the mask holds for an element kept at
+// inference; ONNX Runtime writes zeros (false), and so does this, in the
+// data's element type before opset 10 and as bool from it.
 func legacyDropout(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	c2 := *c
 	if c.Opset < 7 && c.Int("is_test", 0) != 0 {
@@ -296,7 +299,11 @@ func legacyDropout(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	if len(outs) > 1 && outs[1] != nil {
-		outs[1] = ops.Cast(outs[1], outs[0].DType())
+		dt := tensor.Bool
+		if c.Opset < 10 {
+			dt = outs[0].DType()
+		}
+		outs[1] = tensor.Zeros(dt, outs[0].Shape()...)
 	}
 	return outs, nil
 }
@@ -656,4 +663,28 @@ func scan8Op(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 	}
 	return outs, nil
+}
+
+// imageScalerOp is ImageScaler, one of the experimental ops of ONNX's
+// first releases that old exporters wrote (the model zoo's Tiny YOLOv2 at
+// opset 8 begins with one) and that ONNX Runtime still runs at every
+// opset: y = scale·x + bias[c] for an N×C×H×W input, bias one value per
+// channel.
+func imageScalerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() != 4 {
+		return nil, c.Errorf("input has shape %v; want N×C×H×W", x.Shape())
+	}
+	y := ops.MulScalar(x, float64(c.Float("scale", 1)))
+	if bias := c.FloatsAttr("bias", nil); len(bias) > 0 {
+		if len(bias) != x.Dim(1) {
+			return nil, c.Errorf("bias has %d values for %d channels", len(bias), x.Dim(1))
+		}
+		b := tensor.FromSlice(append([]float32(nil), bias...), 1, len(bias), 1, 1)
+		y = ops.Add(y, ops.Cast(b, x.DType()))
+	}
+	return one(y)
 }

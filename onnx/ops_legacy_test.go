@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -450,7 +451,7 @@ func TestLegacyForms(t *testing.T) {
 		{"Hardmax over the flattened axes from 1 (opset 11)", aModel{11, n("Hardmax", []string{"x"}), nil}, []*tensor.Tensor{f32([]int{2, 2, 2}, 1, 5, 3, 2, 0, 0, 9, 1)},
 			nil, []*tensor.Tensor{f32([]int{2, 2, 2}, 0, 1, 0, 0, 0, 0, 1, 0)}},
 		{"Dropout is_test with a float mask (opset 6)", aModel{6, n2("Dropout", []string{"x"}, intAttr("is_test", 1), floatAttrOf("ratio", 0.3)), nil}, []*tensor.Tensor{x},
-			nil, []*tensor.Tensor{x, tensor.Ones(tensor.Float32, 2, 3, 4)}},
+			nil, []*tensor.Tensor{x, tensor.Zeros(tensor.Float32, 2, 3, 4)}},
 		{"Softmax over the flattened axes from 1 (opset 1)", aModel{1, n("Softmax", []string{"x"}), nil}, []*tensor.Tensor{x},
 			nil, []*tensor.Tensor{ops.Reshape(ops.Softmax(ops.Reshape(x, 2, 12), 1), 2, 3, 4)}},
 		{"Resize nearest, shrinking rounds up (opset 10)", aModel{10, n("Resize", []string{"x", "s"}), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 0.6, 0.6)}}, []*tensor.Tensor{f32([]int{1, 1, 2, 4}, 1, 2, 3, 4, 5, 6, 7, 8)},
@@ -459,6 +460,8 @@ func TestLegacyForms(t *testing.T) {
 			nil, []*tensor.Tensor{up}},
 		{"Resize linear (opset 10)", aModel{10, n("Resize", []string{"x", "s"}, strAttr("mode", "linear")), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 2, 0.5)}}, []*tensor.Tensor{seq(1, 2, 3, 4)},
 			&aModel{13, n("Resize", []string{"x", "", "s"}, strAttr("mode", "linear"), strAttr("coordinate_transformation_mode", "asymmetric")), map[string]*tensor.Tensor{"s": f32([]int{4}, 1, 1, 2, 0.5)}}, nil},
+		{"ImageScaler (opset 8)", aModel{8, n("ImageScaler", []string{"x"}, floatAttrOf("scale", 0.5), floatsAttrOf("bias", 1, -2)), nil}, []*tensor.Tensor{f32([]int{1, 2, 1, 2}, 1, 2, 3, 4)},
+			nil, []*tensor.Tensor{f32([]int{1, 2, 1, 2}, 1.5, 2, -0.5, 0)}},
 		{"Upsample height_scale and width_scale (opset 1)", aModel{1, n("Upsample", []string{"x"}, floatAttrOf("height_scale", 2), floatAttrOf("width_scale", 3)), nil}, []*tensor.Tensor{img},
 			nil, []*tensor.Tensor{up}},
 		{"Upsample scales as an attribute (opset 7)", aModel{7, n("Upsample", []string{"x"}, floatsAttrOf("scales", 1, 1, 2, 3)), nil}, []*tensor.Tensor{img},
@@ -512,6 +515,7 @@ func TestLegacyFormErrors(t *testing.T) {
 		{"Reshape without shape", aModel{4, n("Reshape", []string{"x"}), nil}, []*tensor.Tensor{x}, "attribute shape is missing"},
 		{"Pad without pads", aModel{2, n("Pad", []string{"x"}), nil}, []*tensor.Tensor{x}, "attribute pads is missing"},
 		{"Upsample without scales", aModel{7, n("Upsample", []string{"x"}), nil}, []*tensor.Tensor{x}, "attribute scales is missing"},
+		{"ImageScaler with a bias per channel missing", aModel{8, n("ImageScaler", []string{"x"}, floatsAttrOf("bias", 1, 2)), nil}, []*tensor.Tensor{seq(1, 3, 2, 2)}, "bias has 2 values for 3 channels"},
 		{"Resize with a mode it lacks", aModel{10, n("Resize", []string{"x", "s"}, strAttr("mode", "cubic")), map[string]*tensor.Tensor{"s": tensor.FromSlice([]float32{1, 1, 2}, 3)}}, []*tensor.Tensor{x}, `mode "cubic" is not supported`},
 	}
 	for _, c := range cases {
@@ -642,5 +646,30 @@ func TestScan8(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "shorter than the scan inputs") {
 			t.Errorf("%s: got %v, want the short sequences refused", mode, err)
 		}
+	}
+}
+
+// TestLegacyFixturesThroughLoad runs the fixtures of older op forms that
+// need the loader (a Scan's body), written by testdata/ops/gen_legacy.py
+// with ONNX Runtime's outputs, in both modes.
+func TestLegacyFixturesThroughLoad(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "legacy", "*", "model.onnx"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no fixtures in testdata/legacy (%v); run testdata/ops/gen_legacy.py", err)
+	}
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c := loadOpCase(t, dir)
+			e, g, eerr, gerr := runLoaded(c.model, c.inputs)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			for mode, got := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": g} {
+				if msg := sameOutputs(got, c.want); msg != "" {
+					t.Errorf("%s: %s", mode, msg)
+				}
+			}
+		})
 	}
 }

@@ -33,7 +33,7 @@ func init() {
 			return nil, c.Errorf("attribute approximate is %q, want \"none\" or \"tanh\"", a)
 		}
 	})
-	register("Dropout", 10, 0, dropoutOp)
+	register("Dropout", 12, 0, dropoutOp)
 	register("MaxPool", 1, 0, poolOp(true))
 	register("AveragePool", 1, 0, poolOp(false))
 	register("GlobalAveragePool", 1, 0, globalPoolOp(ops.MeanKeepDims))
