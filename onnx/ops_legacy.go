@@ -29,16 +29,19 @@ import (
 // model valid at the older opset the same way, and the op files register
 // it from the op's first version.
 
-// firstOpsets holds, for the ops that the op files register in loops, the
-// ai.onnx opset at which their registered form begins: the op's first
-// version, or the first after a change of semantics that ops_legacy.go
-// registers the older form for (the binary ops' legacy broadcasting
-// before 7).
+// firstOpsets holds, for the ops that the op files register (or may
+// register) in loops, the ai.onnx opset at which their registered form
+// begins: the op's first version, or the first after a change of
+// semantics that ops_legacy.go registers the older form for (the binary
+// ops' legacy broadcasting before 7). Later versions of these ops only
+// added element types.
 var firstOpsets = map[string]int64{
 	// Unary ops: the first version; later ones added element types.
 	"Relu": 1, "Sigmoid": 1, "Tanh": 1, "Sqrt": 1, "Exp": 1, "Log": 1,
 	"Neg": 1, "Abs": 1, "Reciprocal": 1, "Floor": 1, "Ceil": 1,
 	"Softplus": 1, "Not": 1, "Erf": 9, "Sign": 9, "Sin": 7, "Cos": 7,
+	"Tan": 7, "Asin": 7, "Acos": 7, "Atan": 7, "Sinh": 9, "Cosh": 9,
+	"Asinh": 9, "Acosh": 9, "Atanh": 9, "IsNaN": 9, "Round": 11,
 	// Binary ops: NumPy broadcasting from 7, legacy broadcasting before.
 	"Add": 7, "Sub": 7, "Mul": 7, "Equal": 7, "Less": 7, "Greater": 7,
 	"And": 7, "Or": 7, "Xor": 7, "LessOrEqual": 12, "GreaterOrEqual": 12,
