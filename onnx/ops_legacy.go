@@ -41,7 +41,7 @@ var firstOpsets = map[string]int64{
 	"Neg": 1, "Abs": 1, "Reciprocal": 1, "Floor": 1, "Ceil": 1,
 	"Softplus": 1, "Not": 1, "Erf": 9, "Sign": 9, "Sin": 7, "Cos": 7,
 	"Tan": 7, "Asin": 7, "Acos": 7, "Atan": 7, "Sinh": 9, "Cosh": 9,
-	"Asinh": 9, "Acosh": 9, "Atanh": 9, "IsNaN": 9, "Round": 11,
+	"Asinh": 9, "Acosh": 9, "Atanh": 9,
 	// Binary ops: NumPy broadcasting from 7, legacy broadcasting before.
 	"Add": 7, "Sub": 7, "Mul": 7, "Equal": 7, "Less": 7, "Greater": 7,
 	"And": 7, "Or": 7, "Xor": 7, "LessOrEqual": 12, "GreaterOrEqual": 12,
