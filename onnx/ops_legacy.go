@@ -608,7 +608,10 @@ func scan8Op(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if x == nil {
 			return nil, c.Errorf("input %d is missing", i+1)
 		}
-		if x.Rank() < 1 || x.Dim(0) != data[0].Dim(0) {
+		if x.Rank() < 1 {
+			return nil, c.Errorf("input %d is a scalar; every input needs the batch axis first", i+1)
+		}
+		if x.Dim(0) != data[0].Dim(0) {
 			return nil, c.Errorf("input %d has shape %v; every input needs the batch axis first, of extent %d", i+1, x.Shape(), data[0].Dim(0))
 		}
 	}

@@ -516,6 +516,11 @@ func TestLegacyFormErrors(t *testing.T) {
 		{"Pad without pads", aModel{2, n("Pad", []string{"x"}), nil}, []*tensor.Tensor{x}, "attribute pads is missing"},
 		{"Upsample without scales", aModel{7, n("Upsample", []string{"x"}), nil}, []*tensor.Tensor{x}, "attribute scales is missing"},
 		{"ImageScaler with a bias per channel missing", aModel{8, n("ImageScaler", []string{"x"}, floatsAttrOf("bias", 1, 2)), nil}, []*tensor.Tensor{seq(1, 3, 2, 2)}, "bias has 2 values for 3 channels"},
+		{"Upsample at opset 1 of a 3-D input", aModel{1, n("Upsample", []string{"x"}, floatAttrOf("height_scale", 2), floatAttrOf("width_scale", 2)), nil}, []*tensor.Tensor{x}, "want N×C×H×W"},
+		{"ImageScaler of a 3-D input", aModel{8, n("ImageScaler", []string{"x"}), nil}, []*tensor.Tensor{x}, "want N×C×H×W"},
+		{"BatchNormalization per activation with per-channel statistics", aModel{7, n("BatchNormalization", []string{"x", "s", "b", "m", "v"}, intAttr("spatial", 0)), map[string]*tensor.Tensor{"s": seq(3), "b": seq(3), "m": seq(3), "v": seq(3)}}, []*tensor.Tensor{x}, "with spatial=0, scale must have X's shape without the batch axis"},
+		{"Tile with two counts", aModel{5, n("Tile", []string{"x", "t", "a"}), map[string]*tensor.Tensor{"t": int64s([]int64{2, 2}), "a": int64s([]int64{1})}}, []*tensor.Tensor{x}, "must hold one value each"},
+		{"Scan at opset 8 of a scalar", aModel{8, node("Scan", "n", []string{"", "s"}, []string{"y"}, attrGraph("body", graphProto("b", nil, nil, nil, nil)), intAttr("num_scan_inputs", 1)), nil}, []*tensor.Tensor{tensor.Scalar(float32(1))}, "is a scalar"},
 		{"Resize with a mode it lacks", aModel{10, n("Resize", []string{"x", "s"}, strAttr("mode", "cubic")), map[string]*tensor.Tensor{"s": tensor.FromSlice([]float32{1, 1, 2}, 3)}}, []*tensor.Tensor{x}, `mode "cubic" is not supported`},
 	}
 	for _, c := range cases {
