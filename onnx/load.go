@@ -17,13 +17,15 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// The ai.onnx opset versions the loader accepts. Within them, the op table
-// says which op types it implements at the model's opset (Split, Squeeze
-// and the reductions changed from attributes to inputs at 13, and the
-// table has both forms); opsets before 11 changed too much else, and newer
-// ones are not yet known to it.
+// The ai.onnx opset versions the loader accepts: every released one up to
+// 21. Within them, the op table says which op types it implements at the
+// model's opset: an op registers one form per range of opsets with the
+// same semantics (Slice's starts as an attribute before 10 and inputs
+// from it, Softmax over the flattened trailing axes before 13, ...), and
+// an op version it has no form for is reported as unsupported at that
+// opset.
 const (
-	MinOpset = 11
+	MinOpset = 1
 	MaxOpset = 21
 )
 
@@ -66,6 +68,19 @@ type Unsupported struct {
 	Count int
 }
 
+// otherOpsets says, after sep, at which opsets spore implements the op
+// when it does at some but not at the model's (an op version spore has no
+// form for), or returns "" when it implements the op at none.
+func (u Unsupported) otherOpsets(sep string) string {
+	if u.Domain != "ai.onnx" {
+		return ""
+	}
+	if r := opsetRanges(u.OpType); r != "" {
+		return sep + "spore implements it at opsets " + r
+	}
+	return ""
+}
+
 // UnsupportedError is what Load returns when a model uses op types that
 // spore does not implement for the model's opset. It lists every one of
 // them, so that one attempt shows all that is missing.
@@ -84,7 +99,7 @@ func (e *UnsupportedError) Error() string {
 		if i > 0 {
 			b.WriteString(";")
 		}
-		fmt.Fprintf(&b, " %s (domain %s, %d node(s), first %s)", u.OpType, u.Domain, u.Count, u.FirstNode)
+		fmt.Fprintf(&b, " %s (domain %s, %d node(s), first %s%s)", u.OpType, u.Domain, u.Count, u.FirstNode, u.otherOpsets(", "))
 	}
 	return b.String()
 }

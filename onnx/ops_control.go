@@ -23,9 +23,9 @@ import (
 // and has no stacked outputs), nor can one without a constant trip count.
 
 func init() {
-	register("If", 11, 0, opIf)
-	register("Loop", 11, 0, opLoop)
-	register("Scan", 11, 0, opScan)
+	register("If", 1, 0, opIf)
+	register("Loop", 1, 0, opLoop)
+	register("Scan", 9, 0, opScan)
 }
 
 // maxScanTrips bounds a Loop's constant trip count when it runs as a Scan,

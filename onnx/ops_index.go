@@ -13,12 +13,12 @@ import (
 
 func init() {
 	register("Trilu", 14, 0, triluOp)
-	register("TopK", 11, 0, topKOp)
+	register("TopK", 10, 0, topKOp)
 	register("GatherElements", 11, 0, gatherElementsOp)
 	register("ScatterND", 11, 0, scatterNDOp)
-	register("GatherND", 12, 0, gatherNDOp)
+	register("GatherND", 11, 0, gatherNDOp)
 	register("ScatterElements", 11, 0, scatterElementsOp)
-	register("OneHot", 11, 0, oneHotOp)
+	register("OneHot", 9, 0, oneHotOp)
 }
 
 // triluOp is Trilu: the upper (upper=1, the default) or lower triangle of

@@ -14,31 +14,31 @@ import (
 // Reshape) runs eagerly on concrete int64 tensors and folds.
 
 func init() {
-	register("Reshape", 11, 0, reshapeOp)
-	register("Transpose", 11, 0, transposeOp)
-	register("Flatten", 11, 0, flattenOp)
-	register("Concat", 11, 0, concatOp)
-	register("Split", 11, 0, splitOp)
-	register("Slice", 11, 0, sliceOp)
-	register("Gather", 11, 0, gatherOp)
-	register("Squeeze", 11, 0, squeezeOp)
-	register("Unsqueeze", 11, 0, unsqueezeOp)
-	register("Expand", 11, 0, expandOp)
-	register("Tile", 11, 0, tileOp)
+	register("Reshape", 5, 0, reshapeOp)
+	register("Transpose", 1, 0, transposeOp)
+	register("Flatten", 1, 0, flattenOp)
+	register("Concat", 4, 0, concatOp)
+	register("Split", 2, 0, splitOp)
+	register("Slice", 10, 0, sliceOp)
+	register("Gather", 1, 0, gatherOp)
+	register("Squeeze", 1, 0, squeezeOp)
+	register("Unsqueeze", 1, 0, unsqueezeOp)
+	register("Expand", 8, 0, expandOp)
+	register("Tile", 6, 0, tileOp)
 	register("Pad", 11, 0, padOp)
-	register("Shape", 11, 0, shapeOp)
-	register("Size", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Shape", 1, 0, shapeOp)
+	register("Size", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "data")
 		if err != nil {
 			return nil, err
 		}
 		return one(tensor.Scalar(int64(x.Size())))
 	})
-	register("Constant", 11, 0, constantOp)
-	register("ConstantOfShape", 11, 0, constantOfShapeOp)
+	register("Constant", 1, 0, constantOp)
+	register("ConstantOfShape", 9, 0, constantOfShapeOp)
 	register("Range", 11, 0, rangeOp)
-	register("DepthToSpace", 11, 0, depthToSpaceOp)
-	register("SpaceToDepth", 11, 0, spaceToDepthOp)
+	register("DepthToSpace", 1, 0, depthToSpaceOp)
+	register("SpaceToDepth", 1, 0, spaceToDepthOp)
 }
 
 // reshapeOp is Reshape: 0 copies the input's extent unless allowzero

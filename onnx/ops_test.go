@@ -234,7 +234,7 @@ var listedOps = map[string]int64{
 	"Add": 11, "Sub": 11, "Mul": 11, "Div": 11, "Pow": 11, "Sqrt": 11, "Exp": 11, "Log": 11,
 	"Neg": 11, "Abs": 11, "Reciprocal": 11, "Clip": 11, "Min": 11, "Max": 11,
 	"Where": 11, "Equal": 11, "Less": 11, "Greater": 11, "Not": 11, "Cast": 11,
-	"And": 11, "Or": 11, "LessOrEqual": 11, "GreaterOrEqual": 11,
+	"And": 11, "Or": 11, "LessOrEqual": 12, "GreaterOrEqual": 12,
 	"Reshape": 11, "Transpose": 11, "Flatten": 11, "Concat": 11, "Split": 11, "Slice": 11,
 	"Gather": 11, "Squeeze": 11, "Unsqueeze": 11, "Expand": 11, "Tile": 11, "Pad": 11,
 	"Shape": 11, "Size": 11, "Constant": 11, "ConstantOfShape": 11, "Range": 11,

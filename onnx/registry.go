@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
@@ -49,14 +50,57 @@ func register(opType string, minOpset, maxOpset int64, fn opFunc) {
 }
 
 // lookupOp finds the implementation of opType for the model's opset, or
-// nil when there is none.
+// nil when there is none. Ranges of one op type should not overlap (a
+// test checks that they do not); if they did, the one that begins last
+// would win, so that the result never depends on the order in which the
+// op files' init functions ran.
 func lookupOp(opType string, opset int64) opFunc {
-	for _, d := range opTable[opType] {
+	var best *opDef
+	for i, d := range opTable[opType] {
 		if opset >= d.minOpset && (d.maxOpset == 0 || opset <= d.maxOpset) {
-			return d.fn
+			if best == nil || d.minOpset > best.minOpset {
+				best = &opTable[opType][i]
+			}
 		}
 	}
-	return nil
+	if best == nil {
+		return nil
+	}
+	return best.fn
+}
+
+// opsetRanges describes the ai.onnx opsets at which the table implements
+// opType, merged and sorted ("1 to 21", "7 to 9, 11 to 21"), or "" when
+// it implements it at none: what an unsupported-op message says beside
+// the model's opset. The open upper bound is written as MaxOpset.
+func opsetRanges(opType string) string {
+	defs := append([]opDef(nil), opTable[opType]...)
+	if len(defs) == 0 {
+		return ""
+	}
+	sort.Slice(defs, func(i, j int) bool { return defs[i].minOpset < defs[j].minOpset })
+	type span struct{ lo, hi int64 }
+	var spans []span
+	for _, d := range defs {
+		hi := d.maxOpset
+		if hi == 0 || hi > MaxOpset {
+			hi = MaxOpset
+		}
+		if n := len(spans); n > 0 && d.minOpset <= spans[n-1].hi+1 {
+			spans[n-1].hi = max(spans[n-1].hi, hi)
+			continue
+		}
+		spans = append(spans, span{d.minOpset, hi})
+	}
+	parts := make([]string, len(spans))
+	for i, s := range spans {
+		if s.lo == s.hi {
+			parts[i] = fmt.Sprint(s.lo)
+		} else {
+			parts[i] = fmt.Sprintf("%d to %d", s.lo, s.hi)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // supportedOps lists the op types the table knows, sorted.
