@@ -49,7 +49,8 @@ const (
 // LSTM 4 (i, o, f, c).
 func (k rnnKindONNX) gates() int { return [...]int{1, 3, 4}[k] }
 
-// acts is the number of activations per direction and their defaults.
+// defaultActs lists the activations of one direction when the node sets
+// none; its length is how many each direction takes.
 func (k rnnKindONNX) defaultActs() []string {
 	return [...][]string{{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}}[k]
 }
@@ -302,11 +303,11 @@ func (c *nodeCtx) readRNN(ins []*tensor.Tensor, k rnnKindONNX) (*rnnSpec, error)
 	return s, nil
 }
 
-// readLens checks sequence_lens. Known values (a constant, or an input in
-// PyNative mode that is not data-dependent) must lie in [0, T]; values
-// computed from the model's inputs are clamped to that range, because
-// they are unknown until the plan runs and an index out of range must not
-// reach the gather.
+// readLens checks sequence_lens. Values known when the node runs (from
+// constants and shapes) must lie in [0, T], or the node fails; values
+// computed from the model's inputs are clamped to that range in both
+// modes, because a compiled plan learns them only when it runs, and an
+// index out of range must not reach the gather.
 func (s *rnnSpec) readLens(c *nodeCtx, lens *tensor.Tensor) error {
 	if lens.DType() != tensor.Int32 && lens.DType() != tensor.Int64 {
 		return c.Errorf("input sequence_lens has dtype %v, want int32", lens.DType())
