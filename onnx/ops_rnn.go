@@ -417,7 +417,12 @@ func runRecurrent(c *nodeCtx, ins []*tensor.Tensor, k rnnKindONNX) ([]*tensor.Te
 	}
 	outs := make([]*tensor.Tensor, 2, 3)
 	if c.wantOutput(0) {
-		y := ops.Stack(1, ys...) // [T, D, B, H]
+		var y *tensor.Tensor // [T, D, B, H]
+		if s.D == 1 {
+			y = ops.Reshape(ys[0], s.T, 1, s.B, H) // no copy
+		} else {
+			y = ops.Stack(1, ys...)
+		}
 		if s.layout == 1 {
 			y = ops.Transpose(y, 2, 0, 1, 3)
 		}
@@ -517,6 +522,9 @@ func (s *rnnSpec) permute(x, perm *tensor.Tensor) *tensor.Tensor {
 // rnnPick returns direction d of a tensor whose leading axis is the
 // direction, without that axis.
 func rnnPick(x *tensor.Tensor, d int) *tensor.Tensor {
+	if x.Dim(0) == 1 {
+		return ops.Reshape(x, x.Shape()[1:]...) // no copy
+	}
 	begin := make([]int, x.Rank())
 	size := append([]int(nil), x.Shape()...)
 	begin[0], size[0] = d, 1
