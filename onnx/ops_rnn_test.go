@@ -2,7 +2,9 @@ package onnx
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -571,6 +573,57 @@ func TestRNNSileroVAD(t *testing.T) {
 				states[in.Name] = eager[j]
 				j++
 			}
+		}
+	}
+}
+
+// TestRNNHostileAttributes runs the ONNX Runtime fixtures with their
+// attributes and sequence lengths replaced by wrong values (negative,
+// huge, of the wrong kind) drawn from a fixed seed: every run must return
+// values or an error — the same outcome in both modes — and never hit a
+// Go runtime panic.
+func TestRNNHostileAttributes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	picks := []int64{-1, 0, 1, 2, 3, 7, -1 << 40, 1 << 40}
+	words := []string{"", "forward", "reverse", "bidirectional", "Tanh", "relu", "nope"}
+	for _, dir := range rnnORTCases(t) {
+		base := loadOpCase(t, dir)
+		for k := range 6 {
+			c := base
+			c.model = proto.Clone(base.model).(*onnxpb.ModelProto)
+			n := c.model.GetGraph().GetNode()[0]
+			n.Attribute = append(n.Attribute,
+				intAttr([]string{"hidden_size", "layout", "linear_before_reset", "input_forget"}[rng.IntN(4)], picks[rng.IntN(len(picks))]),
+				strAttr("direction", words[rng.IntN(4)]))
+			if rng.IntN(2) == 0 {
+				n.Attribute = append(n.Attribute, &onnxpb.AttributeProto{Name: proto.String("activations"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte(words[4+rng.IntN(3)])}})
+			}
+			ins := append([]*tensor.Tensor(nil), c.inputs...)
+			for i, in := range c.model.GetGraph().GetInput() {
+				if in.GetName() == "sequence_lens" {
+					v := make([]int32, ins[i].Size())
+					for j := range v {
+						v[j] = int32(picks[rng.IntN(6)])
+					}
+					ins[i] = tensor.FromSlice(v, ins[i].Shape()...)
+				}
+			}
+			t.Run(fmt.Sprintf("%s/%d", base.name, k), func(t *testing.T) {
+				_, _, eerr, gerr := runBothModes(c.model, ins)
+				for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+					if err != nil && strings.Contains(err.Error(), "runtime panic") {
+						t.Fatalf("%s: %v", mode, err)
+					}
+				}
+				if (eerr == nil) != (gerr == nil) {
+					// sequence_lens is a graph input here: PyNative reads
+					// its values and refuses lengths beyond the sequence,
+					// which Graph mode, tracing, can only clamp.
+					if eerr == nil || !strings.Contains(eerr.Error(), "sequence_lens[") {
+						t.Errorf("the modes disagree: PyNative %v, Graph %v", eerr, gerr)
+					}
+				}
+			})
 		}
 	}
 }
