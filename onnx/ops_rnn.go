@@ -28,7 +28,11 @@ import (
 // its own last step. The reverse direction visits each sequence backward
 // within its own length: the projection is permuted within each length
 // before the loop (a TakeAlongAxis along time), the loop runs forward, and
-// Y is permuted back.
+// Y is permuted back. Lengths known when the node runs must lie in
+// [0, T]; lengths computed from the model's inputs are clamped to it,
+// since a compiled plan cannot check them before it runs.
+//
+// The dtypes are float32 and float64; float16 is refused.
 
 func init() {
 	register("RNN", 1, 0, rnnOp)
