@@ -1,0 +1,431 @@
+package onnx
+
+import (
+	"math"
+	"sort"
+
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// Smaller ops: ArgMin; the ops whose output shape depends on their
+// operand's values (NonZero, Unique, Compress's condition), which read it
+// through c.Concrete and compute the result's indices on the host; Det;
+// BitShift; MaxUnpool.
+
+func init() {
+	register("ArgMin", 11, 0, argMinOp)
+	register("NonZero", 9, 0, nonZeroOp)
+	register("Compress", 11, 0, compressOp)
+	register("Unique", 11, 0, uniqueOp)
+	register("Det", 11, 0, detOp)
+	register("BitShift", 11, 0, bitShiftOp)
+	register("MaxUnpool", 11, 0, maxUnpoolOp)
+}
+
+// argMinOp is ArgMin along axis, with keepdims and select_last_index (the
+// last of equal minima, found as the first of the reversed axis), as
+// argMaxOp is ArgMax.
+func argMinOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "data")
+	if err != nil {
+		return nil, err
+	}
+	ax, err := c.axis(c.Int("axis", 0), x.Rank(), "axis")
+	if err != nil {
+		return nil, err
+	}
+	last := c.Int("select_last_index", 0) != 0
+	if last {
+		x = reverseAxis(x, ax)
+	}
+	var y *tensor.Tensor
+	if c.Int("keepdims", 1) != 0 {
+		y = ops.ArgMinKeepDims(x, ax)
+	} else {
+		y = ops.ArgMin(x, ax)
+	}
+	if y.DType() != tensor.Int64 {
+		y = ops.Cast(y, tensor.Int64)
+	}
+	if last {
+		// Index i of the reversed axis is n−1−i of the original.
+		y = ops.Sub(tensor.Scalar(int64(x.Dim(ax)-1)), y)
+	}
+	return one(y)
+}
+
+// reverseAxis returns x with axis ax in reverse order.
+func reverseAxis(x *tensor.Tensor, ax int) *tensor.Tensor {
+	r := x.Rank()
+	begin, end, stride := make([]int, r), make([]int, r), make([]int, r)
+	for i := range r {
+		begin[i], end[i], stride[i] = 0, x.Dim(i), 1
+	}
+	begin[ax], end[ax], stride[ax] = x.Dim(ax)-1, -x.Dim(ax)-1, -1
+	return ops.StridedSlice(x, begin, end, stride)
+}
+
+// hostKeys returns t's values for comparing on the host: exact int64s for
+// the integer and boolean dtypes, float64s for the others (one of the two
+// slices is nil).
+func hostKeys(t *tensor.Tensor) (iv []int64, fv []float64) {
+	switch t.DType() {
+	case tensor.Bool:
+		b := t.Bools()
+		iv = make([]int64, len(b))
+		for i, v := range b {
+			if v {
+				iv[i] = 1
+			}
+		}
+		return iv, nil
+	}
+	if t.DType().IsInt() {
+		return t.Int64s(), nil
+	}
+	return nil, t.Float64s()
+}
+
+// nonZeroOp is NonZero: the coordinates of x's non-zero elements, one
+// column each in row-major order, as an int64 [rank, count] tensor (a
+// scalar is read as a one-element vector, as NumPy does). The count
+// depends on x's values, so x must be concrete.
+func nonZeroOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.Concrete(x, "X"); err != nil {
+		return nil, err
+	}
+	shape := []int(x.Shape())
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	iv, fv := hostKeys(x)
+	var hits []int
+	for i := range x.Size() {
+		if (iv != nil && iv[i] != 0) || (fv != nil && fv[i] != 0) {
+			hits = append(hits, i)
+		}
+	}
+	n, r := len(hits), len(shape)
+	out := make([]int64, r*n)
+	for j, flat := range hits {
+		for a := r - 1; a >= 0; a-- {
+			out[a*n+j] = int64(flat % shape[a])
+			flat /= shape[a]
+		}
+	}
+	return one(tensor.FromSlice(out, r, n))
+}
+
+// compressOp is Compress: the slices of input along axis (of the
+// flattened input without one) where condition is true. The condition
+// may be shorter than the axis (the rest is dropped) and must be
+// concrete; the input need not be, as the slices are one Gather.
+func compressOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "input", "condition")
+	if err != nil {
+		return nil, err
+	}
+	x := req[0]
+	cond, err := c.Concrete(req[1], "condition")
+	if err != nil {
+		return nil, err
+	}
+	if cond.Rank() != 1 || cond.DType() != tensor.Bool {
+		return nil, c.Errorf("condition must be a 1-D bool tensor, got %v %v", cond.Shape(), cond.DType())
+	}
+	ax := 0
+	if c.Has("axis") {
+		if ax, err = c.axis(c.Int("axis", 0), x.Rank(), "axis"); err != nil {
+			return nil, err
+		}
+	} else {
+		x = ops.Reshape(x, x.Size())
+	}
+	n := x.Dim(ax)
+	var idx []int64
+	for i, b := range cond.Bools() {
+		if !b {
+			continue
+		}
+		if i >= n {
+			return nil, c.Errorf("condition selects index %d beyond the axis's extent %d", i, n)
+		}
+		idx = append(idx, int64(i))
+	}
+	return one(ops.Gather(x, tensor.FromSlice(idx, len(idx)), ax))
+}
+
+// uniqueOp is Unique: the distinct slices of X along axis (the distinct
+// elements of the flattened X without one), sorted ascending (sorted=1,
+// the default; lexicographically for slices) or in order of first
+// occurrence, with the index of each one's first occurrence, each
+// input slice's index in Y, and each one's count. X must be concrete.
+func uniqueOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.Concrete(x, "X"); err != nil {
+		return nil, err
+	}
+	iv, fv := hostKeys(x)
+	ax := 0
+	if c.Has("axis") {
+		if ax, err = c.axis(c.Int("axis", 0), x.Rank(), "axis"); err != nil {
+			return nil, err
+		}
+	} else {
+		x = ops.Reshape(x, x.Size())
+	}
+	// Slice i of the axis holds, in order, the elements (o·n + i)·inner + e
+	// of x for o < outer and e < inner.
+	n, outer, inner := x.Dim(ax), 1, 1
+	for _, d := range x.Shape()[:ax] {
+		outer *= d
+	}
+	for _, d := range x.Shape()[ax+1:] {
+		inner *= d
+	}
+	width := outer * inner
+	at := func(i, k int) int { return ((k/inner)*n+i)*inner + k%inner }
+	cmp := func(a, b int) int {
+		for k := range width {
+			if iv != nil {
+				if x, y := iv[at(a, k)], iv[at(b, k)]; x != y {
+					if x < y {
+						return -1
+					}
+					return 1
+				}
+				continue
+			}
+			if x, y := fv[at(a, k)], fv[at(b, k)]; x != y {
+				if x < y {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	}
+	// Sort the slices stably, so that the first of equal ones is the
+	// first occurrence; runs of equal slices are then the unique ones.
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return cmp(order[i], order[j]) < 0 })
+	var first, counts []int64
+	group := make([]int, n) // group[i]: the run of slice i, in sorted order
+	for k, i := range order {
+		if k == 0 || cmp(order[k-1], i) != 0 {
+			first = append(first, int64(i))
+			counts = append(counts, 0)
+		}
+		group[i] = len(first) - 1
+		counts[len(counts)-1]++
+	}
+	rank := make([]int, len(first)) // rank[g]: group g's position in Y
+	for g := range rank {
+		rank[g] = g
+	}
+	if c.Int("sorted", 1) == 0 {
+		// By first occurrence: order the groups by their first index.
+		byFirst := make([]int, len(first))
+		for g := range byFirst {
+			byFirst[g] = g
+		}
+		sort.Slice(byFirst, func(a, b int) bool { return first[byFirst[a]] < first[byFirst[b]] })
+		f2, c2 := make([]int64, len(first)), make([]int64, len(first))
+		for pos, g := range byFirst {
+			rank[g] = pos
+			f2[pos], c2[pos] = first[g], counts[g]
+		}
+		first, counts = f2, c2
+	}
+	inverse := make([]int64, n)
+	for i := range inverse {
+		inverse[i] = int64(rank[group[i]])
+	}
+	u := len(first)
+	y := ops.Gather(x, tensor.FromSlice(first, u), ax)
+	return []*tensor.Tensor{y, tensor.FromSlice(first, u), tensor.FromSlice(inverse, n), tensor.FromSlice(counts, u)}, nil
+}
+
+// maxDetOrder bounds Det's matrices: the determinant is the cofactor
+// expansion, n! products, composed of spore's ops so that it traces and
+// differentiates; beyond 5×5 that grows too large, and Det refuses.
+const maxDetOrder = 5
+
+// detOp is Det: the determinant of each matrix of the last two axes, for
+// matrices up to maxDetOrder×maxDetOrder.
+func detOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "X")
+	if err != nil {
+		return nil, err
+	}
+	if x.Rank() < 2 || x.Dim(-1) != x.Dim(-2) {
+		return nil, c.Errorf("X must be [..., M, M], got shape %v", x.Shape())
+	}
+	if !isFloat(x.DType()) {
+		return nil, c.Errorf("X has dtype %v, want a float dtype", x.DType())
+	}
+	n := x.Dim(-1)
+	if n > maxDetOrder {
+		return nil, c.Errorf("%d×%d matrices are not supported (spore's Det expands cofactors, up to %d×%d)", n, n, maxDetOrder, maxDetOrder)
+	}
+	if n == 0 {
+		return one(ops.FullLike(ops.Sum(x, -1, -2), 1))
+	}
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	return one(cofactorDet(x, rows, rows))
+}
+
+// cofactorDet is the determinant of x's sub-matrix of the given rows and
+// columns (of the last two axes), expanded along its first row.
+func cofactorDet(x *tensor.Tensor, rows, cols []int) *tensor.Tensor {
+	at := func(r, col int) *tensor.Tensor {
+		e := ops.Gather(x, tensor.Scalar(int64(r)), -2)
+		return ops.Gather(e, tensor.Scalar(int64(col)), -1)
+	}
+	if len(rows) == 1 {
+		return at(rows[0], cols[0])
+	}
+	var det *tensor.Tensor
+	for j, col := range cols {
+		rest := append(append([]int(nil), cols[:j]...), cols[j+1:]...)
+		term := ops.Mul(at(rows[0], col), cofactorDet(x, rows[1:], rest))
+		switch {
+		case det == nil && j%2 == 0:
+			det = term
+		case det == nil:
+			det = ops.Neg(term)
+		case j%2 == 0:
+			det = ops.Add(det, term)
+		default:
+			det = ops.Sub(det, term)
+		}
+	}
+	return det
+}
+
+// unsignedBits gives the width of the unsigned dtypes BitShift takes.
+func unsignedBits(dt tensor.DType) int {
+	if dt == tensor.Uint8 {
+		return 8
+	}
+	return 0
+}
+
+// bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
+// wrapping as the dtype does) or x / 2^y (RIGHT), with 2^y read from a
+// table of the dtype's powers of two, so that y may be computed from the
+// model's inputs. A shift of the width or more is outside the table and
+// fails as an index out of range.
+func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "X", "Y")
+	if err != nil {
+		return nil, err
+	}
+	x, y := req[0], req[1]
+	dir := c.String("direction", "")
+	if dir != "LEFT" && dir != "RIGHT" {
+		return nil, c.Errorf("direction %q is not LEFT or RIGHT", dir)
+	}
+	if x.DType() != y.DType() {
+		return nil, c.Errorf("X has dtype %v and Y %v; ONNX wants one", x.DType(), y.DType())
+	}
+	bits := unsignedBits(x.DType())
+	if bits == 0 {
+		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", x.DType())
+	}
+	pows := make([]*tensor.Tensor, bits)
+	for k := range pows {
+		pows[k] = ops.Reshape(tensor.Full(x.DType(), math.Ldexp(1, k)), 1)
+	}
+	p := ops.Gather(ops.Concat(0, pows...), ops.Cast(y, tensor.Int64), 0)
+	if dir == "LEFT" {
+		return one(ops.Mul(x, p))
+	}
+	return one(ops.Div(x, p))
+}
+
+// maxUnpoolOp is MaxUnpool: X's values placed at the flat positions
+// Indices gives (MaxPool's, counted over the whole N×C×spatial output)
+// in zeros of the output shape: output_shape when given, else the shape
+// MaxPool's kernel_shape, strides and pads invert to. Indices may be
+// computed from the model's inputs, so the placing is a comparison of
+// each index with each position of its N×C plane, summed: it costs
+// inputs×positions per plane, and refuses planes past maxMade of that.
+func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	req, err := c.needs(ins, "X", "I")
+	if err != nil {
+		return nil, err
+	}
+	x, idx := req[0], req[1]
+	if x.Rank() < 3 || !idx.Shape().Equal(x.Shape()) {
+		return nil, c.Errorf("X must be [N, C, d...] and I of its shape, got %v and %v", x.Shape(), idx.Shape())
+	}
+	if idx.DType() != tensor.Int64 {
+		return nil, c.Errorf("I has dtype %v, want int64", idx.DType())
+	}
+	sp := x.Rank() - 2
+	kernel, err := c.intsAttr("kernel_shape", nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(kernel) != sp {
+		return nil, c.Errorf("kernel_shape %v must have %d entries", kernel, sp)
+	}
+	strides, err := c.intsAttr("strides", onesInts(sp))
+	if err != nil {
+		return nil, err
+	}
+	pads, err := c.intsAttr("pads", make([]int, 2*sp))
+	if err != nil {
+		return nil, err
+	}
+	if len(strides) != sp || len(pads) != 2*sp {
+		return nil, c.Errorf("strides %v and pads %v must have %d and %d entries", strides, pads, sp, 2*sp)
+	}
+	out := append([]int(nil), x.Shape()...)
+	if s := c.In(ins, 2); s != nil {
+		v, err := c.intsInput(s, "output_shape")
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != x.Rank() || v[0] != out[0] || v[1] != out[1] {
+			return nil, c.Errorf("output_shape %v does not fit X %v", v, x.Shape())
+		}
+		out = v
+	} else {
+		for i := range sp {
+			out[2+i] = (out[2+i]-1)*strides[i] + kernel[i] - pads[i] - pads[sp+i]
+		}
+	}
+	if err := c.checkMade(out, "output"); err != nil {
+		return nil, err
+	}
+	planes, m, p := out[0]*out[1], 1, 1
+	for i := range sp {
+		m *= x.Dim(2 + i)
+		p *= out[2+i]
+	}
+	if err := c.checkMade([]int{planes, m, p}, "comparison of indices and positions"); err != nil {
+		return nil, err
+	}
+	// Plane q's positions are q·p ... q·p+p−1 of the flat output.
+	base := ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(planes*p), float64(p)), planes, 1, 1)
+	pos := ops.Add(base, ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(p), 1), 1, 1, p))
+	hot := ops.Equal(ops.Reshape(idx, planes, m, 1), pos)
+	y := ops.Sum(ops.Select(hot, ops.Reshape(x, planes, m, 1), scalarOf(x.DType(), 0)), 1)
+	return one(ops.Reshape(y, out...))
+}
