@@ -326,10 +326,11 @@ func unsignedBits(dt tensor.DType) int {
 }
 
 // bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
-// wrapping as the dtype does) or x / 2^y (RIGHT), with 2^y read from a
-// table of the dtype's powers of two, so that y may be computed from the
-// model's inputs. A shift of the width or more is outside the table and
-// fails as an index out of range.
+// wrapping at the dtype's width) or x / 2^y (RIGHT), with 2^y read from a
+// table of powers of two, so that y may be computed from the model's
+// inputs. Widths up to 32 bits are computed in int64, exactly, and cast
+// back. A shift of the width or more is outside the table and fails as an
+// index out of range.
 func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "Y")
 	if err != nil {
@@ -343,19 +344,34 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if x.DType() != y.DType() {
 		return nil, c.Errorf("X has dtype %v and Y %v; ONNX wants one", x.DType(), y.DType())
 	}
-	bits := unsignedBits(x.DType())
+	dt := x.DType()
+	bits := unsignedBits(dt)
 	if bits == 0 {
-		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", x.DType())
+		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", dt)
+	}
+	work := dt
+	if bits <= 32 {
+		work = tensor.Int64
+		x = ops.Cast(x, work)
 	}
 	pows := make([]*tensor.Tensor, bits)
 	for k := range pows {
-		pows[k] = ops.Reshape(tensor.Full(x.DType(), math.Ldexp(1, k)), 1)
+		pows[k] = ops.Reshape(tensor.Full(work, math.Ldexp(1, k)), 1)
 	}
 	p := ops.Gather(ops.Concat(0, pows...), ops.Cast(y, tensor.Int64), 0)
+	var z *tensor.Tensor
 	if dir == "LEFT" {
-		return one(ops.Mul(x, p))
+		z = ops.Mul(x, p)
+		if work != dt {
+			z = ops.Mod(z, tensor.Scalar(int64(1)<<bits))
+		}
+	} else {
+		z = ops.FloorDiv(x, p) // truncation, the operands being non-negative
 	}
-	return one(ops.Div(x, p))
+	if work != dt {
+		z = ops.Cast(z, dt)
+	}
+	return one(z)
 }
 
 // maxUnpoolOp is MaxUnpool: X's values placed at the flat positions

@@ -414,6 +414,40 @@ case('reducemean_f64', [node('ReduceMean', ['x'], axes=[1])], {'x': d64(2, 3, 4)
 case('sqrt_exp_f64', [node('Abs', ['x'], ['a']), node('Sqrt', ['a'], ['s']), node('Exp', ['s'])], {'x': d64(3, 4)}, outputs=[('y', D)])
 
 
+# ---- losses and smaller ops ---------------------------------------------
+NP2ONNX[np.uint8] = TensorProto.UINT8
+logp = lambda *s: np.log(np.abs(randn(*s)) + 0.1)
+case('nllloss_weight_ii', [node('NegativeLogLikelihoodLoss', ['x', 't', 'w'], ignore_index=1)],
+     {'x': logp(3, 4, 2), 't': np.array([[0, 1], [3, 2], [1, 1]], np.int64)}, {'w': np.abs(randn(4)) + 0.2})
+case('nllloss_none', [node('NegativeLogLikelihoodLoss', ['x', 't'], reduction='none')],
+     {'x': logp(4, 5), 't': np.array([4, 0, 2, 2], np.int64)})
+case('nllloss_sum_negative_ii', [node('NegativeLogLikelihoodLoss', ['x', 't'], reduction='sum', ignore_index=-1)],
+     {'x': logp(2, 3, 2, 2), 't': np.array([[[0, -1], [2, 1]], [[-1, -1], [1, 0]]], np.int64)})
+case('sce_sum_log_prob', [node('SoftmaxCrossEntropyLoss', ['x', 't'], ['y', 'lp'], reduction='sum', ignore_index=-1)],
+     {'x': randn(2, 3, 4), 't': np.array([[0, 2, -1, 1], [1, 1, 0, -1]], np.int64)}, outputs=[('y', F), ('lp', F)])
+case('sce_mean_weight', [node('SoftmaxCrossEntropyLoss', ['x', 't', 'w'])],
+     {'x': randn(5, 3), 't': np.array([2, 0, 1, 1, 2], np.int64)}, {'w': np.abs(randn(3)) + 0.2})
+case('argmin', [node('ArgMin', ['x'], axis=1)], {'x': randn(2, 3, 4)}, outputs=[('y', I64)])
+case('argmin_last_nokeep', [node('ArgMin', ['x'], axis=-1, keepdims=0, select_last_index=1)], {'x': np.round(randn(3, 6))}, outputs=[('y', I64)])
+case('nonzero', [node('NonZero', ['x'])], {}, {'x': np.round(randn(3, 4))}, [('y', I64)])
+case('compress_axis', [node('Compress', ['x', 'c'], axis=1)], {'x': randn(2, 4, 3)}, {'c': np.array([True, False, True], np.bool_)})
+case('compress_flat', [node('Compress', ['x', 'c'])], {'x': randn(2, 3)}, {'c': np.array([False, True, True, False, True], np.bool_)})
+case('unique_sorted', [node('Unique', ['x'], ['y', 'i', 'v', 'n'])], {}, {'x': np.round(randn(8))},
+     [('y', F), ('i', I64), ('v', I64), ('n', I64)])
+case('unique_axis_unsorted', [node('Unique', ['x'], ['y', 'i', 'v', 'n'], axis=-1, sorted=0)], {},
+     {'x': np.array([[2, 1, 2, 0, 1], [3, 0, 3, 0, 0]], np.int64)}, [('y', I64), ('i', I64), ('v', I64), ('n', I64)])
+case('det', [node('Det', ['x'])], {'x': randn(2, 3, 3)})
+case('det_4x4', [node('Det', ['x'])], {'x': randn(4, 4)})
+case('bitshift_left', [node('BitShift', ['x', 's'], direction='LEFT')],
+     {'x': np.array([16, 4, 1, 255], np.uint8), 's': np.array([1, 2, 7, 1], np.uint8)}, outputs=[('y', TensorProto.UINT8)])
+case('bitshift_right', [node('BitShift', ['x', 's'], direction='RIGHT')],
+     {'x': np.array([16, 4, 1, 255], np.uint8), 's': np.array([1, 2, 0, 7], np.uint8)}, outputs=[('y', TensorProto.UINT8)])
+case('maxunpool', [node('MaxUnpool', ['x', 'i'], kernel_shape=[2, 2], strides=[2, 2])],
+     {'x': randn(1, 2, 2, 2), 'i': np.array([[[[0, 3], [9, 14]], [[17, 18], [28, 31]]]], np.int64)})
+case('maxunpool_output_shape', [node('MaxUnpool', ['x', 'i', 's'], kernel_shape=[2, 2], strides=[2, 2])],
+     {'x': randn(1, 1, 2, 2), 'i': np.array([[[[6, 8], [16, 18]]]], np.int64)}, {'s': ints(1, 1, 5, 5)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
