@@ -448,6 +448,21 @@ case('maxunpool_output_shape', [node('MaxUnpool', ['x', 'i', 's'], kernel_shape=
      {'x': randn(1, 1, 2, 2), 'i': np.array([[[[6, 8], [16, 18]]]], np.int64)}, {'s': ints(1, 1, 5, 5)})
 
 
+# ---- Resize: cubic, tf_crop_and_resize ----------------------------------
+f32 = lambda *v: np.array(v, np.float32)
+case('resize_cubic_up', [node('Resize', ['x', '', 's'], mode='cubic')], {'x': randn(1, 2, 4, 5)}, {'s': f32(1, 1, 2, 1.5)}, opset=13)
+case('resize_cubic_down_exclude', [node('Resize', ['x', '', 's'], mode='cubic', cubic_coeff_a=-0.5, exclude_outside=1)],
+     {'x': randn(1, 1, 6, 5)}, {'s': f32(1, 1, 0.5, 0.6)}, opset=13)
+case('resize_cubic_sizes_align', [node('Resize', ['x', '', '', 'n'], mode='cubic', coordinate_transformation_mode='align_corners')],
+     {'x': randn(2, 1, 3, 4)}, {'n': ints(2, 1, 7, 3)}, opset=13)
+case('resize_cubic_asymmetric', [node('Resize', ['x', '', 's'], mode='cubic', coordinate_transformation_mode='asymmetric')],
+     {'x': randn(1, 1, 3, 3)}, {'s': f32(1, 1, 3, 2)}, opset=13)
+case('resize_crop_linear', [node('Resize', ['x', 'r', '', 'n'], mode='linear', coordinate_transformation_mode='tf_crop_and_resize', extrapolation_value=10.0)],
+     {'x': randn(1, 1, 4, 4)}, {'r': f32(0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7), 'n': ints(1, 1, 3, 3)}, opset=13)
+case('resize_crop_nearest', [node('Resize', ['x', 'r', '', 'n'], mode='nearest', coordinate_transformation_mode='tf_crop_and_resize')],
+     {'x': randn(1, 2, 5, 4)}, {'r': f32(0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3), 'n': ints(1, 2, 4, 6)}, opset=13)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
