@@ -375,9 +375,12 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 }
 
 // maxUnpoolOp is MaxUnpool: X's values placed at the flat positions
-// Indices gives (MaxPool's, counted over the whole N×C×spatial output)
-// in zeros of the output shape: output_shape when given, else the shape
-// MaxPool's kernel_shape, strides and pads invert to. Indices may be
+// Indices gives (MaxPool's, counted over the whole N×C×spatial input of
+// the pooling) in zeros of the shape MaxPool's kernel_shape, strides and
+// pads invert to. An output_shape larger than that pads it at the end of
+// each axis, keeping every value at its coordinates, as ONNX's own example
+// of the op has it (ONNX Runtime instead reads the flat indices in the
+// larger shape). Indices may be
 // computed from the model's inputs, so the placing is a comparison of
 // each index with each position of its N×C plane, summed: it costs
 // inputs×positions per plane, and refuses planes past maxMade of that.
@@ -412,7 +415,14 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(strides) != sp || len(pads) != 2*sp {
 		return nil, c.Errorf("strides %v and pads %v must have %d and %d entries", strides, pads, sp, 2*sp)
 	}
-	out := append([]int(nil), x.Shape()...)
+	inferred := append([]int(nil), x.Shape()...)
+	for i := range sp {
+		inferred[2+i] = (inferred[2+i]-1)*strides[i] + kernel[i] - pads[i] - pads[sp+i]
+	}
+	if err := c.checkMade(inferred, "output"); err != nil {
+		return nil, err
+	}
+	out := inferred
 	if s := c.In(ins, 2); s != nil {
 		v, err := c.intsInput(s, "output_shape")
 		if err != nil {
@@ -421,11 +431,12 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if len(v) != x.Rank() || v[0] != out[0] || v[1] != out[1] {
 			return nil, c.Errorf("output_shape %v does not fit X %v", v, x.Shape())
 		}
-		out = v
-	} else {
-		for i := range sp {
-			out[2+i] = (out[2+i]-1)*strides[i] + kernel[i] - pads[i] - pads[sp+i]
+		for i := 2; i < len(v); i++ {
+			if v[i] < inferred[i] {
+				return nil, c.Errorf("output_shape %v is smaller than the unpooled shape %v", v, inferred)
+			}
 		}
+		out = v
 	}
 	if err := c.checkMade(out, "output"); err != nil {
 		return nil, err
@@ -438,10 +449,35 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := c.checkMade([]int{planes, m, p}, "comparison of indices and positions"); err != nil {
 		return nil, err
 	}
+	if !tensor.Shape(out).Equal(tensor.Shape(inferred)) {
+		idx = remapIndices(idx, inferred, out)
+	}
 	// Plane q's positions are q·p ... q·p+p−1 of the flat output.
 	base := ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(planes*p), float64(p)), planes, 1, 1)
 	pos := ops.Add(base, ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(p), 1), 1, 1, p))
 	hot := ops.Equal(ops.Reshape(idx, planes, m, 1), pos)
 	y := ops.Sum(ops.Select(hot, ops.Reshape(x, planes, m, 1), scalarOf(x.DType(), 0)), 1)
 	return one(ops.Reshape(y, out...))
+}
+
+// remapIndices turns flat indices over shape from into the flat indices of
+// the same coordinates in shape to, which is at least as large on every
+// axis.
+func remapIndices(idx *tensor.Tensor, from, to []int) *tensor.Tensor {
+	var res *tensor.Tensor
+	rest := idx
+	strideTo := 1
+	for a := len(from) - 1; a >= 0; a-- {
+		d := tensor.Scalar(int64(from[a]))
+		coord := ops.Mod(rest, d)
+		rest = ops.FloorDiv(rest, d)
+		term := ops.Mul(coord, tensor.Scalar(int64(strideTo)))
+		if res == nil {
+			res = term
+		} else {
+			res = ops.Add(res, term)
+		}
+		strideTo *= to[a]
+	}
+	return res
 }

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
@@ -108,4 +109,31 @@ func runMarked(m *onnxpb.ModelProto, inputs []*tensor.Tensor) (err error) {
 	}
 	_, err = lookupOp(n.GetOpType(), modelOpset(m))(&nodeCtx{Node: n, Opset: modelOpset(m), fromData: marked}, ins)
 	return err
+}
+
+// TestMaxUnpoolOutputShape checks MaxUnpool with an output_shape larger
+// than the unpooled one against the example of ONNX's operator document:
+// the values keep their coordinates, the extra rows and columns are zero.
+func TestMaxUnpoolOutputShape(t *testing.T) {
+	n := &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxUnpool"), Input: []string{"x", "i", "s"}, Output: []string{"y"},
+		Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2), intsAttr("strides", 2, 2)}}
+	m := oneNodeModel(17, n, []string{"x", "i"}, map[string]*tensor.Tensor{"s": int64s([]int64{1, 1, 5, 5})})
+	x := tensor.FromSlice([]float32{5, 6, 7, 8}, 1, 1, 2, 2)
+	idx := tensor.FromSlice([]int64{5, 7, 13, 15}, 1, 1, 2, 2)
+	want := tensor.FromSlice([]float32{
+		0, 0, 0, 0, 0,
+		0, 5, 0, 6, 0,
+		0, 0, 0, 0, 0,
+		0, 7, 0, 8, 0,
+		0, 0, 0, 0, 0,
+	}, 1, 1, 5, 5)
+	eager, graph, eerr, gerr := runBothModes(m, []*tensor.Tensor{x, idx})
+	if eerr != nil || gerr != nil {
+		t.Fatalf("PyNative: %v\nGraph: %v", eerr, gerr)
+	}
+	for mode, got := range map[string][]*tensor.Tensor{"PyNative": eager, "Graph": graph} {
+		if err := testkit.CheckClose(got[0], want, 0); err != nil {
+			t.Errorf("%s: %v", mode, err)
+		}
+	}
 }
