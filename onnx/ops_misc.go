@@ -481,3 +481,62 @@ func remapIndices(idx *tensor.Tensor, from, to []int) *tensor.Tensor {
 	}
 	return res
 }
+
+// checkScatterReduction accepts the scatters' reduction attribute: none,
+// and add and mul from opset 16, min and max from opset 18.
+func (c *nodeCtx) checkScatterReduction() error {
+	r := c.String("reduction", "none")
+	switch {
+	case r == "none":
+	case (r == "add" || r == "mul") && c.Opset >= 16:
+	case (r == "min" || r == "max") && c.Opset >= 18:
+	default:
+		return c.Errorf("reduction %q is not supported at opset %d", r, c.Opset)
+	}
+	return nil
+}
+
+// scatterReduce writes updates into data at the flat positions pos, by
+// the node's reduction: none replaces (a later update wins), add, mul,
+// min and max combine each position's value with all its updates. The
+// updates are applied in rounds, the k-th update of every position in
+// round k, so that each round is one scatterGather at distinct positions:
+// into zeros for add, ones for mul, and the running result for min and
+// max, combined with the running result elementwise.
+func (c *nodeCtx) scatterReduce(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
+	r := c.String("reduction", "none")
+	if r == "none" {
+		return scatterGather(data, updates, pos)
+	}
+	var rounds [][]int // rounds[k]: the updates (by index j) of round k
+	seen := map[int]int{}
+	for j, p := range pos {
+		k := seen[p]
+		seen[p] = k + 1
+		if k == len(rounds) {
+			rounds = append(rounds, nil)
+		}
+		rounds[k] = append(rounds[k], j)
+	}
+	flat := ops.Reshape(updates, updates.Size())
+	y := data
+	for _, js := range rounds {
+		at := make([]int, len(js))
+		sel := make([]int64, len(js))
+		for i, j := range js {
+			at[i], sel[i] = pos[j], int64(j)
+		}
+		u := ops.Gather(flat, tensor.FromSlice(sel, len(sel)), 0)
+		switch r {
+		case "add":
+			y = ops.Add(y, scatterGather(ops.ZerosLike(data), u, at))
+		case "mul":
+			y = ops.Mul(y, scatterGather(ops.OnesLike(data), u, at))
+		case "max":
+			y = ops.Maximum(y, scatterGather(y, u, at))
+		case "min":
+			y = ops.Minimum(y, scatterGather(y, u, at))
+		}
+	}
+	return y
+}

@@ -463,6 +463,19 @@ case('resize_crop_nearest', [node('Resize', ['x', 'r', '', 'n'], mode='nearest',
      {'x': randn(1, 2, 5, 4)}, {'r': f32(0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3), 'n': ints(1, 2, 4, 6)}, opset=13)
 
 
+# ---- scatters with a reduction -----------------------------------------
+case('scatternd_add', [node('ScatterND', ['x', 'i', 'u'], reduction='add')], {'x': randn(4, 3), 'u': randn(3, 3)},
+     {'i': np.array([[1], [3], [1]], np.int64)}, opset=16)
+case('scatternd_mul', [node('ScatterND', ['x', 'i', 'u'], reduction='mul')], {'x': randn(4, 3), 'u': randn(3)},
+     {'i': np.array([[0, 1], [2, 2], [0, 1]], np.int64)}, opset=16)
+case('scatterelements_add', [node('ScatterElements', ['x', 'i', 'u'], axis=1, reduction='add')], {'x': randn(2, 4), 'u': randn(2, 3)},
+     {'i': np.array([[1, 1, 3], [0, -4, 2]], np.int64)}, opset=16)
+case('scatterelements_max', [node('ScatterElements', ['x', 'i', 'u'], reduction='max')], {'x': randn(3, 2), 'u': randn(3, 2)},
+     {'i': np.array([[0, 2], [0, 2], [1, 2]], np.int64)}, opset=18)
+case('scatternd_min', [node('ScatterND', ['x', 'i', 'u'], reduction='min')], {'x': randn(3, 2), 'u': randn(3, 2)},
+     {'i': np.array([[2], [0], [2]], np.int64)}, opset=18)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
