@@ -540,3 +540,61 @@ func (c *nodeCtx) scatterReduce(data, updates *tensor.Tensor, pos []int) *tensor
 	}
 	return y
 }
+
+// maxPoolIndices is MaxPool's Indices output for an N×C×H×W input: for
+// each window, the flat index over the whole input (row-major, or with
+// colMajor the spatial axes column-major, as storage_order=1 asks) of
+// its first maximum in row-major window order. It runs the window as
+// dilatedMaxPool does, one strided slice per kernel cell, keeping the
+// index of each cell that beats the running maximum.
+func maxPoolIndices(x *tensor.Tensor, s spatial, colMajor bool) *tensor.Tensor {
+	n, ch, h, w := x.Dim(0), x.Dim(1), x.Dim(2), x.Dim(3)
+	pp := [][2]int{{0, 0}, {0, 0}, {s.pads[0], s.pads[1]}, {s.pads[2], s.pads[3]}}
+	xp := ops.Pad(x, pp)
+	if xp != x {
+		inside := ops.Cast(ops.Pad(tensor.Ones(tensor.Uint8, x.Shape()...), pp), tensor.Bool)
+		xp = ops.Select(inside, xp, ops.ScalarLike(x, math.Inf(-1)))
+	}
+	var out [2]int
+	padded := [2]int{h + s.pads[0] + s.pads[1], w + s.pads[2] + s.pads[3]}
+	for i := range 2 {
+		out[i] = (padded[i]-((s.kernel[i]-1)*s.dilation[i]+1))/s.stride[i] + 1
+	}
+	var best, idx *tensor.Tensor
+	cell := make([]int64, n*ch*out[0]*out[1])
+	for ki := range s.kernel[0] {
+		for kj := range s.kernel[1] {
+			y0, x0 := ki*s.dilation[0], kj*s.dilation[1]
+			sl := ops.StridedSlice(xp,
+				[]int{0, 0, y0, x0},
+				[]int{n, ch, y0 + (out[0]-1)*s.stride[0] + 1, x0 + (out[1]-1)*s.stride[1] + 1},
+				[]int{1, 1, s.stride[0], s.stride[1]})
+			// cell: the flat input index each window reads at this offset
+			// (any value where the offset falls in the padding, which
+			// holds −∞ and never wins).
+			k := 0
+			for b := range n * ch {
+				for oi := range out[0] {
+					r := oi*s.stride[0] + y0 - s.pads[0]
+					for oj := range out[1] {
+						q := oj*s.stride[1] + x0 - s.pads[2]
+						sp := r*w + q
+						if colMajor {
+							sp = q*h + r
+						}
+						cell[k] = int64(b*h*w + sp)
+						k++
+					}
+				}
+			}
+			at := tensor.FromSlice(append([]int64(nil), cell...), n, ch, out[0], out[1])
+			if best == nil {
+				best, idx = sl, at
+				continue
+			}
+			idx = ops.Select(ops.Greater(sl, best), at, idx)
+			best = ops.Maximum(best, sl)
+		}
+	}
+	return idx
+}

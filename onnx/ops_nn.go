@@ -554,11 +554,12 @@ func poolOp(isMax bool) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		if isMax && c.wantOutput(1) {
-			return nil, c.Errorf("the Indices output is not supported")
-		}
 		if !c.Has("kernel_shape") {
 			return nil, c.Errorf("attribute kernel_shape is missing")
+		}
+		withIndices := isMax && c.wantOutput(1)
+		if withIndices && x.Rank() == 5 {
+			return nil, c.Errorf("the Indices output of 3-D MaxPool is not supported")
 		}
 		if x.Rank() == 5 {
 			return c.pool3D(x, isMax)
@@ -575,7 +576,7 @@ func poolOp(isMax bool) opFunc {
 		if dilated && !isMax {
 			return nil, c.Errorf("dilations %v are not supported in AveragePool", s.dilation)
 		}
-		if c.Int("storage_order", 0) != 0 {
+		if c.Int("storage_order", 0) != 0 && !withIndices {
 			return nil, c.Errorf("storage_order=1 is not supported")
 		}
 		in := [2]int{x.Dim(2), x.Dim(3)}
@@ -623,6 +624,10 @@ func poolOp(isMax bool) opFunc {
 			} else {
 				y = ops.AvgPool2D(x, s.kernel, s.stride, pad, ops.CountIncludePad(include))
 			}
+		}
+		if withIndices {
+			idx := maxPoolIndices(x, s, c.Int("storage_order", 0) != 0)
+			return []*tensor.Tensor{from2D(y, oneD), from2D(idx, oneD)}, nil
 		}
 		return one(from2D(y, oneD))
 	}

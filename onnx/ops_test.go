@@ -381,7 +381,7 @@ func TestOpErrors(t *testing.T) {
 		{"tile wrong length", 17, node("Tile", []string{"x", "r"}), map[string]*tensor.Tensor{"r": i64(2)}, []*tensor.Tensor{x}, "one entry per axis"},
 		{"pad unknown mode", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "mirror")), map[string]*tensor.Tensor{"p": i64(0, 0, 1, 0, 0, 1)}, []*tensor.Tensor{x}, `mode "mirror"`},
 		{"pad reflect too far", 17, node("Pad", []string{"x", "p"}, strAttr("mode", "reflect")), map[string]*tensor.Tensor{"p": i64(0, 0, 4, 0, 0, 0)}, []*tensor.Tensor{x}, "too large"},
-		{"maxpool indices", 17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxPool"), Input: []string{"x"}, Output: []string{"y", "idx"}, Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2)}}, nil, []*tensor.Tensor{img}, "Indices output"},
+		{"maxpool 3-D indices", 17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("MaxPool"), Input: []string{"x"}, Output: []string{"y", "idx"}, Attribute: []*onnxpb.AttributeProto{intsAttr("kernel_shape", 2, 2, 2)}}, nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 3, 3, 3)}, "Indices output of 3-D MaxPool"},
 		{"averagepool dilations", 19, node("AveragePool", []string{"x"}, intsAttr("kernel_shape", 2, 2), intsAttr("dilations", 2, 2)), nil, []*tensor.Tensor{img}, "dilations [2 2] are not supported"},
 		{"maxpool no kernel", 17, node("MaxPool", []string{"x"}), nil, []*tensor.Tensor{img}, "kernel_shape is missing"},
 		{"conv 4-D spatial", 17, node("Conv", []string{"x", "w"}), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 1, 1, 1, 1, 1)}, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2, 2, 2)}, "2-D (N×C×H×W) and, for Conv and pooling, 3-D"},

@@ -476,6 +476,14 @@ case('scatternd_min', [node('ScatterND', ['x', 'i', 'u'], reduction='min')], {'x
      {'i': np.array([[2], [0], [2]], np.int64)}, opset=18)
 
 
+# ---- MaxPool's Indices -------------------------------------------------
+mp_out = [('y', F), ('i', I64)]
+case('maxpool_indices', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], {'x': randn(2, 3, 6, 7)}, outputs=mp_out)
+case('maxpool_indices_colmajor', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[2, 3], storage_order=1)], {'x': randn(1, 2, 4, 5)}, outputs=mp_out)
+case('maxpool_indices_ceil_dil', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 1], ceil_mode=1)], {'x': randn(1, 2, 7, 6)}, outputs=mp_out)
+case('maxpool_indices_1d', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[3], strides=[2], pads=[1, 0])], {'x': randn(2, 2, 8)}, outputs=mp_out)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
