@@ -598,3 +598,45 @@ func maxPoolIndices(x *tensor.Tensor, s spatial, colMajor bool) *tensor.Tensor {
 	}
 	return idx
 }
+
+// batchNormTraining is BatchNormalization with training_mode=1: X
+// normalised with its own per-channel mean and biased variance (over every
+// axis but 1), and as outputs 1 and 2 the running statistics updated with
+// them, input·momentum + batch·(1 − momentum), as ONNX's reference
+// computes them (the biased variance in both).
+func (c *nodeCtx) batchNormTraining(in []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, scale, bias, mean, variance := in[0], in[1], in[2], in[3], in[4]
+	xs := x.Shape()
+	if len(xs) < 2 {
+		return nil, c.Errorf("X has shape %v; want N×C×…", xs)
+	}
+	ch := xs[1]
+	for i, p := range in[1:] {
+		if !p.Shape().Equal(tensor.Shape{ch}) {
+			return nil, c.Errorf("input %d has shape %v, want [%d] for X %v", i+1, p.Shape(), ch, xs)
+		}
+	}
+	axes := []int{0}
+	per := make([]int, len(xs)) // a [C] vector's shape against X
+	for i := range per {
+		per[i] = 1
+		if i >= 2 {
+			axes = append(axes, i)
+		}
+	}
+	per[1] = ch
+	bm := ops.MeanKeepDims(x, axes...)
+	d := ops.Sub(x, bm)
+	bv := ops.MeanKeepDims(ops.Mul(d, d), axes...)
+	eps := scalarOf(x.DType(), float64(c.Float("epsilon", 1e-5)))
+	y := ops.Add(ops.Mul(ops.Mul(d, ops.Rsqrt(ops.Add(bv, eps))), ops.Reshape(scale, per...)), ops.Reshape(bias, per...))
+	outs := []*tensor.Tensor{y}
+	if c.wantOutput(1) || c.wantOutput(2) {
+		m := float64(c.Float("momentum", 0.9))
+		run := func(old, batch *tensor.Tensor) *tensor.Tensor {
+			return ops.Add(ops.Mul(old, scalarOf(old.DType(), m)), ops.Mul(ops.Reshape(batch, ch), scalarOf(old.DType(), 1-m)))
+		}
+		outs = append(outs, run(mean, bm), run(variance, bv))
+	}
+	return outs, nil
+}

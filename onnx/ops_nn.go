@@ -402,16 +402,20 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 }
 
 // batchNormOp is BatchNormalization with the running statistics
-// (inference). A model's training_mode=1 node is refused: an imported
-// model fine-tunes with its normalisation statistics frozen, as a PyTorch
-// model in eval mode does.
+// (inference), or, for a node with training_mode=1 (opset 14 on), with
+// the batch statistics and the updated running statistics as outputs
+// (see batchNormTraining). Whether it normalises with the batch's
+// statistics is the model's choice, written in the node.
 func batchNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	in, err := c.needs(ins, "X", "scale", "B", "input_mean", "input_var")
 	if err != nil {
 		return nil, err
 	}
 	if c.Int("training_mode", 0) != 0 {
-		return nil, c.Errorf("training_mode=1 (batch statistics with running-statistics outputs) is not supported; export the model in eval mode")
+		if c.Opset < 14 {
+			return nil, c.Errorf("attribute training_mode exists from opset 14; the model's opset is %d", c.Opset)
+		}
+		return c.batchNormTraining(in)
 	}
 	for i := 1; i < len(c.Node.GetOutput()); i++ {
 		if c.wantOutput(i) {

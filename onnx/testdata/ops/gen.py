@@ -484,6 +484,14 @@ case('maxpool_indices_ceil_dil', [node('MaxPool', ['x'], ['y', 'i'], kernel_shap
 case('maxpool_indices_1d', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[3], strides=[2], pads=[1, 0])], {'x': randn(2, 2, 8)}, outputs=mp_out)
 
 
+# ---- BatchNormalization in training mode ---------------------------------
+bn_out = [('y', F), ('rm', F), ('rv', F)]
+case('batchnorm_training', [node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'], training_mode=1, momentum=0.8, epsilon=1e-3)],
+     {'x': randn(4, 3, 2, 5)}, bn, outputs=bn_out, opset=15)
+case('batchnorm_training_3d', [node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'], training_mode=1)],
+     {'x': randn(5, 3, 4)}, bn, outputs=bn_out, opset=15)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
