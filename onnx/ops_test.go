@@ -405,7 +405,7 @@ func TestOpErrors(t *testing.T) {
 		{"conv huge pads", 17, node("Conv", []string{"x", "w"}, intsAttr("pads", 1<<20, 1<<20, 1<<20, 1<<20)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 1, 2, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
 		{"convtranspose huge stride", 17, node("ConvTranspose", []string{"x", "w"}, intsAttr("strides", 1<<24, 1<<24)), map[string]*tensor.Tensor{"w": tensor.Ones(tensor.Float32, 2, 1, 1, 1)}, []*tensor.Tensor{img}, "the most an op may make"},
 		{"unsqueeze rank", 17, node("Unsqueeze", []string{"x", "a"}), map[string]*tensor.Tensor{"a": i64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)}, []*tensor.Tensor{x}, "more than 32"},
-		{"einsum diagonal", 17, node("Einsum", []string{"x"}, strAttr("equation", "iij->j")), nil, []*tensor.Tensor{x}, "diagonals are not supported"},
+		{"einsum diagonal extents", 17, node("Einsum", []string{"x"}, strAttr("equation", "iij->j")), nil, []*tensor.Tensor{x}, "over axes of extents 2 and 3"},
 		{"einsum bad letter", 17, node("Einsum", []string{"x"}, strAttr("equation", "i1j->j")), nil, []*tensor.Tensor{x}, "not an index letter"},
 		{"einsum operand count", 17, node("Einsum", []string{"x"}, strAttr("equation", "ij,jk->ik")), nil, []*tensor.Tensor{x}, "has 2 operands"},
 		{"einsum unknown output", 17, node("Einsum", []string{"x"}, strAttr("equation", "ijk->z")), nil, []*tensor.Tensor{x}, "in no operand"},

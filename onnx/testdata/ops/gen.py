@@ -492,6 +492,12 @@ case('batchnorm_training_3d', [node('BatchNormalization', ['x', 's', 'b', 'm', '
      {'x': randn(5, 3, 4)}, bn, outputs=bn_out, opset=15)
 
 
+# ---- Einsum with diagonals -----------------------------------------------
+case('einsum_trace', [node('Einsum', ['x'], equation='ii')], {'x': randn(4, 4)})
+case('einsum_batch_diagonal', [node('Einsum', ['x'], equation='...ii->...i')], {'x': randn(2, 3, 3)})
+case('einsum_diag_product', [node('Einsum', ['a', 'b'], equation='iji,jk->ik')], {'a': randn(3, 2, 3), 'b': randn(2, 4)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
