@@ -288,7 +288,7 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	}
 	x, w := req[0], req[1]
 	if x.Rank() == 5 {
-		return nil, c.Errorf("3-D ConvTranspose (X %v) is not supported", x.Shape())
+		return c.convTranspose3D(x, w, c.In(ins, 2))
 	}
 	x, oneD, err := c.to2D(x, "X")
 	if err != nil {

@@ -498,6 +498,12 @@ case('einsum_batch_diagonal', [node('Einsum', ['x'], equation='...ii->...i')], {
 case('einsum_diag_product', [node('Einsum', ['a', 'b'], equation='iji,jk->ik')], {'a': randn(3, 2, 3), 'b': randn(2, 4)})
 
 
+# ---- 3-D ConvTranspose ---------------------------------------------------
+case('convtranspose3d', [node('ConvTranspose', ['x', 'w', 'b'])], {'x': randn(1, 2, 3, 4, 3)}, {'w': randn(2, 3, 2, 3, 2), 'b': randn(3)})
+case('convtranspose3d_strided', [node('ConvTranspose', ['x', 'w'], strides=[2, 1, 3], pads=[1, 0, 1, 0, 1, 2], dilations=[2, 1, 1], output_padding=[1, 0, 2], group=2)],
+     {'x': randn(2, 4, 3, 3, 2)}, {'w': randn(4, 1, 3, 2, 3)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
