@@ -11,7 +11,9 @@ import (
 // Smaller ops: ArgMin; the ops whose output shape depends on their
 // operand's values (NonZero, Unique, Compress's condition), which read it
 // through c.Concrete and compute the result's indices on the host; Det;
-// BitShift; MaxUnpool.
+// BitShift; MaxUnpool; the random draws RandomUniformLike and Bernoulli,
+// from spore's generator (tensor.SetSeed), so that their values are not
+// those of another runtime's, seeded or not.
 
 func init() {
 	register("ArgMin", 11, 0, argMinOp)
@@ -21,6 +23,8 @@ func init() {
 	register("Det", 11, 0, detOp)
 	register("BitShift", 11, 0, bitShiftOp)
 	register("MaxUnpool", 11, 0, maxUnpoolOp)
+	register("RandomUniformLike", 11, 0, randomUniformLikeOp)
+	register("Bernoulli", 15, 0, bernoulliOp)
 }
 
 // argMinOp is ArgMin along axis, with keepdims and select_last_index (the
@@ -639,4 +643,74 @@ func (c *nodeCtx) batchNormTraining(in []*tensor.Tensor) ([]*tensor.Tensor, erro
 		outs = append(outs, run(mean, bm), run(variance, bv))
 	}
 	return outs, nil
+}
+
+// randomDType reads a random op's dtype attribute: the output's element
+// type, def when absent; it must be a float dtype.
+func (c *nodeCtx) randomDType(def tensor.DType) (tensor.DType, error) {
+	dt := def
+	if c.Has("dtype") {
+		var err error
+		if dt, err = dtypeOf(int32(c.Int("dtype", 0))); err != nil {
+			return 0, c.Errorf("attribute dtype: %v", err)
+		}
+	}
+	if !isFloat(dt) {
+		return 0, c.Errorf("dtype %v is not supported (float32 and float64 are)", dt)
+	}
+	return dt, nil
+}
+
+// uniformLike draws from [lo, hi) in dtype dt, shaped like x, with the
+// node's seed when it has one (the same values on every run).
+func (c *nodeCtx) uniformLike(x *tensor.Tensor, dt tensor.DType, lo, hi float64) *tensor.Tensor {
+	if x.DType() != dt {
+		x = ops.Cast(x, dt)
+	}
+	if c.Has("seed") {
+		return ops.RandomUniformLikeSeeded(x, lo, hi, c.Float("seed", 0))
+	}
+	return ops.RandomUniformLike(x, lo, hi)
+}
+
+// randomUniformLikeOp is RandomUniformLike: values drawn uniformly from
+// [low, high) shaped like the input, of its dtype or the node's.
+func randomUniformLikeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	x, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	def := x.DType()
+	if !isFloat(def) && !c.Has("dtype") {
+		return nil, c.Errorf("input has dtype %v and the node no dtype; the draws are float32 or float64", def)
+	}
+	dt, err := c.randomDType(def)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := float64(c.Float("low", 0)), float64(c.Float("high", 1))
+	if !(lo <= hi) {
+		return nil, c.Errorf("low %v is above high %v", lo, hi)
+	}
+	return one(c.uniformLike(x, dt, lo, hi))
+}
+
+// bernoulliOp is Bernoulli: 1 with the input's probability, else 0, each
+// element drawn independently, in the input's dtype or the node's.
+func bernoulliOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	p, err := c.need(ins, 0, "input")
+	if err != nil {
+		return nil, err
+	}
+	if !isFloat(p.DType()) {
+		return nil, c.Errorf("input has dtype %v, want probabilities of a float dtype", p.DType())
+	}
+	dt := p.DType()
+	if c.Has("dtype") {
+		if dt, err = dtypeOf(int32(c.Int("dtype", 0))); err != nil {
+			return nil, c.Errorf("attribute dtype: %v", err)
+		}
+	}
+	u := c.uniformLike(p, p.DType(), 0, 1)
+	return one(ops.Cast(ops.Less(u, p), dt))
 }

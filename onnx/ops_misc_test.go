@@ -1,6 +1,9 @@
 package onnx
 
 import (
+	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -8,6 +11,7 @@ import (
 
 	"github.com/sporeml/spore/internal/testkit"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -134,6 +138,138 @@ func TestMaxUnpoolOutputShape(t *testing.T) {
 	for mode, got := range map[string][]*tensor.Tensor{"PyNative": eager, "Graph": graph} {
 		if err := testkit.CheckClose(got[0], want, 0); err != nil {
 			t.Errorf("%s: %v", mode, err)
+		}
+	}
+}
+
+// TestRandomOps checks Bernoulli and RandomUniformLike against their
+// definitions, which ONNX's suite cannot (its expected outputs are NumPy's
+// draws): Bernoulli gives 1 with probability p, RandomUniformLike stays in
+// [low, high) with the uniform mean; a seeded node draws the same values in
+// PyNative and Graph mode, and an unseeded one fresh values each time.
+func TestRandomOps(t *testing.T) {
+	const n = 4000
+	p := make([]float32, 2*n) // n draws at 0.2, then n at 0.9
+	for i := range p {
+		p[i] = 0.2
+		if i >= n {
+			p[i] = 0.9
+		}
+	}
+	probs := tensor.FromSlice(p, 2*n)
+	mk := func(op string, attrs ...*onnxpb.AttributeProto) *onnxpb.ModelProto {
+		return oneNodeModel(17, &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String(op), Input: []string{"x"}, Output: []string{"y"}, Attribute: attrs}, []string{"x"}, nil)
+	}
+	seed := &onnxpb.AttributeProto{Name: proto.String("seed"), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(2)}
+	floatAttr := func(name string, v float32) *onnxpb.AttributeProto {
+		return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
+	}
+	for _, tc := range []struct {
+		name  string
+		model *onnxpb.ModelProto
+		check func(y []float64) string
+	}{
+		{"bernoulli", mk("Bernoulli"), func(y []float64) string {
+			for k, want := range []float64{0.2, 0.9} {
+				ones := 0.0
+				for _, v := range y[k*n : (k+1)*n] {
+					if v != 0 && v != 1 {
+						return fmt.Sprintf("value %v is not 0 or 1", v)
+					}
+					ones += v
+				}
+				// Five standard errors of the frequency.
+				if f := ones / n; math.Abs(f-want) > 5*math.Sqrt(want*(1-want)/n) {
+					return fmt.Sprintf("frequency of ones %v at p=%v", f, want)
+				}
+			}
+			return ""
+		}},
+		{"uniform", mk("RandomUniformLike", floatAttr("low", -3), floatAttr("high", -1)), func(y []float64) string {
+			sum := 0.0
+			for _, v := range y {
+				if v < -3 || v >= -1 {
+					return fmt.Sprintf("value %v outside [-3, -1)", v)
+				}
+				sum += v
+			}
+			if m := sum / float64(len(y)); math.Abs(m+2) > 5*2/math.Sqrt(12*float64(len(y))) {
+				return fmt.Sprintf("mean %v, want -2", m)
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eager, graph, eerr, gerr := runBothModes(tc.model, []*tensor.Tensor{probs})
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v\nGraph: %v", eerr, gerr)
+			}
+			for mode, y := range map[string]*tensor.Tensor{"PyNative": eager[0], "Graph": graph[0]} {
+				if !y.Shape().Equal(probs.Shape()) || y.DType() != tensor.Float32 {
+					t.Fatalf("%s: got %v %v", mode, y.Shape(), y.DType())
+				}
+				if msg := tc.check(y.Float64s()); msg != "" {
+					t.Errorf("%s: %s", mode, msg)
+				}
+			}
+			if testkit.CheckClose(eager[0], graph[0], 0) == nil {
+				t.Errorf("unseeded draws are equal in both modes")
+			}
+			seeded := proto.Clone(tc.model).(*onnxpb.ModelProto)
+			seeded.GetGraph().GetNode()[0].Attribute = append(seeded.GetGraph().GetNode()[0].Attribute, seed)
+			eager, graph, eerr, gerr = runBothModes(seeded, []*tensor.Tensor{probs})
+			if eerr != nil || gerr != nil {
+				t.Fatalf("seeded: PyNative: %v\nGraph: %v", eerr, gerr)
+			}
+			if err := testkit.CheckClose(graph[0], eager[0], 0); err != nil {
+				t.Errorf("seeded: Graph against PyNative: %v", err)
+			}
+			if msg := tc.check(eager[0].Float64s()); msg != "" {
+				t.Errorf("seeded: %s", msg)
+			}
+		})
+	}
+}
+
+// TestExportRandomUniformLike exports a seeded draw and reads it back:
+// spore's loader gives the same values (the seed survives), and ONNX
+// Runtime values of the dtype and shape in the range.
+func TestExportRandomUniformLike(t *testing.T) {
+	x := tensor.Zeros(tensor.Float32, 3, 4)
+	f := func(x *tensor.Tensor) *tensor.Tensor { return ops.RandomUniformLikeSeeded(x, 1, 4, 9) }
+	path := filepath.Join(t.TempDir(), "uniform.onnx")
+	if err := Export(f, []*tensor.Tensor{x}, path); err != nil {
+		t.Fatal(err)
+	}
+	m := readModel(t, path)
+	found := false
+	for _, n := range m.GetGraph().GetNode() {
+		found = found || n.GetOpType() == "RandomUniformLike"
+	}
+	if !found {
+		t.Fatalf("the export has no RandomUniformLike node: %v", m.GetGraph().GetNode())
+	}
+	back, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys, err := back.Run(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testkit.CheckClose(ys[0], f(x), 0); err != nil {
+		t.Errorf("loaded back: %v", err)
+	}
+	needORT(t)
+	got := runORT(t, path, map[string]*tensor.Tensor{m.GetGraph().GetInput()[0].GetName(): x})
+	for _, y := range got {
+		if !y.Shape().Equal(x.Shape()) || y.DType() != tensor.Float32 {
+			t.Fatalf("ONNX Runtime: got %v %v", y.Shape(), y.DType())
+		}
+		for _, v := range y.Float64s() {
+			if v < 1 || v >= 4 {
+				t.Errorf("ONNX Runtime: value %v outside [1, 4)", v)
+			}
 		}
 	}
 }

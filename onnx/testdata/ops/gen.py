@@ -504,6 +504,17 @@ case('convtranspose3d_strided', [node('ConvTranspose', ['x', 'w'], strides=[2, 1
      {'x': randn(2, 4, 3, 3, 2)}, {'w': randn(4, 1, 3, 2, 3)})
 
 
+# ---- random draws, at the parameters that make them certain ------------
+# ONNX Runtime's Bernoulli gives 1 with probability 1 - p (it compares the
+# uniform draw with Greater, as ONNX's function body of the op does), where
+# the operator's definition and ONNX's reference give 1 with probability p:
+# the fixture reads only what both agree on, the dtype and shape of a draw
+# and the count of ones of one with as many certain ones as certain zeros.
+case('bernoulli_certain', [node('Bernoulli', ['x'], ['b'], dtype=D), node('Shape', ['b'], ['y1']), node('ReduceSum', ['b'], ['y2'], keepdims=0)],
+     {'x': np.array([[0, 1, 1], [0, 1, 0]], np.float32)}, outputs=[('y1', I64), ('y2', D)], opset=15)
+case('randomuniformlike_point', [node('RandomUniformLike', ['x'], low=2.5, high=2.5, seed=3.0)], {'x': randn(2, 3)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
