@@ -419,6 +419,12 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(strides) != sp || len(pads) != 2*sp {
 		return nil, c.Errorf("strides %v and pads %v must have %d and %d entries", strides, pads, sp, 2*sp)
 	}
+	for i := range sp {
+		if kernel[i] < 1 || strides[i] < 1 || kernel[i] > maxWindow || strides[i] > maxWindow ||
+			pads[i] < 0 || pads[sp+i] < 0 || pads[i] > maxWindow || pads[sp+i] > maxWindow {
+			return nil, c.Errorf("kernel_shape %v and strides %v must be positive, pads %v non-negative, all at most %d", kernel, strides, pads, maxWindow)
+		}
+	}
 	inferred := append([]int(nil), x.Shape()...)
 	for i := range sp {
 		inferred[2+i] = (inferred[2+i]-1)*strides[i] + kernel[i] - pads[i] - pads[sp+i]
