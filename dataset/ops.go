@@ -86,14 +86,14 @@ func (m *mapStream) close() { m.up.close() }
 // replaced by the next row of d. A buffer at least as long as d gives a
 // uniform random permutation; a shorter one only mixes nearby rows.
 //
-// The shuffle is seeded from the framework's random source (core.Uint64)
+// The shuffle is seeded from the framework's random source (core.RandUint64)
 // when Shuffle is called, so a program that calls tensor.SetSeed before
 // building its pipeline sees the same order on every run. Each epoch is
 // shuffled differently, and deterministically: epoch e uses a generator
 // seeded with (seed, e), where e counts the epochs started from this
 // Dataset (including those started by a Repeat above it).
 func (d *Dataset) Shuffle(bufferSize int) *Dataset {
-	return d.ShuffleSeed(bufferSize, core.Uint64())
+	return d.ShuffleSeed(bufferSize, core.RandUint64())
 }
 
 // ShuffleSeed is Shuffle with an explicit seed instead of one drawn from the

@@ -402,6 +402,16 @@ func (s *slabs) slice(st *storage) any {
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	case []core.F16:
 		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []int8:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []int16:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []uint16:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []uint32:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
+	case []uint64:
+		return b[st.offset : st.offset+st.size : st.offset+st.size]
 	}
 	panic(fmt.Sprintf("exec: no slab for %v", st.dtype))
 }
@@ -450,6 +460,16 @@ func sub(buf any, off, n int) any {
 	case []core.BF16:
 		return b[off : off+n : off+n]
 	case []core.F16:
+		return b[off : off+n : off+n]
+	case []int8:
+		return b[off : off+n : off+n]
+	case []int16:
+		return b[off : off+n : off+n]
+	case []uint16:
+		return b[off : off+n : off+n]
+	case []uint32:
+		return b[off : off+n : off+n]
+	case []uint64:
 		return b[off : off+n : off+n]
 	}
 	panic(fmt.Sprintf("exec: no slice of %T", buf))

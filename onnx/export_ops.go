@@ -235,6 +235,11 @@ func init() {
 
 	e[ops.MatMulPrim] = exEmitMatMul
 	e[ops.Conv2DPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
+		if !v.Meta.DType.IsFloat() {
+			// ONNX's Conv is defined on floats only (ConvInteger widens
+			// to int32 from 8-bit operands, which this is not).
+			return fmt.Errorf("no ONNX translation for a %v convolution", v.Meta.DType)
+		}
 		a := v.Attrs.(ops.ConvAttrs)
 		ws := v.Args[1].Meta.Shape
 		x.node("Conv", in, outs,

@@ -855,7 +855,9 @@ func TestExportOpFixtures(t *testing.T) {
 	for i, r := range results {
 		p := ps[i]
 		if r.Err != "" {
-			t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			if !ortKernelGap(t, p.name, r.Err) {
+				t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			}
 			continue
 		}
 		for k, o := range p.outs {
@@ -927,9 +929,9 @@ func TestExportOpFixturesDynamicBatch(t *testing.T) {
 				break
 			}
 			// The second half differs from the first without cancelling it.
-			x2 := ops.Concat(0, x, ops.AddScalar(ops.MulScalar(x, 0.5), 0.25))
-			if !x.DType().IsFloat() {
-				x2 = ops.Concat(0, x, x)
+			x2 := ops.Concat(0, x, x)
+			if x.DType().IsFloat() {
+				x2 = ops.Concat(0, x, ops.AddScalar(ops.MulScalar(x, 0.5), 0.25))
 			}
 			xs, xs2 = append(xs, x), append(xs2, x2)
 			in[vi.Name], in2[vi.Name] = x, x2
@@ -959,7 +961,9 @@ func TestExportOpFixturesDynamicBatch(t *testing.T) {
 	for i, r := range results {
 		p := ps[i]
 		if r.Err != "" {
-			t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			if !ortKernelGap(t, p.name, r.Err) {
+				t.Errorf("%s: ONNX Runtime refused the export: %s", p.name, r.Err)
+			}
 			continue
 		}
 		for k, o := range p.outs {
@@ -974,6 +978,17 @@ func TestExportOpFixturesDynamicBatch(t *testing.T) {
 		}
 	}
 	t.Logf("%d op fixtures exported with a dynamic batch and run at two batches; %d refused with an error", len(jobs)/2, refused)
+}
+
+// ortKernelGap reports (and logs) whether ONNX Runtime refused a model
+// only because it has no kernel for a valid node (Conv on float64, say):
+// its gap, not a fault of the export.
+func ortKernelGap(t *testing.T, name, msg string) bool {
+	if !strings.Contains(msg, "Could not find an implementation") {
+		return false
+	}
+	t.Logf("%s: ONNX Runtime has no kernel: %s", name, msg)
+	return true
 }
 
 // onnxCheckScript runs ONNX's reference checker, with shape inference, on

@@ -275,6 +275,8 @@ func TestOpsetRangesDoNotOverlap(t *testing.T) {
 // and Scan run sub-graphs and are tested with the loader.
 func TestOpsFixturesCoverRegisteredOps(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
+	rnn, _ := filepath.Glob(filepath.Join("testdata", "rnn", "ort", "*", "model.onnx")) // ops_rnn_test.go's
+	dirs = append(dirs, rnn...)
 	seen := map[string]bool{}
 	for _, f := range dirs {
 		b, err := os.ReadFile(f)

@@ -278,7 +278,7 @@ func batchAttention(pp **core.Prim, dense, packedDense int) func(any, []*tensor.
 // drops a fresh set of weights, and the gradient, reading the same seed
 // value, regenerates the forward pass's mask.
 func seedKernel(_ any, _ []*tensor.Tensor, out *tensor.Tensor) {
-	out.Data().([]int64)[0] = int64(core.Uint64())
+	out.Data().([]int64)[0] = int64(core.RandUint64())
 }
 
 // attnParams fills the kernel's parameters p from the forward operands.

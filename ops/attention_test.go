@@ -208,7 +208,7 @@ func TestAttentionMatchesUnfused(t *testing.T) {
 			// source: reseeding replays the draw, so the reference can
 			// regenerate the same mask.
 			spore.SetSeed(11)
-			seed := core.Uint64()
+			seed := core.RandUint64()
 			in := []*tensor.Tensor{q, k, v}
 			if mask != nil {
 				in = append(in, mask)

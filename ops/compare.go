@@ -267,9 +267,12 @@ func init() {
 }
 
 // castBodies[from][to] is the block function converting dtype from to
-// dtype to, and castKernels the eager kernels running them. Values reach
-// Uint8 through int64, so that -1.0 wraps to 255 rather than meeting Go's
-// unspecified float-to-uint8 conversion; non-zero is true; true is 1.
+// dtype to, and castKernels the eager kernels running them. Integers
+// convert to integers as C does (wrapping to the narrower type); floats
+// convert to integers truncating toward zero, reaching the types narrower
+// than 32 bits through int64 (so that -1.0 wraps to 255 rather than
+// meeting Go's unspecified out-of-range conversion) and Uint64 through
+// core.FloatToUint64; non-zero is true; true is 1.
 // BFloat16 and Float16 values convert through float32, which holds each
 // of them exactly: a cast from them is exact into the floats and behaves
 // as a float32's into the others; a cast to them rounds the float32 value
@@ -284,15 +287,15 @@ var (
 func init() {
 	castNumber[float32]()
 	castNumber[float64]()
+	castNumber[int8]()
+	castNumber[int16]()
 	castNumber[int32]()
 	castNumber[int64]()
 	castNumber[uint8]()
+	castNumber[uint16]()
+	castNumber[uint32]()
+	castNumber[uint64]()
 	castEntry(func(d, a []bool) { copy(d, a) })
-	castEntry(fromBool[float32])
-	castEntry(fromBool[float64])
-	castEntry(fromBool[int32])
-	castEntry(fromBool[int64])
-	castEntry(fromBool[uint8])
 	castHalf()
 	CastPrim.Elementwise = &core.Elementwise{Body: func(attrs any, in []tensor.DType) any {
 		to, _ := attrs.(tensor.DType)
@@ -322,32 +325,67 @@ func castEntry[T, U core.Elem](f func(d []U, a []T)) {
 	}
 }
 
+// castNumber records the casts from the number type T to every dtype, and
+// from Bool to T.
 func castNumber[T tensor.Number]() {
 	castEntry(toHalf[core.BF16, T])
 	castEntry(toHalf[core.F16, T])
 	castEntry(convert[T, float32])
 	castEntry(convert[T, float64])
+	castEntry(convert[T, int8])
+	castEntry(convert[T, int16])
 	castEntry(convert[T, int32])
 	castEntry(convert[T, int64])
-	castEntry(func(d []uint8, a []T) {
-		a = a[:len(d)]
-		for i, v := range a {
-			d[i] = uint8(int64(v))
-		}
-	})
+	castEntry(convert[T, uint8])
+	castEntry(convert[T, uint16])
+	castEntry(convert[T, uint32])
+	castEntry(convert[T, uint64])
 	castEntry(func(d []bool, a []T) {
 		a = a[:len(d)]
 		for i, v := range a {
 			d[i] = v != 0
 		}
 	})
+	castEntry(fromBool[T])
 }
 
+// isFloatType reports whether T is float32 or float64.
+func isFloatType[T tensor.Number]() bool {
+	switch any(*new(T)).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
+}
+
+// convert converts a's values to U: Go's conversion, but for a float
+// meeting an integer type, which goes through floatTo.
 func convert[T, U tensor.Number](d []U, a []T) {
 	a = a[:len(d)]
+	if isFloatType[T]() && !isFloatType[U]() {
+		f := floatTo[U]()
+		for i, v := range a {
+			d[i] = f(float64(v))
+		}
+		return
+	}
 	for i, v := range a {
 		d[i] = U(v)
 	}
+}
+
+// floatTo returns the conversion of a float to U: Go's for the floats,
+// Int32 and Int64 (truncating toward zero); through int64 for the
+// narrower integers, so that an out-of-range value wraps as C's
+// conversions do on common hardware; core.FloatToUint64 for Uint64.
+func floatTo[U tensor.Number]() func(float64) U {
+	switch any(*new(U)).(type) {
+	case float32, float64, int32, int64:
+		return func(f float64) U { return U(f) }
+	case uint64:
+		return func(f float64) U { return U(core.FloatToUint64(f)) }
+	}
+	return func(f float64) U { return U(int64(f)) }
 }
 
 func fromBool[U tensor.Number](d []U, a []bool) {

@@ -87,14 +87,14 @@ func castHalf() {
 func castFromHalf[H halfFloat]() {
 	castEntry(widen[H])
 	castEntry(fromHalf[H, float64])
+	castEntry(fromHalf[H, int8])
+	castEntry(fromHalf[H, int16])
 	castEntry(fromHalf[H, int32])
 	castEntry(fromHalf[H, int64])
-	castEntry(func(d []uint8, a []H) {
-		a = a[:len(d)]
-		for i, v := range a {
-			d[i] = uint8(int64(v.Float32()))
-		}
-	})
+	castEntry(fromHalf[H, uint8])
+	castEntry(fromHalf[H, uint16])
+	castEntry(fromHalf[H, uint32])
+	castEntry(fromHalf[H, uint64])
 	castEntry(func(d []bool, a []H) {
 		a = a[:len(d)]
 		for i, v := range a {
@@ -105,11 +105,13 @@ func castFromHalf[H halfFloat]() {
 	castEntry(halfToHalf[H, core.F16])
 }
 
-// fromHalf converts 16-bit floats to a wider number type, through float32.
+// fromHalf converts 16-bit floats to a wider number type, through float32
+// (and floatTo, for the integers).
 func fromHalf[H halfFloat, U tensor.Number](d []U, a []H) {
 	a = a[:len(d)]
+	f := floatTo[U]()
 	for i, v := range a {
-		d[i] = U(v.Float32())
+		d[i] = f(float64(v.Float32()))
 	}
 }
 

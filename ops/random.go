@@ -64,7 +64,7 @@ func fillMask[T float32 | float64](o []T, a RandomMaskAttrs) {
 	// A PCG value rather than a rand.Rand keeps the kernel allocation-free.
 	seed := a.Seed
 	if seed == 0 {
-		seed = core.Uint64()
+		seed = core.RandUint64()
 	}
 	var r rand.PCG
 	r.Seed(seed, 0xd209_0f7a)

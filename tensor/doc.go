@@ -8,7 +8,8 @@
 // the autodiff tape — lives under internal/ and is not part of the API.
 //
 // The element types are Float32 (the working type of networks), Float64,
-// Int32, Int64, Bool and Uint8, and the 16-bit floats of mixed precision:
+// the integers Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32 and
+// Uint64 (whose arithmetic wraps around), Bool, and the 16-bit floats of mixed precision:
 // BFloat16 (float32's exponent range, 8 significant bits) and Float16
 // (IEEE binary16, 11 significant bits, finite up to 65504). Their elements
 // are the raw-bit types BF16 and F16; BF16From and F16From round a float32

@@ -37,6 +37,10 @@ type DType = core.DType
 // such as images. BFloat16 and Float16 are the 16-bit floats of mixed
 // precision (elements BF16 and F16): ops compute on them in float32 and
 // round each result back, and Cast converts to and from every other type.
+// Int8, Int16, Uint16, Uint32 and Uint64 (Go elements int8, int16, uint16,
+// uint32, uint64) are the remaining integer types of ONNX and NumPy:
+// quantized values, bit fields, data read from files. Integer arithmetic
+// wraps around as C's does.
 const (
 	Invalid = core.Invalid
 	Float32 = core.Float32
@@ -51,6 +55,11 @@ const (
 	// Float16 is IEEE 754 binary16: 11 bits of significand, finite values
 	// up to 65504.
 	Float16 = core.Float16
+	Int8    = core.Int8
+	Int16   = core.Int16
+	Uint16  = core.Uint16
+	Uint32  = core.Uint32
+	Uint64  = core.Uint64
 )
 
 // BF16 is one bfloat16 value held as its raw bits: the element type of
@@ -76,6 +85,9 @@ func Bits16(t *Tensor) []uint16 { return core.Bits16(t) }
 
 // Number is the set of Go element types a tensor can hold besides bool.
 type Number = core.Number
+
+// Int is the set of Go integer element types.
+type Int = core.Int
 
 // Elem is the set of Go element types a tensor can hold.
 type Elem = core.Elem

@@ -150,6 +150,11 @@ func init() {
 	identityPrim.Register(Uint8, CPU, copyKernel[uint8])
 	identityPrim.Register(BFloat16, CPU, copyKernel[BF16])
 	identityPrim.Register(Float16, CPU, copyKernel[F16])
+	identityPrim.Register(Int8, CPU, copyKernel[int8])
+	identityPrim.Register(Int16, CPU, copyKernel[int16])
+	identityPrim.Register(Uint16, CPU, copyKernel[uint16])
+	identityPrim.Register(Uint32, CPU, copyKernel[uint32])
+	identityPrim.Register(Uint64, CPU, copyKernel[uint64])
 }
 
 // copyKernel copies the operand's elements into the result, for one

@@ -13,7 +13,11 @@ type DType uint8
 // of significand (a relative rounding error of at most 2^-8), Float16 is
 // IEEE binary16 (11 bits of significand, largest finite value 65504).
 // Their elements are held as raw bits (BF16, F16) and converted to and
-// from float32 with round-to-nearest-even.
+// from float32 with round-to-nearest-even. Int8, Int16, Uint16, Uint32 and
+// Uint64 complete the integer types of the ONNX and NumPy formats
+// (quantized weights, bit fields, shifts); their arithmetic wraps around
+// as C's does. They come after Float16 so that the older dtypes keep their
+// values.
 const (
 	Invalid DType = iota
 	Float32
@@ -24,11 +28,16 @@ const (
 	Uint8
 	BFloat16
 	Float16
+	Int8
+	Int16
+	Uint16
+	Uint32
+	Uint64
 	// numDTypes bounds the kernel table; a new dtype goes above it.
 	numDTypes
 )
 
-var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8", "BFloat16", "Float16"}
+var dtypeNames = [...]string{"Invalid", "Float32", "Float64", "Int32", "Int64", "Bool", "UInt8", "BFloat16", "Float16", "Int8", "Int16", "UInt16", "UInt32", "UInt64"}
 
 // NumDTypes bounds the DType values (all are below it), for tables indexed
 // by dtype.
@@ -53,26 +62,40 @@ func (d DType) IsFloat() bool {
 func (d DType) IsHalf() bool { return d == BFloat16 || d == Float16 }
 
 // IsInt reports whether d is a signed or unsigned integer type.
-func (d DType) IsInt() bool { return d == Int32 || d == Int64 || d == Uint8 }
+func (d DType) IsInt() bool { return d.IsSignedInt() || d.IsUnsigned() }
+
+// IsSignedInt reports whether d is a signed integer type.
+func (d DType) IsSignedInt() bool { return d == Int8 || d == Int16 || d == Int32 || d == Int64 }
+
+// IsUnsigned reports whether d is an unsigned integer type.
+func (d DType) IsUnsigned() bool { return d == Uint8 || d == Uint16 || d == Uint32 || d == Uint64 }
 
 // Size is the width of one element in bytes.
 func (d DType) Size() int {
 	switch d {
-	case Float64, Int64:
+	case Float64, Int64, Uint64:
 		return 8
-	case Float32, Int32:
+	case Float32, Int32, Uint32:
 		return 4
-	case BFloat16, Float16:
+	case BFloat16, Float16, Int16, Uint16:
 		return 2
-	case Bool, Uint8:
+	case Bool, Uint8, Int8:
 		return 1
 	}
 	return 0
 }
 
 // Number is the set of Go element types a tensor can hold besides bool.
+// The types added with Int8 and after are exact (no ~): BF16 and F16 are
+// uint16 underneath, and ~uint16 would let them in.
 type Number interface {
-	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint8 | int8 | int16 | uint16 | uint32 | uint64
+}
+
+// Int is the set of Go integer element types, for kernels defined on
+// integers alone (bitwise operations, shifts).
+type Int interface {
+	~int32 | ~int64 | ~uint8 | int8 | int16 | uint16 | uint32 | uint64
 }
 
 // Elem is the set of Go element types a tensor can hold. BF16 and F16 are
@@ -104,6 +127,16 @@ func DTypeOf[T Elem]() DType {
 		return BFloat16
 	case F16:
 		return Float16
+	case int8:
+		return Int8
+	case int16:
+		return Int16
+	case uint16:
+		return Uint16
+	case uint32:
+		return Uint32
+	case uint64:
+		return Uint64
 	}
 	return Invalid
 }
@@ -127,6 +160,16 @@ func makeBuf(d DType, n int) any {
 		return make([]BF16, n)
 	case Float16:
 		return make([]F16, n)
+	case Int8:
+		return make([]int8, n)
+	case Int16:
+		return make([]int16, n)
+	case Uint16:
+		return make([]uint16, n)
+	case Uint32:
+		return make([]uint32, n)
+	case Uint64:
+		return make([]uint64, n)
 	}
 	panic(fmt.Sprintf("spore: no buffer for dtype %v", d))
 }

@@ -82,6 +82,16 @@ func (t *Tensor) scalarString() string {
 		return strconv.FormatInt(b[0], 10)
 	case []uint8:
 		return strconv.FormatUint(uint64(b[0]), 10)
+	case []int8:
+		return strconv.FormatInt(int64(b[0]), 10)
+	case []int16:
+		return strconv.FormatInt(int64(b[0]), 10)
+	case []uint16:
+		return strconv.FormatUint(uint64(b[0]), 10)
+	case []uint32:
+		return strconv.FormatUint(uint64(b[0]), 10)
+	case []uint64:
+		return strconv.FormatUint(b[0], 10)
 	case []bool:
 		if b[0] {
 			return "True"
@@ -193,6 +203,16 @@ func (t *Tensor) elemFormatter(idx []int) func(i int) string {
 		return intFormatter(idx, func(i int) string { return strconv.FormatInt(b[i], 10) })
 	case []uint8:
 		return intFormatter(idx, func(i int) string { return strconv.FormatUint(uint64(b[i]), 10) })
+	case []int8:
+		return intFormatter(idx, func(i int) string { return strconv.FormatInt(int64(b[i]), 10) })
+	case []int16:
+		return intFormatter(idx, func(i int) string { return strconv.FormatInt(int64(b[i]), 10) })
+	case []uint16:
+		return intFormatter(idx, func(i int) string { return strconv.FormatUint(uint64(b[i]), 10) })
+	case []uint32:
+		return intFormatter(idx, func(i int) string { return strconv.FormatUint(uint64(b[i]), 10) })
+	case []uint64:
+		return intFormatter(idx, func(i int) string { return strconv.FormatUint(b[i], 10) })
 	case []bool:
 		// NumPy pads True to the width of False in arrays.
 		return func(i int) string {

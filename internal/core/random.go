@@ -21,9 +21,9 @@ func SetSeed(seed int64) {
 	rngMu.Unlock()
 }
 
-// Uint64 draws 64 random bits from the framework source (for ops that seed
+// RandUint64 draws 64 random bits from the framework source (for ops that seed
 // their own generators, such as dropout).
-func Uint64() uint64 {
+func RandUint64() uint64 {
 	rngMu.Lock()
 	defer rngMu.Unlock()
 	return rng.Uint64()

@@ -108,8 +108,8 @@ func NewOf(m Meta) *Tensor {
 	return &Tensor{shape: m.Shape, dtype: m.DType, buf: makeBuf(m.DType, m.Shape.Size())}
 }
 
-// FromBuffer wraps buf (a []float32, []float64, []int32, []int64, []bool,
-// []uint8, []BF16 or []F16 of exactly shape.Size() elements) without copying. It is for
+// FromBuffer wraps buf (a slice of one of the element types, Elem, of
+// exactly shape.Size() elements) without copying. It is for
 // executors and kernels that manage their own memory; the caller must not
 // let buf be changed while the tensor is in use.
 func FromBuffer(buf any, shape Shape) *Tensor {
@@ -141,6 +141,16 @@ func bufInfo(buf any) (DType, int) {
 		return BFloat16, len(b)
 	case []F16:
 		return Float16, len(b)
+	case []int8:
+		return Int8, len(b)
+	case []int16:
+		return Int16, len(b)
+	case []uint16:
+		return Uint16, len(b)
+	case []uint32:
+		return Uint32, len(b)
+	case []uint64:
+		return Uint64, len(b)
 	}
 	return Invalid, 0
 }
@@ -228,8 +238,8 @@ func (t *Tensor) IsSymbolic() bool {
 	return t.sym != nil
 }
 
-// Data returns t's buffer without copying: a []float32, []float64, []int32,
-// []int64, []bool, []uint8, []BF16 or []F16. Kernels use it; user code should prefer the
+// Data returns t's buffer without copying: a []T for T the Go element type
+// of t's dtype ([]float32, []int8, []uint64, []bool, []BF16, ...). Kernels use it; user code should prefer the
 // copying accessors (Float32s, ...). Writing to it breaks value semantics,
 // and a parameter written through it may go unseen by compiled plans that
 // hold packed copies of it (see ParamVersion): change parameters with
@@ -329,6 +339,16 @@ func convertAll[T Number](t *Tensor, method string) []T {
 		for i, v := range b {
 			out[i] = T(v)
 		}
+	case []int8:
+		convertInts(out, b)
+	case []int16:
+		convertInts(out, b)
+	case []uint16:
+		convertInts(out, b)
+	case []uint32:
+		convertInts(out, b)
+	case []uint64:
+		convertInts(out, b)
 	case []bool:
 		for i, v := range b {
 			if v {
@@ -353,6 +373,14 @@ func convertAll[T Number](t *Tensor, method string) []T {
 		}
 	}
 	return out
+}
+
+// convertInts converts integers to T as Go's conversion does (integers
+// wrap, floats take the nearest value).
+func convertInts[T Number, S Int](out []T, b []S) {
+	for i, v := range b {
+		out[i] = T(v)
+	}
 }
 
 // bits16 views a buffer of 16-bit floats as the raw bits the conversion
@@ -401,6 +429,16 @@ func (t *Tensor) floatAt(i int) float64 {
 		return float64(b[i].Float32())
 	case []F16:
 		return float64(b[i].Float32())
+	case []int8:
+		return float64(b[i])
+	case []int16:
+		return float64(b[i])
+	case []uint16:
+		return float64(b[i])
+	case []uint32:
+		return float64(b[i])
+	case []uint64:
+		return float64(b[i])
 	}
 	panic("spore: tensor without buffer")
 }
@@ -424,7 +462,28 @@ func (t *Tensor) setFloat(i int, v float64) {
 		b[i] = BF16From(float32(v))
 	case []F16:
 		b[i] = F16From(float32(v))
+	case []int8:
+		b[i] = int8(int64(v))
+	case []int16:
+		b[i] = int16(int64(v))
+	case []uint16:
+		b[i] = uint16(int64(v))
+	case []uint32:
+		b[i] = uint32(int64(v))
+	case []uint64:
+		b[i] = FloatToUint64(v)
 	}
+}
+
+// FloatToUint64 converts v to uint64 truncating toward zero, with the
+// wrap-around of a conversion through int64 for negative values (-1 is
+// 2^64-1), so that no value meets Go's implementation-specific conversion
+// of an out-of-range float.
+func FloatToUint64(v float64) uint64 {
+	if v >= 1<<63 {
+		return uint64(v)
+	}
+	return uint64(int64(v))
 }
 
 // NewParameter returns a parameter: a named tensor with identity holding a
@@ -522,6 +581,16 @@ func CopyBuf(dst, src any) {
 		copy(d, src.([]BF16))
 	case []F16:
 		copy(d, src.([]F16))
+	case []int8:
+		copy(d, src.([]int8))
+	case []int16:
+		copy(d, src.([]int16))
+	case []uint16:
+		copy(d, src.([]uint16))
+	case []uint32:
+		copy(d, src.([]uint32))
+	case []uint64:
+		copy(d, src.([]uint64))
 	}
 }
 
@@ -575,7 +644,9 @@ type Copier func(dst *Tensor, dstOff int, src *Tensor, srcOff, n int)
 var copiers = [numDTypes]Copier{
 	Float32: copyElems[float32], Float64: copyElems[float64], Int32: copyElems[int32],
 	Int64: copyElems[int64], Bool: copyElems[bool], Uint8: copyElems[uint8],
-	BFloat16: copyElems[BF16], Float16: copyElems[F16],
+	BFloat16: copyElems[BF16], Float16: copyElems[F16], Int8: copyElems[int8],
+	Int16: copyElems[int16], Uint16: copyElems[uint16], Uint32: copyElems[uint32],
+	Uint64: copyElems[uint64],
 }
 
 // CopierFor returns the Copier of dtype dt.
@@ -611,5 +682,7 @@ func CopyElems(dst *Tensor, dstOff int, src *Tensor, srcOff, n int) {
 		copy(d[dstOff:dstOff+n], src.buf.([]BF16)[srcOff:srcOff+n])
 	case []F16:
 		copy(d[dstOff:dstOff+n], src.buf.([]F16)[srcOff:srcOff+n])
+	default:
+		CopierFor(dst.dtype)(dst, dstOff, src, srcOff, n)
 	}
 }
