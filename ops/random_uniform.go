@@ -58,7 +58,7 @@ func init() {
 func randomUniformKernel[T float32 | float64](attrs any, _ []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(RandomUniformAttrs)
 	o := out.Data().([]T)
-	seed := core.Uint64()
+	seed := core.RandUint64()
 	if a.Seeded {
 		seed = uint64(math.Float32bits(a.Seed)) | 1<<32
 	}
