@@ -323,8 +323,15 @@ func cofactorDet(x *tensor.Tensor, rows, cols []int) *tensor.Tensor {
 
 // unsignedBits gives the width of the unsigned dtypes BitShift takes.
 func unsignedBits(dt tensor.DType) int {
-	if dt == tensor.Uint8 {
+	switch dt {
+	case tensor.Uint8:
 		return 8
+	case tensor.Uint16:
+		return 16
+	case tensor.Uint32:
+		return 32
+	case tensor.Uint64:
+		return 64
 	}
 	return 0
 }
@@ -332,8 +339,8 @@ func unsignedBits(dt tensor.DType) int {
 // bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
 // wrapping at the dtype's width) or x / 2^y (RIGHT), with 2^y read from a
 // table of powers of two, so that y may be computed from the model's
-// inputs. Widths up to 32 bits are computed in int64, exactly, and cast
-// back. A shift of the width or more is outside the table and fails as an
+// inputs. It computes in int64, exactly, and casts back: uint64, whose
+// shifts int64 cannot hold, is refused. A shift of the width or more is outside the table and fails as an
 // index out of range.
 func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "Y")
@@ -353,29 +360,23 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if bits == 0 {
 		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", dt)
 	}
-	work := dt
-	if bits <= 32 {
-		work = tensor.Int64
-		x = ops.Cast(x, work)
+	if bits > 32 {
+		return nil, c.Errorf("dtype %v is not supported (spore's ops have no %v products; BitShift takes uint8, uint16 and uint32)", dt, dt)
 	}
-	pows := make([]*tensor.Tensor, bits)
+	x = ops.Cast(x, tensor.Int64)
+	pows := make([]int64, bits) // 2^k for k < bits
 	for k := range pows {
-		pows[k] = ops.Reshape(tensor.Full(work, math.Ldexp(1, k)), 1)
+		pows[k] = 1 << k
 	}
-	p := ops.Gather(ops.Concat(0, pows...), ops.Cast(y, tensor.Int64), 0)
+	table := tensor.FromSlice(pows, bits)
+	p := ops.Gather(table, ops.Cast(y, tensor.Int64), 0)
 	var z *tensor.Tensor
 	if dir == "LEFT" {
-		z = ops.Mul(x, p)
-		if work != dt {
-			z = ops.Mod(z, tensor.Scalar(int64(1)<<bits))
-		}
+		z = ops.Mod(ops.Mul(x, p), tensor.Scalar(int64(1)<<bits))
 	} else {
 		z = ops.FloorDiv(x, p) // truncation, the operands being non-negative
 	}
-	if work != dt {
-		z = ops.Cast(z, dt)
-	}
-	return one(z)
+	return one(ops.Cast(z, dt))
 }
 
 // maxUnpoolOp is MaxUnpool: X's values placed at the flat positions

@@ -49,6 +49,7 @@ func TestMiscOpErrors(t *testing.T) {
 		{"det too large", node("Det", []string{"x"}), nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 6, 6)}, "6×6 matrices are not supported"},
 		{"bitshift direction", node("BitShift", []string{"x", "s"}, strAttr("direction", "UP")), nil, []*tensor.Tensor{u8(1), u8(1)}, `direction "UP"`},
 		{"bitshift signed", node("BitShift", []string{"x", "s"}, strAttr("direction", "LEFT")), nil, []*tensor.Tensor{tensor.FromSlice([]int64{1}, 1), tensor.FromSlice([]int64{1}, 1)}, "takes unsigned integers"},
+		{"bitshift uint64", node("BitShift", []string{"x", "s"}, strAttr("direction", "LEFT")), nil, []*tensor.Tensor{tensor.FromSlice([]uint64{1}, 1), tensor.FromSlice([]uint64{1}, 1)}, "no UInt64 products"},
 		{"bitshift too far", node("BitShift", []string{"x", "s"}, strAttr("direction", "LEFT")), nil, []*tensor.Tensor{u8(1), u8(8)}, "out of range"},
 		{"compress traced condition", node("Compress", []string{"x", "c"}), nil, []*tensor.Tensor{x, tensor.FromSlice([]bool{true}, 1)}, "condition depends on the model's input values"},
 		{"unique traced", node("Unique", []string{"x"}), nil, []*tensor.Tensor{x}, "X depends on the model's input values"},
@@ -272,4 +273,84 @@ func TestExportRandomUniformLike(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBitShiftWidths checks BitShift on uint8, uint16 and uint32 against
+// Go's own shifts, wrapping at the width, in both modes. (uint64 is
+// refused: TestMiscOpErrors.)
+func TestBitShiftWidths(t *testing.T) {
+	x := []uint64{1, 3, 255, 1<<15 + 7, 1<<31 + 5, 1<<63 + 9}
+	s := []uint64{0, 1, 4, 3, 2, 7}
+	for _, tc := range []struct {
+		dt   tensor.DType
+		bits uint
+		of   func([]uint64) *tensor.Tensor
+	}{
+		{tensor.Uint8, 8, func(v []uint64) *tensor.Tensor { return conv[uint8](v) }},
+		{tensor.Uint16, 16, func(v []uint64) *tensor.Tensor { return conv[uint16](v) }},
+		{tensor.Uint32, 32, func(v []uint64) *tensor.Tensor { return conv[uint32](v) }},
+	} {
+		for _, dir := range []string{"LEFT", "RIGHT"} {
+			t.Run(fmt.Sprint(tc.dt, dir), func(t *testing.T) {
+				mask := uint64(1)<<tc.bits - 1
+				want := make([]uint64, len(x))
+				for i := range x {
+					v := x[i] & mask
+					if dir == "LEFT" {
+						want[i] = (v << s[i]) & mask
+					} else {
+						want[i] = v >> s[i]
+					}
+				}
+				n := &onnxpb.NodeProto{Name: proto.String("n1"), OpType: proto.String("BitShift"), Input: []string{"x", "s"}, Output: []string{"y"},
+					Attribute: []*onnxpb.AttributeProto{strAttr("direction", dir)}}
+				m := oneNodeModel(17, n, []string{"x", "s"}, nil)
+				eager, graph, eerr, gerr := runBothModes(m, []*tensor.Tensor{tc.of(mask8(x, mask)), tc.of(s)})
+				if eerr != nil || gerr != nil {
+					t.Fatalf("PyNative: %v\nGraph: %v", eerr, gerr)
+				}
+				for mode, y := range map[string]*tensor.Tensor{"PyNative": eager[0], "Graph": graph[0]} {
+					if y.DType() != tc.dt {
+						t.Fatalf("%s: dtype %v", mode, y.DType())
+					}
+					for i, w := range want {
+						if got := uint64At(y, i); got != w {
+							t.Errorf("%s: element %d: %d %s %d is %d, want %d", mode, i, x[i]&mask, dir, s[i], got, w)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// conv converts uint64 values to a 1-D tensor of element type T.
+func conv[T uint8 | uint16 | uint32](v []uint64) *tensor.Tensor {
+	out := make([]T, len(v))
+	for i, x := range v {
+		out[i] = T(x)
+	}
+	return tensor.FromSlice(out, len(out))
+}
+
+// mask8 keeps the low bits of each value that mask selects.
+func mask8(v []uint64, mask uint64) []uint64 {
+	out := make([]uint64, len(v))
+	for i, x := range v {
+		out[i] = x & mask
+	}
+	return out
+}
+
+// uint64At reads element i of an unsigned tensor exactly.
+func uint64At(t *tensor.Tensor, i int) uint64 {
+	switch d := t.Data().(type) {
+	case []uint8:
+		return uint64(d[i])
+	case []uint16:
+		return uint64(d[i])
+	case []uint32:
+		return uint64(d[i])
+	}
+	panic(fmt.Sprintf("not an unsigned tensor: %v", t.DType()))
 }
