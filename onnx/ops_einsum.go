@@ -11,7 +11,8 @@ import (
 // Einsum, reduced to the ops spore has: each pair of operands becomes one
 // batched MatMul between transposes and reshapes, and an index that only
 // one operand has and nothing later needs is summed out first. An index
-// repeated within one operand (a diagonal, "ii->i") is refused.
+// repeated within one operand (a diagonal, "ii->i") first takes the
+// diagonal: the operand masked by the identity, summed over the repeat.
 
 func init() {
 	register("Einsum", 12, 0, einsumOp)
@@ -47,6 +48,7 @@ func einsumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// ones take the rightmost (NumPy's broadcasting alignment).
 	ell := 0
 	terms := make([]einTerm, len(ins))
+	written := make([][]rune, len(ins)) // each operand's letters as written, repeats and all
 	for i, spec := range specs {
 		x := ins[i]
 		if x == nil {
@@ -84,12 +86,17 @@ func einsumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if len(idx) != x.Rank() {
 			return nil, c.Errorf("operand %d %q names %d axes, input %v has %d", i, spec, len(idx), x.Shape(), x.Rank())
 		}
-		seen := map[rune]bool{}
-		for _, r := range idx {
-			if seen[r] {
-				return nil, c.Errorf("operand %d %q repeats index %q: diagonals are not supported", i, spec, r)
+		written[i] = append([]rune(nil), idx...)
+		for {
+			p, q := repeatedIndex(idx)
+			if q < 0 {
+				break
 			}
-			seen[r] = true
+			if x.Dim(p) != x.Dim(q) {
+				return nil, c.Errorf("operand %d %q repeats index %q over axes of extents %d and %d", i, spec, idx[p], x.Dim(p), x.Dim(q))
+			}
+			x = diagonal(x, p, q)
+			idx = append(idx[:q:q], idx[q+1:]...)
 		}
 		terms[i] = einTerm{t: x, idx: idx}
 	}
@@ -104,11 +111,11 @@ func einsumOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			out = append(append(out, ellRunes(ell)...), []rune(after)...)
 		}
 	} else {
-		// Implicit output: "..." first, then the letters used once, in
+		// Implicit output: "..." first, then the letters written once, in
 		// alphabetical order.
 		count := map[rune]int{}
-		for _, t := range terms {
-			for _, r := range t.idx {
+		for _, w := range written {
+			for _, r := range w {
 				count[r]++
 			}
 		}
@@ -267,4 +274,32 @@ func indexOf(rs []rune, r rune) int {
 		}
 	}
 	return -1
+}
+
+// repeatedIndex returns the first axes p < q that share a letter, or -1,
+// -1 when the letters are distinct.
+func repeatedIndex(idx []rune) (int, int) {
+	for q := range idx {
+		for p := range q {
+			if idx[p] == idx[q] {
+				return p, q
+			}
+		}
+	}
+	return -1, -1
+}
+
+// diagonal returns x's elements where the indices of axes p and q (of one
+// extent) are equal, as a tensor without axis q.
+func diagonal(x *tensor.Tensor, p, q int) *tensor.Tensor {
+	n := x.Dim(p)
+	shape := make([]int, x.Rank())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[p], shape[q] = n, n
+	// Select, not a product with the identity, so that an infinity off
+	// the diagonal does not make a NaN on it.
+	eye := ops.Reshape(ops.Cast(tensor.Eye(tensor.Float64, n), tensor.Bool), shape...)
+	return ops.Sum(ops.Select(eye, x, ops.ScalarLike(x, 0)), q)
 }

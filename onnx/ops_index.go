@@ -183,8 +183,8 @@ func scatterGather(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
 // scatterIndices reads a scatter node's concrete indices after checking
 // its reduction and dtypes.
 func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, error) {
-	if r := c.String("reduction", "none"); r != "none" {
-		return nil, c.Errorf("reduction %q is not supported (none is)", r)
+	if err := c.checkScatterReduction(); err != nil {
+		return nil, err
 	}
 	if data.DType() != updates.DType() {
 		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
@@ -240,7 +240,7 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			pos = append(pos, off*inner+e)
 		}
 	}
-	return one(scatterGather(data, updates, pos))
+	return one(c.scatterReduce(data, updates, pos))
 }
 
 // scatterElementsOp is ScatterElements: updates[p] replaces the element of
@@ -294,7 +294,7 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 			coord[i] = 0
 		}
 	}
-	return one(scatterGather(data, updates, pos))
+	return one(c.scatterReduce(data, updates, pos))
 }
 
 // gatherNDOp is GatherND: each index tuple (the last axis of indices)

@@ -288,7 +288,7 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	}
 	x, w := req[0], req[1]
 	if x.Rank() == 5 {
-		return nil, c.Errorf("3-D ConvTranspose (X %v) is not supported", x.Shape())
+		return c.convTranspose3D(x, w, c.In(ins, 2))
 	}
 	x, oneD, err := c.to2D(x, "X")
 	if err != nil {
@@ -402,16 +402,20 @@ func convTransposeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 }
 
 // batchNormOp is BatchNormalization with the running statistics
-// (inference). A model's training_mode=1 node is refused: an imported
-// model fine-tunes with its normalisation statistics frozen, as a PyTorch
-// model in eval mode does.
+// (inference), or, for a node with training_mode=1 (opset 14 on), with
+// the batch statistics and the updated running statistics as outputs
+// (see batchNormTraining). Whether it normalises with the batch's
+// statistics is the model's choice, written in the node.
 func batchNormOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	in, err := c.needs(ins, "X", "scale", "B", "input_mean", "input_var")
 	if err != nil {
 		return nil, err
 	}
 	if c.Int("training_mode", 0) != 0 {
-		return nil, c.Errorf("training_mode=1 (batch statistics with running-statistics outputs) is not supported; export the model in eval mode")
+		if c.Opset < 14 {
+			return nil, c.Errorf("attribute training_mode exists from opset 14; the model's opset is %d", c.Opset)
+		}
+		return c.batchNormTraining(in)
 	}
 	for i := 1; i < len(c.Node.GetOutput()); i++ {
 		if c.wantOutput(i) {
@@ -554,11 +558,12 @@ func poolOp(isMax bool) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		if isMax && c.wantOutput(1) {
-			return nil, c.Errorf("the Indices output is not supported")
-		}
 		if !c.Has("kernel_shape") {
 			return nil, c.Errorf("attribute kernel_shape is missing")
+		}
+		withIndices := isMax && c.wantOutput(1)
+		if withIndices && x.Rank() == 5 {
+			return nil, c.Errorf("the Indices output of 3-D MaxPool is not supported")
 		}
 		if x.Rank() == 5 {
 			return c.pool3D(x, isMax)
@@ -575,7 +580,7 @@ func poolOp(isMax bool) opFunc {
 		if dilated && !isMax {
 			return nil, c.Errorf("dilations %v are not supported in AveragePool", s.dilation)
 		}
-		if c.Int("storage_order", 0) != 0 {
+		if c.Int("storage_order", 0) != 0 && !withIndices {
 			return nil, c.Errorf("storage_order=1 is not supported")
 		}
 		in := [2]int{x.Dim(2), x.Dim(3)}
@@ -623,6 +628,10 @@ func poolOp(isMax bool) opFunc {
 			} else {
 				y = ops.AvgPool2D(x, s.kernel, s.stride, pad, ops.CountIncludePad(include))
 			}
+		}
+		if withIndices {
+			idx := maxPoolIndices(x, s, c.Int("storage_order", 0) != 0)
+			return []*tensor.Tensor{from2D(y, oneD), from2D(idx, oneD)}, nil
 		}
 		return one(from2D(y, oneD))
 	}

@@ -231,3 +231,118 @@ func (c *nodeCtx) pool3D(x *tensor.Tensor, isMax bool) ([]*tensor.Tensor, error)
 	}
 	return one(ops.Mul(y, ops.Cast(tensor.FromSlice(inv, 1, 1, do, 1, 1), x.DType())))
 }
+
+// convTranspose3D is ConvTranspose over three spatial axes, with explicit
+// pads (auto_pad NOTSET or VALID) and output_padding; output_shape and
+// auto_pad SAME_* are refused. Each kernel depth offset kd is a 2-D
+// ConvTranspose of the input's depth planes (folded into the batch) with
+// that slice of W; its planes land at depths id·stride + kd·dilation of
+// the full output, spread by interleaving zeros and shifted by padding,
+// and the offsets are summed before the depth pads are cropped.
+func (c *nodeCtx) convTranspose3D(x, w, b *tensor.Tensor) ([]*tensor.Tensor, error) {
+	if w.Rank() != 5 {
+		return nil, c.Errorf("W has shape %v for X of shape %v", w.Shape(), x.Shape())
+	}
+	xs, ws := x.Shape(), w.Shape()
+	group := int(c.Int("group", 1))
+	if group < 1 || ws[0] != xs[1] || xs[1]%group != 0 {
+		return nil, c.Errorf("W %v must have X's %d channels first (X %v, group %d)", ws, xs[1], xs, group)
+	}
+	if c.Has("output_shape") {
+		return nil, c.Errorf("output_shape is not supported for 3-D ConvTranspose (give pads and output_padding)")
+	}
+	autoPad := c.String("auto_pad", "NOTSET")
+	if autoPad != "NOTSET" && autoPad != "" && autoPad != "VALID" {
+		return nil, c.Errorf("auto_pad %q is not supported for 3-D ConvTranspose", autoPad)
+	}
+	list := func(name string, def, size int) ([]int, error) {
+		v, err := c.intsAttr(name, nil)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			v = make([]int, size)
+			for i := range v {
+				v[i] = def
+			}
+		}
+		if len(v) != size {
+			return nil, c.Errorf("attribute %s %v has %d entries, want %d", name, v, len(v), size)
+		}
+		return v, nil
+	}
+	ks, err := list("kernel_shape", 0, 3)
+	if err != nil {
+		return nil, err
+	}
+	st, err := list("strides", 1, 3)
+	if err != nil {
+		return nil, err
+	}
+	dl, err := list("dilations", 1, 3)
+	if err != nil {
+		return nil, err
+	}
+	pd, err := list("pads", 0, 6)
+	if err != nil {
+		return nil, err
+	}
+	op, err := list("output_padding", 0, 3)
+	if err != nil {
+		return nil, err
+	}
+	if autoPad == "VALID" {
+		pd = make([]int, 6)
+	}
+	var full, out [3]int
+	for i := range 3 {
+		if ks[i] != 0 && ks[i] != ws[2+i] {
+			return nil, c.Errorf("attribute kernel_shape %v disagrees with the weight's window %v", ks, ws[2:])
+		}
+		if st[i] < 1 || dl[i] < 1 || st[i] > maxWindow || dl[i] > maxWindow || pd[i] < 0 || pd[3+i] < 0 || pd[i] > maxWindow || pd[3+i] > maxWindow {
+			return nil, c.Errorf("strides %v, dilations %v and pads %v must be positive (pads non-negative) and at most %d", st, dl, pd, maxWindow)
+		}
+		if op[i] < 0 || op[i] >= max(st[i], dl[i]) {
+			return nil, c.Errorf("output_padding %v must be below the stride or dilation", op)
+		}
+		full[i] = st[i]*(xs[2+i]-1) + op[i] + (ws[2+i]-1)*dl[i] + 1
+		out[i] = full[i] - pd[i] - pd[3+i]
+		if out[i] < 1 {
+			return nil, c.Errorf("pads %v leave no output on axis %d", pd, 2+i)
+		}
+	}
+	n, d, co := xs[0], xs[2], ws[1]*group
+	if err := c.checkMade([]int{n, co, full[0], full[1], full[2]}, "output"); err != nil {
+		return nil, err
+	}
+	// The input's depth planes as an (N·D)×C×H×W batch.
+	planes := ops.Reshape(ops.Transpose(x, 0, 2, 1, 3, 4), n*d, xs[1], xs[3], xs[4])
+	attrs := ops.ConvGradAttrs{
+		ConvAttrs: ops.ConvAttrs{Stride: [2]int{st[1], st[2]}, Pads: [4]int{pd[1], pd[4], pd[2], pd[5]}, Dilation: [2]int{dl[1], dl[2]}, Groups: group},
+		Shape:     tensor.Shape{n * d, co, out[1], out[2]},
+	}
+	spread := st[0]*(d-1) + 1 // the depth the D planes span at stride st[0]
+	var y *tensor.Tensor
+	for kd := range ws[2] {
+		wk := ops.Reshape(ops.StridedSlice(w, []int{0, 0, kd, 0, 0}, []int{ws[0], ws[1], kd + 1, ws[3], ws[4]}, []int{1, 1, 1, 1, 1}), ws[0], ws[1], ws[3], ws[4])
+		z := ops.Reshape(ops.Conv2DBackpropInput(planes, wk, attrs), n, d, 1, co, out[1], out[2])
+		if st[0] > 1 { // zeros between the planes
+			z = ops.Pad(z, [][2]int{{0, 0}, {0, 0}, {0, st[0] - 1}, {0, 0}, {0, 0}, {0, 0}})
+		}
+		z = ops.Reshape(z, n, d*st[0], co, out[1], out[2])
+		z = ops.Slice(z, []int{0, 0, 0, 0, 0}, []int{n, spread, co, out[1], out[2]})
+		lo := kd * dl[0]
+		z = ops.Pad(z, [][2]int{{0, 0}, {lo, full[0] - lo - spread}, {0, 0}, {0, 0}, {0, 0}})
+		if y == nil {
+			y = z
+		} else {
+			y = ops.Add(y, z)
+		}
+	}
+	y = ops.Slice(y, []int{0, pd[0], 0, 0, 0}, []int{n, out[0], co, out[1], out[2]})
+	y = ops.Transpose(y, 0, 2, 1, 3, 4)
+	if b != nil {
+		y = ops.Add(y, ops.Reshape(b, 1, b.Size(), 1, 1, 1))
+	}
+	return one(y)
+}

@@ -7,11 +7,16 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Resize in nearest and (multi)linear modes. Interpolation is separable,
-// so each resized axis is one Gather (nearest) or two Gathers and a
-// weighted sum (linear) with index and weight tensors computed from the
-// shapes alone: constants of the trace, so both modes run the same ops
-// and gradients flow to the input. Coordinates are computed in float32,
+// Resize in nearest, (multi)linear and (multi)cubic modes. Interpolation
+// is separable, so each resized axis is one Gather (nearest) or two or
+// four Gathers and a weighted sum (linear, cubic) with index and weight
+// tensors computed from the shapes alone: constants of the trace, so both
+// modes run the same ops and gradients flow to the input. Cubic follows
+// ONNX's reference: Keys' kernel with cubic_coeff_a, the four taps nearest
+// the source coordinate (the left ones on a tie), edge-clamped, or with
+// exclude_outside dropped and the rest renormalised. tf_crop_and_resize
+// maps the output onto the roi box and gives extrapolation_value where the
+// source coordinate falls outside the input. Coordinates are computed in float32,
 // as ONNX Runtime computes them, so that ties round the same way.
 
 func init() {
@@ -26,12 +31,12 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	mode := c.String("mode", "nearest")
-	if mode != "nearest" && mode != "linear" {
-		return nil, c.Errorf("mode %q is not supported (nearest and linear are)", mode)
+	if mode != "nearest" && mode != "linear" && mode != "cubic" {
+		return nil, c.Errorf("mode %q is not supported (nearest, linear and cubic are)", mode)
 	}
 	ctm := c.String("coordinate_transformation_mode", "half_pixel")
 	switch ctm {
-	case "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn":
+	case "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize":
 	default:
 		return nil, c.Errorf("coordinate_transformation_mode %q is not supported", ctm)
 	}
@@ -107,6 +112,31 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := c.checkMade(out, "output"); err != nil {
 		return nil, err
 	}
+	// roiStart[a], roiEnd[a]: the box tf_crop_and_resize maps the output
+	// onto, as fractions of the input's extent.
+	roiStart, roiEnd := make([]float32, r), make([]float32, r)
+	for i := range roiEnd {
+		roiEnd[i] = 1
+	}
+	if ctm == "tf_crop_and_resize" {
+		roi, err := c.Concrete(c.In(ins, 1), "roi")
+		if err != nil {
+			return nil, err
+		}
+		if !isFloat(roi.DType()) {
+			return nil, c.Errorf("roi has dtype %v, want float", roi.DType())
+		}
+		v := roi.Float64s()
+		if len(v) != 2*len(axes) {
+			return nil, c.Errorf("roi %v must have two entries per resized axis (%d)", v, 2*len(axes))
+		}
+		for i, a := range axes {
+			roiStart[a], roiEnd[a] = float32(v[i]), float32(v[len(axes)+i])
+		}
+	}
+	extrapolation := float64(c.Float("extrapolation_value", 0))
+	cubicA := float64(c.Float("cubic_coeff_a", -0.75))
+	exclude := c.Int("exclude_outside", 0) != 0
 	nearest := c.String("nearest_mode", "round_prefer_floor")
 	switch nearest {
 	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":
@@ -116,14 +146,20 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	y := x
 	for a := range r {
 		in := x.Dim(a)
-		if out[a] == in && scales[a] == 1 {
+		if out[a] == in && scales[a] == 1 && (ctm != "tf_crop_and_resize" || roiStart[a] == 0 && roiEnd[a] == 1) {
 			continue
 		}
 		if out[a] == 0 || in == 0 {
 			return nil, c.Errorf("axis %d: resizing %d to %d", a, in, out[a])
 		}
+		// extrapolate puts extrapolation_value where tf_crop_and_resize's
+		// source coordinate falls outside the input along axis a.
+		extrapolate := func(y *tensor.Tensor) *tensor.Tensor { return y }
 		coord := func(o int) float32 {
-			s, fo, fi, fn := scales[a], float32(o), float32(in), float32(out[a])
+			// fn is the output extent as ONNX's reference takes it, scale·in:
+			// not an integer when the scale came from scales.
+			s, fo, fi := scales[a], float32(o), float32(in)
+			fn := s * fi
 			switch ctm {
 			case "half_pixel":
 				return (fo+0.5)/s - 0.5
@@ -139,8 +175,33 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				return fo * (fi - 1) / (fn - 1)
 			case "tf_half_pixel_for_nn":
 				return (fo + 0.5) / s
+			case "tf_crop_and_resize":
+				r0, r1 := roiStart[a], roiEnd[a]
+				if out[a] == 1 {
+					return (r0 + r1) / 2 * (fi - 1)
+				}
+				return r0*(fi-1) + fo*(r1-r0)*(fi-1)/(fn-1)
 			}
 			return fo / s // asymmetric
+		}
+		if ctm == "tf_crop_and_resize" {
+			outside, some := make([]bool, out[a]), false
+			for o := range outside {
+				v := coord(o)
+				outside[o] = v < 0 || v > float32(in-1)
+				some = some || outside[o]
+			}
+			if some {
+				shape := make([]int, r)
+				for i := range shape {
+					shape[i] = 1
+				}
+				shape[a] = out[a]
+				mask := tensor.FromSlice(outside, shape...)
+				extrapolate = func(y *tensor.Tensor) *tensor.Tensor {
+					return ops.Select(mask, scalarOf(y.DType(), extrapolation), y)
+				}
+			}
 		}
 		if mode == "nearest" {
 			idx := make([]int64, out[a])
@@ -163,7 +224,11 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				}
 				idx[o] = int64(max(0, min(float32(in-1), n)))
 			}
-			y = ops.Gather(y, tensor.FromSlice(idx, len(idx)), a)
+			y = extrapolate(ops.Gather(y, tensor.FromSlice(idx, len(idx)), a))
+			continue
+		}
+		if mode == "cubic" {
+			y = extrapolate(cubicAxis(y, a, out[a], coord, cubicA, exclude))
 			continue
 		}
 		i0, i1 := make([]int64, out[a]), make([]int64, out[a])
@@ -186,7 +251,66 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		g0 := ops.Gather(y, tensor.FromSlice(i0, len(i0)), a)
 		g1 := ops.Gather(y, tensor.FromSlice(i1, len(i1)), a)
-		y = ops.Add(ops.Mul(g0, wt(w0)), ops.Mul(g1, wt(w1)))
+		y = extrapolate(ops.Add(ops.Mul(g0, wt(w0)), ops.Mul(g1, wt(w1))))
 	}
 	return one(y)
+}
+
+// cubicAxis resizes axis a of y to n by cubic interpolation at the source
+// coordinates coord(o), as ONNX's reference does: the four taps around
+// the coordinate start one left of ceil(x)−1, so that the fraction t lies
+// in (0, 1]; taps past the edges repeat the edge values, or with exclude
+// are dropped and the weights renormalised.
+func cubicAxis(y *tensor.Tensor, a, n int, coord func(int) float32, A float64, exclude bool) *tensor.Tensor {
+	in := y.Dim(a)
+	var idx [4][]int64
+	var w [4][]float64
+	for k := range idx {
+		idx[k], w[k] = make([]int64, n), make([]float64, n)
+	}
+	kernel := func(d float64) float64 { // Keys' kernel at distance |d|
+		d = math.Abs(d)
+		if d <= 1 {
+			return ((A+2)*d-(A+3))*d*d + 1
+		}
+		if d < 2 {
+			return ((A*d-5*A)*d+8*A)*d - 4*A
+		}
+		return 0
+	}
+	for o := range n {
+		x := float64(coord(o))
+		base := int64(math.Ceil(x)) - 2 // the leftmost tap
+		sum := 0.0
+		for k := range 4 {
+			p := base + int64(k)
+			wk := kernel(x - float64(p))
+			if exclude && (p < 0 || p >= int64(in)) {
+				wk = 0
+			}
+			idx[k][o] = max(0, min(int64(in-1), p))
+			w[k][o] = wk
+			sum += wk
+		}
+		if exclude && sum != 0 {
+			for k := range 4 {
+				w[k][o] /= sum
+			}
+		}
+	}
+	shape := make([]int, y.Rank())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[a] = n
+	var z *tensor.Tensor
+	for k := range 4 {
+		term := ops.Mul(ops.Gather(y, tensor.FromSlice(idx[k], n), a), ops.Cast(tensor.FromSlice(w[k], shape...), y.DType()))
+		if z == nil {
+			z = term
+		} else {
+			z = ops.Add(z, term)
+		}
+	}
+	return z
 }

@@ -341,6 +341,9 @@ func Cases() []Case {
 	add(Case{Prim: ops.RandomMaskPrim, Name: "RandomMask", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.RandomMaskPrim, ops.RandomMaskAttrs{P: 0.5, Seed: 7}, xs[0])
 	}, Inputs: in(u(-2, 2, 0, 2, 3))})
+	add(Case{Prim: ops.RandomUniformLikePrim, Name: "RandomUniformLike", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+		return ops.RandomUniformLikeSeeded(xs[0], -1, 1, 7)
+	}, Inputs: in(u(-2, 2, 0, 2, 3))})
 	add(Case{Prim: ops.AttentionSeedPrim, Name: "AttentionSeed", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 		return core.Apply(ops.AttentionSeedPrim, nil, xs[0])
 	}, Inputs: in(u(-2, 2, 0, 2, 3))})

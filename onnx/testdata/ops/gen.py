@@ -414,6 +414,107 @@ case('reducemean_f64', [node('ReduceMean', ['x'], axes=[1])], {'x': d64(2, 3, 4)
 case('sqrt_exp_f64', [node('Abs', ['x'], ['a']), node('Sqrt', ['a'], ['s']), node('Exp', ['s'])], {'x': d64(3, 4)}, outputs=[('y', D)])
 
 
+# ---- losses and smaller ops ---------------------------------------------
+NP2ONNX[np.uint8] = TensorProto.UINT8
+logp = lambda *s: np.log(np.abs(randn(*s)) + 0.1)
+case('nllloss_weight_ii', [node('NegativeLogLikelihoodLoss', ['x', 't', 'w'], ignore_index=1)],
+     {'x': logp(3, 4, 2), 't': np.array([[0, 1], [3, 2], [1, 1]], np.int64)}, {'w': np.abs(randn(4)) + 0.2})
+case('nllloss_none', [node('NegativeLogLikelihoodLoss', ['x', 't'], reduction='none')],
+     {'x': logp(4, 5), 't': np.array([4, 0, 2, 2], np.int64)})
+case('nllloss_sum_negative_ii', [node('NegativeLogLikelihoodLoss', ['x', 't'], reduction='sum', ignore_index=-1)],
+     {'x': logp(2, 3, 2, 2), 't': np.array([[[0, -1], [2, 1]], [[-1, -1], [1, 0]]], np.int64)})
+case('sce_sum_log_prob', [node('SoftmaxCrossEntropyLoss', ['x', 't'], ['y', 'lp'], reduction='sum', ignore_index=-1)],
+     {'x': randn(2, 3, 4), 't': np.array([[0, 2, -1, 1], [1, 1, 0, -1]], np.int64)}, outputs=[('y', F), ('lp', F)])
+case('sce_mean_weight', [node('SoftmaxCrossEntropyLoss', ['x', 't', 'w'])],
+     {'x': randn(5, 3), 't': np.array([2, 0, 1, 1, 2], np.int64)}, {'w': np.abs(randn(3)) + 0.2})
+case('argmin', [node('ArgMin', ['x'], axis=1)], {'x': randn(2, 3, 4)}, outputs=[('y', I64)])
+case('argmin_last_nokeep', [node('ArgMin', ['x'], axis=-1, keepdims=0, select_last_index=1)], {'x': np.round(randn(3, 6))}, outputs=[('y', I64)])
+case('nonzero', [node('NonZero', ['x'])], {}, {'x': np.round(randn(3, 4))}, [('y', I64)])
+case('compress_axis', [node('Compress', ['x', 'c'], axis=1)], {'x': randn(2, 4, 3)}, {'c': np.array([True, False, True], np.bool_)})
+case('compress_flat', [node('Compress', ['x', 'c'])], {'x': randn(2, 3)}, {'c': np.array([False, True, True, False, True], np.bool_)})
+case('unique_sorted', [node('Unique', ['x'], ['y', 'i', 'v', 'n'])], {}, {'x': np.round(randn(8))},
+     [('y', F), ('i', I64), ('v', I64), ('n', I64)])
+case('unique_axis_unsorted', [node('Unique', ['x'], ['y', 'i', 'v', 'n'], axis=-1, sorted=0)], {},
+     {'x': np.array([[2, 1, 2, 0, 1], [3, 0, 3, 0, 0]], np.int64)}, [('y', I64), ('i', I64), ('v', I64), ('n', I64)])
+case('det', [node('Det', ['x'])], {'x': randn(2, 3, 3)})
+case('det_4x4', [node('Det', ['x'])], {'x': randn(4, 4)})
+case('bitshift_left', [node('BitShift', ['x', 's'], direction='LEFT')],
+     {'x': np.array([16, 4, 1, 255], np.uint8), 's': np.array([1, 2, 7, 1], np.uint8)}, outputs=[('y', TensorProto.UINT8)])
+case('bitshift_right', [node('BitShift', ['x', 's'], direction='RIGHT')],
+     {'x': np.array([16, 4, 1, 255], np.uint8), 's': np.array([1, 2, 0, 7], np.uint8)}, outputs=[('y', TensorProto.UINT8)])
+case('maxunpool', [node('MaxUnpool', ['x', 'i'], kernel_shape=[2, 2], strides=[2, 2])],
+     {'x': randn(1, 2, 2, 2), 'i': np.array([[[[0, 3], [9, 14]], [[17, 18], [28, 31]]]], np.int64)})
+case('maxunpool_output_shape', [node('MaxUnpool', ['x', 'i', 's'], kernel_shape=[2, 2], strides=[2, 2])],
+     {'x': randn(1, 1, 2, 2), 'i': np.array([[[[0, 3], [1, 2]]]], np.int64)}, {'s': ints(1, 1, 5, 5)})
+
+
+# ---- Resize: cubic, tf_crop_and_resize ----------------------------------
+f32 = lambda *v: np.array(v, np.float32)
+case('resize_cubic_up', [node('Resize', ['x', '', 's'], mode='cubic')], {'x': randn(1, 2, 4, 5)}, {'s': f32(1, 1, 2, 1.5)}, opset=13)
+case('resize_cubic_down_exclude', [node('Resize', ['x', '', 's'], mode='cubic', cubic_coeff_a=-0.5, exclude_outside=1)],
+     {'x': randn(1, 1, 6, 5)}, {'s': f32(1, 1, 0.5, 0.6)}, opset=13)
+case('resize_cubic_sizes_align', [node('Resize', ['x', '', '', 'n'], mode='cubic', coordinate_transformation_mode='align_corners')],
+     {'x': randn(2, 1, 3, 4)}, {'n': ints(2, 1, 7, 3)}, opset=13)
+case('resize_cubic_asymmetric', [node('Resize', ['x', '', 's'], mode='cubic', coordinate_transformation_mode='asymmetric')],
+     {'x': randn(1, 1, 3, 3)}, {'s': f32(1, 1, 3, 2)}, opset=13)
+case('resize_crop_linear', [node('Resize', ['x', 'r', '', 'n'], mode='linear', coordinate_transformation_mode='tf_crop_and_resize', extrapolation_value=10.0)],
+     {'x': randn(1, 1, 4, 4)}, {'r': f32(0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7), 'n': ints(1, 1, 3, 3)}, opset=13)
+case('resize_crop_nearest', [node('Resize', ['x', 'r', '', 'n'], mode='nearest', coordinate_transformation_mode='tf_crop_and_resize')],
+     {'x': randn(1, 2, 5, 4)}, {'r': f32(0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3), 'n': ints(1, 2, 4, 6)}, opset=13)
+
+
+# ---- scatters with a reduction -----------------------------------------
+case('scatternd_add', [node('ScatterND', ['x', 'i', 'u'], reduction='add')], {'x': randn(4, 3), 'u': randn(3, 3)},
+     {'i': np.array([[1], [3], [1]], np.int64)}, opset=16)
+case('scatternd_mul', [node('ScatterND', ['x', 'i', 'u'], reduction='mul')], {'x': randn(4, 3), 'u': randn(3)},
+     {'i': np.array([[0, 1], [2, 2], [0, 1]], np.int64)}, opset=16)
+case('scatterelements_add', [node('ScatterElements', ['x', 'i', 'u'], axis=1, reduction='add')], {'x': randn(2, 4), 'u': randn(2, 3)},
+     {'i': np.array([[1, 1, 3], [0, -4, 2]], np.int64)}, opset=16)
+case('scatterelements_max', [node('ScatterElements', ['x', 'i', 'u'], reduction='max')], {'x': randn(3, 2), 'u': randn(3, 2)},
+     {'i': np.array([[0, 2], [0, 2], [1, 2]], np.int64)}, opset=18)
+case('scatternd_min', [node('ScatterND', ['x', 'i', 'u'], reduction='min')], {'x': randn(3, 2), 'u': randn(3, 2)},
+     {'i': np.array([[2], [0], [2]], np.int64)}, opset=18)
+
+
+# ---- MaxPool's Indices -------------------------------------------------
+mp_out = [('y', F), ('i', I64)]
+case('maxpool_indices', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], {'x': randn(2, 3, 6, 7)}, outputs=mp_out)
+case('maxpool_indices_colmajor', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[2, 3], storage_order=1)], {'x': randn(1, 2, 4, 5)}, outputs=mp_out)
+case('maxpool_indices_ceil_dil', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 1], ceil_mode=1)], {'x': randn(1, 2, 7, 6)}, outputs=mp_out)
+case('maxpool_indices_1d', [node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[3], strides=[2], pads=[1, 0])], {'x': randn(2, 2, 8)}, outputs=mp_out)
+
+
+# ---- BatchNormalization in training mode ---------------------------------
+bn_out = [('y', F), ('rm', F), ('rv', F)]
+case('batchnorm_training', [node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'], training_mode=1, momentum=0.8, epsilon=1e-3)],
+     {'x': randn(4, 3, 2, 5)}, bn, outputs=bn_out, opset=15)
+case('batchnorm_training_3d', [node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y', 'rm', 'rv'], training_mode=1)],
+     {'x': randn(5, 3, 4)}, bn, outputs=bn_out, opset=15)
+
+
+# ---- Einsum with diagonals -----------------------------------------------
+case('einsum_trace', [node('Einsum', ['x'], equation='ii')], {'x': randn(4, 4)})
+case('einsum_batch_diagonal', [node('Einsum', ['x'], equation='...ii->...i')], {'x': randn(2, 3, 3)})
+case('einsum_diag_product', [node('Einsum', ['a', 'b'], equation='iji,jk->ik')], {'a': randn(3, 2, 3), 'b': randn(2, 4)})
+
+
+# ---- 3-D ConvTranspose ---------------------------------------------------
+case('convtranspose3d', [node('ConvTranspose', ['x', 'w', 'b'])], {'x': randn(1, 2, 3, 4, 3)}, {'w': randn(2, 3, 2, 3, 2), 'b': randn(3)})
+case('convtranspose3d_strided', [node('ConvTranspose', ['x', 'w'], strides=[2, 1, 3], pads=[1, 0, 1, 0, 1, 2], dilations=[2, 1, 1], output_padding=[1, 0, 2], group=2)],
+     {'x': randn(2, 4, 3, 3, 2)}, {'w': randn(4, 1, 3, 2, 3)})
+
+
+# ---- random draws, at the parameters that make them certain ------------
+# ONNX Runtime's Bernoulli gives 1 with probability 1 - p (it compares the
+# uniform draw with Greater, as ONNX's function body of the op does), where
+# the operator's definition and ONNX's reference give 1 with probability p:
+# the fixture reads only what both agree on, the dtype and shape of a draw
+# and the count of ones of one with as many certain ones as certain zeros.
+case('bernoulli_certain', [node('Bernoulli', ['x'], ['b'], dtype=D), node('Shape', ['b'], ['y1']), node('ReduceSum', ['b'], ['y2'], keepdims=0)],
+     {'x': np.array([[0, 1, 1], [0, 1, 0]], np.float32)}, outputs=[('y1', I64), ('y2', D)], opset=15)
+case('randomuniformlike_point', [node('RandomUniformLike', ['x'], low=2.5, high=2.5, seed=3.0)], {'x': randn(2, 3)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
