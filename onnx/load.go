@@ -324,6 +324,10 @@ type ValueInfo struct {
 	// DimNames holds the names of dynamic dimensions ("batch"), "" for
 	// fixed or anonymous ones; nil when there are none.
 	DimNames []string
+	// Kind says whether the value is a tensor, a sequence or an optional
+	// (passed as handles: see NewSequence); DType and Shape then describe
+	// nothing.
+	Kind Kind
 }
 
 // String formats the value as name[dims] dtype, with dynamic dimensions
@@ -358,7 +362,7 @@ func (v ValueInfo) String() string {
 // Invalid rather than refused: an input spore cannot feed fails when it is
 // called, with the name, and Check can still describe the model.
 func valueInfo(vi *onnxpb.ValueInfoProto) (ValueInfo, error) {
-	info := ValueInfo{Name: vi.GetName()}
+	info := ValueInfo{Name: vi.GetName(), Kind: kindOfType(vi.GetType())}
 	tt := vi.GetType().GetTensorType()
 	if tt == nil {
 		return info, nil

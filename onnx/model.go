@@ -103,7 +103,9 @@ func (m *Model) compiledOutputs() *jit.Func[func(...*tensor.Tensor) []*tensor.Te
 	}
 	j := m.jits[k]
 	if j == nil {
-		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
+		cfg := jit.Config{Name: "onnx.Model.Outputs", Level: k.level}
+		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, cfg)
+		j.Fn = m.boxedJit(j.Fn, cfg) // sequences at the boundary: see sequence.go
 		m.jits[k] = j
 	}
 	return j
@@ -167,6 +169,9 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 func checkInput(vi ValueInfo, x *tensor.Tensor) error {
 	if x == nil {
 		return fmt.Errorf("input %q is nil", vi.Name)
+	}
+	if err := checkKind(vi, x); err != nil || vi.Kind != KindTensor || KindOf(x) != KindTensor {
+		return err
 	}
 	if vi.DType != tensor.Invalid && x.DType() != vi.DType {
 		return fmt.Errorf("input %q has dtype %v, the model wants %v", vi.Name, x.DType(), vi.DType)
