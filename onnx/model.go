@@ -231,13 +231,17 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 	}
 	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData}
 	c.runGraph = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return m.runSubGraph(g, s, gins, training)
+		return m.runSubGraph(g, s, gins, training, true)
+	}
+	c.runUnrolled = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return m.runSubGraph(g, s, gins, training, false)
 	}
 	outs := callOp(n, fn, c, ins)
 	// An op on an input value, or on a parameter (which Graph mode traces),
 	// gives values that are symbolic in Graph mode; Shape and Size read
 	// only shapes, which are static.
-	if op := n.GetOpType(); op != "Shape" && op != "Size" {
+	// SequenceLength too: a sequence's length is part of the plan's key.
+	if op := n.GetOpType(); op != "Shape" && op != "Size" && op != "SequenceLength" {
 		dep := false
 		for _, t := range ins {
 			if t != nil && (s.fromData[t] || t.IsParameter()) {
@@ -269,7 +273,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 
 // runSubGraph runs sub-graph g with the given inputs in a scope nested in
 // s, so that its nodes see the enclosing graphs' values.
-func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training bool) (outs []*tensor.Tensor, err error) {
+func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training, mark bool) (outs []*tensor.Tensor, err error) {
 	if m.plans[g] == nil {
 		return nil, fmt.Errorf("sub-graph %q was not validated at load time", g.GetName())
 	}
@@ -281,7 +285,7 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 		child.vals[vi.GetName()] = ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode.
-		if ins[i] != nil {
+		if ins[i] != nil && mark {
 			s.fromData[ins[i]] = true
 		}
 	}
