@@ -351,6 +351,23 @@ type scope struct {
 	// PyNative mode too lets an op refuse to read one as a shape in both
 	// modes alike.
 	fromData map[*tensor.Tensor]bool
+	// added, in a sub-graph's scope, lists the tensors this run of the
+	// sub-graph marked in fromData, which it unmarks when it returns
+	// (all but its outputs): a Loop run eagerly for millions of steps
+	// must not keep every step's values alive through the map.
+	added *[]*tensor.Tensor
+}
+
+// markData marks t as computed from the data, recording a new mark in the
+// nearest sub-graph run's list.
+func (s *scope) markData(t *tensor.Tensor) {
+	if s.fromData[t] {
+		return
+	}
+	s.fromData[t] = true
+	if s.added != nil {
+		*s.added = append(*s.added, t)
+	}
 }
 
 func (s *scope) get(name string) (*tensor.Tensor, bool) {

@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -252,7 +253,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		if dep {
 			for _, t := range outs {
 				if t != nil {
-					s.fromData[t] = true
+					s.markData(t)
 				}
 			}
 		}
@@ -280,16 +281,30 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	if len(ins) != len(g.GetInput()) {
 		return nil, fmt.Errorf("sub-graph %q takes %d inputs, given %d", g.GetName(), len(g.GetInput()), len(ins))
 	}
-	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData}
+	var added []*tensor.Tensor
+	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, added: &added}
 	for i, vi := range g.GetInput() {
 		child.vals[vi.GetName()] = ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode.
 		if ins[i] != nil && mark {
-			s.fromData[ins[i]] = true
+			child.markData(ins[i])
 		}
 	}
-	return m.runGraph(g, child, training), nil
+	outs = m.runGraph(g, child, training)
+	// The run's own values are gone with its scope: unmark them, keeping
+	// the marks of its outputs (in the enclosing run's list).
+	for _, t := range added {
+		if !slices.Contains(outs, t) {
+			delete(s.fromData, t)
+		}
+	}
+	for _, t := range added {
+		if s.fromData[t] && s.added != nil {
+			*s.added = append(*s.added, t)
+		}
+	}
+	return outs, nil
 }
 
 // callOp runs fn, turning an error it returns, or a panic from the ops it

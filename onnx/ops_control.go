@@ -2,8 +2,10 @@ package onnx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sporeml/spore/internal/control"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -271,7 +273,6 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return unrollLoop(c, g, mIn, condIn, vs, nScan)
 	}
 	run := body(c, g)
-	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
 
 	trips := int64(-1) // constant trip count, or -1
 	// M and cond computed from the model's input values count as unknown
@@ -285,6 +286,19 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("the loop runs zero times (cond is false) and has scan outputs, whose shapes spore cannot know")
 		}
 		return vs, nil
+	}
+	// Without scan outputs, a loop that nothing differentiates runs as
+	// spore.While, carrying its iteration number: its memory does not grow
+	// with the trip count. spore.Scan would materialise the iteration
+	// numbers (and, in PyNative mode, one tensor per step), which for
+	// millions of trips costs hundreds of megabytes. In PyNative mode
+	// While is a Go loop that the tape records when its values are
+	// differentiated, so it is used always; in Graph mode, where While has
+	// no gradient, Scan stays for a model in training mode or carried
+	// values being differentiated.
+	noGrad := core.CurrentTracer() == nil || !c.Training && !anyTracked(vs)
+	if nScan == 0 && noGrad && (mIn != nil || !alwaysTrue(g) || !condTrue) {
+		return whileLoop(c, g, mIn, condIn, vs, nv), nil
 	}
 	if trips >= 0 && condTrue && alwaysTrue(g) && trips <= maxScanTrips {
 		if trips == 0 {
@@ -307,7 +321,14 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if mIn == nil && alwaysTrue(g) && condTrue {
 		return nil, c.Errorf("the loop has no trip count and its condition never changes: it would never end")
 	}
-	// spore.While: carries (iteration, cond, values...).
+	return whileLoop(c, g, mIn, condIn, vs, nv), nil
+}
+
+// whileLoop runs the Loop as spore.While, which carries (iteration, cond,
+// values...).
+func whileLoop(c *nodeCtx, g *onnxpb.GraphProto, mIn, condIn *tensor.Tensor, vs []*tensor.Tensor, nv int) []*tensor.Tensor {
+	run := body(c, g)
+	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
 	iter0 := tensor.Scalar(int64(0))
 	cond0 := tensor.Scalar(true)
 	if condIn != nil {
@@ -318,6 +339,7 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		limit = scalar(mIn)
 	}
 	init := append([]*tensor.Tensor{iter0, cond0}, vs...)
+	var prev []*tensor.Tensor
 	outs := control.While(func(carry ...*tensor.Tensor) *tensor.Tensor {
 		if limit == nil {
 			return carry[1]
@@ -326,9 +348,28 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}, func(carry ...*tensor.Tensor) []*tensor.Tensor {
 		outs := run(carry...)
 		next := []*tensor.Tensor{ops.Add(carry[0], tensor.Scalar(int64(1))), scalar(outs[0])}
+		// The values the previous step returned are spent: unmark them
+		// (see scope.added), so that an eager loop of millions of steps
+		// holds one step's values, not all of them.
+		for _, t := range prev {
+			if !slices.Contains(outs, t) && !slices.Contains(vs, t) {
+				delete(c.fromData, t)
+			}
+		}
+		prev = append(prev[:0], outs...)
 		return append(next, outs[1:1+nv]...)
 	}, init...)
-	return outs[2:], nil
+	return outs[2:]
+}
+
+// anyTracked reports whether autodiff records any of ts.
+func anyTracked(ts []*tensor.Tensor) bool {
+	for _, t := range ts {
+		if t != nil && core.IsTracked(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // unrollLoop runs a Loop that carries sequences or optionals one step at a
