@@ -247,6 +247,9 @@ func runCase(dir string) (outcome caseOutcome, reason string) {
 	if err := proto.Unmarshal(b, mp); err != nil {
 		return caseRefused, err.Error()
 	}
+	if why, ok := defectiveCases[filepath.Base(dir)]; ok {
+		return caseAside, why
+	}
 	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
 		for _, v := range vs {
 			if kindOfType(v.GetType()) == KindOther {
@@ -306,6 +309,16 @@ func runCase(dir string) (outcome caseOutcome, reason string) {
 		}
 	}
 	return casePass, ""
+}
+
+// defectiveCases are cases whose expected outputs contradict their own
+// model, set aside with the reason: no implementation of the model can
+// match them.
+var defectiveCases = map[string]string{
+	// ONNX's adam.py computes the expected outputs with epsilon 1e-2 but
+	// leaves epsilon off the node, whose default is 1e-6; numpy's own
+	// formula with 1e-6 gives output 0 = 0.75596, the file 0.75914 (1e-2).
+	"test_adam_multiple": "the expected outputs use epsilon 1e-2, which the node does not set (the default is 1e-6)",
 }
 
 // runGraph runs the model's compiled plan, returning a failure as an error.

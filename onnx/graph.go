@@ -183,7 +183,7 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 	p.fns = make([]opFunc, len(order))
 	for k, i := range order {
 		p.nodes[k] = nodes[i]
-		p.fns[k] = lookupOp(nodes[i].GetOpType(), a.opset)
+		p.fns[k] = lookupNode(nodes[i], a.opset)
 	}
 	// Last readers, in run order: a value produced here and read last by
 	// the k-th node to run is released after it.
@@ -226,7 +226,7 @@ func (a *analyzer) checkOp(n *onnxpb.NodeProto) {
 	if isDefaultDomain(domain) {
 		domain = "ai.onnx"
 	}
-	if domain != "ai.onnx" || lookupOp(n.GetOpType(), a.opset) == nil {
+	if lookupNode(n, a.opset) == nil {
 		key := domain + "/" + n.GetOpType()
 		if i, ok := a.unsupported[key]; ok {
 			a.unsup[i].Count++

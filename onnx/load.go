@@ -168,6 +168,11 @@ func importedOpset(mp *onnxpb.ModelProto) (int64, error) {
 			v, found = o.GetVersion(), true
 		}
 	}
+	if !found && importsTraining(mp) {
+		// Only ai.onnx.preview.training's ops (optimizer updates): no
+		// ai.onnx op to look up, so any supported opset will do.
+		return MaxOpset, nil
+	}
 	if !found {
 		return 0, fmt.Errorf("onnx: the model imports no ai.onnx opset; spore supports opsets %d to %d", MinOpset, MaxOpset)
 	}
