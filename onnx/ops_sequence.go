@@ -277,6 +277,9 @@ func opSequenceMap(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if g == nil {
 		return nil, c.Errorf("attribute body is required")
 	}
+	if c.runGraph == nil {
+		return nil, c.Errorf("SequenceMap runs a sub-graph, which needs a Model")
+	}
 	s, err := c.seqIn(ins, 0, "input_sequence")
 	if err != nil {
 		return nil, err

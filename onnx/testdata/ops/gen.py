@@ -414,6 +414,30 @@ case('reducemean_f64', [node('ReduceMean', ['x'], axes=[1])], {'x': d64(2, 3, 4)
 case('sqrt_exp_f64', [node('Abs', ['x'], ['a']), node('Sqrt', ['a'], ['s']), node('Exp', ['s'])], {'x': d64(3, 4)}, outputs=[('y', D)])
 
 
+# ---- sequences and optionals (their boundaries are tensors) -----------
+def scalar64(v):
+    return np.array(v, dtype=np.int64)
+
+
+case('seq_construct_at', [node('SequenceConstruct', ['a', 'b', 'c'], ['s']), node('SequenceAt', ['s', 'p'])],
+     {'a': randn(2, 3), 'b': randn(4, 3), 'c': randn(1, 3)}, {'p': scalar64(-2)})
+case('seq_insert_erase', [node('SequenceEmpty', [], ['s0'], dtype=F), node('SequenceInsert', ['s0', 'a'], ['s1']),
+                          node('SequenceInsert', ['s1', 'b', 'p0'], ['s2']), node('SequenceInsert', ['s2', 'c'], ['s3']),
+                          node('SequenceErase', ['s3', 'pm1'], ['s4']), node('SequenceLength', ['s4'], ['n']),
+                          node('SequenceAt', ['s4', 'p0'])],
+     {'a': randn(2, 3), 'b': randn(3, 3), 'c': randn(1, 3)}, {'p0': scalar64(0), 'pm1': scalar64(-1)}, [('y', F), ('n', I64)])
+case('split_to_seq_sizes', [node('SplitToSequence', ['x', 'sp'], ['s'], axis=1), node('SequenceAt', ['s', 'p'], ['y2']),
+                            node('ConcatFromSequence', ['s'], axis=1)],
+     {'x': randn(2, 4, 3)}, {'sp': ints(1, 3), 'p': scalar64(1)}, [('y', F), ('y2', F)])
+case('split_to_seq_stack', [node('SplitToSequence', ['x'], ['s'], axis=0, keepdims=0),
+                            node('ConcatFromSequence', ['s'], axis=-1, new_axis=1)], {'x': randn(3, 2, 4)})
+case('split_to_seq_scalar', [node('SplitToSequence', ['x', 'k'], ['s'], axis=1), node('SequenceLength', ['s'], ['n']),
+                             node('SequenceAt', ['s', 'p'])],
+     {'x': randn(2, 5)}, {'k': scalar64(2), 'p': scalar64(-1)}, [('y', F), ('n', I64)])
+case('optional_get', [node('Optional', ['x'], ['o']), node('OptionalHasElement', ['o'], ['h']),
+                      node('OptionalGetElement', ['o'])], {'x': randn(2, 3)}, outputs=[('y', F), ('h', B)], opset=15)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
