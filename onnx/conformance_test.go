@@ -486,7 +486,7 @@ func compareValue(got, want *tensor.Tensor) (string, bool) {
 		return "", false
 	}
 	if KindOf(got) != KindOf(want) {
-		return fmt.Sprintf("a %v, want a %v", KindOf(got), KindOf(want)), true
+		return fmt.Sprintf("%s, want %s", KindOf(got).withArticle(), KindOf(want).withArticle()), true
 	}
 	var g, w []*tensor.Tensor
 	if KindOf(want) == KindSequence {

@@ -415,7 +415,7 @@ func unrollLoop(c *nodeCtx, g *onnxpb.GraphProto, mIn, condIn *tensor.Tensor, vs
 		carry = outs[1 : 1+nv]
 		for j, y := range outs[1+nv:] {
 			if boxOf(y) != nil {
-				return nil, c.Errorf("scan output %d is a %s; scan outputs are tensors", j, describeBoxed(y))
+				return nil, c.Errorf("scan output %d is not a tensor (%s)", j, describeBoxed(y))
 			}
 			ys[j] = append(ys[j], y)
 		}

@@ -40,7 +40,7 @@ func (c *nodeCtx) seqIn(ins []*tensor.Tensor, i int, what string) (*boxed, error
 	}
 	b := boxOf(t)
 	if b == nil || b.kind != KindSequence {
-		return nil, c.Errorf("input %s is a %s, want a sequence", what, describeBoxed(t))
+		return nil, c.Errorf("input %s is not a sequence (%s)", what, describeBoxed(t))
 	}
 	return b, nil
 }
@@ -121,7 +121,7 @@ func opSequenceInsert(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 		return nil, err
 	}
 	if boxOf(t) != nil {
-		return nil, c.Errorf("input tensor is a %s, want a tensor", describeBoxed(t))
+		return nil, c.Errorf("input tensor is not a tensor (%s)", describeBoxed(t))
 	}
 	if dt := s.seqDType(); dt != tensor.Invalid && t.DType() != dt {
 		return nil, c.Errorf("the tensor has dtype %v, the sequence holds %v", t.DType(), dt)
@@ -179,7 +179,7 @@ func opSplitToSequence(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, err
 	}
 	if boxOf(x) != nil {
-		return nil, c.Errorf("input is a %s, want a tensor", describeBoxed(x))
+		return nil, c.Errorf("input is not a tensor (%s)", describeBoxed(x))
 	}
 	ax, err := normAxis(c.Int("axis", 0), x.Rank())
 	if err != nil {
@@ -295,7 +295,7 @@ func opSequenceMap(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		if b := boxOf(t); b != nil {
 			if b.kind != KindSequence || len(b.elems) != n {
-				return nil, c.Errorf("input %d is a %s; the sequences must all have %d elements", i, describeBoxed(t), n)
+				return nil, c.Errorf("input %d (%s) does not fit: the sequences must all have %d elements", i, describeBoxed(t), n)
 			}
 			seqs[i] = b
 		}
@@ -315,7 +315,7 @@ func opSequenceMap(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		}
 		for j, y := range ys {
 			if boxOf(y) != nil {
-				return nil, c.Errorf("body output %d is a %s; SequenceMap's body returns tensors", j, describeBoxed(y))
+				return nil, c.Errorf("body output %d is not a tensor (%s); SequenceMap's body returns tensors", j, describeBoxed(y))
 			}
 			outs[j] = append(outs[j], y)
 		}

@@ -62,6 +62,14 @@ func (k Kind) String() string {
 	return "unsupported type"
 }
 
+// withArticle is the kind with its indefinite article, for messages.
+func (k Kind) withArticle() string {
+	if k == KindOptional {
+		return "an optional"
+	}
+	return "a " + k.String()
+}
+
 // boxed is what a handle stands for.
 type boxed struct {
 	kind Kind
@@ -299,10 +307,10 @@ func checkKind(vi ValueInfo, x *tensor.Tensor) error {
 	case want == KindOther:
 		return fmt.Errorf("input %q has a type spore cannot hold (a map or a sparse tensor)", vi.Name)
 	case want != KindTensor && got != want:
-		return fmt.Errorf("input %q is a %v, the model wants a %v (see NewSequence, NewOptional)", vi.Name, got, want)
+		return fmt.Errorf("input %q is %s, the model wants %s (see NewSequence, NewOptional)", vi.Name, got.withArticle(), want.withArticle())
 	case want == KindTensor && got != KindTensor && vi.DType != tensor.Invalid:
 		// A value whose type the file leaves out may be anything.
-		return fmt.Errorf("input %q is a %v, the model wants a tensor", vi.Name, got)
+		return fmt.Errorf("input %q is %s, the model wants a tensor", vi.Name, got.withArticle())
 	}
 	return nil
 }
