@@ -198,6 +198,9 @@ func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
 		plans:    map[*onnxpb.GraphProto]*plan{},
 		producer: strings.TrimSpace(mp.GetProducerName() + " " + mp.GetProducerVersion()),
 	}
+	if err := prepareGradients(g); err != nil {
+		return nil, err
+	}
 	an := analyzer{opset: opset, dir: cfg.dir, plans: m.plans, unsupported: map[string]int{}}
 	if _, err := an.graph(g, nil, 0); err != nil {
 		return nil, err

@@ -1,6 +1,11 @@
 package onnx
 
 import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sporeml/spore/internal/ad"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -8,9 +13,9 @@ import (
 
 // The ai.onnx.preview.training domain (version 1, its only one): the
 // optimizer update rules Adagrad, Adam and Momentum, as element-wise
-// spore ops, so that they run and trace like any other node. Its Gradient
-// op, which differentiates a part of the graph named by attributes, is
-// not supported: the loader lists it as unsupported.
+// spore ops, so that they run and trace like any other node, and
+// Gradient, which differentiates the part of the graph between the values
+// its attributes name with spore's autodiff (see prepareGradients).
 
 // trainingDomain is the preview training domain's name.
 const trainingDomain = "ai.onnx.preview.training"
@@ -21,6 +26,126 @@ func init() {
 	register(trainingDomain+"/Adagrad", 0, 0, opAdagrad)
 	register(trainingDomain+"/Adam", 0, 0, opAdam)
 	register(trainingDomain+"/Momentum", 0, 0, opMomentum)
+	register(trainingDomain+"/Gradient", 0, 0, opGradient)
+}
+
+// gradientGraphAttr is the attribute prepareGradients gives a Gradient
+// node: the sub-graph computing y from xs.
+const gradientGraphAttr = "spore.gradient_of"
+
+// prepareGradients gives each Gradient node of the main graph g, before
+// the model is validated, a graph attribute holding a copy of the nodes
+// that compute its y from its xs (the graph's inputs): a sub-graph, which
+// the node runs under spore's autodiff. Values the copy reads that do not
+// depend on xs come from the main graph, as for any sub-graph. A path from
+// xs to y through a node with sub-graphs (If, Loop) is refused: their
+// outer-scope reads would not be followed.
+func prepareGradients(g *onnxpb.GraphProto) error {
+	producer := map[string]*onnxpb.NodeProto{}
+	for _, n := range g.GetNode() {
+		for _, o := range n.GetOutput() {
+			producer[o] = n
+		}
+	}
+	for _, n := range g.GetNode() {
+		if n.GetDomain() != trainingDomain || n.GetOpType() != "Gradient" {
+			continue
+		}
+		var xs []string
+		var y string
+		for _, a := range n.GetAttribute() {
+			switch a.GetName() {
+			case "xs":
+				for _, b := range a.GetStrings() {
+					xs = append(xs, string(b))
+				}
+			case "y":
+				y = string(a.GetS())
+			case gradientGraphAttr:
+				return fmt.Errorf("onnx: node %s (Gradient): attribute %s is spore's own", nodeLabel(n), gradientGraphAttr)
+			}
+		}
+		if len(xs) == 0 || y == "" {
+			return fmt.Errorf("onnx: node %s (Gradient): attributes xs and y are required", nodeLabel(n))
+		}
+		if len(n.GetInput()) < len(xs) {
+			return fmt.Errorf("onnx: node %s (Gradient): %d inputs for %d xs", nodeLabel(n), len(n.GetInput()), len(xs))
+		}
+		isX := map[string]bool{}
+		for _, x := range xs {
+			isX[x] = true
+		}
+		// The nodes between xs and y, found from y backwards.
+		keep := map[*onnxpb.NodeProto]bool{}
+		stack := []string{y}
+		for len(stack) > 0 {
+			name := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			p := producer[name]
+			if isX[name] || p == nil || keep[p] {
+				continue
+			}
+			if p == n {
+				return fmt.Errorf("onnx: node %s (Gradient): y %q is computed from the node's own output", nodeLabel(n), y)
+			}
+			if len(subGraphs(p)) > 0 {
+				return fmt.Errorf("onnx: node %s (Gradient): y %q is computed through node %s (%s), which holds a sub-graph; spore's Gradient follows only plain nodes", nodeLabel(n), y, nodeLabel(p), p.GetOpType())
+			}
+			keep[p] = true
+			stack = append(stack, p.GetInput()...)
+		}
+		sub := &onnxpb.GraphProto{Name: proto.String(nodeLabel(n) + " y")}
+		for _, x := range xs {
+			sub.Input = append(sub.Input, &onnxpb.ValueInfoProto{Name: proto.String(x)})
+		}
+		for _, p := range g.GetNode() {
+			if keep[p] {
+				sub.Node = append(sub.Node, proto.Clone(p).(*onnxpb.NodeProto))
+			}
+		}
+		sub.Output = []*onnxpb.ValueInfoProto{{Name: proto.String(y)}}
+		n.Attribute = append(n.Attribute, &onnxpb.AttributeProto{Name: proto.String(gradientGraphAttr), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: sub})
+	}
+	return nil
+}
+
+// opGradient returns dy/dx for each of xs (the node's first inputs): the
+// sub-graph prepareGradients made, differentiated by spore's autodiff in
+// both modes. y must have one element (ONNX gives no seed for others).
+func opGradient(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	g := c.GraphAttr(gradientGraphAttr)
+	if g == nil || c.runGraph == nil {
+		return nil, c.Errorf("Gradient needs the model's graph (load the model with Load)")
+	}
+	nx := len(g.GetInput())
+	if len(ins) < nx {
+		return nil, c.Errorf("%d inputs for %d xs", len(ins), nx)
+	}
+	xs := ins[:nx]
+	pos := make([]int, nx)
+	for i, x := range xs {
+		if x == nil || boxOf(x) != nil || !x.DType().IsFloat() {
+			return nil, c.Errorf("input %d (x %q) must be a float tensor", i, g.GetInput()[i].GetName())
+		}
+		pos[i] = i
+	}
+	f := func(args ...*tensor.Tensor) *tensor.Tensor {
+		outs, err := c.runGraph(g, args)
+		if err != nil {
+			panic(c.Errorf("%v", err))
+		}
+		if outs[0].Size() != 1 {
+			panic(c.Errorf("y has shape %v; Gradient differentiates a one-element y", outs[0].Shape()))
+		}
+		return outs[0]
+	}
+	grads := ad.Grad(f, ad.GradPosition(pos...))(xs...)
+	for i, gr := range grads {
+		if gr == nil {
+			grads[i] = ops.ZerosLike(xs[i])
+		}
+	}
+	return grads, nil
 }
 
 // lookupNode finds the implementation of node n (ai.onnx, or the preview

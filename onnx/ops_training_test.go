@@ -189,3 +189,59 @@ func TestOptimizerErrors(t *testing.T) {
 		t.Errorf("a node of an unknown domain: %v", err)
 	}
 }
+
+// gradientModel computes y = a·b + a and Gradient(xs = [a, b], y); with
+// viaLoop, y comes out of a Loop that runs no trips on a·b instead.
+func gradientModel(viaLoop bool) *onnxpb.ModelProto {
+	nodes := []*onnxpb.NodeProto{
+		node("Mul", "mul", []string{"a", "b"}, []string{"ab"}),
+		node("Add", "add", []string{"ab", "a"}, []string{"y"}),
+	}
+	if viaLoop {
+		body := graphProto("body", []*onnxpb.NodeProto{
+			node("Identity", "body/c", []string{"c"}, []string{"c2"}),
+			node("Identity", "body/v", []string{"v"}, []string{"v2"}),
+		}, nil, []*onnxpb.ValueInfoProto{valueInfoProto("i", onnxpb.TensorProto_INT64), valueInfoProto("c", onnxpb.TensorProto_BOOL), valueInfoProto("v", onnxpb.TensorProto_FLOAT)},
+			[]*onnxpb.ValueInfoProto{valueInfoProto("c2", onnxpb.TensorProto_BOOL), valueInfoProto("v2", onnxpb.TensorProto_FLOAT)})
+		nodes[1] = node("Loop", "loop", []string{"", "go", "ab"}, []string{"y"}, attrGraph("body", body))
+		nodes = append([]*onnxpb.NodeProto{constNode("go", boolTensor("", false))}, nodes...)
+	}
+	gr := node("Gradient", "grad", []string{"a", "b"}, []string{"da", "db"},
+		&onnxpb.AttributeProto{Name: proto.String("xs"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte("a"), []byte("b")}},
+		attrString("y", "y"))
+	gr.Domain = proto.String(trainingDomain)
+	nodes = append(nodes, gr)
+	m := modelProto(17, graphProto("grad", nodes, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("a", onnxpb.TensorProto_FLOAT), valueInfoProto("b", onnxpb.TensorProto_FLOAT)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT), valueInfoProto("da", onnxpb.TensorProto_FLOAT), valueInfoProto("db", onnxpb.TensorProto_FLOAT)}))
+	m.OpsetImport = append(m.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String(trainingDomain), Version: proto.Int64(1)})
+	return m
+}
+
+// TestGradientOp checks Gradient's dy/da = b + 1 and dy/db = a in both
+// modes, and that a path through a Loop is refused at load time.
+func TestGradientOp(t *testing.T) {
+	data := marshal(t, gradientModel(false))
+	for _, mode := range []spore.Mode{spore.PyNativeMode, spore.GraphMode} {
+		for _, ab := range [][2]float32{{2, 3}, {-1, 0.5}} {
+			m := mustLoad(t, data)
+			var outs []*tensor.Tensor
+			var err error
+			inMode(mode, func() { outs, err = m.Run(tensor.Scalar(ab[0]), tensor.Scalar(ab[1])) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := float64(ab[0]), float64(ab[1])
+			want := []float64{a*b + a, b + 1, a}
+			for i, w := range want {
+				if got := outs[i].Float64s()[0]; math.Abs(got-w) > 1e-6 {
+					t.Errorf("%v, a=%v b=%v: output %d is %v, want %v", mode, a, b, i, got, w)
+				}
+			}
+		}
+	}
+	_, err := Load(strings.NewReader(string(marshal(t, gradientModel(true)))))
+	if err == nil || !strings.Contains(err.Error(), "holds a sub-graph") {
+		t.Errorf("Gradient through a Loop: %v", err)
+	}
+}
