@@ -358,6 +358,28 @@ type scope struct {
 	added *[]*tensor.Tensor
 }
 
+// keepMark records in s's run list a mark that a nested run kept (one of
+// its outputs). A loop nested in this run keeps one step's outputs per
+// step and unmarks the previous step's, so the list drops unmarked
+// entries whenever its length reaches a power of two: it stays in
+// proportion to the live marks, not to the steps.
+func (s *scope) keepMark(t *tensor.Tensor) {
+	if s.added == nil {
+		return
+	}
+	*s.added = append(*s.added, t)
+	if n := len(*s.added); n >= 64 && n&(n-1) == 0 {
+		kept := (*s.added)[:0]
+		for _, u := range *s.added {
+			if s.fromData[u] {
+				kept = append(kept, u)
+			}
+		}
+		clear((*s.added)[len(kept):])
+		*s.added = kept
+	}
+}
+
 // markData marks t as computed from the data, recording a new mark in the
 // nearest sub-graph run's list.
 func (s *scope) markData(t *tensor.Tensor) {

@@ -300,8 +300,8 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 		}
 	}
 	for _, t := range added {
-		if s.fromData[t] && s.added != nil {
-			*s.added = append(*s.added, t)
+		if s.fromData[t] {
+			s.keepMark(t)
 		}
 	}
 	return outs, nil
