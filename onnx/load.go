@@ -341,6 +341,9 @@ type ValueInfo struct {
 // String formats the value as name[dims] dtype, with dynamic dimensions
 // by name.
 func (v ValueInfo) String() string {
+	if v.Kind != KindTensor {
+		return v.Name + " " + v.Kind.String()
+	}
 	var b strings.Builder
 	b.WriteString(v.Name)
 	b.WriteString(" [")

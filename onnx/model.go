@@ -69,7 +69,7 @@ func (m *Model) OutputInfo() []ValueInfo { return append([]ValueInfo(nil), m.out
 // in order) and returns its first output. It is what Call, nn.Jit and
 // Graph mode run.
 func (m *Model) Construct(xs ...*tensor.Tensor) *tensor.Tensor {
-	return m.forward(xs)[0]
+	return m.plainForward(xs)[0]
 }
 
 // Outputs runs the model and returns all its outputs, in the order of
@@ -105,7 +105,7 @@ func (m *Model) compiledOutputs() *jit.Func[func(...*tensor.Tensor) []*tensor.Te
 	j := m.jits[k]
 	if j == nil {
 		cfg := jit.Config{Name: "onnx.Model.Outputs", Level: k.level}
-		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, cfg)
+		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.plainForward(xs) }, cfg)
 		j.Fn = m.boxedJit(j.Fn, cfg) // sequences at the boundary: see sequence.go
 		m.jits[k] = j
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"weak"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/jit"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
@@ -297,6 +298,27 @@ func (m *Model) boxedJit(plain func(...*tensor.Tensor) []*tensor.Tensor, cfg jit
 		}
 		return outs
 	}
+}
+
+// plainForward runs the model for a caller that traces it as a function of
+// tensors (Construct under nn.Jit or Graph mode, the plain Outputs plan):
+// a sequence or optional among the outputs would be traced as a constant,
+// so it is refused there, naming the output.
+func (m *Model) plainForward(xs []*tensor.Tensor) []*tensor.Tensor {
+	outs := m.forward(xs)
+	if core.CurrentTracer() == nil {
+		return outs
+	}
+	for i, o := range outs {
+		if k := KindOf(o); k != KindTensor {
+			name := fmt.Sprintf("output %d", i)
+			if i < len(m.outputs) {
+				name = fmt.Sprintf("output %q", m.outputs[i].Name)
+			}
+			panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("%s is %s, which a compiled function of tensors cannot return: declare it in the graph's outputs, and call Outputs or Run", name, k.withArticle())})
+		}
+	}
+	return outs
 }
 
 // checkKind compares a boundary value's kind with what the graph declares

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	spore "github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
@@ -196,4 +197,33 @@ func TestHandlesAreCollected(t *testing.T) {
 	if n := count(); n >= before+1000 {
 		t.Errorf("%d handles still registered after collections, %d before", n, before)
 	}
+}
+
+// TestSequenceOutputUnderJit checks that a function of tensors compiled
+// over the model (nn.Jit's Call) refuses a sequence output rather than
+// baking its handle into the plan, while Outputs in Graph mode returns it.
+func TestSequenceOutputUnderJit(t *testing.T) {
+	g := graphProto("split", []*onnxpb.NodeProto{
+		node("SplitToSequence", "split", []string{"x"}, []string{"s"}, attrInt("axis", 0)),
+	}, nil, []*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, 2, 2)}, []*onnxpb.ValueInfoProto{seqValueInfo("s")})
+	data := marshal(t, modelProto(17, g))
+	x := tensor.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	var outs []*tensor.Tensor
+	var err error
+	inMode(spore.GraphMode, func() { outs, err = mustLoad(t, data).Run(x) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elems, ok := SequenceElements(outs[0]); !ok || len(elems) != 2 || !equalFloats(floats(elems[1]), []float64{3, 4}) {
+		t.Fatalf("Graph mode Outputs gives %s", describeBoxed(outs[0]))
+	}
+	func() {
+		defer func() {
+			r := recover()
+			if e, ok := r.(error); !ok || !strings.Contains(e.Error(), `output "s" is a sequence, which a compiled function of tensors cannot return`) {
+				t.Errorf("nn.Jit's Call: %v, want a refusal naming the output", r)
+			}
+		}()
+		nn.Jit(mustLoad(t, data)).Call(x)
+	}()
 }
