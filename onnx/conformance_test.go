@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore/internal/core"
@@ -246,10 +247,13 @@ func runCase(dir string) (outcome caseOutcome, reason string) {
 	if err := proto.Unmarshal(b, mp); err != nil {
 		return caseRefused, err.Error()
 	}
+	if why, ok := defectiveCases[filepath.Base(dir)]; ok {
+		return caseRefused, "the case contradicts its own model: " + why
+	}
 	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
 		for _, v := range vs {
-			if v.GetType().GetSequenceType() != nil || v.GetType().GetOptionalType() != nil {
-				return caseAside, "sequence or optional value at the graph's boundary: " + v.GetName()
+			if kindOfType(v.GetType()) == KindOther {
+				return caseAside, "a map or sparse tensor at the graph's boundary: " + v.GetName()
 			}
 		}
 	}
@@ -326,6 +330,16 @@ func drawsRandom(mp *onnxpb.ModelProto) bool {
 	return false
 }
 
+// defectiveCases are cases whose expected outputs contradict their own
+// model, set aside with the reason: no implementation of the model can
+// match them.
+var defectiveCases = map[string]string{
+	// ONNX's adam.py computes the expected outputs with epsilon 1e-2 but
+	// leaves epsilon off the node, whose default is 1e-6; numpy's own
+	// formula with 1e-6 gives output 0 = 0.75596, the file 0.75914 (1e-2).
+	"test_adam_multiple": "the expected outputs use epsilon 1e-2, which the node does not set (the default is 1e-6)",
+}
+
 // runGraph runs the model's compiled plan, returning a failure as an error.
 func runGraph(m *Model, ins []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 	defer core.Catch(&err, "onnx: ")
@@ -348,8 +362,16 @@ func isRuntimePanic(err error) bool {
 	return errors.As(err, &re) || strings.Contains(err.Error(), "runtime error:")
 }
 
-// readProtos reads set/prefix0.pb, prefix1.pb, ... as tensors.
+// readProtos reads set/prefix0.pb, prefix1.pb, ... as values: a
+// TensorProto for a tensor, a SequenceProto or OptionalProto, read into a
+// handle (NewSequence, NewOptional), where the model in the set's folder
+// declares the matching graph input or output (inputs counted without the
+// initializers) to be one.
 func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
+	kinds, err := boundaryKinds(filepath.Join(filepath.Dir(set), "model.onnx"), prefix == "input_")
+	if err != nil {
+		return nil, err
+	}
 	var ts []*tensor.Tensor
 	for i := 0; ; i++ {
 		b, err := os.ReadFile(filepath.Join(set, fmt.Sprintf("%s%d.pb", prefix, i)))
@@ -359,16 +381,153 @@ func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		tp := &onnxpb.TensorProto{}
-		if err := proto.Unmarshal(b, tp); err != nil {
-			return nil, fmt.Errorf("%s%d.pb: %v", prefix, i, err)
+		k := KindTensor
+		if i < len(kinds) {
+			k = kinds[i]
 		}
-		x, err := tensorFromProto(tp, "")
+		x, err := decodeValue(b, k)
 		if err != nil {
 			return nil, fmt.Errorf("%s%d.pb: %v", prefix, i, err)
 		}
 		ts = append(ts, x)
 	}
+}
+
+// boundaryKinds returns the kinds of the model's graph inputs (without
+// initializers) or outputs, in order.
+func boundaryKinds(model string, inputs bool) ([]Kind, error) {
+	b, err := os.ReadFile(model)
+	if err != nil {
+		return nil, err
+	}
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, mp); err != nil {
+		return nil, err
+	}
+	g := mp.GetGraph()
+	vs := g.GetOutput()
+	if inputs {
+		init := map[string]bool{}
+		for _, t := range g.GetInitializer() {
+			init[t.GetName()] = true
+		}
+		vs = nil
+		for _, v := range g.GetInput() {
+			if !init[v.GetName()] {
+				vs = append(vs, v)
+			}
+		}
+	}
+	kinds := make([]Kind, len(vs))
+	for i, v := range vs {
+		kinds[i] = kindOfType(v.GetType())
+	}
+	return kinds, nil
+}
+
+// decodeValue decodes one data file of kind k. SequenceProto and
+// OptionalProto are read field by field (onnxpb holds only the model's
+// messages): tensor values are field 3 of both, a nested sequence field 5.
+func decodeValue(b []byte, k Kind) (*tensor.Tensor, error) {
+	switch k {
+	case KindTensor:
+		tp := &onnxpb.TensorProto{}
+		if err := proto.Unmarshal(b, tp); err != nil {
+			return nil, err
+		}
+		return tensorFromProto(tp, "")
+	case KindSequence, KindOptional:
+	default:
+		return nil, fmt.Errorf("a value of kind %v", k)
+	}
+	var elems []*tensor.Tensor
+	elemType := int64(0)
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		var field []byte
+		switch typ {
+		case protowire.BytesType:
+			field, n = protowire.ConsumeBytes(b)
+		case protowire.VarintType:
+			var v uint64
+			v, n = protowire.ConsumeVarint(b)
+			if num == 2 {
+				elemType = int64(v)
+			}
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		switch {
+		case num == 3 && typ == protowire.BytesType:
+			x, err := decodeValue(field, KindTensor)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, x)
+		case num == 5 && typ == protowire.BytesType && k == KindOptional:
+			x, err := decodeValue(field, KindSequence)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, x)
+		case num == 4 || num >= 5 && num <= 7 && typ == protowire.BytesType:
+			return nil, fmt.Errorf("field %d (a sparse tensor, map, nested sequence or optional) is not read", num)
+		}
+	}
+	if k == KindOptional {
+		switch len(elems) {
+		case 0:
+			return NewOptional(nil), nil
+		case 1:
+			return NewOptional(elems[0]), nil
+		}
+		return nil, fmt.Errorf("an optional with %d values", len(elems))
+	}
+	if len(elems) == 0 {
+		_ = elemType // the element kind (1: tensors); an empty sequence's dtype is not recorded
+		return NewEmptySequence(tensor.Invalid), nil
+	}
+	return NewSequence(elems...)
+}
+
+// compareValue is compareOutput for values that may be sequences or
+// optionals: their kinds, lengths and elements must match.
+func compareValue(got, want *tensor.Tensor) (string, bool) {
+	if KindOf(want) == KindTensor && KindOf(got) == KindTensor {
+		return "", false
+	}
+	if KindOf(got) != KindOf(want) {
+		return fmt.Sprintf("%s, want %s", KindOf(got).withArticle(), KindOf(want).withArticle()), true
+	}
+	var g, w []*tensor.Tensor
+	if KindOf(want) == KindSequence {
+		g, _ = SequenceElements(got)
+		w, _ = SequenceElements(want)
+	} else {
+		if e, _ := OptionalElement(got); e != nil {
+			g = append(g, e)
+		}
+		if e, _ := OptionalElement(want); e != nil {
+			w = append(w, e)
+		}
+	}
+	if len(g) != len(w) {
+		return fmt.Sprintf("%d elements, want %d", len(g), len(w)), true
+	}
+	for i := range w {
+		if msg := compareOutput(g[i], w[i]); msg != "" {
+			return fmt.Sprintf("element %d: %s", i, msg), true
+		}
+	}
+	return "", true
 }
 
 // compareOutput checks got against want as numpy's assert_allclose does,
@@ -382,6 +541,12 @@ func compareOutput(got, want *tensor.Tensor) string {
 	}
 	if want == nil {
 		return "no expected value"
+	}
+	if msg, boxed := compareValue(got, want); boxed {
+		return msg
+	}
+	if got.DType() != want.DType() {
+		return fmt.Sprintf("dtype %v, want %v", got.DType(), want.DType())
 	}
 	return compareValues(valueOfTensor(got), valueOfTensor(want))
 }

@@ -183,6 +183,11 @@ func importedOpset(mp *onnxpb.ModelProto) (int64, error) {
 			v, found = o.GetVersion(), true
 		}
 	}
+	if !found && importsTraining(mp) {
+		// Only ai.onnx.preview.training's ops (optimizer updates): no
+		// ai.onnx op to look up, so any supported opset will do.
+		return MaxOpset, nil
+	}
 	if !found {
 		return 0, fmt.Errorf("onnx: the model imports no ai.onnx opset; spore supports opsets %d to %d", MinOpset, MaxOpset)
 	}
@@ -207,6 +212,9 @@ func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
 		params:   map[string]*tensor.Tensor{},
 		plans:    map[*onnxpb.GraphProto]*plan{},
 		producer: strings.TrimSpace(mp.GetProducerName() + " " + mp.GetProducerVersion()),
+	}
+	if err := prepareGradients(g); err != nil {
+		return nil, err
 	}
 	an := analyzer{opset: opset, dir: cfg.dir, plans: m.plans, unsupported: map[string]int{}}
 	if _, err := an.graph(g, nil, 0); err != nil {
@@ -339,11 +347,18 @@ type ValueInfo struct {
 	// DimNames holds the names of dynamic dimensions ("batch"), "" for
 	// fixed or anonymous ones; nil when there are none.
 	DimNames []string
+	// Kind says whether the value is a tensor, a sequence or an optional
+	// (passed as handles: see NewSequence); DType and Shape then describe
+	// nothing.
+	Kind Kind
 }
 
 // String formats the value as name[dims] dtype, with dynamic dimensions
 // by name.
 func (v ValueInfo) String() string {
+	if v.Kind != KindTensor {
+		return v.Name + " " + v.Kind.String()
+	}
 	var b strings.Builder
 	b.WriteString(v.Name)
 	b.WriteString(" [")
@@ -373,7 +388,7 @@ func (v ValueInfo) String() string {
 // Invalid rather than refused: an input spore cannot feed fails when it is
 // called, with the name, and Check can still describe the model.
 func valueInfo(vi *onnxpb.ValueInfoProto) (ValueInfo, error) {
-	info := ValueInfo{Name: vi.GetName()}
+	info := ValueInfo{Name: vi.GetName(), Kind: kindOfType(vi.GetType())}
 	tt := vi.GetType().GetTensorType()
 	if tt == nil {
 		return info, nil

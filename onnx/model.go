@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -68,7 +69,7 @@ func (m *Model) OutputInfo() []ValueInfo { return append([]ValueInfo(nil), m.out
 // in order) and returns its first output. It is what Call, nn.Jit and
 // Graph mode run.
 func (m *Model) Construct(xs ...*tensor.Tensor) *tensor.Tensor {
-	return m.forward(xs)[0]
+	return m.plainForward(xs)[0]
 }
 
 // Outputs runs the model and returns all its outputs, in the order of
@@ -103,7 +104,9 @@ func (m *Model) compiledOutputs() *jit.Func[func(...*tensor.Tensor) []*tensor.Te
 	}
 	j := m.jits[k]
 	if j == nil {
-		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
+		cfg := jit.Config{Name: "onnx.Model.Outputs", Level: k.level}
+		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.plainForward(xs) }, cfg)
+		j.Fn = m.boxedJit(j.Fn, cfg) // sequences at the boundary: see sequence.go
 		m.jits[k] = j
 	}
 	return j
@@ -168,6 +171,9 @@ func checkInput(vi ValueInfo, x *tensor.Tensor) error {
 	if x == nil {
 		return fmt.Errorf("input %q is nil", vi.Name)
 	}
+	if err := checkKind(vi, x); err != nil || vi.Kind != KindTensor || KindOf(x) != KindTensor {
+		return err
+	}
 	if vi.DType != tensor.Invalid && x.DType() != vi.DType {
 		return fmt.Errorf("input %q has dtype %v, the model wants %v", vi.Name, x.DType(), vi.DType)
 	}
@@ -226,13 +232,17 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 	}
 	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData}
 	c.runGraph = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return m.runSubGraph(g, s, gins, training)
+		return m.runSubGraph(g, s, gins, training, true)
+	}
+	c.runUnrolled = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return m.runSubGraph(g, s, gins, training, false)
 	}
 	outs := callOp(n, fn, c, ins)
 	// An op on an input value, or on a parameter (which Graph mode traces),
 	// gives values that are symbolic in Graph mode; Shape and Size read
 	// only shapes, which are static.
-	if op := n.GetOpType(); op != "Shape" && op != "Size" {
+	// SequenceLength too: a sequence's length is part of the plan's key.
+	if op := n.GetOpType(); op != "Shape" && op != "Size" && op != "SequenceLength" {
 		dep := false
 		for _, t := range ins {
 			if t != nil && (s.fromData[t] || t.IsParameter()) {
@@ -243,7 +253,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		if dep {
 			for _, t := range outs {
 				if t != nil {
-					s.fromData[t] = true
+					s.markData(t)
 				}
 			}
 		}
@@ -264,23 +274,37 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 
 // runSubGraph runs sub-graph g with the given inputs in a scope nested in
 // s, so that its nodes see the enclosing graphs' values.
-func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training bool) (outs []*tensor.Tensor, err error) {
+func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training, mark bool) (outs []*tensor.Tensor, err error) {
 	if m.plans[g] == nil {
 		return nil, fmt.Errorf("sub-graph %q was not validated at load time", g.GetName())
 	}
 	if len(ins) != len(g.GetInput()) {
 		return nil, fmt.Errorf("sub-graph %q takes %d inputs, given %d", g.GetName(), len(g.GetInput()), len(ins))
 	}
-	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData}
+	var added []*tensor.Tensor
+	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, added: &added}
 	for i, vi := range g.GetInput() {
 		child.vals[vi.GetName()] = ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode.
-		if ins[i] != nil {
-			s.fromData[ins[i]] = true
+		if ins[i] != nil && mark {
+			child.markData(ins[i])
 		}
 	}
-	return m.runGraph(g, child, training), nil
+	outs = m.runGraph(g, child, training)
+	// The run's own values are gone with its scope: unmark them, keeping
+	// the marks of its outputs (in the enclosing run's list).
+	for _, t := range added {
+		if !slices.Contains(outs, t) {
+			delete(s.fromData, t)
+		}
+	}
+	for _, t := range added {
+		if s.fromData[t] {
+			s.keepMark(t)
+		}
+	}
+	return outs, nil
 }
 
 // callOp runs fn, turning an error it returns, or a panic from the ops it

@@ -127,6 +127,10 @@ type nodeCtx struct {
 	// on the given inputs, with names of the enclosing scopes visible. Set
 	// by the graph walker.
 	runGraph func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
+	// runUnrolled is runGraph for a body run once per step at trace time
+	// (a Loop carrying a sequence): its inputs are not marked as data, so
+	// that a concrete iteration number stays concrete in both modes.
+	runUnrolled func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	// fromData marks the tensors of this call computed from the model's
 	// inputs or parameters (see scope.fromData); nil outside a Model.
 	fromData map[*tensor.Tensor]bool
