@@ -346,11 +346,14 @@ type scope struct {
 	vals   map[string]*tensor.Tensor
 	parent *scope
 	// fromData holds, for the whole call, the tensors whose values depend
-	// on the model's inputs or parameters (not only on their shapes). In
-	// Graph mode those are exactly the symbolic ones; marking them in
-	// PyNative mode too lets an op refuse to read one as a shape in both
-	// modes alike.
-	fromData map[*tensor.Tensor]bool
+	// on the model's inputs or parameters (not only on their shapes), with
+	// the graph inputs each was computed from. In Graph mode those are
+	// exactly the symbolic ones; marking them in PyNative mode too lets an
+	// op refuse to read one as a shape in both modes alike, and lets the
+	// Model tell which inputs to take as values (see runtime_values.go).
+	fromData map[*tensor.Tensor]origin
+	// call is the state of the model's call, shared by its sub-graphs.
+	call *callState
 }
 
 func (s *scope) get(name string) (*tensor.Tensor, bool) {

@@ -43,8 +43,21 @@ type Model struct {
 	inputs   []ValueInfo
 	outputs  []ValueInfo
 
-	mu   sync.Mutex
-	jits map[outputsKey]*jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]
+	mu sync.Mutex
+	// compiled holds Outputs' compiled plans, by training state, level
+	// and the values of the value inputs (see runtime_values.go).
+	compiled valuePlans
+	// values is the set of graph inputs the model reads as values, found
+	// by running it; it only grows.
+	values valueSet
+	// callCompiles is set once Call, outside Graph mode, was seen to
+	// compile (nn.Jit): a model with value inputs then runs Outputs'
+	// plans, which can take them.
+	callCompiles bool
+	// misses counts the runs that failed because an input read as a value
+	// was symbolic (the model traced with symbolic inputs), which Call
+	// tells from other failures by.
+	misses int
 }
 
 // outputsKey tells apart Outputs' compiled versions: the training flag and
@@ -77,11 +90,90 @@ func (m *Model) Construct(xs ...*tensor.Tensor) *tensor.Tensor {
 // inside a traced function it is traced inline. nn.Jit, which compiles
 // Call, does not reach Outputs: outside Graph mode, compile it with
 // spore.Jit(m.Outputs).
+//
+// A graph input that the model reads as a value (a Reshape's shape, a
+// Slice's starts, a TopK's k given as a graph input) is read when the
+// model is called: in Graph mode the plan is specialised on its value,
+// compiled once per value (and input shapes) and kept in a bounded cache
+// of the most recently used values (32 per training state and level). A
+// model traced inline, inside another function, cannot read its inputs'
+// values and refuses such a model with an error naming the input.
 func (m *Model) Outputs(xs ...*tensor.Tensor) []*tensor.Tensor {
 	if jit.GetContext().Mode != jit.GraphMode || anySymbolic(xs) {
 		return m.forward(xs)
 	}
 	return m.compiledOutputs().Fn(xs...)
+}
+
+// Call runs the model on xs and returns its first output, as nn.Cell.Call
+// does; a model with value inputs (see Outputs), when it runs compiled (in
+// Graph mode, or after nn.Jit), runs Outputs' plans specialised on their
+// values, since a plan that Cell.Call compiles for shapes alone cannot
+// take them. Such a model under nn.Jit runs at the context's level, not
+// at a level given to nn.Jit.
+func (m *Model) Call(xs ...*tensor.Tensor) *tensor.Tensor {
+	symbolic := anySymbolic(xs)
+	graph := jit.GetContext().Mode == jit.GraphMode
+	set, forced := m.valueState()
+	if !symbolic && set != 0 && (graph || forced) {
+		return m.compiledOutputs().Fn(xs...)[0]
+	}
+	before := m.missCount()
+	y, perr := m.tryCall(xs)
+	if perr == nil {
+		return y
+	}
+	// Called eagerly, the model reads value inputs itself; a failure for
+	// want of one is Cell.Call's trace, whose inputs are symbolic.
+	if !symbolic && m.missCount() != before {
+		if !graph {
+			m.mu.Lock()
+			m.callCompiles = true
+			m.mu.Unlock()
+		}
+		return m.compiledOutputs().Fn(xs...)[0]
+	}
+	panic(perr)
+}
+
+// tryCall runs Cell.Call, returning its panic value.
+func (m *Model) tryCall(xs []*tensor.Tensor) (y *tensor.Tensor, perr any) {
+	defer func() { perr = recover() }()
+	return m.Base().Call(xs...), nil
+}
+
+// JitStats returns the compile-cache statistics of the model's compiled
+// plans, summed: Call's (nn.Cell.JitStats) and Outputs', whose plans are
+// specialised on the values of value inputs too. Compiles counts every
+// plan compiled, also those later evicted, whose number is in Evictions.
+func (m *Model) JitStats() jit.Stats {
+	st := m.Cell.JitStats()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return st.Add(m.compiled.stats())
+}
+
+// valueState returns the value inputs found so far and whether Call was
+// seen compiling.
+func (m *Model) valueState() (valueSet, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.values, m.callCompiles
+}
+
+// missCount returns the number of runs that failed for want of a
+// symbolic input's value.
+func (m *Model) missCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.misses
+}
+
+// addValues records more graph inputs read as values.
+func (m *Model) addValues(set valueSet) {
+	m.mu.Lock()
+	m.values |= set
+	m.mu.Unlock()
 }
 
 // Run is Outputs returning an error rather than panicking when the inputs
@@ -92,21 +184,71 @@ func (m *Model) Run(xs ...*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 	return m.Outputs(xs...), nil
 }
 
+// outputsFunc is the compiled all-outputs function of one training state
+// and level: it picks the plan for the values of the value inputs.
+type outputsFunc struct {
+	// Fn runs the compiled plan for xs.
+	Fn func(xs ...*tensor.Tensor) []*tensor.Tensor
+}
+
 // compiledOutputs returns the compiled all-outputs function for the
 // current training state and the context's level.
-func (m *Model) compiledOutputs() *jit.Func[func(...*tensor.Tensor) []*tensor.Tensor] {
+func (m *Model) compiledOutputs() outputsFunc {
 	k := outputsKey{training: m.Training(), level: jit.GetContext().JitLevel}
+	return outputsFunc{Fn: func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.runCompiled(k, xs) }}
+}
+
+// runCompiled runs the plan of k specialised on the values of xs' value
+// inputs, compiling it on first use. A trace that finds more value inputs
+// fails; the plan is dropped and the call tried again with them, which
+// ends, since the set only grows.
+func (m *Model) runCompiled(k outputsKey, xs []*tensor.Tensor) []*tensor.Tensor {
+	for {
+		set, _ := m.valueState()
+		p := m.planFor(k, set, xs)
+		outs, perr := runPlan(p, xs)
+		if perr == nil {
+			return outs
+		}
+		if now, _ := m.valueState(); now == set {
+			panic(perr)
+		}
+		m.mu.Lock()
+		m.compiled.drop(p)
+		m.mu.Unlock()
+	}
+}
+
+// runPlan runs p on xs, returning its panic value.
+func runPlan(p *valuePlan, xs []*tensor.Tensor) (outs []*tensor.Tensor, perr any) {
+	defer func() { perr = recover() }()
+	return p.fn.Fn(xs...), nil
+}
+
+// planFor returns the plan of k for the value inputs set and their values
+// in xs, making it (compiled on its first call) when there is none. The
+// plan's function captures copies of those inputs, so that its trace
+// reads them as constants.
+func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valuePlan {
+	key := valuePlanKey{outputsKey: k, set: set, values: valueKey(set, xs)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.jits == nil {
-		m.jits = map[outputsKey]*jit.Func[func(...*tensor.Tensor) []*tensor.Tensor]{}
+	if p := m.compiled.get(key); p != nil {
+		return p
 	}
-	j := m.jits[k]
-	if j == nil {
-		j = jit.New(func(xs ...*tensor.Tensor) []*tensor.Tensor { return m.forward(xs) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
-		m.jits[k] = j
+	var subst []*tensor.Tensor
+	if set != 0 {
+		subst = make([]*tensor.Tensor, len(xs))
+		for i, x := range xs {
+			if i < maxTrackedInputs && set&(1<<i) != 0 && x != nil && !x.IsSymbolic() {
+				subst[i] = x.Clone()
+			}
+		}
 	}
-	return j
+	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
+	p := &valuePlan{key: key, fn: fn}
+	m.compiled.add(p)
+	return p
 }
 
 func anySymbolic(xs []*tensor.Tensor) bool {
@@ -134,10 +276,76 @@ type layer struct {
 }
 
 // Construct runs the model on x and returns its first output.
-func (l *layer) Construct(x *tensor.Tensor) *tensor.Tensor { return l.M.Base().Call(x) }
+func (l *layer) Construct(x *tensor.Tensor) *tensor.Tensor { return l.M.Call(x) }
 
-// forward checks the inputs against the graph's and runs the main graph.
+// forward checks the inputs against the graph's and runs the main graph,
+// reading the value inputs from xs (PyNative mode, or traced inline). A
+// run that finds more value inputs, concrete in xs, runs again with them.
 func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
+	for {
+		set, _ := m.valueState()
+		outs, need, perr := m.tryRun(xs, set, nil)
+		if perr == nil {
+			return outs
+		}
+		if need&symbolicSet(xs) != 0 {
+			m.mu.Lock()
+			m.values |= need
+			m.misses++
+			m.mu.Unlock()
+			panic(perr)
+		}
+		more := need &^ set
+		if more == 0 {
+			panic(perr)
+		}
+		m.addValues(more)
+	}
+}
+
+// symbolicSet is the set of the tracked inputs in xs that are symbolic.
+func symbolicSet(xs []*tensor.Tensor) valueSet {
+	var s valueSet
+	for i, x := range xs {
+		if i < maxTrackedInputs && x != nil && x.IsSymbolic() {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
+// tryRun is run returning its panic value and the value inputs the call
+// found, rather than panicking.
+func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) (outs []*tensor.Tensor, need valueSet, perr any) {
+	cs := &callState{}
+	defer func() {
+		if perr = recover(); perr != nil {
+			need = cs.need
+		}
+	}()
+	return m.runCall(xs, set, subst, cs), 0, nil
+}
+
+// run is the traced function of a compiled plan: the main graph on xs,
+// the value inputs of set taken from subst. A trace that finds more value
+// inputs records them, for runCompiled to try again, and fails.
+func (m *Model) run(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) []*tensor.Tensor {
+	outs, need, perr := m.tryRun(xs, set, subst)
+	if perr != nil {
+		if more := need &^ set; more != 0 {
+			m.addValues(more)
+		}
+		panic(perr)
+	}
+	return outs
+}
+
+// runCall checks the inputs against the graph's and runs the main graph.
+// The inputs of set are values: taken from subst where it has them (a
+// compiled plan's constants), else from xs when concrete, and not marked
+// as data, so that ops may read them; the others are data, marked with
+// their origin.
+func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor, cs *callState) []*tensor.Tensor {
 	if len(xs) != len(m.inputs) {
 		names := make([]string, len(m.inputs))
 		for i, in := range m.inputs {
@@ -145,7 +353,11 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 		}
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
-	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]bool{}}
+	cs.names = make([]string, len(m.inputs))
+	for i, in := range m.inputs {
+		cs.names[i] = in.Name
+	}
+	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]origin{}, call: cs}
 	for k, v := range m.consts {
 		root.vals[k] = v
 	}
@@ -156,8 +368,22 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 		if err := checkInput(m.inputs[i], x); err != nil {
 			panic(&tensor.Error{Op: "onnx.Model", Msg: err.Error()})
 		}
+		if i < maxTrackedInputs && set&(1<<i) != 0 {
+			if i < len(subst) && subst[i] != nil {
+				root.vals[m.inputs[i].Name] = subst[i]
+				continue
+			}
+			if !x.IsSymbolic() {
+				root.vals[m.inputs[i].Name] = x
+				continue
+			}
+		}
 		root.vals[m.inputs[i].Name] = x
-		root.fromData[x] = true
+		o := origin{other: i >= maxTrackedInputs}
+		if !o.other {
+			o.inputs = 1 << i
+		}
+		root.fromData[x] = root.fromData[x].union(o)
 	}
 	return m.runGraph(m.graph, root, m.Training())
 }
@@ -224,7 +450,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		}
 		ins[i] = t
 	}
-	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData}
+	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData, call: s.call}
 	c.runGraph = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return m.runSubGraph(g, s, gins, training)
 	}
@@ -233,17 +459,22 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 	// gives values that are symbolic in Graph mode; Shape and Size read
 	// only shapes, which are static.
 	if op := n.GetOpType(); op != "Shape" && op != "Size" {
-		dep := false
+		dep, from := false, origin{}
 		for _, t := range ins {
-			if t != nil && (s.fromData[t] || t.IsParameter()) {
-				dep = true
-				break
+			if t == nil {
+				continue
+			}
+			if o, ok := s.fromData[t]; ok {
+				dep, from = true, from.union(o)
+			}
+			if t.IsParameter() {
+				dep, from.other = true, true
 			}
 		}
 		if dep {
 			for _, t := range outs {
 				if t != nil {
-					s.fromData[t] = true
+					s.fromData[t] = s.fromData[t].union(from)
 				}
 			}
 		}
@@ -271,13 +502,14 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	if len(ins) != len(g.GetInput()) {
 		return nil, fmt.Errorf("sub-graph %q takes %d inputs, given %d", g.GetName(), len(g.GetInput()), len(ins))
 	}
-	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData}
+	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call}
 	for i, vi := range g.GetInput() {
 		child.vals[vi.GetName()] = ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
-		// Scan's slices) are symbolic in Graph mode.
+		// Scan's slices) are symbolic in Graph mode, and no plan is
+		// specialised on them.
 		if ins[i] != nil {
-			s.fromData[ins[i]] = true
+			s.fromData[ins[i]] = s.fromData[ins[i]].union(origin{other: true})
 		}
 	}
 	return m.runGraph(g, child, training), nil

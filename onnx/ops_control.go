@@ -152,6 +152,13 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
 
 	trips := int64(-1) // constant trip count, or -1
+	if mIn != nil && nScan > 0 && c.dynamic(mIn) {
+		// Scan outputs need the trip count: read it as a value, which a
+		// Model specialises on when it comes from graph inputs.
+		if _, err := c.Concrete(mIn, "M"); err != nil {
+			return nil, err
+		}
+	}
 	if mIn != nil && !mIn.IsSymbolic() {
 		trips = mIn.Int64s()[0]
 	}

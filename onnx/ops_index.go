@@ -189,9 +189,6 @@ func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, er
 	if data.DType() != updates.DType() {
 		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
 	}
-	if c.dynamic(idx) {
-		return nil, c.Errorf("indices depend on the model's input values; spore scatters only at indices known at trace time")
-	}
 	return c.Ints(idx, "indices")
 }
 

@@ -683,8 +683,8 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.dynamic(t) {
-			return nil, c.Errorf("input %s depends on the model's input values; the length of a Range must be known at trace time", n)
+		if _, err := c.Concrete(t, n); err != nil {
+			return nil, err
 		}
 		if t.Size() != 1 {
 			return nil, c.Errorf("input %s must be a scalar, got shape %v", n, t.Shape())
