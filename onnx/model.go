@@ -247,7 +247,11 @@ func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valueP
 	}
 	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
 	p := &valuePlan{key: key, fn: fn}
-	m.compiled.add(p)
+	names := make([]string, len(m.inputs))
+	for i, in := range m.inputs {
+		names[i] = in.Name
+	}
+	m.compiled.add(p, names)
 	return p
 }
 

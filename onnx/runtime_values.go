@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"strings"
 
 	"github.com/sporeml/spore/internal/jit"
@@ -157,6 +158,8 @@ type valuePlan struct {
 type valuePlans struct {
 	list    []*valuePlan
 	evicted jit.Stats
+	// warned says the eviction warning was printed: once per model.
+	warned bool
 }
 
 // get returns the plan for k, most recently used now, or nil.
@@ -172,8 +175,10 @@ func (vp *valuePlans) get(k valuePlanKey) *valuePlan {
 }
 
 // add inserts p as the most recently used, evicting the least recently
-// used plan of the same training state and level past maxValuePlans.
-func (vp *valuePlans) add(p *valuePlan) {
+// used plan of the same training state and level past maxValuePlans. The
+// first eviction warns on standard error, naming the value inputs: a
+// model fed a new value on every call compiles on every call.
+func (vp *valuePlans) add(p *valuePlan, names []string) {
 	n := 0
 	for _, q := range vp.list {
 		if q.key.outputsKey == p.key.outputsKey {
@@ -186,6 +191,11 @@ func (vp *valuePlans) add(p *valuePlan) {
 				vp.evicted = vp.evicted.Add(q.fn.Stats())
 				vp.evicted.Evictions++
 				vp.list = append(vp.list[:i], vp.list[i+1:]...)
+				if !vp.warned {
+					vp.warned = true
+					cs := &callState{names: names}
+					fmt.Fprintf(os.Stderr, "spore: WARNING: onnx.Model: more than %d values of the inputs %s, which the model reads as values, have been seen; evicting the least recently used plan. Each new value compiles a plan.\n", maxValuePlans, cs.inputNames(p.key.set))
+				}
 				break
 			}
 		}

@@ -1,0 +1,242 @@
+package onnx
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sporeml/spore"
+	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/tensor"
+)
+
+// runBoth runs m on xs in PyNative mode (eager) and g in Graph mode
+// (Outputs under GraphMode), each returning an error rather than
+// panicking.
+func runBoth(eager, g *Model, xs ...*tensor.Tensor) (e, gr []*tensor.Tensor, eerr, gerr error) {
+	e, eerr = eager.Run(xs...)
+	inMode(spore.GraphMode, func() { gr, gerr = g.Run(xs...) })
+	return
+}
+
+// sumKeep is ReduceSum with keepdims=1 over axes (normalised), written
+// from its definition: each element adds to the output element whose
+// reduced coordinates are zero.
+func sumKeep(x []float32, shape []int, axes []int64) ([]float32, []int) {
+	red := make([]bool, len(shape))
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(len(shape))
+		}
+		red[a] = true
+	}
+	out := make([]int, len(shape))
+	n := 1
+	for i, d := range shape {
+		out[i] = d
+		if red[i] {
+			out[i] = 1
+		}
+		n *= out[i]
+	}
+	y := make([]float32, n)
+	coord := make([]int, len(shape))
+	for _, v := range x {
+		off := 0
+		for i := range shape {
+			c := coord[i]
+			if red[i] {
+				c = 0
+			}
+			off = off*out[i] + c
+		}
+		y[off] += v
+		for i := len(shape) - 1; i >= 0; i-- {
+			if coord[i]++; coord[i] < shape[i] {
+				break
+			}
+			coord[i] = 0
+		}
+	}
+	return y, out
+}
+
+// TestValueInputs calls models that read a graph input as a value (a
+// ReduceSum's axes, a Reshape's shape) at several values, in PyNative
+// mode, in Graph mode and under nn.Jit, checks the results against the
+// ops' definitions, and checks that each value compiled exactly once: a
+// repeated value runs its plan again.
+func TestValueInputs(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	xs := make([]float32, 24)
+	for i := range xs {
+		xs[i] = float32(i*i%7) - 2.5
+	}
+	x := tensor.FromSlice(xs, 2, 3, 4)
+	cases := []struct {
+		name   string
+		node   *onnxpb.NodeProto
+		values [][]int64
+		// want gives the expected data and shape for a value.
+		want func(v []int64) ([]float32, []int)
+	}{
+		{
+			name:   "ReduceSum axes",
+			node:   node("ReduceSum", "r", []string{"x", "v"}, []string{"y"}, attrInt("keepdims", 1)),
+			values: [][]int64{{1}, {0, 2}, {1}, {-1}, {0, 2}, {1}},
+			want:   func(v []int64) ([]float32, []int) { return sumKeep(xs, []int{2, 3, 4}, v) },
+		},
+		{
+			name:   "Reshape shape",
+			node:   node("Reshape", "r", []string{"x", "v"}, []string{"y"}),
+			values: [][]int64{{6, 4}, {4, -1}, {6, 4}, {0, -1}, {4, -1}, {24}},
+			want: func(v []int64) ([]float32, []int) {
+				// 0 copies the input's extent, -1 takes the rest.
+				shape := make([]int, len(v))
+				rest, known := 24, 1
+				for i, d := range v {
+					switch d {
+					case 0:
+						shape[i] = []int{2, 3, 4}[i]
+					case -1:
+						continue
+					default:
+						shape[i] = int(d)
+					}
+					known *= shape[i]
+				}
+				for i, d := range v {
+					if d == -1 {
+						shape[i] = rest / known
+					}
+				}
+				return xs, shape
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graphProto("g", []*onnxpb.NodeProto{tc.node}, nil,
+				[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 2, 3, 4), valueInfoProto("v", i64, -1)},
+				[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+			data := marshal(t, modelProto(17, g))
+			eager, graph, jitted := mustLoad(t, data), mustLoad(t, data), nn.Jit(mustLoad(t, data))
+			distinct := map[string]bool{}
+			for i, v := range tc.values {
+				vt := tensor.FromSlice(append([]int64(nil), v...), len(v))
+				e, gr, eerr, gerr := runBoth(eager, graph, x, vt)
+				if eerr != nil || gerr != nil {
+					t.Fatalf("value %v: PyNative: %v; Graph: %v", v, eerr, gerr)
+				}
+				j := jitted.Call(x, vt)
+				wantData, wantShape := tc.want(v)
+				for mode, y := range map[string]*tensor.Tensor{"PyNative": e[0], "Graph": gr[0], "nn.Jit": j} {
+					if !y.Shape().Equal(wantShape) {
+						t.Fatalf("value %v, %s: shape %v, want %v", v, mode, y.Shape(), wantShape)
+					}
+					for k, got := range y.Float32s() {
+						if d := got - wantData[k]; d > 1e-5 || d < -1e-5 {
+							t.Fatalf("value %v, %s: element %d is %g, want %g", v, mode, k, got, wantData[k])
+						}
+					}
+				}
+				key := fmt.Sprint(v)
+				repeat := distinct[key]
+				distinct[key] = true
+				for mode, m := range map[string]*Model{"Graph": graph, "nn.Jit": jitted} {
+					st := m.JitStats()
+					if st.Compiles != len(distinct) {
+						t.Errorf("call %d (value %v), %s: %d compiles for %d distinct values", i, v, mode, st.Compiles, len(distinct))
+					}
+					if repeat && st.Hits == 0 {
+						t.Errorf("call %d (value %v), %s: a repeated value hit no compiled plan: %+v", i, v, mode, st)
+					}
+				}
+			}
+			if st := eager.JitStats(); st.Compiles != 0 {
+				t.Errorf("PyNative mode compiled %d plans", st.Compiles)
+			}
+		})
+	}
+}
+
+// TestValueInputsBounded: a model called with a new value on every call
+// keeps at most maxValuePlans compiled plans, evicting the least recently
+// used; a value still kept runs its plan, an evicted one compiles again.
+func TestValueInputsBounded(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	const n = maxValuePlans + 8
+	g := graphProto("g", []*onnxpb.NodeProto{node("Slice", "s", []string{"x", "b", "e"}, []string{"y"})},
+		[]*onnxpb.TensorProto{int64Tensor("b", []int64{1}, []int64{0})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, n), valueInfoProto("e", i64, 1)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+	m := mustLoad(t, marshal(t, modelProto(17, g)))
+	x := tensor.Arange(tensor.Float32, 0, n, 1)
+	call := func(e int64) {
+		t.Helper()
+		var y []*tensor.Tensor
+		var err error
+		inMode(spore.GraphMode, func() { y, err = m.Run(x, tensor.FromSlice([]int64{e}, 1)) })
+		if err != nil {
+			t.Fatalf("end %d: %v", e, err)
+		}
+		if got := y[0].Shape(); !got.Equal([]int{int(e)}) {
+			t.Fatalf("end %d: shape %v", e, got)
+		}
+		for i, v := range y[0].Float32s() {
+			if v != float32(i) {
+				t.Fatalf("end %d: element %d is %g", e, i, v)
+			}
+		}
+	}
+	for e := int64(1); e <= n; e++ {
+		call(e)
+	}
+	st := m.JitStats()
+	if st.Compiles != n || st.Evictions != n-maxValuePlans {
+		t.Fatalf("%d values: %d compiles, %d evictions; want %d and %d", n, st.Compiles, st.Evictions, n, n-maxValuePlans)
+	}
+	m.mu.Lock()
+	kept := m.compiled.size()
+	m.mu.Unlock()
+	if kept != maxValuePlans {
+		t.Errorf("%d plans kept, want %d", kept, maxValuePlans)
+	}
+	call(n) // the most recent: kept
+	if got := m.JitStats().Compiles; got != n {
+		t.Errorf("a kept value compiled again: %d compiles", got)
+	}
+	call(1) // the first: evicted
+	if got := m.JitStats().Compiles; got != n+1 {
+		t.Errorf("an evicted value: %d compiles, want %d", got, n+1)
+	}
+}
+
+// TestValueInputsRefusedWhereUnknown: a value computed from a parameter
+// stays refused in both modes, and a model traced inside another function
+// (its inputs symbolic) names the input it cannot read.
+func TestValueInputsRefusedWhereUnknown(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	g := graphProto("g", []*onnxpb.NodeProto{node("Reshape", "r", []string{"x", "s"}, []string{"y"})}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 2, 3), valueInfoProto("s", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+	m := mustLoad(t, marshal(t, modelProto(17, g)))
+	x, s := tensor.Ones(tensor.Float32, 2, 3), tensor.FromSlice([]int64{3, 2}, 2)
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(error)
+			}
+		}()
+		spore.Jit(func(a, b *tensor.Tensor) *tensor.Tensor { return m.Outputs(a, b)[0] })(x, s)
+	}()
+	if err == nil || !strings.Contains(err.Error(), `the model's input(s) "s"`) || !strings.Contains(err.Error(), "traced inside another function") {
+		t.Errorf("traced inline: %v", err)
+	}
+	// Called directly afterwards, the model still reads s.
+	if y, err := m.Run(x, s); err != nil || !y[0].Shape().Equal([]int{3, 2}) {
+		t.Errorf("called directly: %v, %v", y, err)
+	}
+}
