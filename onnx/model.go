@@ -211,7 +211,7 @@ func (m *Model) runCompiled(k outputsKey, xs []*tensor.Tensor) []*tensor.Tensor 
 			return outs
 		}
 		if now, _ := m.valueState(); now == set {
-			panic(perr)
+			panic(nodeKernelError(perr))
 		}
 		m.mu.Lock()
 		m.compiled.drop(p)
@@ -561,6 +561,14 @@ func nodeError(n *onnxpb.NodeProto, err error) *tensor.Error {
 	if errors.As(err, &te) {
 		loc = te.Loc
 		msg = fmt.Sprintf("%s: %s", te.Op, te.Msg)
+		if k := nodeKernelError(te).(*tensor.Error); k != te {
+			// A kernel check of this node's (see kernelOp): it names the
+			// node already, as a compiled plan's failure does.
+			if strings.HasPrefix(k.Msg, fmt.Sprintf("node %s (%s): ", nodeLabel(n), n.GetOpType())) {
+				return k
+			}
+			msg = k.Msg
+		}
 		if te.Op == "onnx" {
 			// A node of a sub-graph failed: the chain of node names
 			// says where, outermost first.

@@ -1,15 +1,15 @@
 package onnx
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
 // Ops that pick or place elements by index: GatherElements, GatherND,
-// ScatterElements and ScatterND (spore has no scatter primitive, so a
-// scatter is one Gather from the data and the updates joined), OneHot,
-// TopK, and Trilu's triangle mask.
+// ScatterElements and ScatterND (at indices known when the node runs, a
+// scatter is one Gather from the data and the updates joined; at indices
+// computed from the model's inputs, a scatter-add: runtime_scatter.go),
+// OneHot, TopK, and Trilu's triangle mask.
 
 func init() {
 	register("Trilu", 14, 0, triluOp)
@@ -117,6 +117,7 @@ func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 	if cut {
 		x = ops.Slice(x, make([]int, x.Rank()), size)
 	}
+	idx = c.checkIndices(idx, ax, x.Dim(ax)) // an error names the node in both modes
 	return one(ops.TakeAlongAxis(x, idx, ax))
 }
 
@@ -180,16 +181,19 @@ func scatterGather(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
 	return ops.Reshape(ops.Gather(joined, tensor.FromSlice(src, n), 0), data.Shape()...)
 }
 
-// scatterIndices reads a scatter node's concrete indices after checking
-// its reduction and dtypes.
-func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, error) {
-	if r := c.String("reduction", "none"); r != "none" {
-		return nil, c.Errorf("reduction %q is not supported (none is)", r)
+// scatterCheck checks a scatter node's dtypes and returns its reduction.
+func (c *nodeCtx) scatterCheck(data, idx, updates *tensor.Tensor) (string, error) {
+	r := c.String("reduction", "none")
+	if r != "none" && r != "add" {
+		return "", c.Errorf("reduction %q is not supported (none and add are)", r)
 	}
 	if data.DType() != updates.DType() {
-		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
+		return "", c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
 	}
-	return c.Ints(idx, "indices")
+	if idx.DType() != tensor.Int64 && idx.DType() != tensor.Int32 {
+		return "", c.Errorf("indices have dtype %v, want int64 or int32", idx.DType())
+	}
+	return r, nil
 }
 
 // scatterNDOp is ScatterND: each index tuple (the last axis of indices)
@@ -200,7 +204,7 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	data, idx, updates := req[0], req[1], req[2]
-	iv, err := c.scatterIndices(data, idx, updates)
+	reduction, err := c.scatterCheck(data, idx, updates)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +219,13 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	want := append(append([]int(nil), idx.Shape()[:idx.Rank()-1]...), ds[k:]...)
 	if !updates.Shape().Equal(want) {
 		return nil, c.Errorf("updates have shape %v, want %v for data %v and indices %v", updates.Shape(), want, ds, idx.Shape())
+	}
+	if c.dynamic(idx) || reduction != "none" {
+		return oneOrErr(c.scatterNDRuntime(data, idx, updates, reduction))
+	}
+	iv, err := c.Ints(idx, "indices")
+	if err != nil {
+		return nil, err
 	}
 	inner := 1
 	for _, d := range ds[k:] {
@@ -248,7 +259,7 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, err
 	}
 	data, idx, updates := req[0], req[1], req[2]
-	iv, err := c.scatterIndices(data, idx, updates)
+	reduction, err := c.scatterCheck(data, idx, updates)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +273,13 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 	}
 	ax, err := c.axis(c.Int("axis", 0), len(ds), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if c.dynamic(idx) || reduction != "none" {
+		return oneOrErr(c.scatterElementsRuntime(data, idx, updates, ax, reduction))
+	}
+	iv, err := c.Ints(idx, "indices")
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +356,7 @@ func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		n := ds[b+j]
 		stride /= n
 		comp := ops.Reshape(ops.StridedSlice(idx, zerosInts(len(is), j), endInts(is, j+1), onesInts(len(is))), lead...)
-		comp = core.Apply(ops.CheckIndicesPrim, ops.IndexCheckAttrs{Op: "GatherND", Axis: b + j, Extent: n}, comp)
+		comp = c.checkIndices(comp, b+j, n)
 		comp = ops.Select(ops.Less(comp, ops.ScalarLike(comp, 0)), ops.AddScalar(comp, float64(n)), comp)
 		term := ops.MulScalar(comp, float64(stride))
 		if flat == nil {

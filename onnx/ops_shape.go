@@ -315,6 +315,7 @@ func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// The result's shape is data's with axis replaced by the indices'
 	// shape; a scalar index removes the axis.
 	shape := append(append(append([]int(nil), x.Shape()[:ax]...), idx.Shape()...), x.Shape()[ax+1:]...)
+	idx = c.checkIndices(idx, ax, x.Dim(ax)) // an error names the node in both modes
 	y := ops.Gather(x, idx, ax)
 	if !y.Shape().Equal(shape) {
 		y = ops.Reshape(y, shape...)

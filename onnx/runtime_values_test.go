@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -238,5 +240,111 @@ func TestValueInputsRefusedWhereUnknown(t *testing.T) {
 	// Called directly afterwards, the model still reads s.
 	if y, err := m.Run(x, s); err != nil || !y[0].Shape().Equal([]int{3, 2}) {
 		t.Errorf("called directly: %v, %v", y, err)
+	}
+}
+
+// TestRuntimeIndexOutOfRange: indices given as a graph input are data,
+// checked when the model runs: an index out of range fails with the same
+// error in both modes, naming the node, the op, the index and the extent,
+// and an index in range (negative ones wrap) gives ONNX's answer.
+func TestRuntimeIndexOutOfRange(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	data := tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	cases := []struct {
+		name    string
+		node    *onnxpb.NodeProto
+		idx     *onnxpb.ValueInfoProto
+		upd     bool // the node takes updates of idx's shape (ScatterElements) or updShape
+		updDims []int
+		good    *tensor.Tensor
+		want    []float32 // for good
+		bad     *tensor.Tensor
+		errs    []string
+	}{
+		{
+			name: "Gather", node: node("Gather", "n", []string{"x", "i"}, []string{"y"}, attrInt("axis", 1)),
+			idx:  valueInfoProto("i", i64, 2),
+			good: tensor.FromSlice([]int64{-1, 0}, 2), want: []float32{3, 1, 6, 4},
+			bad: tensor.FromSlice([]int64{0, 3}, 2), errs: []string{`"n" (Gather)`, "index 3 out of range for axis 1 of extent 3"},
+		},
+		{
+			name: "GatherElements", node: node("GatherElements", "n", []string{"x", "i"}, []string{"y"}, attrInt("axis", 0)),
+			idx:  valueInfoProto("i", i64, 1, 3),
+			good: tensor.FromSlice([]int64{1, -2, 1}, 1, 3), want: []float32{4, 2, 6},
+			bad: tensor.FromSlice([]int64{0, -3, 1}, 1, 3), errs: []string{`"n" (GatherElements)`, "index -3 out of range for axis 0 of extent 2"},
+		},
+		{
+			name: "GatherND", node: node("GatherND", "n", []string{"x", "i"}, []string{"y"}),
+			idx:  valueInfoProto("i", i64, 2, 2),
+			good: tensor.FromSlice([]int64{1, -1, 0, 1}, 2, 2), want: []float32{6, 2},
+			bad: tensor.FromSlice([]int64{1, 0, 2, 0}, 2, 2), errs: []string{`"n" (GatherND)`, "index 2 out of range for axis 0 of extent 2"},
+		},
+		{
+			name: "ScatterElements", node: node("ScatterElements", "n", []string{"x", "i", "u"}, []string{"y"}, attrInt("axis", 1)),
+			idx: valueInfoProto("i", i64, 2, 1), upd: true, updDims: []int{2, 1},
+			good: tensor.FromSlice([]int64{-1, 0}, 2, 1), want: []float32{1, 2, 10, 20, 5, 6},
+			bad: tensor.FromSlice([]int64{1, 4}, 2, 1), errs: []string{`"n" (ScatterElements)`, "index 4 out of range for axis 1 of extent 3"},
+		},
+		{
+			name: "ScatterND", node: node("ScatterND", "n", []string{"x", "i", "u"}, []string{"y"}),
+			idx: valueInfoProto("i", i64, 1, 1), upd: true, updDims: []int{1, 3},
+			good: tensor.FromSlice([]int64{-1}, 1, 1), want: []float32{1, 2, 3, 10, 20, 30},
+			bad: tensor.FromSlice([]int64{-3}, 1, 1), errs: []string{`"n" (ScatterND)`, "index -3 out of range for axis 0 of extent 2"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ins := []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 2, 3), tc.idx}
+			var upd *tensor.Tensor
+			if tc.upd {
+				dims := make([]int64, len(tc.updDims))
+				for i, d := range tc.updDims {
+					dims[i] = int64(d)
+				}
+				ins = append(ins, valueInfoProto("u", f32, dims...))
+				upd = ops.Reshape(ops.MulScalar(tensor.Arange(tensor.Float32, 1, float64(tensor.Shape(tc.updDims).Size()+1), 1), 10), tc.updDims...)
+			}
+			g := graphProto("g", []*onnxpb.NodeProto{tc.node}, nil, ins, []*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+			raw := marshal(t, modelProto(17, g))
+			eager, graph := mustLoad(t, raw), mustLoad(t, raw)
+			feed := func(idx *tensor.Tensor) []*tensor.Tensor {
+				if upd != nil {
+					return []*tensor.Tensor{data, idx, upd}
+				}
+				return []*tensor.Tensor{data, idx}
+			}
+			e, gr, eerr, gerr := runBoth(eager, graph, feed(tc.good)...)
+			if eerr != nil || gerr != nil {
+				t.Fatalf("in range: PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			for mode, y := range map[string]*tensor.Tensor{"PyNative": e[0], "Graph": gr[0]} {
+				got := y.Float32s()
+				if len(got) != len(tc.want) {
+					t.Fatalf("%s: %v, want %v", mode, got, tc.want)
+				}
+				for i := range got {
+					if got[i] != tc.want[i] {
+						t.Fatalf("%s: %v, want %v", mode, got, tc.want)
+					}
+				}
+			}
+			_, _, eerr, gerr = runBoth(eager, graph, feed(tc.bad)...)
+			if eerr == nil || gerr == nil {
+				t.Fatalf("out of range: PyNative: %v; Graph: %v; want errors", eerr, gerr)
+			}
+			// The same error, but for the caller's line each names.
+			var ee, ge *tensor.Error
+			if !errors.As(eerr, &ee) || !errors.As(gerr, &ge) || ee.Op != ge.Op || ee.Msg != ge.Msg {
+				t.Errorf("the modes differ:\nPyNative: %v\nGraph:    %v", eerr, gerr)
+			}
+			for _, want := range tc.errs {
+				if !strings.Contains(eerr.Error(), want) {
+					t.Errorf("PyNative: %v; want it to contain %q", eerr, want)
+				}
+			}
+			if st := graph.JitStats(); st.Compiles != 1 {
+				t.Errorf("the indices were specialised on: %d compiles for one shape", st.Compiles)
+			}
+		})
 	}
 }
