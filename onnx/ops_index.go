@@ -55,8 +55,11 @@ func triluOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Select(tensor.FromSlice(mask, n, m), x, ops.ScalarLike(x, 0)))
 }
 
-// topKOp is TopK with the largest values, sorted (the defaults); the
-// axis is moved last for spore's TopK and back.
+// topKOp is TopK; the axis is moved last for spore's TopK and back. The
+// smallest values (largest=0) are the largest of an order-reversing
+// involution of the input: -x for floats, -1-x for signed integers, which
+// does not overflow. Results come sorted, which sorted=0 (any order)
+// allows.
 func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
@@ -69,8 +72,18 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(kv) != 1 {
 		return nil, c.Errorf("K must hold one value, got %v", kv)
 	}
-	if c.Int("largest", 1) == 0 || c.Int("sorted", 1) == 0 {
-		return nil, c.Errorf("largest=0 and sorted=0 are not supported")
+	smallest := c.Int("largest", 1) == 0
+	var flip func(*tensor.Tensor) *tensor.Tensor
+	if smallest {
+		switch dt := x.DType(); {
+		case dt.IsFloat():
+			flip = ops.Neg
+		case dt == tensor.Int32 || dt == tensor.Int64:
+			flip = func(t *tensor.Tensor) *tensor.Tensor { return ops.Sub(ops.ScalarLike(t, -1), t) }
+		default:
+			return nil, c.Errorf("largest=0 is not supported for dtype %v", dt)
+		}
+		x = flip(x)
 	}
 	ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
 	if err != nil {
@@ -81,6 +94,9 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	last := x.Rank() - 1
 	v, i := ops.TopK(ops.MoveAxis(x, ax, last), int(kv[0]))
+	if smallest {
+		v = flip(v)
+	}
 	return []*tensor.Tensor{ops.MoveAxis(v, last, ax), ops.MoveAxis(i, last, ax)}, nil
 }
 

@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -344,6 +345,107 @@ func TestRuntimeIndexOutOfRange(t *testing.T) {
 			}
 			if st := graph.JitStats(); st.Compiles != 1 {
 				t.Errorf("the indices were specialised on: %d compiles for one shape", st.Compiles)
+			}
+		})
+	}
+}
+
+// TestValueInputsScalars: a Range's limit and a TopK's k given as graph
+// inputs are values (one plan per value), and a Clip's bounds are data
+// (one plan for every value): in each case both modes give the answer of
+// the op's definition.
+func TestValueInputsScalars(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	ints := []int64{5, math.MinInt64, -2, math.MaxInt64, 0, -2}
+	cases := []struct {
+		name     string
+		nodes    []*onnxpb.NodeProto
+		inits    []*onnxpb.TensorProto
+		ins      []*onnxpb.ValueInfoProto
+		outType  onnxpb.TensorProto_DataType
+		feed     func(v int64) []*tensor.Tensor
+		values   []int64
+		want     func(v int64) []float64
+		compiles int // after all values; -1: one per distinct value
+	}{
+		{
+			name:  "Range limit",
+			nodes: []*onnxpb.NodeProto{node("Range", "r", []string{"s", "l", "d"}, []string{"y"})},
+			inits: []*onnxpb.TensorProto{int64Tensor("s", nil, []int64{2}), int64Tensor("d", nil, []int64{3})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("l", i64)}, outType: i64,
+			feed:   func(v int64) []*tensor.Tensor { return []*tensor.Tensor{tensor.Scalar(v)} },
+			values: []int64{10, 3, 10, 14},
+			want: func(v int64) []float64 {
+				var out []float64
+				for x := int64(2); x < v; x += 3 {
+					out = append(out, float64(x))
+				}
+				return out
+			},
+			compiles: -1,
+		},
+		{
+			name:  "TopK k, smallest, int64",
+			nodes: []*onnxpb.NodeProto{node("TopK", "k", []string{"x", "k"}, []string{"y", "i"}, attrInt("largest", 0))},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", i64, 6), valueInfoProto("k", i64, 1)}, outType: i64,
+			feed: func(v int64) []*tensor.Tensor {
+				return []*tensor.Tensor{tensor.FromSlice(append([]int64(nil), ints...), 6), tensor.FromSlice([]int64{v}, 1)}
+			},
+			values: []int64{2, 4, 2},
+			// Ascending, ties by position: MinInt64, -2 (at 2), -2 (at 5), 0.
+			want:     func(v int64) []float64 { return []float64{math.MinInt64, -2, -2, 0}[:v] },
+			compiles: -1,
+		},
+		{
+			name:  "Clip bounds",
+			nodes: []*onnxpb.NodeProto{node("Clip", "c", []string{"x", "lo", "hi"}, []string{"y"})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 4), valueInfoProto("lo", f32), valueInfoProto("hi", f32)}, outType: f32,
+			feed: func(v int64) []*tensor.Tensor {
+				return []*tensor.Tensor{tensor.FromSlice([]float32{-3, -1, 1, 3}, 4), tensor.Scalar(float32(-v)), tensor.Scalar(float32(v))}
+			},
+			values: []int64{1, 2, 5},
+			want: func(v int64) []float64 {
+				out := []float64{-3, -1, 1, 3}
+				for i := range out {
+					out[i] = math.Max(-float64(v), math.Min(float64(v), out[i]))
+				}
+				return out
+			},
+			compiles: 1,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graphProto("g", tc.nodes, tc.inits, tc.ins, []*onnxpb.ValueInfoProto{valueInfoProto("y", tc.outType)})
+			raw := marshal(t, modelProto(17, g))
+			eager, graph := mustLoad(t, raw), mustLoad(t, raw)
+			distinct := map[int64]bool{}
+			for _, v := range tc.values {
+				distinct[v] = true
+				e, gr, eerr, gerr := runBoth(eager, graph, tc.feed(v)...)
+				if eerr != nil || gerr != nil {
+					t.Fatalf("value %d: PyNative: %v; Graph: %v", v, eerr, gerr)
+				}
+				want := tc.want(v)
+				for mode, y := range map[string]*tensor.Tensor{"PyNative": e[0], "Graph": gr[0]} {
+					got := y.Float64s()
+					if y.DType() == tensor.Int64 {
+						got = got[:0]
+						for _, x := range y.Int64s() {
+							got = append(got, float64(x))
+						}
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Fatalf("value %d, %s: %v, want %v", v, mode, got, want)
+					}
+				}
+			}
+			want := tc.compiles
+			if want < 0 {
+				want = len(distinct)
+			}
+			if st := graph.JitStats(); st.Compiles != want {
+				t.Errorf("%d compiles for values %v, want %d", st.Compiles, tc.values, want)
 			}
 		})
 	}
