@@ -203,12 +203,13 @@ func (vp *valuePlans) add(p *valuePlan, names []string) {
 	vp.list = append(vp.list, p)
 }
 
-// drop removes p (a plan whose trace found more value inputs, and which
-// no call will look up again); its statistics are not kept, since it
-// compiled nothing.
+// drop removes p, a plan whose trace found more value inputs, and which
+// no call will look up again; its statistics are kept (it may have
+// compiled for other input shapes before).
 func (vp *valuePlans) drop(p *valuePlan) {
 	for i, q := range vp.list {
 		if q == p {
+			vp.evicted = vp.evicted.Add(q.fn.Stats())
 			vp.list = append(vp.list[:i], vp.list[i+1:]...)
 			return
 		}
