@@ -450,3 +450,47 @@ func TestValueInputsScalars(t *testing.T) {
 		})
 	}
 }
+
+// TestValueInputsLoopTrips: a Loop with scan outputs whose trip count M is
+// a graph input runs in both modes, Graph mode compiling one plan per M:
+// the carried value counts the trips and the scan output stacks each.
+func TestValueInputsLoopTrips(t *testing.T) {
+	f32, i64, b := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64, onnxpb.TensorProto_BOOL
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Identity", "c", []string{"cond"}, []string{"cond_out"}),
+		node("Add", "a", []string{"carry", "one"}, []string{"carry_out"}),
+		node("Identity", "s", []string{"carry_out"}, []string{"scan"}),
+	}, []*onnxpb.TensorProto{floatTensor("one", []int64{3}, []float32{1, 1, 1})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("iter", i64), valueInfoProto("cond", b), valueInfoProto("carry", f32, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("cond_out", b), valueInfoProto("carry_out", f32, 3), valueInfoProto("scan", f32, 3)})
+	g := graphProto("g", []*onnxpb.NodeProto{node("Loop", "l", []string{"m", "", "x"}, []string{"last", "all"}, attrGraph("body", body))}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("m", i64), valueInfoProto("x", f32, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("last", f32, 3), valueInfoProto("all", f32, -1, 3)})
+	raw := marshal(t, modelProto(17, g))
+	eager, graph := mustLoad(t, raw), mustLoad(t, raw)
+	x := []float32{0.5, -1, 2}
+	trips := []int64{3, 1, 3, 5}
+	for _, m := range trips {
+		e, gr, eerr, gerr := runBoth(eager, graph, tensor.Scalar(m), tensor.FromSlice(append([]float32(nil), x...), 3))
+		if eerr != nil || gerr != nil {
+			t.Fatalf("M=%d: PyNative: %v; Graph: %v", m, eerr, gerr)
+		}
+		var all []float32
+		for k := range m {
+			for _, v := range x {
+				all = append(all, v+float32(k+1))
+			}
+		}
+		for mode, ys := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": gr} {
+			if got, want := fmt.Sprint(ys[0].Float32s()), fmt.Sprint(all[len(all)-3:]); got != want {
+				t.Errorf("M=%d, %s: last %s, want %s", m, mode, got, want)
+			}
+			if !ys[1].Shape().Equal([]int{int(m), 3}) || fmt.Sprint(ys[1].Float32s()) != fmt.Sprint(all) {
+				t.Errorf("M=%d, %s: scan %v %v, want %v", m, mode, ys[1].Shape(), ys[1].Float32s(), all)
+			}
+		}
+	}
+	if st := graph.JitStats(); st.Compiles != 3 {
+		t.Errorf("%d compiles for trip counts %v, want 3", st.Compiles, trips)
+	}
+}
