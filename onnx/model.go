@@ -115,8 +115,10 @@ func (m *Model) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 	symbolic := anySymbolic(xs)
 	graph := jit.GetContext().Mode == jit.GraphMode
 	set, forced := m.valueState()
+	// The specialised paths take a copy of xs, so that xs stays on the
+	// caller's stack on the common path, as with Cell.Call.
 	if !symbolic && set != 0 && (graph || forced) {
-		return m.compiledOutputs().Fn(xs...)[0]
+		return m.compiledOutputs().Fn(append([]*tensor.Tensor(nil), xs...)...)[0]
 	}
 	before := m.missCount()
 	y, perr := m.tryCall(xs)
@@ -131,7 +133,7 @@ func (m *Model) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 			m.callCompiles = true
 			m.mu.Unlock()
 		}
-		return m.compiledOutputs().Fn(xs...)[0]
+		return m.compiledOutputs().Fn(append([]*tensor.Tensor(nil), xs...)...)[0]
 	}
 	panic(perr)
 }
