@@ -375,12 +375,16 @@ func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tenso
 			panic(&tensor.Error{Op: "onnx.Model", Msg: err.Error()})
 		}
 		if i < maxTrackedInputs && set&(1<<i) != 0 {
+			v := x
 			if i < len(subst) && subst[i] != nil {
-				root.vals[m.inputs[i].Name] = subst[i]
-				continue
+				v = subst[i]
 			}
-			if !x.IsSymbolic() {
-				root.vals[m.inputs[i].Name] = x
+			if !v.IsSymbolic() {
+				root.vals[m.inputs[i].Name] = v
+				if cs.valued == nil {
+					cs.valued = map[*tensor.Tensor]bool{}
+				}
+				cs.valued[v] = true
 				continue
 			}
 		}
@@ -461,6 +465,18 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		return m.runSubGraph(g, s, gins, training)
 	}
 	outs := callOp(n, fn, c, ins)
+	if v := s.call.valued; v != nil {
+		for _, t := range ins {
+			if t != nil && v[t] {
+				for _, o := range outs {
+					if o != nil {
+						v[o] = true
+					}
+				}
+				break
+			}
+		}
+	}
 	// An op on an input value, or on a parameter (which Graph mode traces),
 	// gives values that are symbolic in Graph mode; Shape and Size read
 	// only shapes, which are static.

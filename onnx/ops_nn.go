@@ -532,8 +532,9 @@ func dropoutOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if ratio < 0 || ratio >= 1 {
 		return nil, c.Errorf("ratio %g is outside [0, 1)", ratio)
 	}
-	if tm := c.In(ins, 2); tm != nil && c.Opset >= 12 && ratio > 0 {
-		// The cell's mode decides; a model that asks for the other one
+	if tm := c.In(ins, 2); tm != nil && c.Opset >= 12 && ratio > 0 && c.fromInputs(tm) {
+		// The cell's mode decides, whatever a constant training_mode
+		// says; a caller that asks for the other one through an input
 		// would get another answer than it expects.
 		v, err := c.scalarValue(tm, "training_mode")
 		if err != nil {

@@ -64,6 +64,20 @@ type callState struct {
 	// values (through nodeCtx.Concrete) while they were data: the inputs
 	// to run again with as values.
 	need uint64
+	// valued marks the tensors computed from value inputs (which are not
+	// in fromData, being values); nil when the call has none.
+	valued map[*tensor.Tensor]bool
+}
+
+// fromInputs reports whether t was computed from the model's graph
+// inputs, as data or as values, rather than from constants alone: an op
+// may treat an operand the caller gives per call differently from one
+// fixed in the file.
+func (c *nodeCtx) fromInputs(t *tensor.Tensor) bool {
+	if o, ok := c.fromData[t]; ok && o.inputs != 0 {
+		return true
+	}
+	return c.call != nil && c.call.valued[t]
 }
 
 // inputNames lists the names of the inputs set in mask, quoted.

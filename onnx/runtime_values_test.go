@@ -494,3 +494,51 @@ func TestValueInputsLoopTrips(t *testing.T) {
 		t.Errorf("%d compiles for trip counts %v, want 3", st.Compiles, trips)
 	}
 }
+
+// TestDropoutTrainingModeInput: Dropout follows the cell's mode. A
+// constant training_mode does not change that; one given as a graph input
+// that asks for the other mode is refused, alike in both modes, rather
+// than answered in a mode the caller did not ask for.
+func TestDropoutTrainingModeInput(t *testing.T) {
+	f32, b := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_BOOL
+	x := tensor.FromSlice([]float32{1, 2, 3, 4}, 4)
+	cases := []struct {
+		name  string
+		inits []*onnxpb.TensorProto
+		ins   []*onnxpb.ValueInfoProto
+		feed  []*tensor.Tensor
+		want  string // "" for the identity
+	}{
+		{"constant true", []*onnxpb.TensorProto{floatTensor("r", nil, []float32{0.5}), boolTensor("tm", true)},
+			[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 4)}, []*tensor.Tensor{x}, ""},
+		{"input false", []*onnxpb.TensorProto{floatTensor("r", nil, []float32{0.5})},
+			[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 4), valueInfoProto("tm", b)}, []*tensor.Tensor{x, tensor.Scalar(false)}, ""},
+		{"input true", []*onnxpb.TensorProto{floatTensor("r", nil, []float32{0.5})},
+			[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 4), valueInfoProto("tm", b)}, []*tensor.Tensor{x, tensor.Scalar(true)},
+			"input training_mode is true while the cell's training mode is false"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graphProto("g", []*onnxpb.NodeProto{node("Dropout", "d", []string{"x", "r", "tm"}, []string{"y"})}, tc.inits, tc.ins,
+				[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+			raw := marshal(t, modelProto(17, g))
+			e, gr, eerr, gerr := runBoth(mustLoad(t, raw), mustLoad(t, raw), tc.feed...)
+			if tc.want != "" {
+				for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+					if err == nil || !strings.Contains(err.Error(), tc.want) {
+						t.Errorf("%s: %v, want an error containing %q", mode, err, tc.want)
+					}
+				}
+				return
+			}
+			if eerr != nil || gerr != nil {
+				t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+			}
+			for mode, ys := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": gr} {
+				if fmt.Sprint(ys[0].Float32s()) != fmt.Sprint(x.Float32s()) {
+					t.Errorf("%s: %v, want the input %v", mode, ys[0].Float32s(), x.Float32s())
+				}
+			}
+		})
+	}
+}
