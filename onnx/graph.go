@@ -354,6 +354,10 @@ type scope struct {
 	fromData map[*tensor.Tensor]origin
 	// call is the state of the model's call, shared by its sub-graphs.
 	call *callState
+	// where names the nodes whose sub-graphs enclose this scope, outermost
+	// first, as errors name them: `node "loop" (Loop): `; empty for the
+	// main graph.
+	where string
 }
 
 func (s *scope) get(name string) (*tensor.Tensor, bool) {

@@ -135,7 +135,7 @@ func (m *Model) Call(xs ...*tensor.Tensor) *tensor.Tensor {
 		}
 		return m.compiledOutputs().Fn(append([]*tensor.Tensor(nil), xs...)...)[0]
 	}
-	panic(perr)
+	panic(nodeKernelError(perr))
 }
 
 // tryCall runs Cell.Call, returning its panic value.
@@ -299,11 +299,11 @@ func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 			m.values |= need
 			m.misses++
 			m.mu.Unlock()
-			panic(perr)
+			panic(nodeKernelError(perr))
 		}
 		more := need &^ set
 		if more == 0 {
-			panic(perr)
+			panic(nodeKernelError(perr))
 		}
 		m.addValues(more)
 	}
@@ -460,9 +460,9 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		}
 		ins[i] = t
 	}
-	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData, call: s.call}
+	c := &nodeCtx{Node: n, Opset: m.opset, Training: training, fromData: s.fromData, call: s.call, where: s.where}
 	c.runGraph = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		return m.runSubGraph(g, s, gins, training)
+		return m.runSubGraph(g, s, gins, training, fmt.Sprintf("%snode %s (%s): ", s.where, nodeLabel(n), n.GetOpType()))
 	}
 	outs := callOp(n, fn, c, ins)
 	if v := s.call.valued; v != nil {
@@ -516,15 +516,16 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 }
 
 // runSubGraph runs sub-graph g with the given inputs in a scope nested in
-// s, so that its nodes see the enclosing graphs' values.
-func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training bool) (outs []*tensor.Tensor, err error) {
+// s, so that its nodes see the enclosing graphs' values; where names the
+// enclosing nodes, the node holding g last (see scope.where).
+func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor, training bool, where string) (outs []*tensor.Tensor, err error) {
 	if m.plans[g] == nil {
 		return nil, fmt.Errorf("sub-graph %q was not validated at load time", g.GetName())
 	}
 	if len(ins) != len(g.GetInput()) {
 		return nil, fmt.Errorf("sub-graph %q takes %d inputs, given %d", g.GetName(), len(g.GetInput()), len(ins))
 	}
-	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call}
+	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call, where: where}
 	for i, vi := range g.GetInput() {
 		child.vals[vi.GetName()] = ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
@@ -579,13 +580,11 @@ func nodeError(n *onnxpb.NodeProto, err error) *tensor.Error {
 	if errors.As(err, &te) {
 		loc = te.Loc
 		msg = fmt.Sprintf("%s: %s", te.Op, te.Msg)
-		if k := nodeKernelError(te).(*tensor.Error); k != te {
-			// A kernel check of this node's (see kernelOp): it names the
-			// node already, as a compiled plan's failure does.
-			if strings.HasPrefix(k.Msg, fmt.Sprintf("node %s (%s): ", nodeLabel(n), n.GetOpType())) {
-				return k
-			}
-			msg = k.Msg
+		if strings.HasPrefix(te.Op, kernelOpPrefix) {
+			// A kernel check's (see kernelOp): it names the node and the
+			// enclosing ones already, as a compiled plan's failure does,
+			// and the Model's boundary makes it an "onnx" error.
+			return te
 		}
 		if te.Op == "onnx" {
 			// A node of a sub-graph failed: the chain of node names

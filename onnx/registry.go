@@ -90,6 +90,9 @@ type nodeCtx struct {
 	// call is the state of the model's call the node runs in (see
 	// callState); nil outside a Model.
 	call *callState
+	// where names the nodes whose sub-graphs enclose this node (see
+	// scope.where).
+	where string
 }
 
 // dynamic reports whether t's value depends on the model's input values or

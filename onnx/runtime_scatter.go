@@ -43,10 +43,11 @@ func (c *nodeCtx) checkIndices(idx *tensor.Tensor, axis, n int) *tensor.Tensor {
 const kernelOpPrefix = "onnx: node "
 
 // kernelOp is the op name for checks that the node's kernels make: the
-// node as nodeError names it, "onnx: node "n" (Gather)". A compiled plan
-// knows no nodes, so the name is carried by the check itself.
+// node as nodeError names it, after the nodes enclosing it, `onnx: node
+// "loop" (Loop): node "n" (Gather)`. A compiled plan knows no nodes, so
+// the name is carried by the check itself.
 func (c *nodeCtx) kernelOp() string {
-	return fmt.Sprintf("%s%s (%s)", kernelOpPrefix, nodeLabel(c.Node), c.Node.GetOpType())
+	return fmt.Sprintf("onnx: %snode %s (%s)", c.where, nodeLabel(c.Node), c.Node.GetOpType())
 }
 
 // nodeKernelError turns a kernel's error that names its node (see

@@ -542,3 +542,40 @@ func TestDropoutTrainingModeInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeIndexInSubGraph: an index out of range in a Loop's body
+// names the Loop and the node in its body, the same in both modes (Graph
+// mode checks it inside the compiled Scan).
+func TestRuntimeIndexInSubGraph(t *testing.T) {
+	f32, i64, b := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64, onnxpb.TensorProto_BOOL
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Identity", "c", []string{"cond"}, []string{"cond_out"}),
+		node("Gather", "n", []string{"x", "i"}, []string{"scan"}),
+	}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("iter", i64), valueInfoProto("cond", b)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("cond_out", b), valueInfoProto("scan", f32, 2)})
+	g := graphProto("g", []*onnxpb.NodeProto{node("Loop", "l", []string{"m", ""}, []string{"all"}, attrGraph("body", body))},
+		[]*onnxpb.TensorProto{int64Tensor("m", nil, []int64{2})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 3), valueInfoProto("i", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("all", f32, 2, 2)})
+	raw := marshal(t, modelProto(17, g))
+	eager, graph := mustLoad(t, raw), mustLoad(t, raw)
+	x := tensor.FromSlice([]float32{1, 2, 3}, 3)
+	e, gr, eerr, gerr := runBoth(eager, graph, x, tensor.FromSlice([]int64{2, -3}, 2))
+	if eerr != nil || gerr != nil {
+		t.Fatalf("in range: PyNative: %v; Graph: %v", eerr, gerr)
+	}
+	for mode, ys := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": gr} {
+		if got := fmt.Sprint(ys[0].Float32s()); got != "[3 1 3 1]" {
+			t.Errorf("%s: %s, want [3 1 3 1]", mode, got)
+		}
+	}
+	_, _, eerr, gerr = runBoth(eager, graph, x, tensor.FromSlice([]int64{0, 3}, 2))
+	want := `onnx: node "l" (Loop): node "n" (Gather): index 3 out of range for axis 0 of extent 3`
+	for mode, err := range map[string]error{"PyNative": eerr, "Graph": gerr} {
+		var te *tensor.Error
+		if !errors.As(err, &te) || te.Op+": "+te.Msg != want {
+			t.Errorf("%s: %v, want %q", mode, err, want)
+		}
+	}
+}
