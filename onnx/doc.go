@@ -55,6 +55,12 @@
 // trace time and fold away. Inputs and OutputInfo describe the graph's
 // inputs and outputs, dynamic dimensions as -1 with their names.
 //
+// A graph input read as a value (a Reshape's shape, a Slice's starts, a
+// TopK's k, a Loop's trip count given as an input) is read when the model
+// is called, in both modes: Graph mode specialises its plan on the value,
+// compiling once per value in a bounded cache (see Model.Outputs). Indices
+// of Gather and scatter ops stay data, checked when the plan runs.
+//
 // Control flow maps onto spore's: If onto spore.Cond (a branch is picked
 // at once when the condition is known at trace time), Loop onto spore.Scan
 // when it has scan outputs or is differentiated (a constant number of

@@ -346,11 +346,18 @@ type scope struct {
 	vals   map[string]*tensor.Tensor
 	parent *scope
 	// fromData holds, for the whole call, the tensors whose values depend
-	// on the model's inputs or parameters (not only on their shapes). In
-	// Graph mode those are exactly the symbolic ones; marking them in
-	// PyNative mode too lets an op refuse to read one as a shape in both
-	// modes alike.
-	fromData map[*tensor.Tensor]bool
+	// on the model's inputs or parameters (not only on their shapes), with
+	// the graph inputs each was computed from. In Graph mode those are
+	// exactly the symbolic ones; marking them in PyNative mode too lets an
+	// op refuse to read one as a shape in both modes alike, and lets the
+	// Model tell which inputs to take as values (see runtime_values.go).
+	fromData map[*tensor.Tensor]origin
+	// call is the state of the model's call, shared by its sub-graphs.
+	call *callState
+	// where names the nodes whose sub-graphs enclose this scope, outermost
+	// first, as errors name them: `node "loop" (Loop): `; empty for the
+	// main graph.
+	where string
 	// added, in a sub-graph's scope, lists the tensors this run of the
 	// sub-graph marked in fromData, which it unmarks when it returns
 	// (all but its outputs): a Loop run eagerly for millions of steps
@@ -371,7 +378,7 @@ func (s *scope) keepMark(t *tensor.Tensor) {
 	if n := len(*s.added); n >= 64 && n&(n-1) == 0 {
 		kept := (*s.added)[:0]
 		for _, u := range *s.added {
-			if s.fromData[u] {
+			if _, ok := s.fromData[u]; ok {
 				kept = append(kept, u)
 			}
 		}
@@ -380,13 +387,14 @@ func (s *scope) keepMark(t *tensor.Tensor) {
 	}
 }
 
-// markData marks t as computed from the data, recording a new mark in the
-// nearest sub-graph run's list.
-func (s *scope) markData(t *tensor.Tensor) {
-	if s.fromData[t] {
+// markData marks t as computed from the data of origin o, recording a new
+// mark in the nearest sub-graph run's list.
+func (s *scope) markData(t *tensor.Tensor, o origin) {
+	if old, ok := s.fromData[t]; ok {
+		s.fromData[t] = old.union(o)
 		return
 	}
-	s.fromData[t] = true
+	s.fromData[t] = o
 	if s.added != nil {
 		*s.added = append(*s.added, t)
 	}

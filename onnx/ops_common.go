@@ -146,8 +146,8 @@ func (c *nodeCtx) axes(as []int64, rank int, what string) ([]int, error) {
 // Graph mode, which would make the value unreadable. The value is taken
 // as it is when the node runs (for a compiled plan, when it is traced).
 func (c *nodeCtx) scalarValue(t *tensor.Tensor, what string) (float64, error) {
-	if c.dynamic(t) {
-		return 0, c.Errorf("input %s depends on the model's input values; spore needs it at trace time", what)
+	if _, err := c.Concrete(t, what); err != nil {
+		return 0, err
 	}
 	if t.Size() != 1 {
 		return 0, c.Errorf("input %s must hold one value, got shape %v", what, t.Shape())

@@ -275,6 +275,13 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	run := body(c, g)
 
 	trips := int64(-1) // constant trip count, or -1
+	if mIn != nil && nScan > 0 && c.dynamic(mIn) {
+		// Scan outputs need the trip count: read it as a value, which a
+		// Model specialises on when it comes from graph inputs.
+		if _, err := c.Concrete(mIn, "M"); err != nil {
+			return nil, err
+		}
+	}
 	// M and cond computed from the model's input values count as unknown
 	// in PyNative mode too (c.dynamic), so that both modes take one path.
 	if mIn != nil && !c.dynamic(mIn) {

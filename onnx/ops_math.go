@@ -280,10 +280,11 @@ func clipOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("bounds must be scalars, got shape %v", b.Shape())
 		}
 	}
-	// Bounds that are plain constants become constants of the op; traced
-	// bounds and Parameters (float initializers, which training may
-	// change) stay tensors.
-	live := func(b *tensor.Tensor) bool { return b != nil && (b.IsSymbolic() || b.IsParameter()) }
+	// Bounds that are plain constants become constants of the op; bounds
+	// from the data (traced in Graph mode, so in both modes) and
+	// Parameters (float initializers, which training may change) stay
+	// tensors.
+	live := func(b *tensor.Tensor) bool { return b != nil && (c.dynamic(b) || b.IsParameter()) }
 	if !live(lo) && !live(hi) {
 		l, h := lowest(x.DType()), highest(x.DType())
 		if lo != nil {

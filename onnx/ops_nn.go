@@ -536,6 +536,18 @@ func dropoutOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if ratio < 0 || ratio >= 1 {
 		return nil, c.Errorf("ratio %g is outside [0, 1)", ratio)
 	}
+	if tm := c.In(ins, 2); tm != nil && c.Opset >= 12 && ratio > 0 && c.fromInputs(tm) {
+		// The cell's mode decides, whatever a constant training_mode
+		// says; a caller that asks for the other one through an input
+		// would get another answer than it expects.
+		v, err := c.scalarValue(tm, "training_mode")
+		if err != nil {
+			return nil, err
+		}
+		if (v != 0) != c.Training {
+			return nil, c.Errorf("input training_mode is %v while the cell's training mode is %v; spore's Dropout follows the cell's mode (SetTrain)", v != 0, c.Training)
+		}
+	}
 	if !c.Training || ratio == 0 {
 		if c.wantOutput(1) {
 			return []*tensor.Tensor{x, tensor.Full(tensor.Bool, 1, x.Shape()...)}, nil

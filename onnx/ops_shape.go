@@ -315,6 +315,7 @@ func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// The result's shape is data's with axis replaced by the indices'
 	// shape; a scalar index removes the axis.
 	shape := append(append(append([]int(nil), x.Shape()[:ax]...), idx.Shape()...), x.Shape()[ax+1:]...)
+	idx = c.checkIndices(idx, ax, x.Dim(ax)) // an error names the node in both modes
 	y := ops.Gather(x, idx, ax)
 	if !y.Shape().Equal(shape) {
 		y = ops.Reshape(y, shape...)
@@ -683,8 +684,8 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.dynamic(t) {
-			return nil, c.Errorf("input %s depends on the model's input values; the length of a Range must be known at trace time", n)
+		if _, err := c.Concrete(t, n); err != nil {
+			return nil, err
 		}
 		if t.Size() != 1 {
 			return nil, c.Errorf("input %s must be a scalar, got shape %v", n, t.Shape())

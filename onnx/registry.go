@@ -132,15 +132,28 @@ type nodeCtx struct {
 	// that a concrete iteration number stays concrete in both modes.
 	runUnrolled func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	// fromData marks the tensors of this call computed from the model's
-	// inputs or parameters (see scope.fromData); nil outside a Model.
-	fromData map[*tensor.Tensor]bool
+	// inputs or parameters, with what they were computed from (see
+	// scope.fromData); nil outside a Model.
+	fromData map[*tensor.Tensor]origin
+	// call is the state of the model's call the node runs in (see
+	// callState); nil outside a Model.
+	call *callState
+	// where names the nodes whose sub-graphs enclose this node (see
+	// scope.where).
+	where string
 }
 
 // dynamic reports whether t's value depends on the model's input values or
 // parameters: symbolic while tracing, and marked so in PyNative mode, so
-// that an op reading it as a shape fails alike in both modes.
+// that an op reading it as a shape fails alike in both modes. A graph
+// input the Model takes as a value (see runtime_values.go) is not
+// dynamic, nor is anything computed from such inputs and constants alone.
 func (c *nodeCtx) dynamic(t *tensor.Tensor) bool {
-	return t.IsSymbolic() || c.fromData[t]
+	if t.IsSymbolic() {
+		return true
+	}
+	_, ok := c.fromData[t]
+	return ok
 }
 
 // Errorf returns an error that names the node and its op type.
@@ -244,20 +257,22 @@ func (c *nodeCtx) Concrete(t *tensor.Tensor, what string) (*tensor.Tensor, error
 		return nil, c.Errorf("input %s is missing", what)
 	}
 	if c.dynamic(t) {
+		// A value computed from graph inputs alone: the Model runs again
+		// with those inputs as values (see valueError).
+		if o, ok := c.fromData[t]; ok && !o.other && o.inputs != 0 {
+			return nil, c.valueError(o, what)
+		}
 		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
 	}
 	return t, nil
 }
 
-// Ints reads input t, which must be concrete (computed from constants and
-// shapes), as int64 values; what names the input in the error, e.g.
+// Ints reads input t, which must be concrete (computed from constants,
+// shapes and value inputs: see Concrete), as int64 values; what names the input in the error, e.g.
 // "shape" or "starts".
 func (c *nodeCtx) Ints(t *tensor.Tensor, what string) ([]int64, error) {
-	if t == nil {
-		return nil, c.Errorf("input %s is missing", what)
-	}
-	if c.dynamic(t) {
-		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
+	if _, err := c.Concrete(t, what); err != nil {
+		return nil, err
 	}
 	switch t.DType() {
 	case tensor.Int64, tensor.Int32:

@@ -100,7 +100,7 @@ func TestSequenceAtTheBoundary(t *testing.T) {
 			})
 		}
 		if mode == spore.GraphMode {
-			if st := m.compiledOutputs().Stats(); st.Compiles != 0 {
+			if st := m.compiled.stats(); st.Compiles != 0 {
 				// The handles go through the boundary jit, not the plain one.
 				t.Errorf("the plain plan compiled %d times for a model with sequences", st.Compiles)
 			}
