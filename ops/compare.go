@@ -47,19 +47,11 @@ func defCompare(name string, k cmpKind) *core.Prim {
 		},
 	}
 	p.Batch = batchBroadcasting(&p)
-	b := &bodyTable{
-		tensor.Float32: lift2(cmpFunc[float32](k)),
-		tensor.Float64: lift2(cmpFunc[float64](k)),
-		tensor.Int32:   lift2(cmpFunc[int32](k)),
-		tensor.Int64:   lift2(cmpFunc[int64](k)),
-		tensor.Uint8:   lift2(cmpFunc[uint8](k)),
+	b := &bodyTable{}
+	for _, t := range numberTypes {
+		t.compare(p, k, b)
 	}
 	p.Elementwise = &core.Elementwise{Body: b.byFirst}
-	regCompare[float32](p, k, b)
-	regCompare[float64](p, k, b)
-	regCompare[int32](p, k, b)
-	regCompare[int64](p, k, b)
-	regCompare[uint8](p, k, b)
 	core.Define(p)
 	return p
 }
@@ -188,12 +180,9 @@ var selBodies bodyTable
 var selKernels [nDT]core.KernelFunc
 
 func init() {
-	regSelect[float32]()
-	regSelect[float64]()
-	regSelect[int32]()
-	regSelect[int64]()
-	regSelect[uint8]()
-	regSelect[bool]()
+	for _, t := range elemTypes {
+		t.sel()
+	}
 	SelectPrim.Elementwise = &core.Elementwise{Body: func(_ any, in []tensor.DType) any { return selBodies.at(in[1]) }}
 	SelectPrim.Register(tensor.Bool, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		selKernels[in[1].DType()](attrs, in, out)
@@ -220,9 +209,11 @@ func regSelect[T core.Elem]() {
 	}
 }
 
-// regCompare registers comparison k's kernel for dtype T.
+// regCompare records comparison k's body for dtype T in b and registers
+// its kernel.
 func regCompare[T tensor.Number](p *core.Prim, k cmpKind, b *bodyTable) {
 	dt := core.DTypeOf[T]()
+	b[dt] = lift2(cmpFunc[T](k))
 	p.Register(dt, core.CPU, predicateKernel(b.at(dt).(func(d []bool, a, b []T)), cmpFunc[T](k)))
 }
 
