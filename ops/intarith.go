@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/sporeml/spore/internal/core"
+import (
+	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/tensor"
+)
 
 // Integer arithmetic. The elementwise ops' integer kernels are one generic
 // function per operation (intBinaryFn, intUnaryFn), named by an intOp in
@@ -177,3 +180,37 @@ func (intAt[T]) binaryKernel(op intOp, commutative bool) core.KernelFunc {
 	f := intBinaryFn[T](op)
 	return binaryKernel(lift2(f).(func(d, a, b []T)), f, nil, nil, commutative)
 }
+
+// The bitwise primitives, over the integer dtypes alone.
+var BitwiseAndPrim, BitwiseOrPrim, BitwiseXorPrim, BitwiseNotPrim, ShiftLeftPrim, ShiftRightPrim *core.Prim
+
+func init() {
+	BitwiseAndPrim = defBinary("BitwiseAnd", 1, true, binary{ints: intAnd})
+	BitwiseOrPrim = defBinary("BitwiseOr", 1, true, binary{ints: intOr})
+	BitwiseXorPrim = defBinary("BitwiseXor", 1, true, binary{ints: intXor})
+	BitwiseNotPrim = defUnary("BitwiseNot", 1, unary{ints: intNot})
+	ShiftLeftPrim = defBinary("ShiftLeft", 1, false, binary{ints: intShl})
+	ShiftRightPrim = defBinary("ShiftRight", 1, false, binary{ints: intShr})
+}
+
+// BitwiseAnd returns a & b elementwise over integers, broadcasting.
+func BitwiseAnd(a, b *tensor.Tensor) *tensor.Tensor { return apply2(BitwiseAndPrim, a, b) }
+
+// BitwiseOr returns a | b elementwise over integers, broadcasting.
+func BitwiseOr(a, b *tensor.Tensor) *tensor.Tensor { return apply2(BitwiseOrPrim, a, b) }
+
+// BitwiseXor returns a ^ b elementwise over integers, broadcasting.
+func BitwiseXor(a, b *tensor.Tensor) *tensor.Tensor { return apply2(BitwiseXorPrim, a, b) }
+
+// BitwiseNot returns ^x (every bit flipped) elementwise over integers.
+func BitwiseNot(x *tensor.Tensor) *tensor.Tensor { return apply1(BitwiseNotPrim, x) }
+
+// ShiftLeft returns x << n elementwise over integers of one dtype,
+// broadcasting: bits shifted out are lost, and a count of the type's
+// width or more gives 0. A negative count panics.
+func ShiftLeft(x, n *tensor.Tensor) *tensor.Tensor { return apply2(ShiftLeftPrim, x, n) }
+
+// ShiftRight returns x >> n elementwise over integers of one dtype,
+// broadcasting: logical for unsigned types, arithmetic (sign-filling) for
+// signed ones, as in C and Go. A negative count panics.
+func ShiftRight(x, n *tensor.Tensor) *tensor.Tensor { return apply2(ShiftRightPrim, x, n) }
