@@ -90,23 +90,6 @@ func init() {
 		}
 		return one(ops.Select(cond, a, b))
 	})
-	register("Cast", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		if !c.Has("to") {
-			return nil, c.Errorf("attribute to is missing")
-		}
-		dt, err := dtypeOf(int32(c.Int("to", 0)))
-		if err != nil {
-			return nil, c.Errorf("attribute to: %v", err)
-		}
-		if x.DType() == dt {
-			return one(x)
-		}
-		return one(ops.Cast(x, dt))
-	})
 	register("Gemm", 11, 0, gemmOp)
 	register("MatMul", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "A", "B")
@@ -283,7 +266,7 @@ func clipOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// Bounds that are plain constants become constants of the op; traced
 	// bounds and Parameters (float initializers, which training may
 	// change) stay tensors.
-	live := func(b *tensor.Tensor) bool { return b != nil && (b.IsSymbolic() || b.IsParameter()) }
+	live := func(b *tensor.Tensor) bool { return b != nil && (c.dynamic(b) || b.IsParameter()) }
 	if !live(lo) && !live(hi) {
 		l, h := lowest(x.DType()), highest(x.DType())
 		if lo != nil {

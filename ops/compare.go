@@ -262,8 +262,8 @@ func init() {
 // convert to integers as C does (wrapping to the narrower type); floats
 // convert to integers truncating toward zero, reaching the types narrower
 // than 32 bits through int64 (so that -1.0 wraps to 255 rather than
-// meeting Go's unspecified out-of-range conversion) and Uint64 through
-// core.FloatToUint64; non-zero is true; true is 1.
+// meeting Go's unspecified out-of-range conversion; see floatTo); non-zero
+// is true; true is 1.
 // BFloat16 and Float16 values convert through float32, which holds each
 // of them exactly: a cast from them is exact into the floats and behaves
 // as a float32's into the others; a cast to them rounds the float32 value
@@ -365,18 +365,19 @@ func convert[T, U tensor.Number](d []U, a []T) {
 	}
 }
 
-// floatTo returns the conversion of a float to U: Go's for the floats,
-// Int32 and Int64 (truncating toward zero); through int64 for the
-// narrower integers, so that an out-of-range value wraps as C's
-// conversions do on common hardware; core.FloatToUint64 for Uint64.
+// floatTo returns the conversion of a float to U: Go's for the floats
+// and Int32 (truncating toward zero); core.FloatToInt64 for Int64, and
+// through it for the narrower integers, so that an out-of-range value
+// wraps as C's conversions do on common hardware; core.FloatToUint64 for
+// Uint64.
 func floatTo[U tensor.Number]() func(float64) U {
 	switch any(*new(U)).(type) {
-	case float32, float64, int32, int64:
+	case float32, float64, int32:
 		return func(f float64) U { return U(f) }
 	case uint64:
 		return func(f float64) U { return U(core.FloatToUint64(f)) }
 	}
-	return func(f float64) U { return U(int64(f)) }
+	return func(f float64) U { return U(core.FloatToInt64(f)) }
 }
 
 func fromBool[U tensor.Number](d []U, a []bool) {

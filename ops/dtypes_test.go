@@ -87,6 +87,8 @@ func TestCastIntegerTypes(t *testing.T) {
 		{"float64 to int16", []float64{-32768.7, 40000}, tensor.Int16, []int16{-32768, -25536}},
 		{"float64 to uint32", []float64{4294967295, -1}, tensor.Uint32, []uint32{4294967295, 4294967295}},
 		{"float64 to uint64", []float64{1e19, -1, 2.5}, tensor.Uint64, []uint64{10000000000000000000, math.MaxUint64, 2}},
+		{"float64 to int64 saturates", []float64{1e30, -1e30, math.NaN()}, tensor.Int64, []int64{math.MaxInt64, math.MinInt64, 0}},
+		{"float64 to uint64 saturates", []float64{1e30, 18446744073709551615}, tensor.Uint64, []uint64{math.MaxUint64, math.MaxUint64}},
 		{"uint64 to float64", []uint64{math.MaxUint64, 3}, tensor.Float64, []float64{1 << 64, 3}},
 		{"uint32 to float32", []uint32{16777217, 4294967295}, tensor.Float32, []float32{16777216, 4294967296}},
 		{"uint16 to float16 overflows", []uint16{65535, 65504, 65519}, tensor.Float16, f16(float32(math.Inf(1)), 65504, 65504)},
