@@ -294,3 +294,38 @@ func TestIntegerArithmeticErrors(t *testing.T) {
 		})
 	}
 }
+
+// TruncBFloat16 rounds toward zero where Cast rounds to nearest: 1+2^-8+2^-9
+// lies above the midpoint between bfloat16's 1 and 1+2^-7.
+func TestTruncBFloat16(t *testing.T) {
+	maxBF16 := float32(math.Float32frombits(0x7F7F0000))
+	inf := math.Inf(1)
+	cases := []struct {
+		name string
+		in   any
+		want []float32
+	}{
+		{"float32", []float32{1 + 1.0/256 + 1.0/512, -(1 + 1.0/256 + 1.0/512), 3, float32(inf)}, []float32{1, -1, 3, float32(inf)}},
+		{"float64", []float64{1 + 1.0/256 + 1.0/(1<<30), -1e300, 1e300, inf}, []float32{1, -maxBF16, maxBF16, float32(inf)}},
+	}
+	for _, c := range cases {
+		x := fromAny(t, c.in)
+		for mode, got := range map[string]*tensor.Tensor{
+			"PyNative": ops.TruncBFloat16(x),
+			"Graph": spore.Jit(func(xs ...*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{ops.TruncBFloat16(xs[0])}
+			}, spore.JitConfig{Name: "truncbf16." + c.name})(x)[0],
+		} {
+			if got.DType() != tensor.BFloat16 || !reflect.DeepEqual(got.Float32s(), c.want) {
+				t.Errorf("%s %s: %v %v, want %v", c.name, mode, got.DType(), got.Float32s(), c.want)
+			}
+		}
+	}
+	if r := ops.Cast(tensor.FromSlice([]float32{1 + 1.0/256 + 1.0/512}), tensor.BFloat16).Float32s()[0]; r != 1+1.0/128 {
+		t.Errorf("Cast rounds 1+2^-8+2^-9 to %v, want 1+2^-7", r)
+	}
+	nan := ops.TruncBFloat16(tensor.FromSlice([]float32{math.Float32frombits(0x7F800001)})).Float32s()[0]
+	if nan == nan {
+		t.Errorf("a NaN with its payload in the low bits truncates to %v", nan)
+	}
+}
