@@ -354,9 +354,22 @@ func isFloatType[T tensor.Number]() bool {
 func convert[T, U tensor.Number](d []U, a []T) {
 	a = a[:len(d)]
 	if isFloatType[T]() && !isFloatType[U]() {
-		f := floatTo[U]()
-		for i, v := range a {
-			d[i] = f(float64(v))
+		// Int64 and Int32, the index types, get loops of their own
+		// rather than a call per element.
+		switch o := any(d).(type) {
+		case []int64:
+			for i, v := range a {
+				o[i] = core.FloatToInt64(float64(v))
+			}
+		case []int32:
+			for i, v := range a {
+				o[i] = int32(v)
+			}
+		default:
+			f := floatTo[U]()
+			for i, v := range a {
+				d[i] = f(float64(v))
+			}
 		}
 		return
 	}
