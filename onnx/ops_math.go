@@ -90,23 +90,6 @@ func init() {
 		}
 		return one(ops.Select(cond, a, b))
 	})
-	register("Cast", 6, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		if !c.Has("to") {
-			return nil, c.Errorf("attribute to is missing")
-		}
-		dt, err := dtypeOf(int32(c.Int("to", 0)))
-		if err != nil {
-			return nil, c.Errorf("attribute to: %v", err)
-		}
-		if x.DType() == dt {
-			return one(x)
-		}
-		return one(ops.Cast(x, dt))
-	})
 	register("Gemm", 7, 0, gemmOp)
 	register("MatMul", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "A", "B")
