@@ -237,6 +237,7 @@ func TestOpsetsFollowSchemaHistory(t *testing.T) {
 			isVersion[s] = true
 		}
 		removed := onnxDeprecated[op]
+		var undefined, missing, listed []int64
 		for v := int64(1); v <= MaxOpset; v++ {
 			at := versionAt(history, v)
 			exists := at != 0 && (removed == 0 || v < removed)
@@ -244,12 +245,22 @@ func TestOpsetsFollowSchemaHistory(t *testing.T) {
 			_, skip := unimplementedVersions[op][at]
 			switch {
 			case !exists && got:
-				t.Errorf("%s is registered at opset %d, where ONNX does not define it", op, v)
+				undefined = append(undefined, v)
 			case exists && !got && !skip:
-				t.Errorf("%s-%d (in effect at opset %d) has no form in the table", op, at, v)
+				missing = append(missing, v)
 			case exists && got && skip:
-				t.Errorf("%s-%d is listed as unimplemented but runs at opset %d", op, at, v)
+				listed = append(listed, v)
 			}
+		}
+		// One line per op and problem, with what to do about it.
+		if len(undefined) > 0 {
+			t.Errorf("%s runs at opsets %v, where ONNX does not define it (versions %v, removed at %d): narrow its registration", op, undefined, history, removed)
+		}
+		if len(missing) > 0 {
+			t.Errorf("%s has no form at opsets %v, where ONNX defines it (versions %v): register the older versions (lower the bound where the schema did not change their semantics) or list them in unimplementedVersions", op, missing, history)
+		}
+		if len(listed) > 0 {
+			t.Errorf("%s is listed as unimplemented at a version that runs at opsets %v", op, listed)
 		}
 		for _, d := range opTable[op] {
 			// Opsets above 17 are beyond ONNX 1.12's history.
