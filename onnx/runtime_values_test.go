@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -577,5 +578,44 @@ func TestRuntimeIndexInSubGraph(t *testing.T) {
 		if !errors.As(err, &te) || te.Op+": "+te.Msg != want {
 			t.Errorf("%s: %v, want %q", mode, err, want)
 		}
+	}
+}
+
+// TestValueInputsConcurrent calls one model from several goroutines in
+// Graph mode, each with its own shape value: each gets its own answer.
+func TestValueInputsConcurrent(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	g := graphProto("g", []*onnxpb.NodeProto{node("Reshape", "r", []string{"x", "s"}, []string{"y"})}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 12), valueInfoProto("s", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+	m := mustLoad(t, marshal(t, modelProto(17, g)))
+	shapes := [][]int64{{1, 12}, {2, 6}, {3, 4}, {4, 3}, {6, 2}, {12, 1}}
+	x := tensor.Arange(tensor.Float32, 0, 12, 1)
+	errs := make(chan error, len(shapes)*4)
+	inMode(spore.GraphMode, func() {
+		var wg sync.WaitGroup
+		for r := range 4 {
+			for _, s := range shapes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					y, err := m.Run(x, tensor.FromSlice(append([]int64(nil), s...), 2))
+					if err == nil && !y[0].Shape().Equal([]int{int(s[0]), int(s[1])}) {
+						err = fmt.Errorf("round %d, shape %v: got %v", r, s, y[0].Shape())
+					}
+					errs <- err
+				}()
+			}
+		}
+		wg.Wait()
+	})
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if st := m.JitStats(); st.Compiles != len(shapes) {
+		t.Errorf("%d compiles for %d shape values", st.Compiles, len(shapes))
 	}
 }
