@@ -58,6 +58,9 @@ type Model struct {
 	// was symbolic (the model traced with symbolic inputs), which Call
 	// tells from other failures by.
 	misses int
+	// names are the inputs' names, made once (see inputNames).
+	namesOnce sync.Once
+	names     []string
 }
 
 // outputsKey tells apart Outputs' compiled versions: the training flag and
@@ -171,6 +174,18 @@ func (m *Model) missCount() int {
 	return m.misses
 }
 
+// inputNames returns the inputs' names, in order; callers do not modify
+// it.
+func (m *Model) inputNames() []string {
+	m.namesOnce.Do(func() {
+		m.names = make([]string, len(m.inputs))
+		for i, in := range m.inputs {
+			m.names[i] = in.Name
+		}
+	})
+	return m.names
+}
+
 // addValues records more graph inputs read as values.
 func (m *Model) addValues(set valueSet) {
 	m.mu.Lock()
@@ -249,11 +264,7 @@ func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valueP
 	}
 	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, jit.Config{Name: "onnx.Model.Outputs", Level: k.level})
 	p := &valuePlan{key: key, fn: fn}
-	names := make([]string, len(m.inputs))
-	for i, in := range m.inputs {
-		names[i] = in.Name
-	}
-	m.compiled.add(p, names)
+	m.compiled.add(p, m.inputNames())
 	return p
 }
 
@@ -359,10 +370,7 @@ func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tenso
 		}
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
-	cs.names = make([]string, len(m.inputs))
-	for i, in := range m.inputs {
-		cs.names[i] = in.Name
-	}
+	cs.names = m.inputNames()
 	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]origin{}, call: cs}
 	for k, v := range m.consts {
 		root.vals[k] = v
