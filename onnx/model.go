@@ -535,13 +535,21 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	}
 	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call, where: where}
 	for i, vi := range g.GetInput() {
-		child.vals[vi.GetName()] = ins[i]
+		t := ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode, and no plan is
-		// specialised on them.
-		if ins[i] != nil {
-			s.fromData[ins[i]] = s.fromData[ins[i]].union(origin{other: true})
+		// specialised on them. A concrete one may be a value of the
+		// enclosing graph (a Loop's first carried values are its initial
+		// ones): a copy takes the mark, so that the enclosing graph's
+		// value keeps its own, as in Graph mode, where the body gets new
+		// symbolic values.
+		if t != nil {
+			if o, ok := s.fromData[t]; (!ok || !o.other) && !t.IsSymbolic() {
+				t = core.Apply(core.IdentityPrim(), nil, t)
+			}
+			s.fromData[t] = s.fromData[t].union(origin{other: true})
 		}
+		child.vals[vi.GetName()] = t
 	}
 	return m.runGraph(g, child, training), nil
 }
