@@ -59,6 +59,9 @@ type Model struct {
 	// was symbolic (the model traced with symbolic inputs), which Call
 	// tells from other failures by.
 	misses int
+	// names are the inputs' names, made once (see inputNames).
+	namesOnce sync.Once
+	names     []string
 }
 
 // outputsKey tells apart Outputs' compiled versions: the training flag and
@@ -172,6 +175,18 @@ func (m *Model) missCount() int {
 	return m.misses
 }
 
+// inputNames returns the inputs' names, in order; callers do not modify
+// it.
+func (m *Model) inputNames() []string {
+	m.namesOnce.Do(func() {
+		m.names = make([]string, len(m.inputs))
+		for i, in := range m.inputs {
+			m.names[i] = in.Name
+		}
+	})
+	return m.names
+}
+
 // addValues records more graph inputs read as values.
 func (m *Model) addValues(set valueSet) {
 	m.mu.Lock()
@@ -252,11 +267,7 @@ func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valueP
 	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, cfg)
 	fn.Fn = m.boxedJit(fn.Fn, cfg) // sequences at the boundary: see sequence.go
 	p := &valuePlan{key: key, fn: fn}
-	names := make([]string, len(m.inputs))
-	for i, in := range m.inputs {
-		names[i] = in.Name
-	}
-	m.compiled.add(p, names)
+	m.compiled.add(p, m.inputNames())
 	return p
 }
 
@@ -362,10 +373,7 @@ func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tenso
 		}
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
-	cs.names = make([]string, len(m.inputs))
-	for i, in := range m.inputs {
-		cs.names[i] = in.Name
-	}
+	cs.names = m.inputNames()
 	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]origin{}, call: cs}
 	for k, v := range m.consts {
 		root.vals[k] = v
@@ -543,13 +551,21 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	var added []*tensor.Tensor
 	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call, where: where, added: &added}
 	for i, vi := range g.GetInput() {
-		child.vals[vi.GetName()] = ins[i]
+		t := ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode, and no plan is
-		// specialised on them.
-		if ins[i] != nil && mark {
-			child.markData(ins[i], origin{other: true})
+		// specialised on them. A concrete one may be a value of the
+		// enclosing graph (a Loop's first carried values are its initial
+		// ones): a copy takes the mark, so that the enclosing graph's
+		// value keeps its own, as in Graph mode, where the body gets new
+		// symbolic values. Unrolled bodies keep their inputs' marks.
+		if t != nil && mark {
+			if o, ok := s.fromData[t]; (!ok || !o.other) && !t.IsSymbolic() {
+				t = core.Apply(core.IdentityPrim(), nil, t)
+			}
+			child.markData(t, origin{other: true})
 		}
+		child.vals[vi.GetName()] = t
 	}
 	outs = m.runGraph(g, child, training)
 	// The run's own values are gone with its scope: unmark them, keeping

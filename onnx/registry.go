@@ -268,8 +268,8 @@ func (c *nodeCtx) Concrete(t *tensor.Tensor, what string) (*tensor.Tensor, error
 }
 
 // Ints reads input t, which must be concrete (computed from constants,
-// shapes and value inputs: see Concrete), as int64 values; what names the input in the error, e.g.
-// "shape" or "starts".
+// shapes and value inputs: see Concrete), as int64 values; what names the
+// input in the error, e.g. "shape" or "starts".
 func (c *nodeCtx) Ints(t *tensor.Tensor, what string) ([]int64, error) {
 	if _, err := c.Concrete(t, what); err != nil {
 		return nil, err
