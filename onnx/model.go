@@ -265,7 +265,8 @@ func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valueP
 	}
 	cfg := jit.Config{Name: "onnx.Model.Outputs", Level: k.level}
 	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, cfg)
-	fn.Fn = m.boxedJit(fn.Fn, cfg) // sequences at the boundary: see sequence.go
+	// Sequences at the boundary: see sequence.go.
+	fn.Fn = m.boxedJit(fn.Fn, cfg, func(sym []*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) })
 	p := &valuePlan{key: key, fn: fn}
 	m.compiled.add(p, m.inputNames())
 	return p
