@@ -305,7 +305,7 @@ func (l *layer) Construct(x *tensor.Tensor) *tensor.Tensor { return l.M.Call(x) 
 func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 	for {
 		set, _ := m.valueState()
-		outs, need, perr := m.tryRun(xs, set, nil)
+		outs, need, perr := m.tryRun(xs, set, nil, symbolicSet(xs))
 		if perr == nil {
 			return outs
 		}
@@ -337,8 +337,8 @@ func symbolicSet(xs []*tensor.Tensor) valueSet {
 
 // tryRun is run returning its panic value and the value inputs the call
 // found, rather than panicking.
-func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) (outs []*tensor.Tensor, need valueSet, perr any) {
-	cs := &callState{}
+func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor, outer valueSet) (outs []*tensor.Tensor, need valueSet, perr any) {
+	cs := &callState{outer: outer}
 	defer func() {
 		if perr = recover(); perr != nil {
 			need = cs.need
@@ -351,7 +351,7 @@ func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor
 // the value inputs of set taken from subst. A trace that finds more value
 // inputs records them, for runCompiled to try again, and fails.
 func (m *Model) run(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) []*tensor.Tensor {
-	outs, need, perr := m.tryRun(xs, set, subst)
+	outs, need, perr := m.tryRun(xs, set, subst, 0)
 	if perr != nil {
 		if more := need &^ set; more != 0 {
 			m.addValues(more)
@@ -375,6 +375,11 @@ func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tenso
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
 	cs.names = m.inputNames()
+	for i, in := range m.inputs {
+		if in.Kind != KindTensor && i < maxTrackedInputs {
+			cs.boxed |= 1 << i
+		}
+	}
 	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]origin{}, call: cs}
 	for k, v := range m.consts {
 		root.vals[k] = v

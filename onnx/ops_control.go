@@ -65,6 +65,15 @@ func opIf(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("branch %q takes %d inputs; If's branches take none", g.GetName(), len(g.GetInput()))
 		}
 	}
+	// A condition computed from graph inputs alone (a sample rate, a
+	// flag) is read as a value, so that the Model specialises its plan on
+	// it, as torch.compile guards on a Python bool: both modes then run
+	// the branch it picks, and branches of different shapes work.
+	if c.specialisable(cond) {
+		if _, err := c.Concrete(cond, "cond"); err != nil {
+			return nil, err
+		}
+	}
 	if !c.dynamic(cond) {
 		if cond.Bool() {
 			return body(c, thenG)(), nil
