@@ -515,6 +515,13 @@ case('bernoulli_certain', [node('Bernoulli', ['x'], ['b'], dtype=D), node('Shape
 case('randomuniformlike_point', [node('RandomUniformLike', ['x'], low=2.5, high=2.5, seed=3.0)], {'x': randn(2, 3)})
 
 
+# ---- Det by elimination --------------------------------------------------
+sing = randn(5, 5)
+sing[3] = 2 * sing[1]
+case('det_singular', [node('Det', ['x'])], {}, {'x': sing})
+case('det_batch_6x6', [node('Det', ['x'])], {'x': randn(2, 3, 6, 6)})
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
