@@ -304,7 +304,9 @@ func detOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 func eliminationDet(x *tensor.Tensor) *tensor.Tensor {
 	n := x.Dim(-1)
 	batch := []int(x.Shape()[:x.Rank()-2])
-	at := func(t *tensor.Tensor, axis, i int) *tensor.Tensor { return ops.Gather(t, tensor.Scalar(int64(i)), axis) }
+	at := func(t *tensor.Tensor, axis, i int) *tensor.Tensor {
+		return ops.Gather(t, tensor.Scalar(int64(i)), axis)
+	}
 	zero, one := ops.ScalarLike(x, 0), ops.ScalarLike(x, 1)
 	var det *tensor.Tensor
 	a := x
