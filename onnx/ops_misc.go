@@ -307,7 +307,7 @@ func eliminationDet(x *tensor.Tensor) *tensor.Tensor {
 	at := func(t *tensor.Tensor, axis, i int) *tensor.Tensor {
 		return ops.Gather(t, tensor.Scalar(int64(i)), axis)
 	}
-	zero, one := ops.ScalarLike(x, 0), ops.ScalarLike(x, 1)
+	zero, unit := ops.ScalarLike(x, 0), ops.ScalarLike(x, 1)
 	var det *tensor.Tensor
 	a := x
 	for m := n; m >= 1; m-- {
@@ -319,7 +319,7 @@ func eliminationDet(x *tensor.Tensor) *tensor.Tensor {
 			ops.Select(ops.Equal(iota, piv), ops.ZerosLike(piv), iota))
 		idx := ops.BroadcastTo(ops.ExpandDims(sigma, -1), append(append([]int(nil), batch...), m, m)...)
 		a = ops.TakeAlongAxis(a, idx, -2)
-		sign := ops.Select(ops.Equal(ops.Reshape(piv, batch...), tensor.Scalar(int64(0))), one, ops.Neg(one))
+		sign := ops.Select(ops.Equal(ops.Reshape(piv, batch...), tensor.Scalar(int64(0))), unit, ops.Neg(unit))
 		p := at(at(a, -2, 0), -1, 0) // [...]
 		term := ops.Mul(sign, p)
 		if det == nil {
@@ -330,7 +330,7 @@ func eliminationDet(x *tensor.Tensor) *tensor.Tensor {
 		if m == 1 {
 			break
 		}
-		safe := ops.Select(ops.Equal(p, zero), one, p)
+		safe := ops.Select(ops.Equal(p, zero), unit, p)
 		below := ops.Slice(a, append(make([]int, len(batch)), 1, 1), append(append([]int(nil), batch...), m-1, m-1))
 		top := ops.Slice(a, append(make([]int, len(batch)), 0, 1), append(append([]int(nil), batch...), 1, m-1))
 		first := ops.Slice(a, append(make([]int, len(batch)), 1, 0), append(append([]int(nil), batch...), m-1, 1))
