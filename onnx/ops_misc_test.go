@@ -19,7 +19,7 @@ import (
 // TestOpGradients' cases.
 func init() {
 	gradCases = append(gradCases, "nllloss_weight_ii", "nllloss_sum_negative_ii", "sce_sum_log_prob",
-		"sce_mean_weight", "det", "det_4x4", "det_batch_6x6", "maxunpool", "resize_cubic_up", "resize_crop_linear", "scatternd_add", "scatternd_mul", "scatterelements_max", "batchnorm_training", "einsum_diag_product", "convtranspose3d_strided")
+		"sce_mean_weight", "det", "det_4x4", "det_batch_6x6", "maxunpool", "resize_cubic_up", "resize_crop_linear", "resize_combo_6", "scatternd_add", "scatternd_mul", "scatterelements_max", "batchnorm_training", "einsum_diag_product", "convtranspose3d_strided")
 }
 
 // TestMiscOpErrors checks that the losses and the smaller ops refuse bad
