@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register("ArgMin", 11, 0, argMinOp)
-	register("NonZero", 9, 0, nonZeroOp)
+	register("NonZero", 11, 0, nonZeroOp)
 	register("Compress", 11, 0, compressOp)
 	register("Unique", 11, 0, uniqueOp)
 	register("Det", 11, 0, detOp)
