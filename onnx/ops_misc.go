@@ -386,8 +386,8 @@ func unsignedBits(dt tensor.DType) int {
 // bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
 // wrapping at the dtype's width) or x / 2^y (RIGHT), with 2^y read from a
 // table of powers of two, so that y may be computed from the model's
-// inputs. It computes in int64, exactly, and casts back: uint64, whose
-// shifts int64 cannot hold, is refused. A shift of the width or more is outside the table and fails as an
+// inputs. It computes in int64 (LEFT) or float64 (RIGHT), exactly, and
+// casts back: uint64, which they cannot hold exactly, is refused. A shift of the width or more is outside the table and fails as an
 // index out of range.
 func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "Y")
@@ -410,18 +410,25 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if bits > 32 {
 		return nil, c.Errorf("dtype %v is not supported (spore's ops have no %v products; BitShift takes uint8, uint16 and uint32)", dt, dt)
 	}
-	x = ops.Cast(x, tensor.Int64)
-	pows := make([]int64, bits) // 2^k for k < bits
-	for k := range pows {
-		pows[k] = 1 << k
-	}
-	table := tensor.FromSlice(pows, bits)
-	p := ops.Gather(table, ops.Cast(y, tensor.Int64), 0)
+	k := ops.Cast(y, tensor.Int64)
 	var z *tensor.Tensor
 	if dir == "LEFT" {
-		z = ops.Mod(ops.Mul(x, p), tensor.Scalar(int64(1)<<bits))
+		pows := make([]int64, bits) // 2^k for k < bits
+		for k := range pows {
+			pows[k] = 1 << k
+		}
+		p := ops.Gather(tensor.FromSlice(pows, bits), k, 0)
+		z = ops.Mod(ops.Mul(ops.Cast(x, tensor.Int64), p), tensor.Scalar(int64(1)<<bits))
 	} else {
-		z = ops.FloorDiv(x, p) // truncation, the operands being non-negative
+		// floor(x·2^−k) in float64, exact below 2^53: a power-of-two
+		// scaling and a floor, which (unlike an integer floor division)
+		// ONNX writes for Export too.
+		inv := make([]float64, bits) // 2^−k for k < bits
+		for k := range inv {
+			inv[k] = math.Ldexp(1, -k)
+		}
+		p := ops.Gather(tensor.FromSlice(inv, bits), k, 0)
+		z = ops.Floor(ops.Mul(ops.Cast(x, tensor.Float64), p))
 	}
 	return one(ops.Cast(z, dt))
 }
@@ -520,15 +527,18 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 
 // remapIndices turns flat indices over shape from into the flat indices of
 // the same coordinates in shape to, which is at least as large on every
-// axis.
+// axis. The quotients are floors of float64 divisions, exact for indices
+// below 2^53 (the shapes' sizes are below 2^40), which Export can write
+// where an integer floor division it cannot.
 func remapIndices(idx *tensor.Tensor, from, to []int) *tensor.Tensor {
 	var res *tensor.Tensor
 	rest := idx
 	strideTo := 1
 	for a := len(from) - 1; a >= 0; a-- {
 		d := tensor.Scalar(int64(from[a]))
-		coord := ops.Mod(rest, d)
-		rest = ops.FloorDiv(rest, d)
+		q := ops.Cast(ops.Floor(ops.Div(ops.Cast(rest, tensor.Float64), tensor.Scalar(float64(from[a])))), tensor.Int64)
+		coord := ops.Sub(rest, ops.Mul(q, d))
+		rest = q
 		term := ops.Mul(coord, tensor.Scalar(int64(strideTo)))
 		if res == nil {
 			res = term
