@@ -4,8 +4,8 @@
 // They are how arrays travel between Python and spore: inputs for
 // `spore run`, reference outputs for tests, weights to inspect. Read and
 // ReadFile accept format versions 1.0, 2.0 and 3.0 with elements of type
-// float32, float64, float16 (spore's Float16), int32, int64, bool and
-// uint8, in either byte order, stored in C (row-major) order; anything else
+// float32, float64, float16 (spore's Float16), int8, int16, int32, int64,
+// uint8, uint16, uint32, uint64 and bool, in either byte order, stored in C (row-major) order; anything else
 // (Fortran order, object arrays, structured types) is refused with an
 // error that says what was found. NumPy has no bfloat16, so a BFloat16
 // tensor is refused by Write with an error suggesting a cast to Float32

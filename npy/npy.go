@@ -41,7 +41,7 @@ type kind struct {
 // with the list of those it reads.
 func parseDescr(descr string) (kind, error) {
 	unsupported := func(why string) (kind, error) {
-		return kind{}, fmt.Errorf("dtype %q %s; spore reads <f4, <f8, <i4, <i8, |b1 and |u1 (and big-endian >f4, >f8, >i4, >i8)", descr, why)
+		return kind{}, fmt.Errorf("dtype %q %s; spore reads <f2, <f4, <f8, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8 and |b1 (and big-endian >f2, >f4, ..., >u8)", descr, why)
 	}
 	if len(descr) >= 2 && descr[1] == 'O' {
 		return unsupported("holds pickled Python objects, which are not supported")
@@ -58,6 +58,10 @@ func parseDescr(descr string) (kind, error) {
 		k.dt, k.size = tensor.Float64, 8
 	case "f2":
 		k.dt, k.size = tensor.Float16, 2
+	case "i1":
+		k.dt, k.size = tensor.Int8, 1
+	case "i2":
+		k.dt, k.size = tensor.Int16, 2
 	case "i4":
 		k.dt, k.size = tensor.Int32, 4
 	case "i8":
@@ -66,6 +70,12 @@ func parseDescr(descr string) (kind, error) {
 		k.dt, k.size = tensor.Bool, 1
 	case "u1":
 		k.dt, k.size = tensor.Uint8, 1
+	case "u2":
+		k.dt, k.size = tensor.Uint16, 2
+	case "u4":
+		k.dt, k.size = tensor.Uint32, 4
+	case "u8":
+		k.dt, k.size = tensor.Uint64, 8
 	default:
 		return unsupported("is not supported")
 	}
@@ -100,6 +110,16 @@ func descrOf(dt tensor.DType) (string, error) {
 		return "|u1", nil
 	case tensor.Float16:
 		return "<f2", nil
+	case tensor.Int8:
+		return "|i1", nil
+	case tensor.Int16:
+		return "<i2", nil
+	case tensor.Uint16:
+		return "<u2", nil
+	case tensor.Uint32:
+		return "<u4", nil
+	case tensor.Uint64:
+		return "<u8", nil
 	case tensor.BFloat16:
 		// NumPy has no bfloat16: a file of raw bits ('<u2', or ml_dtypes'
 		// '<V2') would read back in NumPy as integers or opaque bytes,
@@ -192,8 +212,9 @@ func shortRead(err error, what string) string {
 }
 
 // Read reads one array in .npy format (versions 1.0, 2.0 and 3.0) from r,
-// and leaves r just past its data. The element types are float32,
-// float64, int32, int64, bool and uint8, in either byte order; the data
+// and leaves r just past its data. The element types are float16,
+// float32, float64, the signed and unsigned integers of 8 to 64 bits and
+// bool, in either byte order; the data
 // must be in C (row-major) order. A truncated stream, a malformed header
 // or a type spore cannot hold is an error that says which.
 func Read(r io.Reader) (*tensor.Tensor, error) {
@@ -231,6 +252,16 @@ func readData(r io.Reader, k kind, shape []int) (*tensor.Tensor, error) {
 		buf, err = readElems(r, n, 1, func(b []byte) uint8 { return b[0] })
 	case tensor.Float16:
 		buf, err = readElems(r, n, 2, func(b []byte) tensor.F16 { return tensor.F16(order.Uint16(b)) })
+	case tensor.Int8:
+		buf, err = readElems(r, n, 1, func(b []byte) int8 { return int8(b[0]) })
+	case tensor.Int16:
+		buf, err = readElems(r, n, 2, func(b []byte) int16 { return int16(order.Uint16(b)) })
+	case tensor.Uint16:
+		buf, err = readElems(r, n, 2, order.Uint16)
+	case tensor.Uint32:
+		buf, err = readElems(r, n, 4, order.Uint32)
+	case tensor.Uint64:
+		buf, err = readElems(r, n, 8, order.Uint64)
 	}
 	if err != nil {
 		return nil, fmt.Errorf(".npy data of shape %v (%v): %w", shape, k.dt, err)
@@ -370,6 +401,16 @@ func writeData(w io.Writer, buf any) error {
 		return err
 	case []tensor.F16:
 		return writeElems(w, b, 2, func(d []byte, v tensor.F16) { binary.LittleEndian.PutUint16(d, uint16(v)) })
+	case []int8:
+		return writeElems(w, b, 1, func(d []byte, v int8) { d[0] = byte(v) })
+	case []int16:
+		return writeElems(w, b, 2, func(d []byte, v int16) { binary.LittleEndian.PutUint16(d, uint16(v)) })
+	case []uint16:
+		return writeElems(w, b, 2, binary.LittleEndian.PutUint16)
+	case []uint32:
+		return writeElems(w, b, 4, binary.LittleEndian.PutUint32)
+	case []uint64:
+		return writeElems(w, b, 8, binary.LittleEndian.PutUint64)
 	}
 	return fmt.Errorf("npy: unsupported buffer type %T", buf)
 }

@@ -32,6 +32,13 @@ func TestReadNumPyFiles(t *testing.T) {
 		{"b1.npy", tensor.Bool, []int{2, 2}, []bool{true, false, false, true}, true},
 		{"u1.npy", tensor.Uint8, []int{1, 2, 3}, []uint8{250, 251, 252, 253, 254, 255}, true},
 		{"f2.npy", tensor.Float16, []int{2}, []tensor.F16{0x3c00, 0x4000}, true}, // 1 and 2
+		{"i1.npy", tensor.Int8, []int{4}, []int8{-128, -1, 0, 127}, true},
+		{"i2.npy", tensor.Int16, []int{2, 2}, []int16{-32768, -1, 2, 32767}, true},
+		{"u2.npy", tensor.Uint16, []int{3}, []uint16{0, 1, 65535}, true},
+		{"u4.npy", tensor.Uint32, []int{3}, []uint32{0, 1 << 31, math.MaxUint32}, true},
+		{"u8.npy", tensor.Uint64, []int{3}, []uint64{0, 1 << 63, math.MaxUint64}, true},
+		{"big_u4.npy", tensor.Uint32, []int{2}, []uint32{1, math.MaxUint32 - 1}, false},
+		{"big_i2.npy", tensor.Int16, []int{2}, []int16{-2, 300}, false},
 		{"scalar.npy", tensor.Float64, []int{}, []float64{3.5}, true},
 		{"empty.npy", tensor.Float32, []int{0, 3}, []float32{}, true},
 		{"big_f4.npy", tensor.Float32, []int{3}, []float32{1.5, -2, 3.25}, false},

@@ -38,7 +38,8 @@ type Report struct {
 	// Inputs and Outputs describe the graph's inputs (initializers
 	// excluded) and outputs.
 	Inputs, Outputs []ValueInfo
-	// Unsupported lists the op types spore cannot run at this opset.
+	// Unsupported lists the op types spore cannot run at this opset
+	// (none when the opset itself is out of range: Problem says so).
 	Unsupported []Unsupported
 	// Problem is why the model cannot be loaded for another reason than
 	// unsupported ops (an opset out of range, a cycle, an undefined
@@ -51,6 +52,9 @@ type Report struct {
 	Shapes       ShapeCheck
 	ShapeNote    string
 	OutputShapes []ValueInfo
+	// opsetOutOfRange: the op table was not consulted, as the opset is
+	// not one spore reads (Problem says so).
+	opsetOutOfRange bool
 }
 
 // ShapeCheck is the outcome of Report.CheckShapes.
@@ -118,12 +122,15 @@ func check(r io.Reader, dir string) (*Report, error) {
 		info, _ := valueInfo(vi)
 		rep.Outputs = append(rep.Outputs, info)
 	}
-	if _, err := importedOpset(mp); err != nil {
-		rep.Problem = strings.TrimPrefix(err.Error(), "onnx: ")
+	_, opsetErr := importedOpset(mp)
+	if opsetErr != nil {
+		rep.Problem = strings.TrimPrefix(opsetErr.Error(), "onnx: ")
+		rep.opsetOutOfRange = true
 	}
-	// The structure and the op table are checked at the model's opset even
-	// when it is out of range, so that the report still lists what is
-	// missing. Tensor attributes are decoded, initializers are not.
+	// The structure is checked even when the opset is out of range; the
+	// op table is not then (every op would be listed as unsupported, which
+	// says nothing the opset's one line does not). Tensor attributes are
+	// decoded, initializers are not.
 	an := analyzer{opset: rep.Opset, dir: dir, plans: map[*onnxpb.GraphProto]*plan{}, unsupported: map[string]int{}, checkOnly: true}
 	if _, err := an.graph(g, nil, 0); err != nil && rep.Problem == "" {
 		rep.Problem = strings.TrimPrefix(err.Error(), "onnx: ")
@@ -142,7 +149,9 @@ func check(r io.Reader, dir string) (*Report, error) {
 	if rep.OpCounts == nil {
 		rep.OpCounts = map[string]int{}
 	}
-	rep.Unsupported = an.unsup
+	if opsetErr == nil {
+		rep.Unsupported = an.unsup
+	}
 	return rep, nil
 }
 
@@ -270,12 +279,15 @@ func (r *Report) String() string {
 	b.Reset()
 	b.WriteString(s)
 	b.WriteString("\n")
-	if len(r.Unsupported) == 0 {
+	switch {
+	case r.opsetOutOfRange:
+		// The problem line says why; no op is listed.
+	case len(r.Unsupported) == 0:
 		b.WriteString("unsupported ops: none\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "unsupported ops: %d type(s)\n", len(r.Unsupported))
 		for _, u := range r.Unsupported {
-			fmt.Fprintf(&b, "  %s (domain %s): %d node(s), first %s\n", u.OpType, u.Domain, u.Count, u.FirstNode)
+			fmt.Fprintf(&b, "  %s (domain %s): %d node(s), first %s%s\n", u.OpType, u.Domain, u.Count, u.FirstNode, u.otherOpsets("; "))
 		}
 	}
 	if r.Problem != "" {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore/internal/core"
@@ -246,10 +247,13 @@ func runCase(dir string) (outcome caseOutcome, reason string) {
 	if err := proto.Unmarshal(b, mp); err != nil {
 		return caseRefused, err.Error()
 	}
+	if why, ok := defectiveCases[filepath.Base(dir)]; ok {
+		return caseRefused, "the case contradicts its own model: " + why
+	}
 	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
 		for _, v := range vs {
-			if v.GetType().GetSequenceType() != nil || v.GetType().GetOptionalType() != nil {
-				return caseAside, "sequence or optional value at the graph's boundary: " + v.GetName()
+			if kindOfType(v.GetType()) == KindOther {
+				return caseAside, "a map or sparse tensor at the graph's boundary: " + v.GetName()
 			}
 		}
 	}
@@ -276,6 +280,8 @@ func runCase(dir string) (outcome caseOutcome, reason string) {
 		if err != nil {
 			return caseRefused, err.Error()
 		}
+		bf16FromBits(ins, mp.GetGraph().GetInput())
+		bf16FromBits(want, mp.GetGraph().GetOutput())
 		e, eerr := eager.Run(ins...)
 		g, gerr := runGraph(graph, ins)
 		for _, err := range []error{eerr, gerr} {
@@ -326,6 +332,16 @@ func drawsRandom(mp *onnxpb.ModelProto) bool {
 	return false
 }
 
+// defectiveCases are cases whose expected outputs contradict their own
+// model, set aside with the reason: no implementation of the model can
+// match them.
+var defectiveCases = map[string]string{
+	// ONNX's adam.py computes the expected outputs with epsilon 1e-2 but
+	// leaves epsilon off the node, whose default is 1e-6; numpy's own
+	// formula with 1e-6 gives output 0 = 0.75596, the file 0.75914 (1e-2).
+	"test_adam_multiple": "the expected outputs use epsilon 1e-2, which the node does not set (the default is 1e-6)",
+}
+
 // runGraph runs the model's compiled plan, returning a failure as an error.
 func runGraph(m *Model, ins []*tensor.Tensor) (outs []*tensor.Tensor, err error) {
 	defer core.Catch(&err, "onnx: ")
@@ -348,8 +364,16 @@ func isRuntimePanic(err error) bool {
 	return errors.As(err, &re) || strings.Contains(err.Error(), "runtime error:")
 }
 
-// readProtos reads set/prefix0.pb, prefix1.pb, ... as tensors.
+// readProtos reads set/prefix0.pb, prefix1.pb, ... as values: a
+// TensorProto for a tensor, a SequenceProto or OptionalProto, read into a
+// handle (NewSequence, NewOptional), where the model in the set's folder
+// declares the matching graph input or output (inputs counted without the
+// initializers) to be one.
 func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
+	kinds, err := boundaryKinds(filepath.Join(filepath.Dir(set), "model.onnx"), prefix == "input_")
+	if err != nil {
+		return nil, err
+	}
 	var ts []*tensor.Tensor
 	for i := 0; ; i++ {
 		b, err := os.ReadFile(filepath.Join(set, fmt.Sprintf("%s%d.pb", prefix, i)))
@@ -359,11 +383,11 @@ func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		tp := &onnxpb.TensorProto{}
-		if err := proto.Unmarshal(b, tp); err != nil {
-			return nil, fmt.Errorf("%s%d.pb: %v", prefix, i, err)
+		k := KindTensor
+		if i < len(kinds) {
+			k = kinds[i]
 		}
-		x, err := tensorFromProto(tp, "")
+		x, err := decodeValue(b, k)
 		if err != nil {
 			return nil, fmt.Errorf("%s%d.pb: %v", prefix, i, err)
 		}
@@ -371,34 +395,271 @@ func readProtos(set, prefix string) ([]*tensor.Tensor, error) {
 	}
 }
 
+// boundaryKinds returns the kinds of the model's graph inputs (without
+// initializers) or outputs, in order.
+func boundaryKinds(model string, inputs bool) ([]Kind, error) {
+	b, err := os.ReadFile(model)
+	if err != nil {
+		return nil, err
+	}
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, mp); err != nil {
+		return nil, err
+	}
+	g := mp.GetGraph()
+	vs := g.GetOutput()
+	if inputs {
+		init := map[string]bool{}
+		for _, t := range g.GetInitializer() {
+			init[t.GetName()] = true
+		}
+		vs = nil
+		for _, v := range g.GetInput() {
+			if !init[v.GetName()] {
+				vs = append(vs, v)
+			}
+		}
+	}
+	kinds := make([]Kind, len(vs))
+	for i, v := range vs {
+		kinds[i] = kindOfType(v.GetType())
+	}
+	return kinds, nil
+}
+
+// decodeValue decodes one data file of kind k. SequenceProto and
+// OptionalProto are read field by field (onnxpb holds only the model's
+// messages): tensor values are field 3 of both, a nested sequence field 5.
+func decodeValue(b []byte, k Kind) (*tensor.Tensor, error) {
+	switch k {
+	case KindTensor:
+		tp := &onnxpb.TensorProto{}
+		if err := proto.Unmarshal(b, tp); err != nil {
+			return nil, err
+		}
+		return tensorFromProto(tp, "")
+	case KindSequence, KindOptional:
+	default:
+		return nil, fmt.Errorf("a value of kind %v", k)
+	}
+	var elems []*tensor.Tensor
+	elemType := int64(0)
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		var field []byte
+		switch typ {
+		case protowire.BytesType:
+			field, n = protowire.ConsumeBytes(b)
+		case protowire.VarintType:
+			var v uint64
+			v, n = protowire.ConsumeVarint(b)
+			if num == 2 {
+				elemType = int64(v)
+			}
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		switch {
+		case num == 3 && typ == protowire.BytesType:
+			x, err := decodeValue(field, KindTensor)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, x)
+		case num == 5 && typ == protowire.BytesType && k == KindOptional:
+			x, err := decodeValue(field, KindSequence)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, x)
+		case num == 4 || num >= 5 && num <= 7 && typ == protowire.BytesType:
+			return nil, fmt.Errorf("field %d (a sparse tensor, map, nested sequence or optional) is not read", num)
+		}
+	}
+	if k == KindOptional {
+		switch len(elems) {
+		case 0:
+			return NewOptional(nil), nil
+		case 1:
+			return NewOptional(elems[0]), nil
+		}
+		return nil, fmt.Errorf("an optional with %d values", len(elems))
+	}
+	if len(elems) == 0 {
+		_ = elemType // the element kind (1: tensors); an empty sequence's dtype is not recorded
+		return NewEmptySequence(tensor.Invalid), nil
+	}
+	return NewSequence(elems...)
+}
+
+// compareValue is compareOutput for values that may be sequences or
+// optionals: their kinds, lengths and elements must match.
+func compareValue(got, want *tensor.Tensor) (string, bool) {
+	if KindOf(want) == KindTensor && KindOf(got) == KindTensor {
+		return "", false
+	}
+	if KindOf(got) != KindOf(want) {
+		return fmt.Sprintf("%s, want %s", KindOf(got).withArticle(), KindOf(want).withArticle()), true
+	}
+	var g, w []*tensor.Tensor
+	if KindOf(want) == KindSequence {
+		g, _ = SequenceElements(got)
+		w, _ = SequenceElements(want)
+	} else {
+		if e, _ := OptionalElement(got); e != nil {
+			g = append(g, e)
+		}
+		if e, _ := OptionalElement(want); e != nil {
+			w = append(w, e)
+		}
+	}
+	if len(g) != len(w) {
+		return fmt.Sprintf("%d elements, want %d", len(g), len(w)), true
+	}
+	for i := range w {
+		if msg := compareOutput(g[i], w[i]); msg != "" {
+			return fmt.Sprintf("element %d: %s", i, msg), true
+		}
+	}
+	return "", true
+}
+
+// bf16FromBits reinterprets the UINT16 tensors of a data set that stand
+// for BFLOAT16 values of the graph: ONNX 1.12's test generator, with no
+// bfloat16 in NumPy, wrote their bit patterns as UINT16 tensors. vis are
+// the graph's inputs or outputs, in the data set's order (initializers
+// listed as inputs come after the fed ones).
+func bf16FromBits(ts []*tensor.Tensor, vis []*onnxpb.ValueInfoProto) {
+	for i, x := range ts {
+		if i >= len(vis) || x.DType() != tensor.Uint16 ||
+			vis[i].GetType().GetTensorType().GetElemType() != int32(onnxpb.TensorProto_BFLOAT16) {
+			continue
+		}
+		bits := x.Data().([]uint16)
+		v := make([]tensor.BF16, len(bits))
+		for k, b := range bits {
+			v[k] = tensor.BF16(b)
+		}
+		ts[i] = tensor.FromSlice(v, x.Shape()...)
+	}
+}
+
 // compareOutput checks got against want as numpy's assert_allclose does,
-// or exactly for integers and bools; it returns "" when they match.
+// or exactly for integers and bools; it returns "" when they match. Both
+// are turned into plain values first, so that the same comparison
+// (compareValues) judges spore's outputs and ONNX Runtime's, whose dtypes
+// spore may not have.
 func compareOutput(got, want *tensor.Tensor) string {
 	if got == nil {
 		return "no value"
 	}
+	if want == nil {
+		return "no expected value"
+	}
+	if msg, boxed := compareValue(got, want); boxed {
+		return msg
+	}
 	if got.DType() != want.DType() {
 		return fmt.Sprintf("dtype %v, want %v", got.DType(), want.DType())
 	}
-	if !got.Shape().Equal(want.Shape()) {
-		return fmt.Sprintf("shape %v, want %v", got.Shape(), want.Shape())
+	return compareValues(valueOfTensor(got), valueOfTensor(want))
+}
+
+// plainValue is a tensor decoded to Go numbers or strings, by ONNX element
+// type (TensorProto.DataType), whether or not spore has that type:
+// floating types (and complex ones, as real and imaginary pairs) in f,
+// signed integers and bools in i, unsigned integers in u, strings in s.
+type plainValue struct {
+	elem  int32
+	shape []int64
+	f     []float64
+	i     []int64
+	u     []uint64
+	s     []string
+}
+
+// elemNames spells the ONNX element types as numpy does.
+var elemNames = map[int32]string{
+	1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+	8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+	14: "complex64", 15: "complex128", 16: "bfloat16",
+}
+
+func elemName(e int32) string {
+	if n, ok := elemNames[e]; ok {
+		return n
 	}
-	if !want.DType().IsFloat() {
-		g, w := got.Float64s(), want.Float64s()
-		for i := range w {
-			if g[i] != w[i] {
-				return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
-			}
+	return fmt.Sprintf("element type %d", e)
+}
+
+// elemOfDType maps spore's dtypes to ONNX element types.
+var elemOfDType = map[tensor.DType]int32{
+	tensor.Float32: 1, tensor.Uint8: 2, tensor.Int32: 6, tensor.Int64: 7, tensor.Bool: 9,
+	tensor.Float16: 10, tensor.Float64: 11, tensor.BFloat16: 16,
+}
+
+// valueOfTensor decodes a spore tensor.
+func valueOfTensor(t *tensor.Tensor) plainValue {
+	v := plainValue{elem: elemOfDType[t.DType()]}
+	for _, d := range t.Shape() {
+		v.shape = append(v.shape, int64(d))
+	}
+	switch {
+	case t.DType().IsFloat():
+		v.f = t.Float64s()
+	case t.DType() == tensor.Uint8: // unsigned, as plainValue holds it
+		for _, x := range t.Int64s() {
+			v.u = append(v.u, uint64(x))
 		}
-		return ""
+	default:
+		v.i = t.Int64s()
+	}
+	return v
+}
+
+// compareValues checks got against want as numpy's assert_allclose does
+// (|a-b| <= atol + rtol*|b|, rtol 1e-3, atol 1e-5 for float32 and 1e-7 for
+// the other floats, NaN matching NaN), or exactly for integers, bools and
+// strings; it returns "" when they match.
+func compareValues(got, want plainValue) string {
+	if got.elem != want.elem {
+		return fmt.Sprintf("dtype %s, want %s", elemName(got.elem), elemName(want.elem))
+	}
+	if !slicesEqual(got.shape, want.shape) {
+		return fmt.Sprintf("shape %v, want %v", got.shape, want.shape)
+	}
+	if len(got.f) != len(want.f) || len(got.i) != len(want.i) || len(got.u) != len(want.u) || len(got.s) != len(want.s) {
+		return fmt.Sprintf("%d elements, want %d", len(got.f)+len(got.i)+len(got.u)+len(got.s), len(want.f)+len(want.i)+len(want.u)+len(want.s))
+	}
+	for i := range want.i {
+		if got.i[i] != want.i[i] {
+			return fmt.Sprintf("element %d is %v, want %v", i, got.i[i], want.i[i])
+		}
+	}
+	for i := range want.u {
+		if got.u[i] != want.u[i] {
+			return fmt.Sprintf("element %d is %v, want %v", i, got.u[i], want.u[i])
+		}
+	}
+	for i := range want.s {
+		if got.s[i] != want.s[i] {
+			return fmt.Sprintf("element %d is %q, want %q", i, got.s[i], want.s[i])
+		}
 	}
 	atol, rtol := 1e-7, 1e-3
-	if want.DType() == tensor.Float32 {
+	if want.elem == 1 || want.elem == 14 { // float32, complex64
 		atol = 1e-5
 	}
-	g, w := got.Float64s(), want.Float64s()
-	for i := range w {
-		a, b := g[i], w[i]
+	for i := range want.f {
+		a, b := got.f[i], want.f[i]
 		if math.IsNaN(a) || math.IsNaN(b) {
 			if math.IsNaN(a) != math.IsNaN(b) {
 				return fmt.Sprintf("element %d is %v, want %v", i, a, b)
@@ -418,16 +679,37 @@ func compareOutput(got, want *tensor.Tensor) string {
 	return ""
 }
 
+func slicesEqual(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // conformanceMarkdown renders the report: a table of counts per suite and
-// the reason for each case that does not pass.
+// the reason for each case that does not pass. When
+// testdata/conformance/ort.txt is present (TestConformanceORT), each suite
+// also counts the cases ONNX Runtime passes, and each case spore does not
+// pass says whether ONNX Runtime does.
 func conformanceMarkdown(cases []caseResult) string {
+	ort := readORTList()
 	var sb strings.Builder
 	sb.WriteString("# ONNX conformance\n\n")
 	sb.WriteString("ONNX's backend test suite (Debian's `libonnx-testdata`, ONNX 1.12) run through spore's loader in PyNative mode and in Graph mode by `TestConformance` (`onnx/conformance_test.go`). A case passes when every data set matches in both modes: |a − b| ≤ atol + rtol·|b| with rtol 1e-3 and atol 1e-5 for float32 (1e-7 for other floats), integers and bools exactly. The cases with sequence or optional values at the graph's boundary are set aside, as in the issue's count. This file is generated; CI fails when it is stale.\n\n")
-	sb.WriteString("| suite | cases | pass | refused | set aside |\n|---|---|---|---|---|\n")
-	var tc, tp, tr, ta int
+	if ort != nil {
+		sb.WriteString("The ONNX Runtime columns come from `testdata/conformance/ort.txt`, written by `TestConformanceORT` (`onnx/conformance_ort_test.go`, run with `SPORE_CONFORMANCE_ORT=1`): the same cases run in ONNX Runtime (onnxruntime-node, CPU) and judged by the same comparison. A case ONNX Runtime fails too is one that can reasonably be left.\n\n")
+		sb.WriteString("| suite | cases | pass | refused | set aside | ONNX Runtime passes | spore fails, ONNX Runtime passes |\n|---|---|---|---|---|---|---|\n")
+	} else {
+		sb.WriteString("| suite | cases | pass | refused | set aside |\n|---|---|---|---|---|\n")
+	}
+	var tc, tp, tr, ta, to, tg int
 	for _, s := range conformanceSuites {
-		var c, p, r, a int
+		var c, p, r, a, o, g int
 		for _, x := range cases {
 			if x.suite != s {
 				continue
@@ -442,33 +724,69 @@ func conformanceMarkdown(cases []caseResult) string {
 				r++
 			}
 			c++
+			if ort[x.id()] == "pass" {
+				o++
+				if x.outcome != casePass {
+					g++
+				}
+			}
 		}
-		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d |\n", s, c, p, r, a)
-		tc, tp, tr, ta = tc+c, tp+p, tr+r, ta+a
+		if ort != nil {
+			fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d | %d | %d |\n", s, c, p, r, a, o, g)
+		} else {
+			fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d |\n", s, c, p, r, a)
+		}
+		tc, tp, tr, ta, to, tg = tc+c, tp+p, tr+r, ta+a, to+o, tg+g
 	}
-	fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d |\n\n", tc, tp, 100*float64(tp)/math.Max(1, float64(tc)), tr, ta)
+	pct := func(n int) float64 { return 100 * float64(n) / math.Max(1, float64(tc)) }
+	if ort != nil {
+		fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d | %d (%.1f%%) | %d |\n\n", tc, tp, pct(tp), tr, ta, to, pct(to), tg)
+	} else {
+		fmt.Fprintf(&sb, "| **all** | **%d** | **%d (%.1f%%)** | %d | %d |\n\n", tc, tp, pct(tp), tr, ta)
+	}
 	sb.WriteString("## Cases that do not pass\n\n")
 	for _, s := range conformanceSuites {
 		var rows []string
 		for _, x := range cases {
-			if x.suite == s && x.outcome != casePass {
-				rows = append(rows, fmt.Sprintf("| %s | %s |", x.name, mdCell(x.reason)))
+			if x.suite != s || x.outcome == casePass {
+				continue
 			}
+			if ort == nil {
+				rows = append(rows, fmt.Sprintf("| %s | %s |", x.name, mdCell(x.reason)))
+				continue
+			}
+			o := ort[x.id()]
+			switch {
+			case o == "":
+				o = "not run"
+			case o == "pass":
+				o = "passes"
+			default:
+				o = mdCellN(o, 120)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", x.name, mdCell(x.reason), o))
 		}
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&sb, "### %s\n\n| case | reason |\n|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		if ort != nil {
+			fmt.Fprintf(&sb, "### %s\n\n| case | reason | ONNX Runtime |\n|---|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		} else {
+			fmt.Fprintf(&sb, "### %s\n\n| case | reason |\n|---|---|\n%s\n\n", s, strings.Join(rows, "\n"))
+		}
 	}
 	return sb.String()
 }
 
 // mdCell makes text fit one markdown table cell.
-func mdCell(s string) string {
+func mdCell(s string) string { return mdCellN(s, 300) }
+
+// mdCellN is mdCell keeping at most n bytes of the text.
+func mdCellN(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", "\\|")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(s) > n {
+		s = s[:n] + "…"
 	}
 	return s
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// A shape-like input computed from the model's input values is concrete
-// in PyNative mode but symbolic when traced. The model refuses it in both
-// modes with the same error, and still takes one computed from shapes.
+// A shape-like input computed from a parameter is concrete in PyNative
+// mode but symbolic when traced. The model refuses it in both modes with
+// the same error, and takes one computed from shapes, or from graph
+// inputs alone, which it reads as values (see runtime_values.go).
 func TestDataDependentShapesRefusedInBothModes(t *testing.T) {
 	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
 	cases := []struct {
@@ -31,7 +32,18 @@ func TestDataDependentShapesRefusedInBothModes(t *testing.T) {
 			},
 			ins:  []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 2, 3), valueInfoProto("s", i64, 2)},
 			feed: []*tensor.Tensor{tensor.Ones(tensor.Float32, 2, 3), tensor.FromSlice([]int64{3, 2}, 2)},
-			want: "input shape depends on the model's input values",
+		},
+		{
+			name: "reshape to a shape read from the data plus a parameter",
+			nodes: []*onnxpb.NodeProto{
+				node("Cast", "c", []string{"w"}, []string{"wi"}, attrInt("to", int64(i64))),
+				node("Add", "a", []string{"s", "wi"}, []string{"s1"}),
+				node("Reshape", "r", []string{"x", "s1"}, []string{"y"}),
+			},
+			inits: []*onnxpb.TensorProto{floatTensor("w", []int64{2}, []float32{1, 0})},
+			ins:   []*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 2, 3), valueInfoProto("s", i64, 2)},
+			feed:  []*tensor.Tensor{tensor.Ones(tensor.Float32, 2, 3), tensor.FromSlice([]int64{2, 2}, 2)},
+			want:  "input shape depends on the model's input values",
 		},
 		{
 			name: "reshape to a shape cast from a parameter",

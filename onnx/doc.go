@@ -55,14 +55,32 @@
 // trace time and fold away. Inputs and OutputInfo describe the graph's
 // inputs and outputs, dynamic dimensions as -1 with their names.
 //
+// A graph input read as a value (a Reshape's shape, a Slice's starts, a
+// TopK's k, a Loop's trip count given as an input) is read when the model
+// is called, in both modes: Graph mode specialises its plan on the value,
+// compiling once per value in a bounded cache (see Model.Outputs). Indices
+// of Gather and scatter ops stay data, checked when the plan runs.
+//
 // Control flow maps onto spore's: If onto spore.Cond (a branch is picked
 // at once when the condition is known at trace time), Loop onto spore.Scan
-// when it runs a constant number of trips and onto spore.While when its
-// body decides when to stop, Scan onto spore.Scan. In Graph mode they are
+// when it has scan outputs or is differentiated (a constant number of
+// trips) and onto spore.While otherwise, whose memory does not grow with
+// the trip count, Scan onto spore.Scan. In Graph mode they are
 // control-flow nodes holding their bodies, not unrolled. Their limits are
 // spore's: both branches of a staged If, and every trip of a While, must
 // keep the same shapes, and a Loop with scan outputs needs a constant trip
 // count.
+//
+// Sequences and optionals are values too: NewSequence and NewOptional
+// make the handles that Run and Outputs take for such inputs, and
+// SequenceElements and OptionalElement read the ones they return
+// (ValueInfo.Kind says which inputs and outputs are which). A sequence's
+// length is known when the graph runs, also while Graph mode traces it, so
+// the sequence ops are list operations at trace time and Graph mode
+// compiles a plan per structure of the sequences given; a Loop carrying a
+// sequence runs its steps at trace time. The optimizers of the
+// ai.onnx.preview.training domain (Adagrad, Adam, Momentum) and its
+// Gradient, by spore's autodiff, run too.
 //
 // External data — the weights that large models keep in files beside the
 // .onnx — is read from the model's directory (LoadFile) or the

@@ -389,19 +389,8 @@ func exTensorCaller(fv reflect.Value, nin int) (func([]*tensor.Tensor) []*tensor
 
 // exportDType is the ONNX element type of a spore dtype.
 func exportDType(dt tensor.DType) (onnxpb.TensorProto_DataType, error) {
-	switch dt {
-	case tensor.Float32:
-		return onnxpb.TensorProto_FLOAT, nil
-	case tensor.Float64:
-		return onnxpb.TensorProto_DOUBLE, nil
-	case tensor.Int32:
-		return onnxpb.TensorProto_INT32, nil
-	case tensor.Int64:
-		return onnxpb.TensorProto_INT64, nil
-	case tensor.Bool:
-		return onnxpb.TensorProto_BOOL, nil
-	case tensor.Uint8:
-		return onnxpb.TensorProto_UINT8, nil
+	if o, ok := onnxDTypeOf(dt); ok {
+		return o, nil
 	}
 	return 0, fmt.Errorf("dtype %v has no ONNX element type", dt)
 }
@@ -417,45 +406,9 @@ func exportTensor(t *tensor.Tensor, name string) (*onnxpb.TensorProto, error) {
 	for i, d := range t.Shape() {
 		dims[i] = int64(d)
 	}
-	var raw []byte
-	switch d := t.Data().(type) {
-	case []float32:
-		raw = make([]byte, 0, 4*len(d))
-		for _, v := range d {
-			b := math.Float32bits(v)
-			raw = append(raw, byte(b), byte(b>>8), byte(b>>16), byte(b>>24))
-		}
-	case []float64:
-		raw = make([]byte, 0, 8*len(d))
-		for _, v := range d {
-			raw = exAppendU64(raw, math.Float64bits(v))
-		}
-	case []int32:
-		raw = make([]byte, 0, 4*len(d))
-		for _, v := range d {
-			b := uint32(v)
-			raw = append(raw, byte(b), byte(b>>8), byte(b>>16), byte(b>>24))
-		}
-	case []int64:
-		raw = make([]byte, 0, 8*len(d))
-		for _, v := range d {
-			raw = exAppendU64(raw, uint64(v))
-		}
-	case []bool:
-		raw = make([]byte, len(d))
-		for i, v := range d {
-			if v {
-				raw[i] = 1
-			}
-		}
-	case []uint8:
-		raw = append([]byte(nil), d...)
-	default:
-		return nil, fmt.Errorf("tensor %q: elements of type %T cannot be written", name, d)
+	raw, err := rawOf(t)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	return &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: dims, RawData: raw}, nil
-}
-
-func exAppendU64(b []byte, v uint64) []byte {
-	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
 }

@@ -183,7 +183,7 @@ func (a *analyzer) graph(g *onnxpb.GraphProto, outer func(string) bool, depth in
 	p.fns = make([]opFunc, len(order))
 	for k, i := range order {
 		p.nodes[k] = nodes[i]
-		p.fns[k] = lookupOp(nodes[i].GetOpType(), a.opset)
+		p.fns[k] = lookupNode(nodes[i], a.opset)
 	}
 	// Last readers, in run order: a value produced here and read last by
 	// the k-th node to run is released after it.
@@ -226,7 +226,7 @@ func (a *analyzer) checkOp(n *onnxpb.NodeProto) {
 	if isDefaultDomain(domain) {
 		domain = "ai.onnx"
 	}
-	if domain != "ai.onnx" || lookupOp(n.GetOpType(), a.opset) == nil {
+	if lookupNode(n, a.opset) == nil {
 		key := domain + "/" + n.GetOpType()
 		if i, ok := a.unsupported[key]; ok {
 			a.unsup[i].Count++
@@ -346,11 +346,58 @@ type scope struct {
 	vals   map[string]*tensor.Tensor
 	parent *scope
 	// fromData holds, for the whole call, the tensors whose values depend
-	// on the model's inputs or parameters (not only on their shapes). In
-	// Graph mode those are exactly the symbolic ones; marking them in
-	// PyNative mode too lets an op refuse to read one as a shape in both
-	// modes alike.
-	fromData map[*tensor.Tensor]bool
+	// on the model's inputs or parameters (not only on their shapes), with
+	// the graph inputs each was computed from. In Graph mode those are
+	// exactly the symbolic ones; marking them in PyNative mode too lets an
+	// op refuse to read one as a shape in both modes alike, and lets the
+	// Model tell which inputs to take as values (see runtime_values.go).
+	fromData map[*tensor.Tensor]origin
+	// call is the state of the model's call, shared by its sub-graphs.
+	call *callState
+	// where names the nodes whose sub-graphs enclose this scope, outermost
+	// first, as errors name them: `node "loop" (Loop): `; empty for the
+	// main graph.
+	where string
+	// added, in a sub-graph's scope, lists the tensors this run of the
+	// sub-graph marked in fromData, which it unmarks when it returns
+	// (all but its outputs): a Loop run eagerly for millions of steps
+	// must not keep every step's values alive through the map.
+	added *[]*tensor.Tensor
+}
+
+// keepMark records in s's run list a mark that a nested run kept (one of
+// its outputs). A loop nested in this run keeps one step's outputs per
+// step and unmarks the previous step's, so the list drops unmarked
+// entries whenever its length reaches a power of two: it stays in
+// proportion to the live marks, not to the steps.
+func (s *scope) keepMark(t *tensor.Tensor) {
+	if s.added == nil {
+		return
+	}
+	*s.added = append(*s.added, t)
+	if n := len(*s.added); n >= 64 && n&(n-1) == 0 {
+		kept := (*s.added)[:0]
+		for _, u := range *s.added {
+			if _, ok := s.fromData[u]; ok {
+				kept = append(kept, u)
+			}
+		}
+		clear((*s.added)[len(kept):])
+		*s.added = kept
+	}
+}
+
+// markData marks t as computed from the data of origin o, recording a new
+// mark in the nearest sub-graph run's list.
+func (s *scope) markData(t *tensor.Tensor, o origin) {
+	if old, ok := s.fromData[t]; ok {
+		s.fromData[t] = old.union(o)
+		return
+	}
+	s.fromData[t] = o
+	if s.added != nil {
+		*s.added = append(*s.added, t)
+	}
 }
 
 func (s *scope) get(name string) (*tensor.Tensor, bool) {

@@ -17,13 +17,15 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// The ai.onnx opset versions the loader accepts. Within them, the op table
-// says which op types it implements at the model's opset (Split, Squeeze
-// and the reductions changed from attributes to inputs at 13, and the
-// table has both forms); opsets before 11 changed too much else, and newer
-// ones are not yet known to it.
+// The ai.onnx opset versions the loader accepts: every released one up to
+// 21. Within them, the op table says which op types it implements at the
+// model's opset: an op registers one form per range of opsets with the
+// same semantics (Slice's starts as an attribute before 10 and inputs
+// from it, Softmax over the flattened trailing axes before 13, ...), and
+// an op version it has no form for is reported as unsupported at that
+// opset.
 const (
-	MinOpset = 11
+	MinOpset = 1
 	MaxOpset = 21
 )
 
@@ -66,6 +68,19 @@ type Unsupported struct {
 	Count int
 }
 
+// otherOpsets says, after sep, at which opsets spore implements the op
+// when it does at some but not at the model's (an op version spore has no
+// form for), or returns "" when it implements the op at none.
+func (u Unsupported) otherOpsets(sep string) string {
+	if u.Domain != "ai.onnx" {
+		return ""
+	}
+	if r := opsetRanges(u.OpType); r != "" {
+		return sep + "spore implements it at opsets " + r
+	}
+	return ""
+}
+
 // UnsupportedError is what Load returns when a model uses op types that
 // spore does not implement for the model's opset. It lists every one of
 // them, so that one attempt shows all that is missing.
@@ -84,7 +99,7 @@ func (e *UnsupportedError) Error() string {
 		if i > 0 {
 			b.WriteString(";")
 		}
-		fmt.Fprintf(&b, " %s (domain %s, %d node(s), first %s)", u.OpType, u.Domain, u.Count, u.FirstNode)
+		fmt.Fprintf(&b, " %s (domain %s, %d node(s), first %s%s)", u.OpType, u.Domain, u.Count, u.FirstNode, u.otherOpsets(", "))
 	}
 	return b.String()
 }
@@ -168,6 +183,11 @@ func importedOpset(mp *onnxpb.ModelProto) (int64, error) {
 			v, found = o.GetVersion(), true
 		}
 	}
+	if !found && importsTraining(mp) {
+		// Only ai.onnx.preview.training's ops (optimizer updates): no
+		// ai.onnx op to look up, so any supported opset will do.
+		return MaxOpset, nil
+	}
 	if !found {
 		return 0, fmt.Errorf("onnx: the model imports no ai.onnx opset; spore supports opsets %d to %d", MinOpset, MaxOpset)
 	}
@@ -192,6 +212,9 @@ func build(mp *onnxpb.ModelProto, cfg loadConfig) (*Model, error) {
 		params:   map[string]*tensor.Tensor{},
 		plans:    map[*onnxpb.GraphProto]*plan{},
 		producer: strings.TrimSpace(mp.GetProducerName() + " " + mp.GetProducerVersion()),
+	}
+	if err := prepareGradients(g); err != nil {
+		return nil, err
 	}
 	an := analyzer{opset: opset, dir: cfg.dir, plans: m.plans, unsupported: map[string]int{}}
 	if _, err := an.graph(g, nil, 0); err != nil {
@@ -324,11 +347,18 @@ type ValueInfo struct {
 	// DimNames holds the names of dynamic dimensions ("batch"), "" for
 	// fixed or anonymous ones; nil when there are none.
 	DimNames []string
+	// Kind says whether the value is a tensor, a sequence or an optional
+	// (passed as handles: see NewSequence); DType and Shape then describe
+	// nothing.
+	Kind Kind
 }
 
 // String formats the value as name[dims] dtype, with dynamic dimensions
 // by name.
 func (v ValueInfo) String() string {
+	if v.Kind != KindTensor {
+		return v.Name + " " + v.Kind.String()
+	}
 	var b strings.Builder
 	b.WriteString(v.Name)
 	b.WriteString(" [")
@@ -358,7 +388,7 @@ func (v ValueInfo) String() string {
 // Invalid rather than refused: an input spore cannot feed fails when it is
 // called, with the name, and Check can still describe the model.
 func valueInfo(vi *onnxpb.ValueInfoProto) (ValueInfo, error) {
-	info := ValueInfo{Name: vi.GetName()}
+	info := ValueInfo{Name: vi.GetName(), Kind: kindOfType(vi.GetType())}
 	tt := vi.GetType().GetTensorType()
 	if tt == nil {
 		return info, nil

@@ -11,7 +11,7 @@ import (
 // thresholded ReLU and Shrink.
 
 func init() {
-	register("Elu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Elu", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -20,7 +20,7 @@ func init() {
 		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), neg, x))
 	})
-	register("Selu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Selu", 6, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -30,7 +30,7 @@ func init() {
 		neg := ops.MulScalar(ops.SubScalar(ops.Exp(x), 1), alpha)
 		return one(ops.MulScalar(ops.Select(ops.LessEqual(x, ops.ScalarLike(x, 0)), neg, x), gamma))
 	})
-	register("HardSigmoid", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("HardSigmoid", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -39,10 +39,10 @@ func init() {
 		return one(ops.Clip(ops.AddScalar(ops.MulScalar(x, alpha), beta), 0, 1))
 	})
 	register("HardSwish", 14, 0, unaryOp(ops.Hardswish))
-	register("Softsign", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
+	register("Softsign", 1, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
 		return ops.Div(x, ops.AddScalar(ops.Abs(x), 1))
 	}))
-	register("PRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("PRelu", 7, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "X", "slope")
 		if err != nil {
 			return nil, err
@@ -50,7 +50,7 @@ func init() {
 		x, slope := req[0], req[1]
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.Mul(x, slope), x))
 	})
-	register("ThresholdedRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("ThresholdedRelu", 10, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -70,7 +70,7 @@ func init() {
 	register("Mish", 18, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor {
 		return ops.Mul(x, ops.Tanh(ops.Softplus(x)))
 	}))
-	register("Shrink", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Shrink", 9, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err

@@ -146,8 +146,8 @@ func (c *nodeCtx) axes(as []int64, rank int, what string) ([]int, error) {
 // Graph mode, which would make the value unreadable. The value is taken
 // as it is when the node runs (for a compiled plan, when it is traced).
 func (c *nodeCtx) scalarValue(t *tensor.Tensor, what string) (float64, error) {
-	if c.dynamic(t) {
-		return 0, c.Errorf("input %s depends on the model's input values; spore needs it at trace time", what)
+	if _, err := c.Concrete(t, what); err != nil {
+		return 0, err
 	}
 	if t.Size() != 1 {
 		return 0, c.Errorf("input %s must hold one value, got shape %v", what, t.Shape())
@@ -211,25 +211,41 @@ func shapeInts(t *tensor.Tensor) []int64 {
 // lowest is the least value of dt, the bound of a Clip without min.
 func lowest(dt tensor.DType) float64 {
 	switch dt {
-	case tensor.Int64:
-		return math.MinInt64
+	case tensor.Int8:
+		return math.MinInt8
+	case tensor.Int16:
+		return math.MinInt16
 	case tensor.Int32:
 		return math.MinInt32
-	case tensor.Uint8:
+	case tensor.Int64:
+		return math.MinInt64
+	case tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
 		return 0
 	}
 	return math.Inf(-1)
 }
 
-// highest is the greatest value of dt, the bound of a Clip without max.
+// highest is the greatest value of dt, the bound of a Clip without max
+// (for Uint64 the float64 nearest its maximum, 2^64, which converts to
+// the maximum).
 func highest(dt tensor.DType) float64 {
 	switch dt {
-	case tensor.Int64:
-		return math.MaxInt64
+	case tensor.Int8:
+		return math.MaxInt8
+	case tensor.Int16:
+		return math.MaxInt16
 	case tensor.Int32:
 		return math.MaxInt32
+	case tensor.Int64:
+		return math.MaxInt64
 	case tensor.Uint8:
-		return 255
+		return math.MaxUint8
+	case tensor.Uint16:
+		return math.MaxUint16
+	case tensor.Uint32:
+		return math.MaxUint32
+	case tensor.Uint64:
+		return math.MaxUint64
 	}
 	return math.Inf(1)
 }

@@ -2,8 +2,10 @@ package onnx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sporeml/spore/internal/control"
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
@@ -23,9 +25,9 @@ import (
 // and has no stacked outputs), nor can one without a constant trip count.
 
 func init() {
-	register("If", 11, 0, opIf)
-	register("Loop", 11, 0, opLoop)
-	register("Scan", 11, 0, opScan)
+	register("If", 1, 0, opIf)
+	register("Loop", 1, 0, opLoop)
+	register("Scan", 9, 0, opScan)
 }
 
 // maxScanTrips bounds a Loop's constant trip count when it runs as a Scan,
@@ -63,13 +65,132 @@ func opIf(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("branch %q takes %d inputs; If's branches take none", g.GetName(), len(g.GetInput()))
 		}
 	}
-	if !cond.IsSymbolic() {
+	if !c.dynamic(cond) {
 		if cond.Bool() {
 			return body(c, thenG)(), nil
 		}
 		return body(c, elseG)(), nil
 	}
-	return control.Cond(cond, body(c, thenG), body(c, elseG)), nil
+	if !cond.IsSymbolic() {
+		// PyNative mode, a condition computed from the data: run the
+		// branch it picks, as spore.Cond does, but when that returns
+		// sequences or optionals run the other too, so that branches of
+		// different structures are refused here as in Graph mode.
+		picked, other := thenG, elseG
+		if !cond.Bool() {
+			picked, other = elseG, thenG
+		}
+		outs := body(c, picked)()
+		if anyBoxed(outs) {
+			rest := body(c, other)()
+			a, b := outs, rest
+			if picked == elseG {
+				a, b = rest, outs
+			}
+			if err := sameStructure(a, b); err != nil {
+				return nil, c.Errorf("%v", err)
+			}
+		}
+		return outs, nil
+	}
+	// Graph mode: spore.Cond stages both branches; sequences and optionals
+	// go through it opened into their tensors, which must match.
+	var thenV, elseV []bval
+	flat := control.Cond(cond, func(...*tensor.Tensor) []*tensor.Tensor {
+		outs := body(c, thenG)()
+		thenV = openAll(outs)
+		return leavesOf(thenV)
+	}, func(...*tensor.Tensor) []*tensor.Tensor {
+		outs := body(c, elseG)()
+		elseV = openAll(outs)
+		return leavesOf(elseV)
+	})
+	if err := sameStructureV(thenV, elseV); err != nil {
+		return nil, c.Errorf("%v", err)
+	}
+	next := 0
+	outs := make([]*tensor.Tensor, len(thenV))
+	for i, v := range thenV {
+		outs[i] = fill(v, flat, &next).close()
+	}
+	return outs, nil
+}
+
+// anyBoxed reports whether any of ts is a sequence or optional handle.
+func anyBoxed(ts []*tensor.Tensor) bool {
+	for _, t := range ts {
+		if boxOf(t) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func openAll(ts []*tensor.Tensor) []bval {
+	vs := make([]bval, len(ts))
+	for i, t := range ts {
+		vs[i] = open(t)
+	}
+	return vs
+}
+
+// leavesOf lists the tensors of trees vs, depth first.
+func leavesOf(vs []bval) []*tensor.Tensor {
+	var out []*tensor.Tensor
+	var walk func(v bval)
+	walk = func(v bval) {
+		out = append(out, v.T...)
+		for _, e := range v.Elems {
+			walk(e)
+		}
+	}
+	for _, v := range vs {
+		walk(v)
+	}
+	return out
+}
+
+// fill returns tree v with its tensors replaced, in leavesOf's order, by
+// leaves[*next:].
+func fill(v bval, leaves []*tensor.Tensor, next *int) bval {
+	out := bval{Kind: v.Kind, DType: v.DType}
+	if len(v.T) > 0 {
+		out.T = []*tensor.Tensor{leaves[*next]}
+		*next++
+	}
+	for _, e := range v.Elems {
+		out.Elems = append(out.Elems, fill(e, leaves, next))
+	}
+	return out
+}
+
+// structure describes a tree for comparing branches: kinds, lengths, and
+// the tensors' shapes and dtypes.
+func structure(v bval) string {
+	if len(v.T) > 0 {
+		return fmt.Sprintf("%v%v", v.T[0].DType(), v.T[0].Shape())
+	}
+	parts := make([]string, len(v.Elems))
+	for i, e := range v.Elems {
+		parts[i] = structure(e)
+	}
+	return fmt.Sprintf("%v%v", v.Kind, parts)
+}
+
+func sameStructure(a, b []*tensor.Tensor) error { return sameStructureV(openAll(a), openAll(b)) }
+
+// sameStructureV checks that If's branches give values of one structure,
+// which a condition known only at run time needs.
+func sameStructureV(a, b []bval) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("the branches return %d and %d values", len(a), len(b))
+	}
+	for i := range a {
+		if sa, sb := structure(a[i]), structure(b[i]); sa != sb {
+			return fmt.Errorf("with a condition known only at run time, the branches must return values of one structure; output %d is %s in then_branch and %s in else_branch", i, sa, sb)
+		}
+	}
+	return nil
 }
 
 // alwaysTrue reports whether the Loop body's output condition is its
@@ -148,19 +269,43 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if mIn != nil && (mIn.DType() != tensor.Int64 || mIn.Size() != 1) {
 		return nil, c.Errorf("M must be a one-element int64 tensor, got %v %v", mIn.Shape(), mIn.DType())
 	}
+	if anyBoxed(vs) {
+		return unrollLoop(c, g, mIn, condIn, vs, nScan)
+	}
 	run := body(c, g)
-	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
 
 	trips := int64(-1) // constant trip count, or -1
-	if mIn != nil && !mIn.IsSymbolic() {
+	if mIn != nil && nScan > 0 && c.dynamic(mIn) {
+		// Scan outputs need the trip count: read it as a value, which a
+		// Model specialises on when it comes from graph inputs.
+		if _, err := c.Concrete(mIn, "M"); err != nil {
+			return nil, err
+		}
+	}
+	// M and cond computed from the model's input values count as unknown
+	// in PyNative mode too (c.dynamic), so that both modes take one path.
+	if mIn != nil && !c.dynamic(mIn) {
 		trips = mIn.Int64s()[0]
 	}
-	condTrue := condIn == nil || !condIn.IsSymbolic() && condIn.Bool()
-	if condIn != nil && !condIn.IsSymbolic() && !condIn.Bool() {
+	condTrue := condIn == nil || !c.dynamic(condIn) && condIn.Bool()
+	if condIn != nil && !c.dynamic(condIn) && !condIn.Bool() {
 		if nScan > 0 {
 			return nil, c.Errorf("the loop runs zero times (cond is false) and has scan outputs, whose shapes spore cannot know")
 		}
 		return vs, nil
+	}
+	// Without scan outputs, a loop that nothing differentiates runs as
+	// spore.While, carrying its iteration number: its memory does not grow
+	// with the trip count. spore.Scan would materialise the iteration
+	// numbers (and, in PyNative mode, one tensor per step), which for
+	// millions of trips costs hundreds of megabytes. In PyNative mode
+	// While is a Go loop that the tape records when its values are
+	// differentiated, so it is used always; in Graph mode, where While has
+	// no gradient, Scan stays for a model in training mode or carried
+	// values being differentiated.
+	noGrad := core.CurrentTracer() == nil || !c.Training && !anyTracked(vs)
+	if nScan == 0 && noGrad && (mIn != nil || !alwaysTrue(g) || !condTrue) {
+		return whileLoop(c, g, mIn, condIn, vs, nv), nil
 	}
 	if trips >= 0 && condTrue && alwaysTrue(g) && trips <= maxScanTrips {
 		if trips == 0 {
@@ -183,7 +328,14 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if mIn == nil && alwaysTrue(g) && condTrue {
 		return nil, c.Errorf("the loop has no trip count and its condition never changes: it would never end")
 	}
-	// spore.While: carries (iteration, cond, values...).
+	return whileLoop(c, g, mIn, condIn, vs, nv), nil
+}
+
+// whileLoop runs the Loop as spore.While, which carries (iteration, cond,
+// values...).
+func whileLoop(c *nodeCtx, g *onnxpb.GraphProto, mIn, condIn *tensor.Tensor, vs []*tensor.Tensor, nv int) []*tensor.Tensor {
+	run := body(c, g)
+	scalar := func(t *tensor.Tensor) *tensor.Tensor { return ops.Reshape(t) }
 	iter0 := tensor.Scalar(int64(0))
 	cond0 := tensor.Scalar(true)
 	if condIn != nil {
@@ -194,6 +346,7 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		limit = scalar(mIn)
 	}
 	init := append([]*tensor.Tensor{iter0, cond0}, vs...)
+	var prev []*tensor.Tensor
 	outs := control.While(func(carry ...*tensor.Tensor) *tensor.Tensor {
 		if limit == nil {
 			return carry[1]
@@ -202,9 +355,86 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}, func(carry ...*tensor.Tensor) []*tensor.Tensor {
 		outs := run(carry...)
 		next := []*tensor.Tensor{ops.Add(carry[0], tensor.Scalar(int64(1))), scalar(outs[0])}
+		// The values the previous step returned are spent: unmark them
+		// (see scope.added), so that an eager loop of millions of steps
+		// holds one step's values, not all of them.
+		for _, t := range prev {
+			if !slices.Contains(outs, t) && !slices.Contains(vs, t) {
+				delete(c.fromData, t)
+			}
+		}
+		prev = append(prev[:0], outs...)
 		return append(next, outs[1:1+nv]...)
 	}, init...)
-	return outs[2:], nil
+	return outs[2:]
+}
+
+// anyTracked reports whether autodiff records any of ts.
+func anyTracked(ts []*tensor.Tensor) bool {
+	for _, t := range ts {
+		if t != nil && core.IsTracked(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// unrollLoop runs a Loop that carries sequences or optionals one step at a
+// time, at trace time in Graph mode: a sequence may change its length from
+// step to step, which no staged loop can carry. So the trip count and the
+// condition must be known when the node runs (not computed from the
+// model's input values), and the steps are bounded by maxUnrolled.
+func unrollLoop(c *nodeCtx, g *onnxpb.GraphProto, mIn, condIn *tensor.Tensor, vs []*tensor.Tensor, nScan int) ([]*tensor.Tensor, error) {
+	trips := int64(-1)
+	if mIn != nil {
+		m, err := c.Ints(mIn, "M (a Loop carrying a sequence or optional runs its steps at trace time)")
+		if err != nil {
+			return nil, err
+		}
+		trips = m[0]
+	}
+	cond := true
+	if condIn != nil {
+		if _, err := c.Concrete(condIn, "cond (a Loop carrying a sequence or optional runs its steps at trace time)"); err != nil {
+			return nil, err
+		}
+		cond = condIn.Bool()
+	}
+	nv := len(vs)
+	carry := append([]*tensor.Tensor(nil), vs...)
+	ys := make([][]*tensor.Tensor, nScan)
+	for i := int64(0); cond && (trips < 0 || i < trips); i++ {
+		if i >= maxUnrolled {
+			return nil, c.Errorf("a Loop carrying a sequence or optional runs its steps at trace time, at most %d of them", maxUnrolled)
+		}
+		outs, err := c.runUnrolled(g, append([]*tensor.Tensor{tensor.Scalar(i), tensor.Scalar(cond)}, carry...))
+		if err != nil {
+			return nil, c.Errorf("%v", err)
+		}
+		co, err := c.Concrete(outs[0], "the body's condition (a Loop carrying a sequence or optional runs its steps at trace time)")
+		if err != nil {
+			return nil, err
+		}
+		if co.DType() != tensor.Bool || co.Size() != 1 || boxOf(co) != nil {
+			return nil, c.Errorf("the body's condition must be a one-element bool tensor, got %s", describeBoxed(co))
+		}
+		cond = co.Bool()
+		carry = outs[1 : 1+nv]
+		for j, y := range outs[1+nv:] {
+			if boxOf(y) != nil {
+				return nil, c.Errorf("scan output %d is not a tensor (%s)", j, describeBoxed(y))
+			}
+			ys[j] = append(ys[j], y)
+		}
+	}
+	res := carry
+	for j := range ys {
+		if len(ys[j]) == 0 {
+			return nil, c.Errorf("the loop runs zero times and has scan outputs, whose shapes spore cannot know")
+		}
+		res = append(res, ops.Stack(0, ys[j]...))
+	}
+	return res, nil
 }
 
 func describeTrips(m *tensor.Tensor, trips int64) string {

@@ -330,10 +330,11 @@ func roiAlignOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	for r := range gh {
 		mh, mw = max(mh, gh[r]), max(mw, gw[r])
 	}
-	p := oh * ow * mh * mw
-	if err := c.checkMade([]int{nr, ch, p}, "sample"); err != nil {
+	// Checked factor by factor before any product, which could overflow.
+	if err := c.checkMade([]int{nr, ch, oh, ow, mh, mw}, "sample"); err != nil {
 		return nil, err
 	}
+	p := oh * ow * mh * mw
 	// Per sample (ph, pw, iy, ix), flattened in that order, and per region.
 	fy, fx := make([]float64, nr*p), make([]float64, nr*p)
 	mask := make([]bool, nr*p)

@@ -1,24 +1,24 @@
 package onnx
 
 import (
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
 // Ops that pick or place elements by index: GatherElements, GatherND,
-// ScatterElements and ScatterND (spore has no scatter primitive, so a
-// scatter is one Gather from the data and the updates joined), OneHot,
-// TopK, and Trilu's triangle mask.
+// ScatterElements and ScatterND (at indices known when the node runs, a
+// scatter is one Gather from the data and the updates joined; at indices
+// computed from the model's inputs, a scatter-add: runtime_scatter.go),
+// OneHot, TopK, and Trilu's triangle mask.
 
 func init() {
 	register("Trilu", 14, 0, triluOp)
-	register("TopK", 11, 0, topKOp)
+	register("TopK", 10, 0, topKOp)
 	register("GatherElements", 11, 0, gatherElementsOp)
 	register("ScatterND", 11, 0, scatterNDOp)
-	register("GatherND", 12, 0, gatherNDOp)
+	register("GatherND", 11, 0, gatherNDOp)
 	register("ScatterElements", 11, 0, scatterElementsOp)
-	register("OneHot", 11, 0, oneHotOp)
+	register("OneHot", 9, 0, oneHotOp)
 }
 
 // triluOp is Trilu: the upper (upper=1, the default) or lower triangle of
@@ -55,8 +55,11 @@ func triluOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Select(tensor.FromSlice(mask, n, m), x, ops.ScalarLike(x, 0)))
 }
 
-// topKOp is TopK with the largest values, sorted (the defaults); the
-// axis is moved last for spore's TopK and back.
+// topKOp is TopK; the axis is moved last for spore's TopK and back. The
+// smallest values (largest=0) are the largest of an order-reversing
+// involution of the input: -x for floats, -1-x for signed integers, which
+// does not overflow. Results come sorted, which sorted=0 (any order)
+// allows.
 func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
@@ -69,8 +72,18 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if len(kv) != 1 {
 		return nil, c.Errorf("K must hold one value, got %v", kv)
 	}
-	if c.Int("largest", 1) == 0 || c.Int("sorted", 1) == 0 {
-		return nil, c.Errorf("largest=0 and sorted=0 are not supported")
+	smallest := c.Int("largest", 1) == 0
+	var flip func(*tensor.Tensor) *tensor.Tensor
+	if smallest {
+		switch dt := x.DType(); {
+		case dt.IsFloat():
+			flip = ops.Neg
+		case dt == tensor.Int32 || dt == tensor.Int64:
+			flip = func(t *tensor.Tensor) *tensor.Tensor { return ops.Sub(ops.ScalarLike(t, -1), t) }
+		default:
+			return nil, c.Errorf("largest=0 is not supported for dtype %v", dt)
+		}
+		x = flip(x)
 	}
 	ax, err := c.axis(c.Int("axis", -1), x.Rank(), "axis")
 	if err != nil {
@@ -81,6 +94,9 @@ func topKOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	last := x.Rank() - 1
 	v, i := ops.TopK(ops.MoveAxis(x, ax, last), int(kv[0]))
+	if smallest {
+		v = flip(v)
+	}
 	return []*tensor.Tensor{ops.MoveAxis(v, last, ax), ops.MoveAxis(i, last, ax)}, nil
 }
 
@@ -117,6 +133,7 @@ func gatherElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 	if cut {
 		x = ops.Slice(x, make([]int, x.Rank()), size)
 	}
+	idx = c.checkIndices(idx, ax, x.Dim(ax)) // an error names the node in both modes
 	return one(ops.TakeAlongAxis(x, idx, ax))
 }
 
@@ -180,19 +197,20 @@ func scatterGather(data, updates *tensor.Tensor, pos []int) *tensor.Tensor {
 	return ops.Reshape(ops.Gather(joined, tensor.FromSlice(src, n), 0), data.Shape()...)
 }
 
-// scatterIndices reads a scatter node's concrete indices after checking
-// its reduction and dtypes.
-func (c *nodeCtx) scatterIndices(data, idx, updates *tensor.Tensor) ([]int64, error) {
+// scatterCheck checks a scatter node's dtypes and reduction (see
+// checkScatterReduction) and returns the reduction.
+func (c *nodeCtx) scatterCheck(data, idx, updates *tensor.Tensor) (string, error) {
+	r := c.String("reduction", "none")
 	if err := c.checkScatterReduction(); err != nil {
-		return nil, err
+		return "", err
 	}
 	if data.DType() != updates.DType() {
-		return nil, c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
+		return "", c.Errorf("data has dtype %v and updates %v; ONNX wants one", data.DType(), updates.DType())
 	}
-	if c.dynamic(idx) {
-		return nil, c.Errorf("indices depend on the model's input values; spore scatters only at indices known at trace time")
+	if idx.DType() != tensor.Int64 && idx.DType() != tensor.Int32 {
+		return "", c.Errorf("indices have dtype %v, want int64 or int32", idx.DType())
 	}
-	return c.Ints(idx, "indices")
+	return r, nil
 }
 
 // scatterNDOp is ScatterND: each index tuple (the last axis of indices)
@@ -203,7 +221,7 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, err
 	}
 	data, idx, updates := req[0], req[1], req[2]
-	iv, err := c.scatterIndices(data, idx, updates)
+	reduction, err := c.scatterCheck(data, idx, updates)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +236,13 @@ func scatterNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	want := append(append([]int(nil), idx.Shape()[:idx.Rank()-1]...), ds[k:]...)
 	if !updates.Shape().Equal(want) {
 		return nil, c.Errorf("updates have shape %v, want %v for data %v and indices %v", updates.Shape(), want, ds, idx.Shape())
+	}
+	if c.dynamic(idx) {
+		return oneOrErr(c.scatterNDRuntime(data, idx, updates, reduction))
+	}
+	iv, err := c.Ints(idx, "indices")
+	if err != nil {
+		return nil, err
 	}
 	inner := 1
 	for _, d := range ds[k:] {
@@ -251,7 +276,7 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		return nil, err
 	}
 	data, idx, updates := req[0], req[1], req[2]
-	iv, err := c.scatterIndices(data, idx, updates)
+	reduction, err := c.scatterCheck(data, idx, updates)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +290,13 @@ func scatterElementsOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 	}
 	ax, err := c.axis(c.Int("axis", 0), len(ds), "axis")
+	if err != nil {
+		return nil, err
+	}
+	if c.dynamic(idx) {
+		return oneOrErr(c.scatterElementsRuntime(data, idx, updates, ax, reduction))
+	}
+	iv, err := c.Ints(idx, "indices")
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +373,7 @@ func gatherNDOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		n := ds[b+j]
 		stride /= n
 		comp := ops.Reshape(ops.StridedSlice(idx, zerosInts(len(is), j), endInts(is, j+1), onesInts(len(is))), lead...)
-		comp = core.Apply(ops.CheckIndicesPrim, ops.IndexCheckAttrs{Op: "GatherND", Axis: b + j, Extent: n}, comp)
+		comp = c.checkIndices(comp, b+j, n)
 		comp = ops.Select(ops.Less(comp, ops.ScalarLike(comp, 0)), ops.AddScalar(comp, float64(n)), comp)
 		term := ops.MulScalar(comp, float64(stride))
 		if flat == nil {

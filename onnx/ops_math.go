@@ -33,7 +33,7 @@ func init() {
 		"Not":        ops.LogicalNot,
 	}
 	for name, f := range unary {
-		register(name, 11, 0, unaryOp(f))
+		register(name, firstOpset(name), 0, unaryOp(f))
 	}
 	binary := map[string]func(a, b *tensor.Tensor) *tensor.Tensor{
 		"Add":            ops.Add,
@@ -49,18 +49,18 @@ func init() {
 		"Xor":            xorOp,
 	}
 	for name, f := range binary {
-		register(name, 11, 0, binaryOp(f))
+		register(name, firstOpset(name), 0, binaryOp(f))
 	}
-	register("Div", 11, 0, refuseZeroDivisor(binaryOp(divOp)))
-	register("Pow", 11, 0, powOp)
-	register("Identity", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Div", 7, 0, refuseZeroDivisor(binaryOp(divOp)))
+	register("Pow", 7, 0, powOp)
+	register("Identity", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err
 		}
 		return one(x)
 	})
-	register("LeakyRelu", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("LeakyRelu", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -69,17 +69,17 @@ func init() {
 		return one(ops.Select(ops.Less(x, ops.ScalarLike(x, 0)), ops.MulScalar(x, alpha), x))
 	})
 	register("Clip", 11, 0, clipOp)
-	register("Min", 11, 0, variadic(ops.Minimum))
-	register("Max", 11, 0, variadic(ops.Maximum))
-	register("Sum", 11, 0, variadic(ops.Add))
-	register("Mean", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Min", 1, 0, variadic(ops.Minimum))
+	register("Max", 1, 0, variadic(ops.Maximum))
+	register("Sum", 1, 0, variadic(ops.Add))
+	register("Mean", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		s, err := variadic(ops.Add)(c, ins)
 		if err != nil {
 			return nil, err
 		}
 		return one(ops.DivScalar(s[0], float64(len(ins))))
 	})
-	register("Where", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Where", 9, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "condition", "X", "Y")
 		if err != nil {
 			return nil, err
@@ -90,25 +90,8 @@ func init() {
 		}
 		return one(ops.Select(cond, a, b))
 	})
-	register("Cast", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		x, err := c.need(ins, 0, "input")
-		if err != nil {
-			return nil, err
-		}
-		if !c.Has("to") {
-			return nil, c.Errorf("attribute to is missing")
-		}
-		dt, err := dtypeOf(int32(c.Int("to", 0)))
-		if err != nil {
-			return nil, c.Errorf("attribute to: %v", err)
-		}
-		if x.DType() == dt {
-			return one(x)
-		}
-		return one(ops.Cast(x, dt))
-	})
-	register("Gemm", 11, 0, gemmOp)
-	register("MatMul", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Gemm", 7, 0, gemmOp)
+	register("MatMul", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		req, err := c.needs(ins, "A", "B")
 		if err != nil {
 			return nil, err
@@ -117,9 +100,9 @@ func init() {
 		return one(matMul(c, a, b))
 	})
 	register("Round", 11, 0, unaryOp(ops.Round))
-	register("IsNaN", 11, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
-	register("Mod", 11, 0, refuseZeroDivisor(modOp))
-	register("IsInf", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("IsNaN", 9, 0, unaryOp(func(x *tensor.Tensor) *tensor.Tensor { return ops.NotEqual(x, x) }))
+	register("Mod", 10, 0, refuseZeroDivisor(modOp))
+	register("IsInf", 10, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -280,10 +263,11 @@ func clipOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("bounds must be scalars, got shape %v", b.Shape())
 		}
 	}
-	// Bounds that are plain constants become constants of the op; traced
-	// bounds and Parameters (float initializers, which training may
-	// change) stay tensors.
-	live := func(b *tensor.Tensor) bool { return b != nil && (b.IsSymbolic() || b.IsParameter()) }
+	// Bounds that are plain constants become constants of the op; bounds
+	// from the data (traced in Graph mode, so in both modes) and
+	// Parameters (float initializers, which training may change) stay
+	// tensors.
+	live := func(b *tensor.Tensor) bool { return b != nil && (c.dynamic(b) || b.IsParameter()) }
 	if !live(lo) && !live(hi) {
 		l, h := lowest(x.DType()), highest(x.DType())
 		if lo != nil {

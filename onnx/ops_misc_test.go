@@ -102,10 +102,10 @@ func runMarked(m *onnxpb.ModelProto, inputs []*tensor.Tensor) (err error) {
 		}
 		env[in.GetName()] = t
 	}
-	marked := map[*tensor.Tensor]bool{}
+	marked := map[*tensor.Tensor]origin{}
 	for i, in := range g.GetInput() {
 		env[in.GetName()] = inputs[i]
-		marked[inputs[i]] = true
+		marked[inputs[i]] = origin{other: true}
 	}
 	ins := make([]*tensor.Tensor, len(n.GetInput()))
 	for j, name := range n.GetInput() {

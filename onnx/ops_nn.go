@@ -13,11 +13,11 @@ import (
 // (NCL) runs as 2-D over an inserted unit height.
 
 func init() {
-	register("Conv", 11, 0, convOp)
-	register("ConvTranspose", 11, 0, convTransposeOp)
-	register("BatchNormalization", 11, 0, batchNormOp)
-	register("Softmax", 11, 0, softmaxOp(ops.Softmax))
-	register("LogSoftmax", 11, 0, softmaxOp(ops.LogSoftmax))
+	register("Conv", 1, 0, convOp)
+	register("ConvTranspose", 1, 0, convTransposeOp)
+	register("BatchNormalization", 9, 0, batchNormOp)
+	register("Softmax", 1, 0, softmaxOp(ops.Softmax))
+	register("LogSoftmax", 1, 0, softmaxOp(ops.LogSoftmax))
 	register("LayerNormalization", 17, 0, layerNormOp)
 	register("Gelu", 20, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
@@ -33,12 +33,12 @@ func init() {
 			return nil, c.Errorf("attribute approximate is %q, want \"none\" or \"tanh\"", a)
 		}
 	})
-	register("Dropout", 11, 0, dropoutOp)
-	register("MaxPool", 11, 0, poolOp(true))
-	register("AveragePool", 11, 0, poolOp(false))
-	register("GlobalAveragePool", 11, 0, globalPoolOp(ops.MeanKeepDims))
-	register("GlobalMaxPool", 11, 0, globalPoolOp(ops.MaxKeepDims))
-	register("InstanceNormalization", 11, 0, instanceNormOp)
+	register("Dropout", 12, 0, dropoutOp)
+	register("MaxPool", 1, 0, poolOp(true))
+	register("AveragePool", 1, 0, poolOp(false))
+	register("GlobalAveragePool", 1, 0, globalPoolOp(ops.MeanKeepDims))
+	register("GlobalMaxPool", 1, 0, globalPoolOp(ops.MaxKeepDims))
+	register("InstanceNormalization", 1, 0, instanceNormOp)
 	register("Hardmax", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
@@ -51,7 +51,7 @@ func init() {
 		hot := ops.OneHot(ops.ArgMax(x, ax), x.Dim(ax), x.DType())
 		return one(ops.MoveAxis(hot, x.Rank()-1, ax))
 	})
-	register("LpNormalization", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("LpNormalization", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "input")
 		if err != nil {
 			return nil, err
@@ -73,7 +73,7 @@ func init() {
 		zero := ops.Equal(norm, ops.ScalarLike(norm, 0))
 		return one(ops.Div(x, ops.Select(zero, ops.ScalarLike(norm, 1), norm)))
 	})
-	register("MeanVarianceNormalization", 13, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("MeanVarianceNormalization", 9, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "X")
 		if err != nil {
 			return nil, err
@@ -87,7 +87,7 @@ func init() {
 		std := ops.Sqrt(ops.MeanKeepDims(ops.Mul(d, d), axes...))
 		return one(ops.Div(d, ops.AddScalar(std, 1e-9)))
 	})
-	register("LRN", 13, 0, lrnOp)
+	register("LRN", 1, 0, lrnOp)
 }
 
 // maxWindow bounds kernel extents, strides, dilations and pads.
@@ -535,6 +535,18 @@ func dropoutOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	if ratio < 0 || ratio >= 1 {
 		return nil, c.Errorf("ratio %g is outside [0, 1)", ratio)
+	}
+	if tm := c.In(ins, 2); tm != nil && c.Opset >= 12 && ratio > 0 && c.fromInputs(tm) {
+		// The cell's mode decides, whatever a constant training_mode
+		// says; a caller that asks for the other one through an input
+		// would get another answer than it expects.
+		v, err := c.scalarValue(tm, "training_mode")
+		if err != nil {
+			return nil, err
+		}
+		if (v != 0) != c.Training {
+			return nil, c.Errorf("input training_mode is %v while the cell's training mode is %v; spore's Dropout follows the cell's mode (SetTrain)", v != 0, c.Training)
+		}
 	}
 	if !c.Training || ratio == 0 {
 		if c.wantOutput(1) {

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -10,13 +11,12 @@ import (
 // and convolutions (MatMulInteger, ConvInteger, QLinearMatMul,
 // QLinearConv).
 //
-// Quantized values are uint8, the one 8-bit integer dtype spore has; a
-// model whose zero points are int8 is refused (the loader already refuses
-// int8 tensors). Every op is composed of spore's elementwise ops, so it
-// traces in Graph mode: integer operands are widened to float, the
-// arithmetic done there (exactly: every sum of products of 8-bit values
-// the suite's sizes make fits a float64's 53 bits), rounded half to even
-// as ONNX says, saturated to [0, 255] and cast back.
+// Quantized values are uint8 or int8 (the zero point's type says which;
+// uint8 when there is none). Every op is composed of spore's elementwise
+// ops, so it traces in Graph mode: integer operands are widened to float,
+// the arithmetic done there (exactly: every sum of products of 8-bit
+// values the suite's sizes make fits a float64's 53 bits), rounded half
+// to even as ONNX says, saturated to the type's range and cast back.
 
 func init() {
 	register("QuantizeLinear", 10, 0, quantizeLinearOp)
@@ -30,22 +30,30 @@ func init() {
 
 // checkQuantAttrs refuses the attributes of later opsets that spore does
 // not implement: blocked quantization (block_size, opset 21) and an
-// output_dtype other than uint8 (opset 21).
+// output_dtype other than uint8 and int8 (opset 21).
 func (c *nodeCtx) checkQuantAttrs() error {
 	if b := c.Int("block_size", 0); b != 0 {
 		return c.Errorf("blocked quantization (block_size %d) is not supported", b)
 	}
-	if dt := c.Int("output_dtype", 0); dt != 0 && dt != 2 {
-		return c.Errorf("output_dtype %d is not supported; spore quantizes to uint8 only", dt)
+	if dt := c.Int("output_dtype", 0); dt != 0 && dt != int64(onnxpb.TensorProto_UINT8) && dt != int64(onnxpb.TensorProto_INT8) {
+		return c.Errorf("output_dtype %d is not supported; spore quantizes to uint8 and int8", dt)
 	}
 	return nil
 }
 
+// quantRange is the range of quantized type dt.
+func quantRange(dt tensor.DType) (lo, hi float64) {
+	if dt == tensor.Int8 {
+		return -128, 127
+	}
+	return 0, 255
+}
+
 // quantTyped checks that a quantized operand (data or zero point) is
-// uint8, the quantized type spore supports.
+// uint8 or int8, the quantized types spore supports.
 func (c *nodeCtx) quantTyped(t *tensor.Tensor, what string) error {
-	if t.DType() != tensor.Uint8 {
-		return c.Errorf("%s has dtype %v; spore's quantized ops take uint8", what, t.DType())
+	if t.DType() != tensor.Uint8 && t.DType() != tensor.Int8 {
+		return c.Errorf("%s has dtype %v; spore's quantized ops take uint8 or int8", what, t.DType())
 	}
 	return nil
 }
@@ -78,10 +86,11 @@ func (c *nodeCtx) perAxis(v, x *tensor.Tensor, what string) (*tensor.Tensor, err
 	return ops.Reshape(v, shape...), nil
 }
 
-// saturateU8 rounds v half to even, saturates it to uint8's range and
-// casts it.
-func saturateU8(v *tensor.Tensor) *tensor.Tensor {
-	return ops.Cast(ops.Clip(ops.Round(v), 0, 255), tensor.Uint8)
+// saturate rounds v half to even, saturates it to the range of
+// quantized type dt and casts it.
+func saturate(v *tensor.Tensor, dt tensor.DType) *tensor.Tensor {
+	lo, hi := quantRange(dt)
+	return ops.Cast(ops.Clip(ops.Round(v), lo, hi), dt)
 }
 
 // asF32 returns x as float32, casting when it is another type.
@@ -93,8 +102,8 @@ func asF32(x *tensor.Tensor) *tensor.Tensor {
 }
 
 // quantizeLinearOp is QuantizeLinear: y = saturate(round(x / y_scale) +
-// y_zero_point), rounding half to even; the zero point's type (uint8 by
-// default) is y's.
+// y_zero_point), rounding half to even; the zero point's type (else
+// output_dtype, else uint8) is y's.
 func quantizeLinearOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := c.checkQuantAttrs(); err != nil {
 		return nil, err
@@ -115,6 +124,10 @@ func quantizeLinearOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 		return nil, err
 	}
 	q := ops.Round(ops.Div(asF32(x), s))
+	dt := tensor.Uint8
+	if c.Int("output_dtype", 0) == int64(onnxpb.TensorProto_INT8) {
+		dt = tensor.Int8
+	}
 	if zp := c.In(ins, 2); zp != nil {
 		if err := c.quantTyped(zp, "y_zero_point"); err != nil {
 			return nil, err
@@ -123,9 +136,14 @@ func quantizeLinearOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error
 		if err != nil {
 			return nil, err
 		}
+		if c.Has("output_dtype") && zp.DType() != dt {
+			return nil, c.Errorf("y_zero_point has dtype %v, output_dtype says %v", zp.DType(), dt)
+		}
+		dt = zp.DType()
 		q = ops.Add(q, ops.Cast(z, tensor.Float32))
 	}
-	return one(ops.Cast(ops.Clip(q, 0, 255), tensor.Uint8))
+	lo, hi := quantRange(dt)
+	return one(ops.Cast(ops.Clip(q, lo, hi), dt))
 }
 
 // dequantizeLinearOp is DequantizeLinear: y = (x − x_zero_point) ·
@@ -140,8 +158,8 @@ func dequantizeLinearOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, err
 		return nil, err
 	}
 	x, scale := req[0], req[1]
-	if x.DType() != tensor.Uint8 && x.DType() != tensor.Int32 {
-		return nil, c.Errorf("x has dtype %v; spore dequantizes uint8 and int32", x.DType())
+	if x.DType() != tensor.Uint8 && x.DType() != tensor.Int8 && x.DType() != tensor.Int32 {
+		return nil, c.Errorf("x has dtype %v; spore dequantizes uint8, int8 and int32", x.DType())
 	}
 	if !scale.DType().IsFloat() {
 		return nil, c.Errorf("x_scale has dtype %v; want a float", scale.DType())
@@ -192,8 +210,8 @@ func dynamicQuantizeLinearOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor
 	hi := ops.Maximum(ops.Max(x, all...), zero)
 	rng := ops.Sub(hi, lo)
 	scale := ops.Select(ops.Equal(rng, zero), scalarOf(tensor.Float32, 1), ops.DivScalar(rng, 255))
-	zp := saturateU8(ops.Clip(ops.Sub(zero, ops.Div(lo, scale)), 0, 255))
-	y := saturateU8(ops.Add(ops.Round(ops.Div(x, scale)), ops.Cast(zp, tensor.Float32)))
+	zp := saturate(ops.Clip(ops.Sub(zero, ops.Div(lo, scale)), 0, 255), tensor.Uint8)
+	y := saturate(ops.Add(ops.Round(ops.Div(x, scale)), ops.Cast(zp, tensor.Float32)), tensor.Uint8)
 	return []*tensor.Tensor{y, scale, zp}, nil
 }
 
@@ -262,7 +280,7 @@ func (c *nodeCtx) integerMatMul(a, azp, b, bzp *tensor.Tensor) (*tensor.Tensor, 
 	return matMul(c, af, bf), nil
 }
 
-// matMulIntegerOp is MatMulInteger: the int32 product of uint8 matrices
+// matMulIntegerOp is MatMulInteger: the int32 product of 8-bit matrices
 // less their zero points.
 func matMulIntegerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "A", "B")
@@ -294,7 +312,7 @@ func (c *nodeCtx) channelZero(w *tensor.Tensor, rank, axis int, what string) fun
 }
 
 // integerConv is conv(x − x_zero_point, w − w_zero_point), exactly, as
-// float64: padding adds zeros to the shifted input, that is x_zero_point
+// float64 (see exactConv): padding adds zeros to the shifted input, that is x_zero_point
 // to x, as ONNX says. x's zero point is per tensor.
 func (c *nodeCtx) integerConv(x, xzp, w, wzp *tensor.Tensor) (*tensor.Tensor, error) {
 	if w.Rank() < 3 {
@@ -311,14 +329,54 @@ func (c *nodeCtx) integerConv(x, xzp, w, wzp *tensor.Tensor) (*tensor.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	ys, err := convOp(c, []*tensor.Tensor{xf, wf})
+	return c.exactConv(xf, wf)
+}
+
+// exactConv convolves integer-valued float64 tensors x and w whose
+// magnitudes are at most 255 (8-bit values less their zero points),
+// exactly. A float32 convolution is exact while every partial sum stays
+// below 2^24: when the kernel's k = C/group·∏kernel terms are few enough
+// (k·255² ≤ 2^24) it is one float32 convolution; up to k·16·255 ≤ 2^24
+// (k ≤ 4112) x is split in 16·hi + lo (|hi| ≤ 16, 0 ≤ lo < 16) and the two
+// float32 convolutions combined in float64; beyond, it is a float64
+// convolution. float32 is what every backend (and ONNX Runtime, for an
+// exported model) convolves in.
+func (c *nodeCtx) exactConv(x, w *tensor.Tensor) (*tensor.Tensor, error) {
+	conv := func(x *tensor.Tensor) (*tensor.Tensor, error) {
+		ys, err := convOp(c, []*tensor.Tensor{ops.Cast(x, tensor.Float32), ops.Cast(w, tensor.Float32)})
+		if err != nil {
+			return nil, err
+		}
+		return ops.Cast(ys[0], tensor.Float64), nil
+	}
+	k := 1
+	if w.Dim(0) > 0 {
+		k = w.Size() / w.Dim(0)
+	}
+	switch {
+	case k*255*255 <= 1<<24:
+		return conv(x)
+	case k*16*255 <= 1<<24:
+		hi := ops.Floor(ops.DivScalar(x, 16))
+		lo := ops.Sub(x, ops.MulScalar(hi, 16))
+		yh, err := conv(hi)
+		if err != nil {
+			return nil, err
+		}
+		yl, err := conv(lo)
+		if err != nil {
+			return nil, err
+		}
+		return ops.Add(ops.MulScalar(yh, 16), yl), nil
+	}
+	ys, err := convOp(c, []*tensor.Tensor{x, w})
 	if err != nil {
 		return nil, err
 	}
 	return ys[0], nil
 }
 
-// convIntegerOp is ConvInteger: Conv's attributes, on uint8 data less its
+// convIntegerOp is ConvInteger: Conv's attributes, on 8-bit data less its
 // zero points, with an int32 result.
 func convIntegerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "x", "w")
@@ -332,7 +390,7 @@ func convIntegerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return one(ops.Cast(y, tensor.Int32))
 }
 
-// requantize maps an exact integer accumulator acc to uint8:
+// requantize maps an exact integer accumulator acc to y_zero_point's type:
 // saturate(round(acc · (in_scale · w_scale / y_scale)) + y_zero_point),
 // in float32 as ONNX Runtime does. inScale and wScale are shaped for
 // broadcasting against acc already.
@@ -348,7 +406,7 @@ func (c *nodeCtx) requantize(acc, inScale, wScale, yScale, yzp *tensor.Tensor) (
 	}
 	mult := ops.Div(ops.Mul(asF32(inScale), asF32(wScale)), asF32(ops.Reshape(yScale)))
 	v := ops.Round(ops.Mul(ops.Cast(acc, tensor.Float32), mult))
-	return saturateU8(ops.Add(v, ops.Cast(ops.Reshape(yzp), tensor.Float32))), nil
+	return saturate(ops.Add(v, ops.Cast(ops.Reshape(yzp), tensor.Float32)), yzp.DType()), nil
 }
 
 // scaleShaped shapes a per-tensor scale to rank 0, or applies shape to a

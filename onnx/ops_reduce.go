@@ -22,9 +22,9 @@ func init() {
 		{"ReduceMin", ops.Min, 18},
 		{"ReduceProd", ops.Prod, 18},
 	} {
-		register(r.name, 11, 0, reduceOp(r.f, r.inputsAt))
+		register(r.name, 1, 0, reduceOp(r.f, r.inputsAt))
 	}
-	register("ArgMax", 11, 0, argMaxOp)
+	register("ArgMax", 1, 0, argMaxOp)
 	register("CumSum", 11, 0, cumSumOp)
 	sq := func(x *tensor.Tensor) *tensor.Tensor { return ops.Mul(x, x) }
 	for _, r := range []struct {
@@ -38,7 +38,7 @@ func init() {
 		{"ReduceLogSum", nil, ops.Log},
 	} {
 		pre, post := r.pre, r.post
-		register(r.name, 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+		register(r.name, 1, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 			if pre != nil {
 				x = pre(x)
 			}
@@ -50,7 +50,7 @@ func init() {
 		}, 18))
 	}
 	// Stably: log Σ exp(x − max) + max.
-	register("ReduceLogSumExp", 11, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
+	register("ReduceLogSumExp", 1, 0, reduceOp(func(x *tensor.Tensor, axes ...int) *tensor.Tensor {
 		return ops.LogSumExp(x, axes, false)
 	}, 18))
 }

@@ -89,8 +89,8 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			scales[a] = float32(v[i]) / float32(x.Dim(a))
 		}
 	case sc != nil:
-		if c.dynamic(sc) {
-			return nil, c.Errorf("input scales depends on the model's input values; spore needs it at trace time")
+		if _, err := c.Concrete(sc, "scales"); err != nil {
+			return nil, err
 		}
 		if sc.DType() != tensor.Float32 && sc.DType() != tensor.Float64 {
 			return nil, c.Errorf("scales have dtype %v, want float", sc.DType())
@@ -169,7 +169,12 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				}
 				return 0
 			case "align_corners":
-				if out[a] == 1 {
+				// ONNX's length_resized is in·scale, not rounded: with
+				// scales given it need not be the output's extent.
+				if sc != nil {
+					fn = fi * s
+				}
+				if fn == 1 {
 					return 0
 				}
 				return fo * (fi - 1) / (fn - 1)

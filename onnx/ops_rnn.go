@@ -28,7 +28,11 @@ import (
 // its own last step. The reverse direction visits each sequence backward
 // within its own length: the projection is permuted within each length
 // before the loop (a TakeAlongAxis along time), the loop runs forward, and
-// Y is permuted back.
+// Y is permuted back. Lengths known when the node runs must lie in
+// [0, T]; lengths computed from the model's inputs are clamped to it,
+// since a compiled plan cannot check them before it runs.
+//
+// The dtypes are float32 and float64; float16 is refused.
 
 func init() {
 	register("RNN", 1, 0, rnnOp)
@@ -49,7 +53,8 @@ const (
 // LSTM 4 (i, o, f, c).
 func (k rnnKindONNX) gates() int { return [...]int{1, 3, 4}[k] }
 
-// acts is the number of activations per direction and their defaults.
+// defaultActs lists the activations of one direction when the node sets
+// none; its length is how many each direction takes.
 func (k rnnKindONNX) defaultActs() []string {
 	return [...][]string{{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}}[k]
 }
@@ -302,11 +307,11 @@ func (c *nodeCtx) readRNN(ins []*tensor.Tensor, k rnnKindONNX) (*rnnSpec, error)
 	return s, nil
 }
 
-// readLens checks sequence_lens. Known values (a constant, or an input in
-// PyNative mode that is not data-dependent) must lie in [0, T]; values
-// computed from the model's inputs are clamped to that range, because
-// they are unknown until the plan runs and an index out of range must not
-// reach the gather.
+// readLens checks sequence_lens. Values known when the node runs (from
+// constants and shapes) must lie in [0, T], or the node fails; values
+// computed from the model's inputs are clamped to that range in both
+// modes, because a compiled plan learns them only when it runs, and an
+// index out of range must not reach the gather.
 func (s *rnnSpec) readLens(c *nodeCtx, lens *tensor.Tensor) error {
 	if lens.DType() != tensor.Int32 && lens.DType() != tensor.Int64 {
 		return c.Errorf("input sequence_lens has dtype %v, want int32", lens.DType())
@@ -416,7 +421,12 @@ func runRecurrent(c *nodeCtx, ins []*tensor.Tensor, k rnnKindONNX) ([]*tensor.Te
 	}
 	outs := make([]*tensor.Tensor, 2, 3)
 	if c.wantOutput(0) {
-		y := ops.Stack(1, ys...) // [T, D, B, H]
+		var y *tensor.Tensor // [T, D, B, H]
+		if s.D == 1 {
+			y = ops.Reshape(ys[0], s.T, 1, s.B, H) // no copy
+		} else {
+			y = ops.Stack(1, ys...)
+		}
 		if s.layout == 1 {
 			y = ops.Transpose(y, 2, 0, 1, 3)
 		}
@@ -516,6 +526,9 @@ func (s *rnnSpec) permute(x, perm *tensor.Tensor) *tensor.Tensor {
 // rnnPick returns direction d of a tensor whose leading axis is the
 // direction, without that axis.
 func rnnPick(x *tensor.Tensor, d int) *tensor.Tensor {
+	if x.Dim(0) == 1 {
+		return ops.Reshape(x, x.Shape()[1:]...) // no copy
+	}
 	begin := make([]int, x.Rank())
 	size := append([]int(nil), x.Shape()...)
 	begin[0], size[0] = d, 1

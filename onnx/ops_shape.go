@@ -14,31 +14,31 @@ import (
 // Reshape) runs eagerly on concrete int64 tensors and folds.
 
 func init() {
-	register("Reshape", 11, 0, reshapeOp)
-	register("Transpose", 11, 0, transposeOp)
-	register("Flatten", 11, 0, flattenOp)
-	register("Concat", 11, 0, concatOp)
-	register("Split", 11, 0, splitOp)
-	register("Slice", 11, 0, sliceOp)
-	register("Gather", 11, 0, gatherOp)
-	register("Squeeze", 11, 0, squeezeOp)
-	register("Unsqueeze", 11, 0, unsqueezeOp)
-	register("Expand", 11, 0, expandOp)
-	register("Tile", 11, 0, tileOp)
+	register("Reshape", 5, 0, reshapeOp)
+	register("Transpose", 1, 0, transposeOp)
+	register("Flatten", 1, 0, flattenOp)
+	register("Concat", 4, 0, concatOp)
+	register("Split", 2, 0, splitOp)
+	register("Slice", 10, 0, sliceOp)
+	register("Gather", 1, 0, gatherOp)
+	register("Squeeze", 1, 0, squeezeOp)
+	register("Unsqueeze", 1, 0, unsqueezeOp)
+	register("Expand", 8, 0, expandOp)
+	register("Tile", 6, 0, tileOp)
 	register("Pad", 11, 0, padOp)
-	register("Shape", 11, 0, shapeOp)
-	register("Size", 11, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	register("Shape", 1, 0, shapeOp)
+	register("Size", 1, 0, func(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		x, err := c.need(ins, 0, "data")
 		if err != nil {
 			return nil, err
 		}
 		return one(tensor.Scalar(int64(x.Size())))
 	})
-	register("Constant", 11, 0, constantOp)
-	register("ConstantOfShape", 11, 0, constantOfShapeOp)
+	register("Constant", 1, 0, constantOp)
+	register("ConstantOfShape", 9, 0, constantOfShapeOp)
 	register("Range", 11, 0, rangeOp)
-	register("DepthToSpace", 11, 0, depthToSpaceOp)
-	register("SpaceToDepth", 11, 0, spaceToDepthOp)
+	register("DepthToSpace", 1, 0, depthToSpaceOp)
+	register("SpaceToDepth", 1, 0, spaceToDepthOp)
 }
 
 // reshapeOp is Reshape: 0 copies the input's extent unless allowzero
@@ -315,6 +315,7 @@ func gatherOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// The result's shape is data's with axis replaced by the indices'
 	// shape; a scalar index removes the axis.
 	shape := append(append(append([]int(nil), x.Shape()[:ax]...), idx.Shape()...), x.Shape()[ax+1:]...)
+	idx = c.checkIndices(idx, ax, x.Dim(ax)) // an error names the node in both modes
 	y := ops.Gather(x, idx, ax)
 	if !y.Shape().Equal(shape) {
 		y = ops.Reshape(y, shape...)
@@ -683,8 +684,8 @@ func rangeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.dynamic(t) {
-			return nil, c.Errorf("input %s depends on the model's input values; the length of a Range must be known at trace time", n)
+		if _, err := c.Concrete(t, n); err != nil {
+			return nil, err
 		}
 		if t.Size() != 1 {
 			return nil, c.Errorf("input %s must be a scalar, got shape %v", n, t.Shape())

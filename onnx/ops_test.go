@@ -234,7 +234,7 @@ var listedOps = map[string]int64{
 	"Add": 11, "Sub": 11, "Mul": 11, "Div": 11, "Pow": 11, "Sqrt": 11, "Exp": 11, "Log": 11,
 	"Neg": 11, "Abs": 11, "Reciprocal": 11, "Clip": 11, "Min": 11, "Max": 11,
 	"Where": 11, "Equal": 11, "Less": 11, "Greater": 11, "Not": 11, "Cast": 11,
-	"And": 11, "Or": 11, "LessOrEqual": 11, "GreaterOrEqual": 11,
+	"And": 11, "Or": 11, "LessOrEqual": 12, "GreaterOrEqual": 12,
 	"Reshape": 11, "Transpose": 11, "Flatten": 11, "Concat": 11, "Split": 11, "Slice": 11,
 	"Gather": 11, "Squeeze": 11, "Unsqueeze": 11, "Expand": 11, "Tile": 11, "Pad": 11,
 	"Shape": 11, "Size": 11, "Constant": 11, "ConstantOfShape": 11, "Range": 11,
@@ -271,8 +271,8 @@ func TestOpsetRangesDoNotOverlap(t *testing.T) {
 }
 
 // TestOpsFixturesCoverRegisteredOps checks that every registered op has
-// at least one fixture, so that an op cannot be added untested. If, Loop
-// and Scan run sub-graphs and are tested with the loader.
+// at least one fixture, so that an op cannot be added untested. If, Loop,
+// Scan and SequenceMap run sub-graphs and are tested with the loader.
 func TestOpsFixturesCoverRegisteredOps(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("testdata", "ops", "*", "model.onnx"))
 	rnn, _ := filepath.Glob(filepath.Join("testdata", "rnn", "ort", "*", "model.onnx")) // ops_rnn_test.go's
@@ -293,7 +293,9 @@ func TestOpsFixturesCoverRegisteredOps(t *testing.T) {
 	}
 	var missing []string
 	for _, op := range supportedOps() {
-		if !seen[op] && op != "If" && op != "Loop" && op != "Scan" {
+		// Ops of other domains (domain/op: the preview training domain,
+		// which ONNX Runtime does not run) are tested by their own tests.
+		if !seen[op] && op != "If" && op != "Loop" && op != "Scan" && op != "SequenceMap" && !strings.Contains(op, "/") {
 			missing = append(missing, op)
 		}
 	}
@@ -726,8 +728,7 @@ func TestTracedShapeInputsRefused(t *testing.T) {
 		want   string
 	}{
 		{"Reshape", nil, []*tensor.Tensor{x, int64s([]int64{4, 6})}, "input shape depends on the model's input values"},
-		{"Range", nil, []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(5)), tensor.Scalar(int64(1))}, "length of a Range must be known at trace time"},
-		{"ScatterND", nil, []*tensor.Tensor{x, int64s([]int64{0}), tensor.Ones(tensor.Float32, 3, 4)}, "indices known at trace time"},
+		{"Range", nil, []*tensor.Tensor{tensor.Scalar(int64(0)), tensor.Scalar(int64(5)), tensor.Scalar(int64(1))}, "input start depends on the model's input values"},
 		{"Tile", nil, []*tensor.Tensor{x, int64s([]int64{1, 1, 2})}, "input repeats depends on the model's input values"},
 		{"Slice", nil, []*tensor.Tensor{x, int64s([]int64{0}), int64s([]int64{1})}, "input starts depends on the model's input values"},
 	}

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
@@ -49,14 +50,57 @@ func register(opType string, minOpset, maxOpset int64, fn opFunc) {
 }
 
 // lookupOp finds the implementation of opType for the model's opset, or
-// nil when there is none.
+// nil when there is none. Ranges of one op type should not overlap (a
+// test checks that they do not); if they did, the one that begins last
+// would win, so that the result never depends on the order in which the
+// op files' init functions ran.
 func lookupOp(opType string, opset int64) opFunc {
-	for _, d := range opTable[opType] {
+	var best *opDef
+	for i, d := range opTable[opType] {
 		if opset >= d.minOpset && (d.maxOpset == 0 || opset <= d.maxOpset) {
-			return d.fn
+			if best == nil || d.minOpset > best.minOpset {
+				best = &opTable[opType][i]
+			}
 		}
 	}
-	return nil
+	if best == nil {
+		return nil
+	}
+	return best.fn
+}
+
+// opsetRanges describes the ai.onnx opsets at which the table implements
+// opType, merged and sorted ("1 to 21", "7 to 9, 11 to 21"), or "" when
+// it implements it at none: what an unsupported-op message says beside
+// the model's opset. The open upper bound is written as MaxOpset.
+func opsetRanges(opType string) string {
+	defs := append([]opDef(nil), opTable[opType]...)
+	if len(defs) == 0 {
+		return ""
+	}
+	sort.Slice(defs, func(i, j int) bool { return defs[i].minOpset < defs[j].minOpset })
+	type span struct{ lo, hi int64 }
+	var spans []span
+	for _, d := range defs {
+		hi := d.maxOpset
+		if hi == 0 || hi > MaxOpset {
+			hi = MaxOpset
+		}
+		if n := len(spans); n > 0 && d.minOpset <= spans[n-1].hi+1 {
+			spans[n-1].hi = max(spans[n-1].hi, hi)
+			continue
+		}
+		spans = append(spans, span{d.minOpset, hi})
+	}
+	parts := make([]string, len(spans))
+	for i, s := range spans {
+		if s.lo == s.hi {
+			parts[i] = fmt.Sprint(s.lo)
+		} else {
+			parts[i] = fmt.Sprintf("%d to %d", s.lo, s.hi)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // supportedOps lists the op types the table knows, sorted.
@@ -83,16 +127,33 @@ type nodeCtx struct {
 	// on the given inputs, with names of the enclosing scopes visible. Set
 	// by the graph walker.
 	runGraph func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
+	// runUnrolled is runGraph for a body run once per step at trace time
+	// (a Loop carrying a sequence): its inputs are not marked as data, so
+	// that a concrete iteration number stays concrete in both modes.
+	runUnrolled func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
 	// fromData marks the tensors of this call computed from the model's
-	// inputs or parameters (see scope.fromData); nil outside a Model.
-	fromData map[*tensor.Tensor]bool
+	// inputs or parameters, with what they were computed from (see
+	// scope.fromData); nil outside a Model.
+	fromData map[*tensor.Tensor]origin
+	// call is the state of the model's call the node runs in (see
+	// callState); nil outside a Model.
+	call *callState
+	// where names the nodes whose sub-graphs enclose this node (see
+	// scope.where).
+	where string
 }
 
 // dynamic reports whether t's value depends on the model's input values or
 // parameters: symbolic while tracing, and marked so in PyNative mode, so
-// that an op reading it as a shape fails alike in both modes.
+// that an op reading it as a shape fails alike in both modes. A graph
+// input the Model takes as a value (see runtime_values.go) is not
+// dynamic, nor is anything computed from such inputs and constants alone.
 func (c *nodeCtx) dynamic(t *tensor.Tensor) bool {
-	return t.IsSymbolic() || c.fromData[t]
+	if t.IsSymbolic() {
+		return true
+	}
+	_, ok := c.fromData[t]
+	return ok
 }
 
 // Errorf returns an error that names the node and its op type.
@@ -196,20 +257,22 @@ func (c *nodeCtx) Concrete(t *tensor.Tensor, what string) (*tensor.Tensor, error
 		return nil, c.Errorf("input %s is missing", what)
 	}
 	if c.dynamic(t) {
+		// A value computed from graph inputs alone: the Model runs again
+		// with those inputs as values (see valueError).
+		if o, ok := c.fromData[t]; ok && !o.other && o.inputs != 0 {
+			return nil, c.valueError(o, what)
+		}
 		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
 	}
 	return t, nil
 }
 
-// Ints reads input t, which must be concrete (computed from constants and
-// shapes), as int64 values; what names the input in the error, e.g.
+// Ints reads input t, which must be concrete (computed from constants,
+// shapes and value inputs: see Concrete), as int64 values; what names the input in the error, e.g.
 // "shape" or "starts".
 func (c *nodeCtx) Ints(t *tensor.Tensor, what string) ([]int64, error) {
-	if t == nil {
-		return nil, c.Errorf("input %s is missing", what)
-	}
-	if c.dynamic(t) {
-		return nil, c.Errorf("input %s depends on the model's input values, not only on shapes; spore needs it at trace time", what)
+	if _, err := c.Concrete(t, what); err != nil {
+		return nil, err
 	}
 	switch t.DType() {
 	case tensor.Int64, tensor.Int32:

@@ -38,23 +38,40 @@ func elemCount(dims []int64) (int, error) {
 	return int(n), nil
 }
 
+// onnxDTypes maps the ONNX element types spore holds to its dtypes.
+// STRING (and the 8-bit floats and complex types) have no spore dtype.
+var onnxDTypes = map[onnxpb.TensorProto_DataType]tensor.DType{
+	onnxpb.TensorProto_FLOAT:    tensor.Float32,
+	onnxpb.TensorProto_DOUBLE:   tensor.Float64,
+	onnxpb.TensorProto_INT8:     tensor.Int8,
+	onnxpb.TensorProto_INT16:    tensor.Int16,
+	onnxpb.TensorProto_INT32:    tensor.Int32,
+	onnxpb.TensorProto_INT64:    tensor.Int64,
+	onnxpb.TensorProto_UINT8:    tensor.Uint8,
+	onnxpb.TensorProto_UINT16:   tensor.Uint16,
+	onnxpb.TensorProto_UINT32:   tensor.Uint32,
+	onnxpb.TensorProto_UINT64:   tensor.Uint64,
+	onnxpb.TensorProto_BOOL:     tensor.Bool,
+	onnxpb.TensorProto_FLOAT16:  tensor.Float16,
+	onnxpb.TensorProto_BFLOAT16: tensor.BFloat16,
+}
+
 // dtypeOf maps an ONNX element type to spore's dtype.
 func dtypeOf(dt int32) (tensor.DType, error) {
-	switch onnxpb.TensorProto_DataType(dt) {
-	case onnxpb.TensorProto_FLOAT:
-		return tensor.Float32, nil
-	case onnxpb.TensorProto_DOUBLE:
-		return tensor.Float64, nil
-	case onnxpb.TensorProto_INT64:
-		return tensor.Int64, nil
-	case onnxpb.TensorProto_INT32:
-		return tensor.Int32, nil
-	case onnxpb.TensorProto_BOOL:
-		return tensor.Bool, nil
-	case onnxpb.TensorProto_UINT8:
-		return tensor.Uint8, nil
+	if d, ok := onnxDTypes[onnxpb.TensorProto_DataType(dt)]; ok {
+		return d, nil
 	}
 	return tensor.Invalid, fmt.Errorf("element type %s is not supported", onnxpb.TensorProto_DataType(dt))
+}
+
+// onnxDTypeOf is the ONNX element type of a spore dtype.
+func onnxDTypeOf(dt tensor.DType) (onnxpb.TensorProto_DataType, bool) {
+	for o, d := range onnxDTypes {
+		if d == dt {
+			return o, true
+		}
+	}
+	return 0, false
 }
 
 // tensorFromProto decodes an ONNX tensor (an initializer or a Constant's
@@ -105,7 +122,7 @@ func decodeTensorProto(tp *onnxpb.TensorProto, dir string, checkOnly bool) (*ten
 		shape[i] = int(d)
 	}
 	raw := tp.GetRawData()
-	width := map[tensor.DType]int{tensor.Float32: 4, tensor.Float64: 8, tensor.Int64: 8, tensor.Int32: 4, tensor.Bool: 1, tensor.Uint8: 1}[dt]
+	width := dt.Size()
 	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
 		if checkOnly && dir == "" {
 			return nil, nil // nothing to check the location against
@@ -135,7 +152,9 @@ func decodeTensorProto(tp *onnxpb.TensorProto, dir string, checkOnly bool) (*ten
 		have = len(tp.GetDoubleData())
 	case tensor.Int64:
 		have = len(tp.GetInt64Data())
-	default: // int32, bool and uint8 are stored in int32_data
+	case tensor.Uint32, tensor.Uint64:
+		have = len(tp.GetUint64Data())
+	default: // the types of 32 bits or fewer are stored in int32_data
 		have = len(tp.GetInt32Data())
 	}
 	if have != n {
@@ -144,28 +163,67 @@ func decodeTensorProto(tp *onnxpb.TensorProto, dir string, checkOnly bool) (*ten
 	if checkOnly {
 		return nil, nil
 	}
+	return fromTyped(tp, dt, n, shape), nil
+}
+
+// fromTyped decodes a tensor held in the typed fields of a TensorProto,
+// as ONNX packs them: float_data, double_data and int64_data hold their
+// own types; uint64_data holds UINT32 and UINT64; int32_data holds every
+// other type, one element per value — INT8, INT16, UINT8, UINT16 and BOOL
+// as their values, FLOAT16 and BFLOAT16 as their bit patterns in the low
+// 16 bits. Values are converted as C converts them (truncated to the
+// type's width).
+func fromTyped(tp *onnxpb.TensorProto, dt tensor.DType, n int, shape []int) *tensor.Tensor {
+	i32 := tp.GetInt32Data()
+	u64 := tp.GetUint64Data()
 	switch dt {
 	case tensor.Float32:
-		return tensor.FromSlice(append([]float32(nil), tp.GetFloatData()...), shape...), nil
+		return tensor.FromSlice(append([]float32(nil), tp.GetFloatData()...), shape...)
 	case tensor.Float64:
-		return tensor.FromSlice(append([]float64(nil), tp.GetDoubleData()...), shape...), nil
+		return tensor.FromSlice(append([]float64(nil), tp.GetDoubleData()...), shape...)
 	case tensor.Int64:
-		return tensor.FromSlice(append([]int64(nil), tp.GetInt64Data()...), shape...), nil
+		return tensor.FromSlice(append([]int64(nil), tp.GetInt64Data()...), shape...)
 	case tensor.Int32:
-		return tensor.FromSlice(append([]int32(nil), tp.GetInt32Data()...), shape...), nil
-	case tensor.Bool:
-		v := make([]bool, n)
-		for i, x := range tp.GetInt32Data() {
-			v[i] = x != 0
+		return tensor.FromSlice(append([]int32(nil), i32...), shape...)
+	case tensor.Int16:
+		return tensor.FromSlice(convertSlice[int16](i32), shape...)
+	case tensor.Int8:
+		return tensor.FromSlice(convertSlice[int8](i32), shape...)
+	case tensor.Uint16:
+		return tensor.FromSlice(convertSlice[uint16](i32), shape...)
+	case tensor.Uint8:
+		return tensor.FromSlice(convertSlice[uint8](i32), shape...)
+	case tensor.Uint32:
+		return tensor.FromSlice(convertSlice[uint32](u64), shape...)
+	case tensor.Uint64:
+		return tensor.FromSlice(append([]uint64(nil), u64...), shape...)
+	case tensor.Float16:
+		v := make([]tensor.F16, n)
+		for i, x := range i32 {
+			v[i] = tensor.F16(uint16(x))
 		}
-		return tensor.FromSlice(v, shape...), nil
-	default:
-		v := make([]uint8, n)
-		for i, x := range tp.GetInt32Data() {
-			v[i] = uint8(x)
+		return tensor.FromSlice(v, shape...)
+	case tensor.BFloat16:
+		v := make([]tensor.BF16, n)
+		for i, x := range i32 {
+			v[i] = tensor.BF16(uint16(x))
 		}
-		return tensor.FromSlice(v, shape...), nil
+		return tensor.FromSlice(v, shape...)
 	}
+	v := make([]bool, n) // Bool
+	for i, x := range i32 {
+		v[i] = x != 0
+	}
+	return tensor.FromSlice(v, shape...)
+}
+
+// convertSlice converts integers to the integer type T, truncating.
+func convertSlice[T tensor.Int, S int32 | uint64](s []S) []T {
+	out := make([]T, len(s))
+	for i, x := range s {
+		out[i] = T(x)
+	}
+	return out
 }
 
 // fromRaw decodes n little-endian elements of dt.
@@ -185,17 +243,23 @@ func fromRaw(dt tensor.DType, raw []byte, n int, shape []int) *tensor.Tensor {
 		}
 		return tensor.FromSlice(v, shape...)
 	case tensor.Int64:
-		v := make([]int64, n)
-		for i := range v {
-			v[i] = int64(le.Uint64(raw[8*i:]))
-		}
-		return tensor.FromSlice(v, shape...)
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) int64 { return int64(le.Uint64(b)) }), shape...)
+	case tensor.Uint64:
+		return tensor.FromSlice(rawInts(raw, n, le.Uint64), shape...)
 	case tensor.Int32:
-		v := make([]int32, n)
-		for i := range v {
-			v[i] = int32(le.Uint32(raw[4*i:]))
-		}
-		return tensor.FromSlice(v, shape...)
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) int32 { return int32(le.Uint32(b)) }), shape...)
+	case tensor.Uint32:
+		return tensor.FromSlice(rawInts(raw, n, le.Uint32), shape...)
+	case tensor.Int16:
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) int16 { return int16(le.Uint16(b)) }), shape...)
+	case tensor.Uint16:
+		return tensor.FromSlice(rawInts(raw, n, le.Uint16), shape...)
+	case tensor.Float16:
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) tensor.F16 { return tensor.F16(le.Uint16(b)) }), shape...)
+	case tensor.BFloat16:
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) tensor.BF16 { return tensor.BF16(le.Uint16(b)) }), shape...)
+	case tensor.Int8:
+		return tensor.FromSlice(rawInts(raw, n, func(b []byte) int8 { return int8(b[0]) }), shape...)
 	case tensor.Bool:
 		v := make([]bool, n)
 		for i := range v {
@@ -203,8 +267,70 @@ func fromRaw(dt tensor.DType, raw []byte, n int, shape []int) *tensor.Tensor {
 		}
 		return tensor.FromSlice(v, shape...)
 	default:
-		return tensor.FromSlice(append([]uint8(nil), raw...), shape...)
+		return tensor.FromSlice(append([]uint8(nil), raw[:n]...), shape...)
 	}
+}
+
+// rawInts decodes n elements of T's width from raw with get.
+func rawInts[T any](raw []byte, n int, get func([]byte) T) []T {
+	v := make([]T, n)
+	if n == 0 {
+		return v
+	}
+	w := len(raw) / n
+	for i := range v {
+		v[i] = get(raw[w*i:])
+	}
+	return v
+}
+
+// rawOf encodes a concrete tensor's elements as ONNX's raw_data holds
+// them: little-endian, at the dtype's width, Bool as bytes 0 and 1,
+// FLOAT16 and BFLOAT16 as their bit patterns.
+func rawOf(t *tensor.Tensor) ([]byte, error) {
+	le := binary.LittleEndian
+	switch d := t.Data().(type) {
+	case []float32:
+		return putRaw(d, 4, func(b []byte, v float32) { le.PutUint32(b, math.Float32bits(v)) }), nil
+	case []float64:
+		return putRaw(d, 8, func(b []byte, v float64) { le.PutUint64(b, math.Float64bits(v)) }), nil
+	case []int64:
+		return putRaw(d, 8, func(b []byte, v int64) { le.PutUint64(b, uint64(v)) }), nil
+	case []uint64:
+		return putRaw(d, 8, le.PutUint64), nil
+	case []int32:
+		return putRaw(d, 4, func(b []byte, v int32) { le.PutUint32(b, uint32(v)) }), nil
+	case []uint32:
+		return putRaw(d, 4, le.PutUint32), nil
+	case []int16:
+		return putRaw(d, 2, func(b []byte, v int16) { le.PutUint16(b, uint16(v)) }), nil
+	case []uint16:
+		return putRaw(d, 2, le.PutUint16), nil
+	case []tensor.F16:
+		return putRaw(d, 2, func(b []byte, v tensor.F16) { le.PutUint16(b, uint16(v)) }), nil
+	case []tensor.BF16:
+		return putRaw(d, 2, func(b []byte, v tensor.BF16) { le.PutUint16(b, uint16(v)) }), nil
+	case []int8:
+		return putRaw(d, 1, func(b []byte, v int8) { b[0] = byte(v) }), nil
+	case []uint8:
+		return append([]byte(nil), d...), nil
+	case []bool:
+		return putRaw(d, 1, func(b []byte, v bool) {
+			if v {
+				b[0] = 1
+			}
+		}), nil
+	}
+	return nil, fmt.Errorf("elements of dtype %v cannot be written", t.DType())
+}
+
+// putRaw encodes the elements of d, w bytes each, with put.
+func putRaw[T any](d []T, w int, put func([]byte, T)) []byte {
+	raw := make([]byte, w*len(d))
+	for i, v := range d {
+		put(raw[w*i:], v)
+	}
+	return raw
 }
 
 // readExternal reads the want bytes of a tensor stored outside the model

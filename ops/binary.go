@@ -47,16 +47,14 @@ func init() {
 		// does, and orders -0 below +0.
 		f32:  func(a, b float32) float32 { return max(a, b) },
 		f64:  func(a, b float64) float64 { return max(a, b) },
-		i32:  func(a, b int32) int32 { return max(a, b) },
-		i64:  func(a, b int64) int64 { return max(a, b) },
+		ints: intMax,
 		jvp:  func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return extremumJVP(a, b, ta, tb, true) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) { return extremumGrad(a, b, g, true) },
 	})
 	MinimumPrim = defBinary("Minimum", 1, true, binary{
 		f32:  func(a, b float32) float32 { return min(a, b) },
 		f64:  func(a, b float64) float64 { return min(a, b) },
-		i32:  func(a, b int32) int32 { return min(a, b) },
-		i64:  func(a, b int64) int64 { return min(a, b) },
+		ints: intMin,
 		jvp:  func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return extremumJVP(a, b, ta, tb, false) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) { return extremumGrad(a, b, g, false) },
 	})

@@ -47,19 +47,11 @@ func defCompare(name string, k cmpKind) *core.Prim {
 		},
 	}
 	p.Batch = batchBroadcasting(&p)
-	b := &bodyTable{
-		tensor.Float32: lift2(cmpFunc[float32](k)),
-		tensor.Float64: lift2(cmpFunc[float64](k)),
-		tensor.Int32:   lift2(cmpFunc[int32](k)),
-		tensor.Int64:   lift2(cmpFunc[int64](k)),
-		tensor.Uint8:   lift2(cmpFunc[uint8](k)),
+	b := &bodyTable{}
+	for _, t := range numberTypes {
+		t.compare(p, k, b)
 	}
 	p.Elementwise = &core.Elementwise{Body: b.byFirst}
-	regCompare[float32](p, k, b)
-	regCompare[float64](p, k, b)
-	regCompare[int32](p, k, b)
-	regCompare[int64](p, k, b)
-	regCompare[uint8](p, k, b)
 	core.Define(p)
 	return p
 }
@@ -188,12 +180,9 @@ var selBodies bodyTable
 var selKernels [nDT]core.KernelFunc
 
 func init() {
-	regSelect[float32]()
-	regSelect[float64]()
-	regSelect[int32]()
-	regSelect[int64]()
-	regSelect[uint8]()
-	regSelect[bool]()
+	for _, t := range elemTypes {
+		t.sel()
+	}
 	SelectPrim.Elementwise = &core.Elementwise{Body: func(_ any, in []tensor.DType) any { return selBodies.at(in[1]) }}
 	SelectPrim.Register(tensor.Bool, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		selKernels[in[1].DType()](attrs, in, out)
@@ -220,9 +209,11 @@ func regSelect[T core.Elem]() {
 	}
 }
 
-// regCompare registers comparison k's kernel for dtype T.
+// regCompare records comparison k's body for dtype T in b and registers
+// its kernel.
 func regCompare[T tensor.Number](p *core.Prim, k cmpKind, b *bodyTable) {
 	dt := core.DTypeOf[T]()
+	b[dt] = lift2(cmpFunc[T](k))
 	p.Register(dt, core.CPU, predicateKernel(b.at(dt).(func(d []bool, a, b []T)), cmpFunc[T](k)))
 }
 
@@ -271,8 +262,8 @@ func init() {
 // convert to integers as C does (wrapping to the narrower type); floats
 // convert to integers truncating toward zero, reaching the types narrower
 // than 32 bits through int64 (so that -1.0 wraps to 255 rather than
-// meeting Go's unspecified out-of-range conversion) and Uint64 through
-// core.FloatToUint64; non-zero is true; true is 1.
+// meeting Go's unspecified out-of-range conversion; see floatTo); non-zero
+// is true; true is 1.
 // BFloat16 and Float16 values convert through float32, which holds each
 // of them exactly: a cast from them is exact into the floats and behaves
 // as a float32's into the others; a cast to them rounds the float32 value
@@ -363,9 +354,22 @@ func isFloatType[T tensor.Number]() bool {
 func convert[T, U tensor.Number](d []U, a []T) {
 	a = a[:len(d)]
 	if isFloatType[T]() && !isFloatType[U]() {
-		f := floatTo[U]()
-		for i, v := range a {
-			d[i] = f(float64(v))
+		// Int64 and Int32, the index types, get loops of their own
+		// rather than a call per element.
+		switch o := any(d).(type) {
+		case []int64:
+			for i, v := range a {
+				o[i] = core.FloatToInt64(float64(v))
+			}
+		case []int32:
+			for i, v := range a {
+				o[i] = int32(v)
+			}
+		default:
+			f := floatTo[U]()
+			for i, v := range a {
+				d[i] = f(float64(v))
+			}
 		}
 		return
 	}
@@ -374,18 +378,19 @@ func convert[T, U tensor.Number](d []U, a []T) {
 	}
 }
 
-// floatTo returns the conversion of a float to U: Go's for the floats,
-// Int32 and Int64 (truncating toward zero); through int64 for the
-// narrower integers, so that an out-of-range value wraps as C's
-// conversions do on common hardware; core.FloatToUint64 for Uint64.
+// floatTo returns the conversion of a float to U: Go's for the floats
+// and Int32 (truncating toward zero); core.FloatToInt64 for Int64, and
+// through it for the narrower integers, so that an out-of-range value
+// wraps as C's conversions do on common hardware; core.FloatToUint64 for
+// Uint64.
 func floatTo[U tensor.Number]() func(float64) U {
 	switch any(*new(U)).(type) {
-	case float32, float64, int32, int64:
+	case float32, float64, int32:
 		return func(f float64) U { return U(f) }
 	case uint64:
 		return func(f float64) U { return U(core.FloatToUint64(f)) }
 	}
-	return func(f float64) U { return U(int64(f)) }
+	return func(f float64) U { return U(core.FloatToInt64(f)) }
 }
 
 func fromBool[U tensor.Number](d []U, a []bool) {

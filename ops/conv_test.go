@@ -234,7 +234,8 @@ func TestMaxPool2D(t *testing.T) {
 	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 4, 4), k2, s2) }, "MaxPool2D", "4-D")
 	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 1, 4), k2, s2) }, "larger than the padded input")
 	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.ExplicitPad(2, 0, 0, 0)) }, "smaller than the kernel")
-	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Int32, 1, 1, 4, 4), k2, s2) }, "Int32")
+	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Bool, 1, 1, 4, 4), k2, s2) }, "Bool")
+	testkit.MustPanic(t, func() { ops.AvgPool2D(tensor.Zeros(tensor.Int32, 1, 1, 4, 4), k2, s2) }, "Int32")
 	testkit.MustPanic(t, func() { ops.MaxPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), [2]int{0, 2}, s2) }, "positive")
 	testkit.MustPanic(t, func() { ops.AvgPool2D(tensor.Zeros(tensor.Float32, 1, 1, 4, 4), k2, s2, ops.SamePad(), ops.SamePad()) }, "at most one")
 }

@@ -38,7 +38,8 @@ func TestArithmeticValues(t *testing.T) {
 func TestArithmeticErrors(t *testing.T) {
 	testkit.MustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2, 3), tensor.Ones(tensor.Float32, 3, 2)) }, "Add", "[2 3]", "[3 2]", "core_test.go")
 	testkit.MustPanic(t, func() { ops.Add(tensor.Ones(tensor.Float32, 2), tensor.Ones(tensor.Float64, 2)) }, "dtypes differ")
-	testkit.MustPanic(t, func() { ops.Div(tensor.Ones(tensor.Int32, 2), tensor.Ones(tensor.Int32, 2)) }, "Div", "Int32")
+	testkit.MustPanic(t, func() { ops.Div(tensor.Ones(tensor.Bool, 2), tensor.Ones(tensor.Bool, 2)) }, "Div", "Bool")
+	testkit.MustPanic(t, func() { ops.Div(tensor.Ones(tensor.Int32, 2), tensor.Zeros(tensor.Int32, 2)) }, "Div", "division by zero")
 }
 
 func TestMatMul(t *testing.T) {

@@ -83,12 +83,9 @@ func orBody[T any](v func(d, x []T), f func(T) T) any {
 // registerUnary installs, for every dtype with a body in b, a kernel that
 // runs the body over the whole tensor.
 func registerUnary(p *core.Prim, b *bodyTable) {
-	regUnary[float32](p, b)
-	regUnary[float64](p, b)
-	regUnary[int32](p, b)
-	regUnary[int64](p, b)
-	regUnary[uint8](p, b)
-	regUnary[bool](p, b)
+	for _, t := range elemTypes {
+		t.regUnary(p, b)
+	}
 }
 
 func regUnary[T core.Elem](p *core.Prim, b *bodyTable) {

@@ -14,8 +14,7 @@ import (
 type unary struct {
 	f32  func(float32) float32
 	f64  func(float64) float64
-	i32  func(int32) int32
-	i64  func(int64) int64
+	ints intOp                  // the integer types' operation (intarith.go), intNone for none
 	vec  func(dst, x []float32) // optional vectorised float32 kernel
 	grad func(x, y, g *tensor.Tensor) *tensor.Tensor
 }
@@ -51,12 +50,16 @@ func defUnary(name string, cost int, u unary) *core.Prim {
 // bodies is the op's block function per dtype: the vectorised float32
 // kernel when there is one, else the scalar functions lifted to blocks.
 func (u unary) bodies() *bodyTable {
-	return &bodyTable{
+	b := &bodyTable{
 		tensor.Float32: orBody(u.vec, u.f32),
 		tensor.Float64: lift1(u.f64),
-		tensor.Int32:   lift1(u.i32),
-		tensor.Int64:   lift1(u.i64),
 	}
+	if u.ints != intNone {
+		for _, t := range intTypes {
+			b[t.dtype()] = t.unaryBody(u.ints)
+		}
+	}
+	return b
 }
 
 // viaF64 lifts a float64 function to float32, for ops whose float32 result
@@ -71,9 +74,10 @@ func viaF64(f func(float64) float64) func(float32) float32 {
 type binary struct {
 	f32 func(a, b float32) float32
 	f64 func(a, b float64) float64
-	i32 func(a, b int32) int32
-	i64 func(a, b int64) int64
-	vec func(dst, a, b []float32) // optional vectorised kernel for equal shapes
+	// ints is the integer types' operation (intarith.go), intNone for
+	// none: one generic definition for Int8 through Uint64.
+	ints intOp
+	vec  func(dst, a, b []float32) // optional vectorised kernel for equal shapes
 	// Optional vectorised float32 kernels for a scalar second operand
 	// (vecScalar(dst, a, s) computes a op s; for commutative ops it also
 	// serves a scalar first operand) and for a row broadcast along the last
@@ -117,11 +121,10 @@ func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
 	if u.f64 != nil {
 		p.Register(tensor.Float64, core.CPU, binaryKernel(bodies.at(tensor.Float64).(func(d, a, b []float64)), u.f64, nil, nil, commutative))
 	}
-	if u.i32 != nil {
-		p.Register(tensor.Int32, core.CPU, binaryKernel(bodies.at(tensor.Int32).(func(d, a, b []int32)), u.i32, nil, nil, commutative))
-	}
-	if u.i64 != nil {
-		p.Register(tensor.Int64, core.CPU, binaryKernel(bodies.at(tensor.Int64).(func(d, a, b []int64)), u.i64, nil, nil, commutative))
+	if u.ints != intNone {
+		for _, t := range intTypes {
+			p.Register(t.dtype(), core.CPU, t.binaryKernel(u.ints, commutative))
+		}
 	}
 	if u.grad != nil {
 		p.VJP = func(_ any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
@@ -161,8 +164,11 @@ func (u binary) bodies() *bodyTable {
 	b := &bodyTable{
 		tensor.Float32: lift2(u.f32),
 		tensor.Float64: lift2(u.f64),
-		tensor.Int32:   lift2(u.i32),
-		tensor.Int64:   lift2(u.i64),
+	}
+	if u.ints != intNone {
+		for _, t := range intTypes {
+			b[t.dtype()] = t.binaryBody(u.ints)
+		}
 	}
 	if u.vec != nil {
 		b[tensor.Float32] = u.vec
@@ -186,8 +192,7 @@ func init() {
 		vecRow:    vec.AddRow,
 		f32:       func(a, b float32) float32 { return a + b },
 		f64:       func(a, b float64) float64 { return a + b },
-		i32:       func(a, b int32) int32 { return a + b },
-		i64:       func(a, b int64) int64 { return a + b },
+		ints:      intAdd,
 		jvp:       func(_, _, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tadd(ta, tb) },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, g
@@ -199,8 +204,7 @@ func init() {
 		vecScalar: func(dst, a []float32, s float32) { vec.AddScalar(dst, a, -s) },
 		f32:       func(a, b float32) float32 { return a - b },
 		f64:       func(a, b float64) float64 { return a - b },
-		i32:       func(a, b int32) int32 { return a - b },
-		i64:       func(a, b int64) int64 { return a - b },
+		ints:      intSub,
 		jvp:       func(_, _, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tsub(ta, tb) },
 		grad: func(_, _, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return g, Neg(g)
@@ -211,8 +215,7 @@ func init() {
 		vecScalar: vec.MulScalar,
 		f32:       func(a, b float32) float32 { return a * b },
 		f64:       func(a, b float64) float64 { return a * b },
-		i32:       func(a, b int32) int32 { return a * b },
-		i64:       func(a, b int64) int64 { return a * b },
+		ints:      intMul,
 		jvp:       func(a, b, _, ta, tb *tensor.Tensor) *tensor.Tensor { return tadd(tmul(ta, b), tmul(tb, a)) },
 		grad: func(a, b, _, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 			return Mul(g, b), Mul(g, a)
@@ -222,6 +225,8 @@ func init() {
 		vec: vec.Div,
 		f32: func(a, b float32) float32 { return a / b },
 		f64: func(a, b float64) float64 { return a / b },
+		// Integers truncate toward zero, as C and ONNX's Div do.
+		ints: intDiv,
 		// d(a/b) = (da - db·a/b)/b
 		jvp: func(_, b, out, ta, tb *tensor.Tensor) *tensor.Tensor { return Div(tsub(ta, tmul(tb, out)), b) },
 		grad: func(a, b, out, g *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
@@ -237,10 +242,9 @@ func init() {
 				d[i] = -v
 			}
 		},
-		f32: func(x float32) float32 { return -x },
-		f64: func(x float64) float64 { return -x },
-		i32: func(x int32) int32 { return -x },
-		i64: func(x int64) int64 { return -x },
+		f32:  func(x float32) float32 { return -x },
+		f64:  func(x float64) float64 { return -x },
+		ints: intNeg,
 		grad: func(_, _, g *tensor.Tensor) *tensor.Tensor {
 			return Neg(g)
 		},
@@ -266,11 +270,10 @@ func init() {
 		},
 	})
 	ReluPrim = defUnary("ReLU", 1, unary{
-		vec: vec.Relu,
-		f32: func(x float32) float32 { return max(x, 0) },
-		f64: func(x float64) float64 { return max(x, 0) },
-		i32: func(x int32) int32 { return max(x, 0) },
-		i64: func(x int64) int64 { return max(x, 0) },
+		vec:  vec.Relu,
+		f32:  func(x float32) float32 { return max(x, 0) },
+		f64:  func(x float64) float64 { return max(x, 0) },
+		ints: intRelu,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			return apply2(ReluGradPrim, x, g)
 		},
@@ -278,11 +281,10 @@ func init() {
 	// ReluGradPrim passes g where x > 0: the ReLU backward as one fusable
 	// elementwise op rather than a compare, a select and a zeros tensor.
 	ReluGradPrim = defBinary("ReLUGrad", 1, false, binary{
-		vec: vec.ReluGrad,
-		f32: func(x, g float32) float32 { return reluGrad(x, g) },
-		f64: func(x, g float64) float64 { return reluGrad(x, g) },
-		i32: func(x, g int32) int32 { return reluGrad(x, g) },
-		i64: func(x, g int64) int64 { return reluGrad(x, g) },
+		vec:  vec.ReluGrad,
+		f32:  func(x, g float32) float32 { return reluGrad(x, g) },
+		f64:  func(x, g float64) float64 { return reluGrad(x, g) },
+		ints: intReluGrad,
 		// Linear in g; the mask is piecewise constant in x.
 		jvp: func(x, _, _, _, tg *tensor.Tensor) *tensor.Tensor {
 			if tg == nil {
@@ -312,7 +314,9 @@ func Sub(a, b *tensor.Tensor) *tensor.Tensor { return apply2(SubPrim, a, b) }
 // Mul returns a * b elementwise, broadcasting.
 func Mul(a, b *tensor.Tensor) *tensor.Tensor { return apply2(MulPrim, a, b) }
 
-// Div returns a / b elementwise, broadcasting (floating-point types only).
+// Div returns a / b elementwise, broadcasting. Integer division truncates
+// toward zero (-7 / 2 = -3), as C and ONNX's Div do (FloorDiv rounds
+// toward -∞); an integer division by zero panics.
 func Div(a, b *tensor.Tensor) *tensor.Tensor { return apply2(DivPrim, a, b) }
 
 // Neg returns -x.

@@ -156,8 +156,8 @@ func init() {
 		VJP: linearVJP(&GatherPrim, 0, gatherAttrsOf),
 	})
 	registerIndex(CheckIndicesPrim, checkIndicesKernel[int32], checkIndicesKernel[int64])
-	registerIndexed(GatherPrim, gatherKernels[int32](), gatherKernels[int64]())
-	registerIndexed(GatherGradPrim, gatherGradKernels[int32](), gatherGradKernels[int64]())
+	registerIndexedMoves(GatherPrim)
+	registerScatterAdds(GatherGradPrim)
 }
 
 // scatterAttrsOf gives the attributes of a gather's transpose, the
@@ -174,49 +174,45 @@ func gatherAttrsOf(attrs any, _ []*tensor.Tensor) any {
 }
 
 func numericDType(d tensor.DType) bool {
-	return d == tensor.Float32 || d == tensor.Float64 || d == tensor.Int32 || d == tensor.Int64 || d == tensor.Uint8 || d.IsHalf()
+	return d.IsFloat() || d.IsInt()
 }
 
 // The kernels below are keyed by the gathered (or scattered) values'
 // dtype T and the indices' dtype I, Int32 or Int64 (IndexInput), so that
 // none of them switches on a type when it runs.
 
-// byDType lists one kernel per value dtype, for one index dtype.
-type byDType map[tensor.DType]core.KernelFunc
-
-// registerIndexed installs an index op's kernels for Int32 and Int64
-// indices.
-func registerIndexed(p *core.Prim, i32, i64 byDType) {
-	for dt, k := range i32 {
-		p.RegisterKey(core.Key{DType: dt, Index: tensor.Int32}, core.CPU, k)
-	}
-	for dt, k := range i64 {
-		p.RegisterKey(core.Key{DType: dt, Index: tensor.Int64}, core.CPU, k)
+// registerIndexedMoves installs an index op's element-moving kernels
+// (moveKernel) for every dtype of elemTypes and both index dtypes.
+func registerIndexedMoves(p *core.Prim) {
+	for _, t := range elemTypes {
+		for _, ix := range []tensor.DType{tensor.Int32, tensor.Int64} {
+			p.RegisterKey(core.Key{DType: t.dtype(), Index: ix}, core.CPU, t.move(p, ix))
+		}
 	}
 }
 
-func gatherKernels[I int32 | int64]() byDType {
-	return byDType{tensor.Float32: gatherKernel[float32, I], tensor.Float64: gatherKernel[float64, I],
-		tensor.Int32: gatherKernel[int32, I], tensor.Int64: gatherKernel[int64, I],
-		tensor.Bool: gatherKernel[bool, I], tensor.Uint8: gatherKernel[uint8, I]}
+// registerScatterAdds installs a scatter-add's kernels (numberType's
+// scatterAdd) for every number dtype and both index dtypes.
+func registerScatterAdds(p *core.Prim) {
+	for _, t := range numberTypes {
+		for _, ix := range []tensor.DType{tensor.Int32, tensor.Int64} {
+			p.RegisterKey(core.Key{DType: t.dtype(), Index: ix}, core.CPU, t.scatterAdd(p, ix))
+		}
+	}
 }
 
-func gatherGradKernels[I int32 | int64]() byDType {
-	return byDType{tensor.Float32: gatherGradKernel[float32, I], tensor.Float64: gatherGradKernel[float64, I],
-		tensor.Int32: gatherGradKernel[int32, I], tensor.Int64: gatherGradKernel[int64, I],
-		tensor.Uint8: gatherGradKernel[uint8, I]}
-}
-
-func takeAlongAxisKernels[I int32 | int64]() byDType {
-	return byDType{tensor.Float32: takeAlongAxisKernel[float32, I], tensor.Float64: takeAlongAxisKernel[float64, I],
-		tensor.Int32: takeAlongAxisKernel[int32, I], tensor.Int64: takeAlongAxisKernel[int64, I],
-		tensor.Bool: takeAlongAxisKernel[bool, I], tensor.Uint8: takeAlongAxisKernel[uint8, I]}
-}
-
-func takeAlongAxisGradKernels[I int32 | int64]() byDType {
-	return byDType{tensor.Float32: takeAlongAxisGradKernel[float32, I], tensor.Float64: takeAlongAxisGradKernel[float64, I],
-		tensor.Int32: takeAlongAxisGradKernel[int32, I], tensor.Int64: takeAlongAxisGradKernel[int64, I],
-		tensor.Uint8: takeAlongAxisGradKernel[uint8, I]}
+// scatterAddKernel returns the kernel of scatter-add p (GatherGrad or
+// TakeAlongAxisGrad) for values T and indices of dtype ix.
+func scatterAddKernel[T tensor.Number](p *core.Prim, ix tensor.DType) core.KernelFunc {
+	switch {
+	case p == GatherGradPrim && ix == tensor.Int32:
+		return gatherGradKernel[T, int32]
+	case p == GatherGradPrim:
+		return gatherGradKernel[T, int64]
+	case ix == tensor.Int32:
+		return takeAlongAxisGradKernel[T, int32]
+	}
+	return takeAlongAxisGradKernel[T, int64]
 }
 
 // rowsFunc moves elements between dst and src at the indices idx, for
@@ -334,8 +330,8 @@ func init() {
 		JVP: linearJVP(&TakeAlongAxisGradPrim, 0),
 		VJP: linearVJP(&TakeAlongAxisPrim, 0, gatherAttrsOf),
 	})
-	registerIndexed(TakeAlongAxisPrim, takeAlongAxisKernels[int32](), takeAlongAxisKernels[int64]())
-	registerIndexed(TakeAlongAxisGradPrim, takeAlongAxisGradKernels[int32](), takeAlongAxisGradKernels[int64]())
+	registerIndexedMoves(TakeAlongAxisPrim)
+	registerScatterAdds(TakeAlongAxisGradPrim)
 }
 
 func offAxisEqual(a, b tensor.Shape, ax int) bool {

@@ -45,3 +45,32 @@ func TestEveryPrimHasKernels(t *testing.T) {
 		}
 	}
 }
+
+// The integer dtypes are served alike: a primitive with an Int64 kernel
+// has one for every integer dtype (Neg alone is signed-only, as ONNX's
+// Neg is), so that no op handles Int32 and Int64 but forgets Int8 or
+// Uint64. The primitives keyed by an operand of indices or labels, which
+// are Int32 or Int64 by definition, are set aside.
+func TestIntegerPrimsCoverEveryIntType(t *testing.T) {
+	indexKeyed := map[string]bool{"CheckIndices": true, "OneHot": true, "CheckLabels": true}
+	ints := []tensor.DType{tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64}
+	for _, p := range core.Prims() {
+		has := func(dt tensor.DType) bool {
+			if p.InferN != nil {
+				_, err := p.KernelNFor(dt, core.CPU)
+				return err == nil
+			}
+			in := []tensor.DType{dt, tensor.Int64}
+			_, err := p.KernelForKey(p.KeyOf(in[:max(p.IndexInput, 1)], dt), core.CPU)
+			return err == nil
+		}
+		if !has(tensor.Int64) || indexKeyed[p.Name] {
+			continue
+		}
+		for _, dt := range ints {
+			if !has(dt) && !(p.Name == "Neg" && dt.IsUnsigned()) {
+				t.Errorf("%s has an Int64 kernel but no %v one", p.Name, dt)
+			}
+		}
+	}
+}

@@ -91,7 +91,7 @@ func init() {
 			return PermAttr{inv}
 		}),
 	})
-	registerElems(TransposePrim, transposeKernel[float32], transposeKernel[float64], transposeKernel[int32], transposeKernel[int64], transposeKernel[bool], transposeKernel[uint8])
+	registerMoves(TransposePrim)
 }
 
 func isPerm(p []int, r int) bool {
@@ -433,7 +433,7 @@ func init() {
 			return gs
 		},
 	})
-	registerElems(ConcatPrim, concatKernel[float32], concatKernel[float64], concatKernel[int32], concatKernel[int64], concatKernel[bool], concatKernel[uint8])
+	registerMoves(ConcatPrim)
 }
 
 // concatInto copies each input's block for every position of the axes
@@ -589,7 +589,7 @@ func init() {
 		JVP: linearJVP(&StridedSlicePrim, 0),
 		VJP: linearVJP(&StridedSliceGradPrim, 0, nil),
 	})
-	registerElems(StridedSlicePrim, stridedSliceKernel[float32], stridedSliceKernel[float64], stridedSliceKernel[int32], stridedSliceKernel[int64], stridedSliceKernel[bool], stridedSliceKernel[uint8])
+	registerMoves(StridedSlicePrim)
 	// StridedSliceGradPrim scatters its input into zeros at the window's
 	// positions: StridedSlice's gradient, and zero padding when the window
 	// is dense. Its own gradient is the StridedSlice reading the window
@@ -609,7 +609,7 @@ func init() {
 		JVP: linearJVP(&StridedSliceGradPrim, 0),
 		VJP: linearVJP(&StridedSlicePrim, 0, nil),
 	})
-	registerElems(StridedSliceGradPrim, stridedSliceGradKernel[float32], stridedSliceGradKernel[float64], stridedSliceGradKernel[int32], stridedSliceGradKernel[int64], stridedSliceGradKernel[bool], stridedSliceGradKernel[uint8])
+	registerMoves(StridedSliceGradPrim)
 }
 
 // stridedKernel copies between the window (win, dense) and the full tensor

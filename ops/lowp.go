@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/sporeml/spore/internal/core"
@@ -138,3 +139,56 @@ func fromBoolHalf[H halfFloat](d []H, a []bool) {
 		}
 	}
 }
+
+// TruncBFloat16Prim converts Float32 or Float64 to BFloat16 rounding
+// toward zero: a float32's upper 16 bits (a Float64 is first rounded
+// toward zero to float32), a NaN kept a quiet NaN. It exists for formats
+// whose bfloat16 conversion truncates (ONNX's Cast before opset 19, whose
+// reference implementation drops the low bits); Cast rounds to nearest
+// even.
+var TruncBFloat16Prim *core.Prim
+
+func init() {
+	TruncBFloat16Prim = core.Define(&core.Prim{
+		Name:   "TruncBFloat16",
+		Batch:  batchBroadcasting(&TruncBFloat16Prim),
+		Traits: core.Traits{Cost: 1},
+		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
+			x := in[0]
+			if d := x.DType(); d != tensor.Float32 && d != tensor.Float64 {
+				core.Panicf("TruncBFloat16", "unsupported dtype %v (shape %v); want Float32 or Float64", d, x.Shape())
+			}
+			return tensor.Meta{Shape: x.Shape(), DType: tensor.BFloat16}
+		},
+	})
+	register[float32](TruncBFloat16Prim, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		d := out.Data().([]core.BF16)
+		for i, v := range in[0].Data().([]float32)[:len(d)] {
+			d[i] = truncBF16(v)
+		}
+	})
+	register[float64](TruncBFloat16Prim, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		d := out.Data().([]core.BF16)
+		for i, v := range in[0].Data().([]float64)[:len(d)] {
+			f := float32(v)
+			if math.Abs(float64(f)) > math.Abs(v) { // rounded away from zero
+				f = math.Nextafter32(f, 0)
+			}
+			d[i] = truncBF16(f)
+		}
+	})
+}
+
+// truncBF16 is the bfloat16 of v's upper 16 bits, quieting a NaN whose
+// payload was in the low ones.
+func truncBF16(v float32) core.BF16 {
+	b := core.BF16(math.Float32bits(v) >> 16)
+	if v != v {
+		b |= 0x40
+	}
+	return b
+}
+
+// TruncBFloat16 converts a Float32 or Float64 tensor to BFloat16 rounding
+// toward zero (see TruncBFloat16Prim); Cast is the rounding conversion.
+func TruncBFloat16(x *tensor.Tensor) *tensor.Tensor { return core.Apply(TruncBFloat16Prim, nil, x) }

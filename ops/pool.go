@@ -116,7 +116,7 @@ func poolAttrs(op string, x *tensor.Tensor, kernel, stride [2]int, pad []Padding
 	if len(pad) == 1 {
 		p = pad[0]
 	}
-	if !x.DType().IsFloat() {
+	if !x.DType().IsFloat() && (op != "MaxPool2D" || !x.DType().IsInt()) {
 		core.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
 	}
 	xs := x.Shape()
@@ -132,7 +132,9 @@ func poolAttrs(op string, x *tensor.Tensor, kernel, stride [2]int, pad []Padding
 func inferPool(op string) func(any, []*tensor.Tensor) tensor.Meta {
 	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
-		if !x.DType().IsFloat() {
+		// Max pooling also takes integers (a maximum needs no
+		// arithmetic); averages need a float type.
+		if !x.DType().IsFloat() && (op != "MaxPool2D" || !x.DType().IsInt()) {
 			core.Panicf(op, "unsupported dtype %v (input %v)", x.DType(), x.Shape())
 		}
 		g := poolGeometry(op, attrs.(PoolAttrs), x.Shape())
@@ -236,6 +238,7 @@ func init() {
 		}),
 	})
 	registerFloats(MaxPoolPrim, maxPoolKernel(impl32), maxPoolKernel(impl64))
+	registerInts(MaxPoolPrim, numberType.maxPool)
 	registerFloats(MaxPoolGradPrim, maxPoolGradKernel(impl32), maxPoolGradKernel(impl64))
 	registerFloats(MaxPoolGatherPrim, maxPoolGatherKernel(impl32), maxPoolGatherKernel(impl64))
 	registerFloats(AvgPoolPrim, avgPoolKernel(impl32), avgPoolKernel(impl64))
@@ -248,6 +251,30 @@ func maxPoolKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 		g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
 		x := in[0].Data().([]T)
 		maxPoolGather(im, &g, x, x, out.Data().([]T))
+	}
+}
+
+// maxPoolIntKernel is MaxPool2D's kernel for the integer types: the
+// maximum of each window clipped to the input (padding never wins), by
+// plain loops.
+func maxPoolIntKernel[T tensor.Number](attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
+	g := poolGeometry("MaxPool2D", attrs.(PoolAttrs), in[0].Shape())
+	x, o := in[0].Data().([]T), out.Data().([]T)
+	plane, oplane := g.h*g.w, g.oh*g.ow
+	for p := range g.nc {
+		xp, op := x[p*plane:(p+1)*plane], o[p*oplane:(p+1)*oplane]
+		for oy := range g.oh {
+			for ox := range g.ow {
+				y0, y1, x0, x1 := g.window(oy, ox)
+				best := xp[y0*g.w+x0]
+				for y := y0; y < y1; y++ {
+					for _, v := range xp[y*g.w+x0 : y*g.w+x1] {
+						best = max(best, v)
+					}
+				}
+				op[oy*g.ow+ox] = best
+			}
+		}
 	}
 }
 

@@ -132,7 +132,7 @@ func reduceInto[T any](out, x []T, xs tensor.Shape, axes []int, f func(acc, v T)
 func inferReduce(name string, numericOnly bool) func(any, []*tensor.Tensor) tensor.Meta {
 	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
 		x := in[0]
-		if x.DType() == tensor.Bool || (numericOnly && !x.DType().IsFloat() && x.DType() != tensor.Int32 && x.DType() != tensor.Int64) {
+		if x.DType() == tensor.Bool || (numericOnly && !x.DType().IsFloat() && !x.DType().IsInt()) {
 			core.Panicf(name, "unsupported dtype %v (shape %v)", x.DType(), x.Shape())
 		}
 		return tensor.Meta{Shape: reducedShape(x.Shape(), attrs.(ReduceAttrs)), DType: x.DType()}
@@ -154,12 +154,14 @@ func init() {
 			return []*tensor.Tensor{BroadcastTo(Reshape(g, keptShape(xs, a)...), xs...)}
 		},
 	})
-	registerSigned(SumPrim, sumKernel(sumF32), sumKernel[float64](nil), sumKernel[int32](nil), sumKernel[int64](nil))
+	registerNumbers(SumPrim, numberType.sum)
+	// Float32 sums have a vectorised path.
+	register[float32](SumPrim, sumKernel(sumF32))
 }
 
 // sumKernel returns ReduceSum's kernel for T; fast, when not nil, is a
 // vectorised sum for the layouts it handles (it reports whether it did).
-func sumKernel[T float32 | float64 | int32 | int64](fast func(o, x []T, xs tensor.Shape, axes []int) bool) core.KernelFunc {
+func sumKernel[T tensor.Number](fast func(o, x []T, xs tensor.Shape, axes []int) bool) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		axes := attrs.(ReduceAttrs).Axes
 		xs := in[0].Shape()

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/tensor"
@@ -132,12 +131,7 @@ func defExtremum(name string, isMax bool) *core.Prim {
 		VJP:    extremumVJP,
 	})
 	p.Batch = batchReduce(&p)
-	registerNumbers(p,
-		extremumKernel(isMax, float32(math.Inf(-1)), float32(math.Inf(1))),
-		extremumKernel(isMax, math.Inf(-1), math.Inf(1)),
-		extremumKernel[int32](isMax, math.MinInt32, math.MaxInt32),
-		extremumKernel[int64](isMax, math.MinInt64, math.MaxInt64),
-		extremumKernel[uint8](isMax, 0, math.MaxUint8))
+	registerNumbers(p, func(t numberType) core.KernelFunc { return t.extremum(isMax) })
 	return p
 }
 
@@ -187,7 +181,7 @@ func init() {
 		JVP:    prodJVP,
 		VJP:    prodVJP,
 	})
-	registerSigned(ProdPrim, prodKernel[float32], prodKernel[float64], prodKernel[int32], prodKernel[int64])
+	registerNumbers(ProdPrim, numberType.prod)
 	AnyPrim = defBoolReduce("ReduceAny", false, func(a, v bool) bool { return a || v })
 	AllPrim = defBoolReduce("ReduceAll", true, func(a, v bool) bool { return a && v })
 	ArgMaxPrim = defArg("ArgMax", true)
@@ -357,7 +351,7 @@ func defArg(name string, isMax bool) *core.Prim {
 		},
 	})
 	p.Batch = batchArg(&p)
-	registerNumbers(p, argKernel[float32](isMax), argKernel[float64](isMax), argKernel[int32](isMax), argKernel[int64](isMax), argKernel[uint8](isMax))
+	registerNumbers(p, func(t numberType) core.KernelFunc { return t.arg(isMax) })
 	return p
 }
 

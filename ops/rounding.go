@@ -24,22 +24,21 @@ func identity[T any](x T) T { return x }
 
 func init() {
 	FloorPrim = defUnary("Floor", 1, unary{
-		f32: viaF64(math.Floor), f64: math.Floor, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+		f32: viaF64(math.Floor), f64: math.Floor, ints: intIdentity, grad: zeroGrad,
 	})
 	CeilPrim = defUnary("Ceil", 1, unary{
-		f32: viaF64(math.Ceil), f64: math.Ceil, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+		f32: viaF64(math.Ceil), f64: math.Ceil, ints: intIdentity, grad: zeroGrad,
 	})
 	RoundPrim = defUnary("Round", 1, unary{
-		f32: viaF64(math.RoundToEven), f64: math.RoundToEven, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+		f32: viaF64(math.RoundToEven), f64: math.RoundToEven, ints: intIdentity, grad: zeroGrad,
 	})
 	TruncPrim = defUnary("Trunc", 1, unary{
-		f32: viaF64(math.Trunc), f64: math.Trunc, i32: identity[int32], i64: identity[int64], grad: zeroGrad,
+		f32: viaF64(math.Trunc), f64: math.Trunc, ints: intIdentity, grad: zeroGrad,
 	})
 	FloorDivPrim = defBinary("FloorDiv", 6, false, binary{
-		f32: floorDivFloat[float32],
-		f64: floorDivFloat[float64],
-		i32: floorDivInt[int32],
-		i64: floorDivInt[int64],
+		f32:  floorDivFloat[float32],
+		f64:  floorDivFloat[float64],
+		ints: intFloorDiv,
 		// Piecewise constant: a zero tangent.
 		jvp: func(_, _, out, _, _ *tensor.Tensor) *tensor.Tensor { return ZerosLike(out) },
 		grad: func(a, b, _, _ *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
@@ -47,10 +46,9 @@ func init() {
 		},
 	})
 	FloorModPrim = defBinary("FloorMod", 6, false, binary{
-		f32: floorModFloat[float32],
-		f64: floorModFloat[float64],
-		i32: floorModInt[int32],
-		i64: floorModInt[int64],
+		f32:  floorModFloat[float32],
+		f64:  floorModFloat[float64],
+		ints: intFloorMod,
 		// d(a - b·⌊a/b⌋) = da - db·⌊a/b⌋
 		jvp: func(a, b, out, ta, tb *tensor.Tensor) *tensor.Tensor {
 			if !a.DType().IsFloat() {
@@ -127,7 +125,7 @@ func intDivByZero(op string) {
 	core.Panicf(op, "integer division by zero")
 }
 
-func floorDivInt[T int32 | int64](a, b T) T {
+func floorDivInt[T core.Int](a, b T) T {
 	if b == 0 {
 		intDivByZero("FloorDiv")
 	}
@@ -138,7 +136,7 @@ func floorDivInt[T int32 | int64](a, b T) T {
 	return q
 }
 
-func floorModInt[T int32 | int64](a, b T) T {
+func floorModInt[T core.Int](a, b T) T {
 	if b == 0 {
 		intDivByZero("FloorMod")
 	}
@@ -191,7 +189,7 @@ func (a ClipAttrs) String() string { return fmt.Sprintf("lo=%v hi=%v", a.Lo, a.H
 
 // clipInts converts the bounds to an integer type of range [minV, maxV]:
 // the integers within [lo, hi] are those within [⌈lo⌉, ⌊hi⌋].
-func clipInts[T int32 | int64](a ClipAttrs, minV, maxV T) (lo, hi T) {
+func clipInts[T tensor.Number](a ClipAttrs, minV, maxV T) (lo, hi T) {
 	l, h := math.Ceil(a.Lo), math.Floor(a.Hi)
 	lo, hi = minV, maxV
 	if l > float64(minV) {
@@ -207,6 +205,16 @@ func clipInts[T int32 | int64](a ClipAttrs, minV, maxV T) (lo, hi T) {
 		}
 	}
 	return lo, hi
+}
+
+// clipBounds converts Clip's bounds to T: as they are for the floats,
+// rounded inward to T's integers within T's range for the integers.
+func clipBounds[T tensor.Number](a ClipAttrs) (lo, hi T) {
+	if isFloatType[T]() {
+		return T(a.Lo), T(a.Hi)
+	}
+	minV, maxV := rangeOf[T]()
+	return clipInts(a, minV, maxV)
 }
 
 // clampInto writes min(max(x, lo), hi): when lo > hi every element becomes
@@ -228,7 +236,7 @@ func init() {
 		Traits: core.Traits{Elementwise: true, Cost: 1},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
-			if d := x.DType(); !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
+			if d := x.DType(); !d.IsFloat() && !d.IsInt() {
 				core.Panicf("Clip", "unsupported dtype %v (shape %v)", d, x.Shape())
 			}
 			return x.Meta()
@@ -264,7 +272,7 @@ func init() {
 			if lo.DType() != d || hi.DType() != d {
 				core.Panicf("ClipTensor", "dtypes differ: x %v %v, lo %v %v, hi %v %v", x.Shape(), d, lo.Shape(), lo.DType(), hi.Shape(), hi.DType())
 			}
-			if !d.IsFloat() && d != tensor.Int32 && d != tensor.Int64 {
+			if !d.IsFloat() && !d.IsInt() {
 				core.Panicf("ClipTensor", "unsupported dtype %v (shape %v)", d, x.Shape())
 			}
 			s := BroadcastShapes("ClipTensor", x.Shape(), BroadcastShapes("ClipTensor", lo.Shape(), hi.Shape()))
@@ -299,10 +307,9 @@ func clipTensorJVP(_ any, in, t []*tensor.Tensor, out *tensor.Tensor) *tensor.Te
 // Clip's body is clampInto with the bounds of its attributes converted to
 // the input's dtype; ClipTensor's is clamp3 over three blocks.
 func init() {
-	regClip[float32](func(a ClipAttrs) (float32, float32) { return float32(a.Lo), float32(a.Hi) })
-	regClip[float64](func(a ClipAttrs) (float64, float64) { return a.Lo, a.Hi })
-	regClip[int32](func(a ClipAttrs) (int32, int32) { return clipInts[int32](a, math.MinInt32, math.MaxInt32) })
-	regClip[int64](func(a ClipAttrs) (int64, int64) { return clipInts[int64](a, math.MinInt64, math.MaxInt64) })
+	for _, t := range numberTypes {
+		t.clip()
+	}
 	ClipPrim.Elementwise = &core.Elementwise{Body: func(attrs any, in []tensor.DType) any {
 		a, ok := attrs.(ClipAttrs)
 		if !ok || int(in[0]) >= nDT || clipBodies[in[0]] == nil {
@@ -313,10 +320,9 @@ func init() {
 	core.Define(ClipPrim)
 
 	var b bodyTable
-	regClipTensor[float32](&b)
-	regClipTensor[float64](&b)
-	regClipTensor[int32](&b)
-	regClipTensor[int64](&b)
+	for _, t := range numberTypes {
+		t.clipTensor(&b)
+	}
 	ClipTensorPrim.Elementwise = &core.Elementwise{Body: b.byFirst}
 	core.Define(ClipTensorPrim)
 }

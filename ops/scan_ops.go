@@ -54,7 +54,7 @@ func inferScan(name string, floatOnly bool) func(any, []*tensor.Tensor) tensor.M
 		}
 		x := in[0]
 		d := x.DType()
-		if !d.IsFloat() && (floatOnly || (d != tensor.Int32 && d != tensor.Int64)) {
+		if !d.IsFloat() && (floatOnly || !d.IsInt()) {
 			core.Panicf(name, "unsupported dtype %v (shape %v)", d, x.Shape())
 		}
 		if ax < 0 || ax >= x.Rank() {
@@ -177,8 +177,8 @@ func init() {
 		JVP:    recurrenceJVP,
 		VJP:    recurrenceVJP,
 	})
-	registerSigned(CumSumPrim, scanKernel[float32](false), scanKernel[float64](false), scanKernel[int32](false), scanKernel[int64](false))
-	registerSigned(CumProdPrim, scanKernel[float32](true), scanKernel[float64](true), scanKernel[int32](true), scanKernel[int64](true))
+	registerNumbers(CumSumPrim, func(t numberType) core.KernelFunc { return t.scan(false) })
+	registerNumbers(CumProdPrim, func(t numberType) core.KernelFunc { return t.scan(true) })
 	registerFloats(LinearRecurrencePrim, recurrenceKernel[float32], recurrenceKernel[float64])
 }
 

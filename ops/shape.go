@@ -30,7 +30,7 @@ func init() {
 			return []*tensor.Tensor{Reshape(g, in[0].Shape()...)}
 		},
 	})
-	registerCopy(ReshapePrim)
+	registerMoves(ReshapePrim)
 }
 
 // Reshape returns x's elements in row-major order with a new shape. One
@@ -116,7 +116,7 @@ func init() {
 			return []*tensor.Tensor{sumTo(g, in[0].Shape())}
 		},
 	})
-	registerElems(BroadcastToPrim, broadcastToKernel[float32], broadcastToKernel[float64], broadcastToKernel[int32], broadcastToKernel[int64], broadcastToKernel[bool], broadcastToKernel[uint8])
+	registerMoves(BroadcastToPrim)
 }
 
 // BroadcastTo returns x repeated along axes to the given shape, by NumPy's

@@ -37,7 +37,7 @@ func (a TopKAttrs) String() string { return fmt.Sprintf("k=%d", a.K) }
 var ArgSortPrim, ArgTopKPrim *core.Prim
 
 type sortable interface {
-	float32 | float64 | int32 | int64 | uint8
+	tensor.Number
 }
 
 // keyed is an element with its position along the sorted axis.
@@ -213,8 +213,8 @@ func init() {
 			return tensor.Meta{Shape: s, DType: tensor.Int64}
 		},
 	})
-	registerNumbers(ArgSortPrim, argSortKernel[float32](), argSortKernel[float64](), argSortKernel[int32](), argSortKernel[int64](), argSortKernel[uint8]())
-	registerNumbers(ArgTopKPrim, topKKernel[float32](), topKKernel[float64](), topKKernel[int32](), topKKernel[int64](), topKKernel[uint8]())
+	registerNumbers(ArgSortPrim, numberType.argSort)
+	registerNumbers(ArgTopKPrim, numberType.topK)
 }
 
 // argSortKernel returns ArgSort's kernel for T, with its own pool of

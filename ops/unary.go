@@ -25,10 +25,8 @@ func init() {
 	AbsPrim = defUnary("Abs", 1, unary{
 		f32: func(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) },
 		f64: math.Abs,
-		// The most negative integer has no positive twin; it maps to itself,
-		// as in NumPy and two's complement hardware.
-		i32: func(x int32) int32 { return max(x, -x) },
-		i64: func(x int64) int64 { return max(x, -x) },
+		// See intUnaryFn: the most negative integer maps to itself.
+		ints: intAbs,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			// Sign(0) = 0, so the subgradient at the kink is 0, as in
 			// MindSpore and PyTorch.
@@ -38,10 +36,9 @@ func init() {
 	// Sign is piecewise constant: it has no VJP, so it cuts the tape and
 	// gradients through it are zero.
 	SignPrim = defUnary("Sign", 1, unary{
-		f32: signOf[float32],
-		f64: signOf[float64],
-		i32: signOf[int32],
-		i64: signOf[int64],
+		f32:  signOf[float32],
+		f64:  signOf[float64],
+		ints: intSign,
 	})
 	Log1pPrim = defUnary("Log1p", 8, unary{
 		f32: viaF64(math.Log1p),
@@ -69,11 +66,10 @@ func init() {
 		},
 	})
 	SquarePrim = defUnary("Square", 1, unary{
-		vec: func(d, x []float32) { vec.Mul(d, x, x) }, // x·x, rounded once as f32 is
-		f32: func(x float32) float32 { return x * x },
-		f64: func(x float64) float64 { return x * x },
-		i32: func(x int32) int32 { return x * x },
-		i64: func(x int64) int64 { return x * x },
+		vec:  func(d, x []float32) { vec.Mul(d, x, x) }, // x·x, rounded once as f32 is
+		f32:  func(x float32) float32 { return x * x },
+		f64:  func(x float64) float64 { return x * x },
+		ints: intSquare,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			return Mul(g, Mul(x, ScalarLike(x, 2)))
 		},
@@ -146,7 +142,7 @@ func init() {
 
 // signOf returns -1, 0 or 1; a zero keeps its sign and NaN stays NaN, as in
 // NumPy.
-func signOf[T float32 | float64 | int32 | int64](x T) T {
+func signOf[T float32 | float64](x T) T {
 	switch {
 	case x > 0:
 		return 1

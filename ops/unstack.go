@@ -35,7 +35,9 @@ func init() {
 			return []*tensor.Tensor{Stack(attrs.(AxisAttr).Axis, gs...)}
 		},
 	})
-	registerElemsN(UnstackPrim, unstackInto[float32], unstackInto[float64], unstackInto[int32], unstackInto[int64], unstackInto[bool], unstackInto[uint8])
+	for _, t := range elemTypes {
+		UnstackPrim.RegisterN(t.dtype(), core.CPU, t.unstack())
+	}
 }
 
 // unstackInto copies each slice of in[0] along the axis into its result.

@@ -83,10 +83,12 @@ func halfKernelN(p *core.Prim, dt tensor.DType, k32 core.KernelNFunc) core.Kerne
 }
 
 // moveKernel returns the element-moving kernel of movement op p for the
-// 16-bit type H and index dtype ix, or nil when p is not one. It compares
+// element type H and index dtype ix, or nil when p is not one: the one
+// list of those ops, for the 16-bit types here and for every other dtype
+// at registration (registerMoves). It compares
 // p with the primitives when asked, not at init, so that it does not
 // matter which file defines them first.
-func moveKernel[H halfFloat](p *core.Prim, ix tensor.DType) core.KernelFunc {
+func moveKernel[H core.Elem](p *core.Prim, ix tensor.DType) core.KernelFunc {
 	switch p {
 	case TransposePrim:
 		return transposeKernel[H]

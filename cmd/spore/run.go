@@ -29,6 +29,10 @@ Inputs: --input PATH gives the model's inputs in order, one flag each;
 named by the archive's keys. A float input of another precision than the
 model's (NumPy's default float64 for a float32 model) is converted.
 
+A sequence input is one .npz whose keys are its positions ("0", "1", ...):
+--input NAME=SEQ.npz, or in order; an optional input is a .npy, or left
+out for an empty one.
+
 With --batch B, inputs that are not given are made up (float inputs from
 N(0, 1) with seed 0, integer and bool inputs zero) with batch B and the rest
 of the shape the model declares, and given inputs whose batch differs are
@@ -36,7 +40,9 @@ tiled (their rows repeated) to B rows.
 
 Outputs: --output F.npz writes every output into one archive, keyed by
 output name; --output F.npy writes a model's only output; one --output F.npy
-per output writes them in order.
+per output writes them in order. A sequence output is written as an .npz
+of its positions (one --output per output); an empty optional writes
+nothing.
 
 --bench N times N calls after a warm-up, best of --rounds rounds, and prints
 the time per call; --json prints everything as one JSON object instead.`
@@ -123,7 +129,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	infos := m.Inputs()
 	outInfos := m.OutputInfo()
-	if err := checkOutputFlags(o.outputs, len(outInfos)); err != nil {
+	if err := checkOutputFlags(o.outputs, outInfos); err != nil {
 		return err
 	}
 	xs, sources, err := gatherInputs(infos, o.inputs, o.batch)
@@ -139,16 +145,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	first := time.Since(start)
 	res := runResult{Model: o.model, Mode: o.mode, Threads: runtime.GOMAXPROCS(0), FirstCallMS: ms(first)}
 	for i, x := range xs {
-		res.Inputs = append(res.Inputs, valueJSON{Name: infos[i].Name, Shape: shapeOf(x), DType: x.DType().String(), Source: sources[i]})
+		v := valueJSON{Name: infos[i].Name, Shape: shapeOf(x), DType: x.DType().String(), Source: sources[i]}
+		if onnx.KindOf(x) != onnx.KindTensor {
+			v = describeValue(infos[i].Name, x)
+			v.Source = sources[i]
+		}
+		res.Inputs = append(res.Inputs, v)
 	}
 	for i, y := range outs {
 		name := fmt.Sprintf("output%d", i)
 		if i < len(outInfos) {
 			name = outInfos[i].Name
 		}
-		v := valueJSON{Name: name, Shape: shapeOf(y), DType: y.DType().String()}
-		v.summarize(y)
-		res.Outputs = append(res.Outputs, v)
+		res.Outputs = append(res.Outputs, describeValue(name, y))
 	}
 	if o.bench > 0 {
 		b, err := benchRun(m, xs, o)
@@ -197,16 +206,33 @@ func parseInterleaved(fs *flags, args []string) ([]string, error) {
 
 // checkOutputFlags checks the --output flags against the model's outputs
 // before anything runs.
-func checkOutputFlags(paths []string, n int) error {
+func checkOutputFlags(paths []string, infos []onnx.ValueInfo) error {
+	n := len(infos)
 	switch {
 	case len(paths) == 0:
 		return nil
+	case len(paths) == 1 && n == 1 && infos[0].Kind == onnx.KindSequence:
+		if !strings.HasSuffix(paths[0], ".npz") {
+			return usagef("--output %s: output %s is a sequence, written as an .npz of its positions", paths[0], infos[0].Name)
+		}
+		return nil
 	case len(paths) == 1 && strings.HasSuffix(paths[0], ".npz"):
+		for _, in := range infos {
+			if in.Kind != onnx.KindTensor {
+				return usagef("--output %s: output %s is a %v, which an archive of the outputs cannot hold: give one --output per output (an .npz for a sequence)", paths[0], in.Name, in.Kind)
+			}
+		}
 		return nil
 	case len(paths) == 1 && n == 1:
 		return nil
 	}
-	for _, p := range paths {
+	for i, p := range paths {
+		if i < n && infos[i].Kind == onnx.KindSequence {
+			if !strings.HasSuffix(p, ".npz") {
+				return usagef("--output %s: output %s is a sequence, written as an .npz of its positions", p, infos[i].Name)
+			}
+			continue
+		}
 		if strings.HasSuffix(p, ".npz") {
 			return usagef("--output %s: an .npz archive takes every output; give it alone", p)
 		}
@@ -240,7 +266,7 @@ func gatherInputs(infos []onnx.ValueInfo, flags []string, batch int) (xs []*tens
 	for _, f := range flags {
 		if name, path, ok := strings.Cut(f, "="); ok {
 			if i, known := index[name]; known {
-				t, err := npy.ReadFile(path)
+				t, err := readValue(infos[i], path)
 				if err != nil {
 					return nil, nil, fmt.Errorf("--input %s: %v", f, err)
 				}
@@ -257,6 +283,18 @@ func gatherInputs(infos []onnx.ValueInfo, flags []string, batch int) (xs []*tens
 			keys, ts, err := npy.ReadNPZ(f)
 			if err != nil {
 				return nil, nil, fmt.Errorf("--input %s: %v", f, err)
+			}
+			for next < len(xs) && xs[next] != nil {
+				next++
+			}
+			if elems, ok := positionKeys(keys, ts); ok && next < len(xs) && infos[next].Kind == onnx.KindSequence {
+				// An archive of positions for the next input, a sequence.
+				t, err := onnx.NewSequence(elems...)
+				if err != nil {
+					return nil, nil, fmt.Errorf("--input %s: %v", f, err)
+				}
+				xs[next], sources[next] = t, f
+				continue
 			}
 			for k, key := range keys {
 				i, known := index[key]
@@ -275,13 +313,24 @@ func gatherInputs(infos []onnx.ValueInfo, flags []string, batch int) (xs []*tens
 		if next == len(xs) {
 			return nil, nil, usagef("--input %s: the model takes %s, all already given", f, plural(len(infos), "input"))
 		}
-		t, err := npy.ReadFile(f)
+		t, err := readValue(infos[next], f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--input %s: %v", f, err)
 		}
 		xs[next], sources[next] = t, f
 	}
 	for i, in := range infos {
+		if in.Kind != onnx.KindTensor {
+			// Sequences and optionals are neither converted nor tiled;
+			// an optional left out is empty.
+			switch {
+			case xs[i] == nil && in.Kind == onnx.KindOptional:
+				xs[i], sources[i] = onnx.NewOptional(nil), "left out (empty)"
+			case xs[i] == nil:
+				return nil, nil, usagef("input %s is a %v and is not given: pass --input %s=FILE.npz (keys 0, 1, ...)", in.Name, in.Kind, in.Name)
+			}
+			continue
+		}
 		// NumPy's default float is float64 (np.random.randn), a model's
 		// float32: convert between float types rather than refuse.
 		if x := xs[i]; x != nil && x.DType().IsFloat() && in.DType.IsFloat() && x.DType() != in.DType {
@@ -376,7 +425,7 @@ func tileRows[T any](b []T, row, n int) []T {
 // writeOutputs writes the outputs as the --output flags say (checked by
 // checkOutputFlags) and records the files in vs.
 func writeOutputs(paths []string, vs []valueJSON, outs []*tensor.Tensor) error {
-	if len(paths) == 1 && strings.HasSuffix(paths[0], ".npz") {
+	if len(paths) == 1 && strings.HasSuffix(paths[0], ".npz") && onnx.KindOf(outs[0]) != onnx.KindSequence {
 		names := make([]string, len(vs))
 		for i, v := range vs {
 			names[i] = v.Name
@@ -390,10 +439,13 @@ func writeOutputs(paths []string, vs []valueJSON, outs []*tensor.Tensor) error {
 		return nil
 	}
 	for i, p := range paths {
-		if err := npy.WriteFile(p, outs[i]); err != nil {
+		wrote, err := writeValue(p, outs[i])
+		if err != nil {
 			return err
 		}
-		vs[i].File = p
+		if wrote {
+			vs[i].File = p
+		}
 	}
 	return nil
 }
@@ -451,6 +503,9 @@ func printValues(w io.Writer, inputs, outputs []valueJSON) {
 			fmt.Fprint(w, "]")
 		}
 		fmt.Fprintln(w)
+		for _, e := range v.Elements {
+			printValues(w, nil, []valueJSON{e})
+		}
 		if v.File != "" {
 			fmt.Fprintf(w, "        wrote %s\n", v.File)
 		}
@@ -470,6 +525,8 @@ type valueJSON struct {
 	Max    any    `json:"max,omitempty"`
 	Mean   any    `json:"mean,omitempty"`
 	First  []any  `json:"first,omitempty"`
+	// Elements describes a sequence's elements (see runseq.go).
+	Elements []valueJSON `json:"elements,omitempty"`
 }
 
 // benchJSON is the timing of --bench.

@@ -453,7 +453,7 @@ func (t *Tensor) setFloat(i int, v float64) {
 	case []int32:
 		b[i] = int32(v)
 	case []int64:
-		b[i] = int64(v)
+		b[i] = FloatToInt64(v)
 	case []uint8:
 		b[i] = uint8(v)
 	case []bool:
@@ -463,27 +463,45 @@ func (t *Tensor) setFloat(i int, v float64) {
 	case []F16:
 		b[i] = F16From(float32(v))
 	case []int8:
-		b[i] = int8(int64(v))
+		b[i] = int8(FloatToInt64(v))
 	case []int16:
-		b[i] = int16(int64(v))
+		b[i] = int16(FloatToInt64(v))
 	case []uint16:
-		b[i] = uint16(int64(v))
+		b[i] = uint16(FloatToInt64(v))
 	case []uint32:
-		b[i] = uint32(int64(v))
+		b[i] = uint32(FloatToInt64(v))
 	case []uint64:
 		b[i] = FloatToUint64(v)
 	}
 }
 
-// FloatToUint64 converts v to uint64 truncating toward zero, with the
-// wrap-around of a conversion through int64 for negative values (-1 is
-// 2^64-1), so that no value meets Go's implementation-specific conversion
-// of an out-of-range float.
+// FloatToInt64 converts v to int64 truncating toward zero, saturating
+// beyond int64's range (NaN gives 0), so that no value meets Go's
+// implementation-specific conversion of an out-of-range float. The
+// narrower integer types convert through it, wrapping as C's
+// conversions do on common hardware (-1.0 becomes Uint8 255).
+func FloatToInt64(v float64) int64 {
+	switch {
+	case v != v:
+		return 0
+	case v >= 1<<63:
+		return math.MaxInt64
+	case v <= -(1 << 63):
+		return math.MinInt64
+	}
+	return int64(v)
+}
+
+// FloatToUint64 converts v to uint64 truncating toward zero, saturating at
+// 2^64-1, with FloatToInt64's wrap-around below 2^63 (-1 is 2^64-1).
 func FloatToUint64(v float64) uint64 {
-	if v >= 1<<63 {
+	switch {
+	case v >= 1<<64:
+		return math.MaxUint64
+	case v >= 1<<63:
 		return uint64(v)
 	}
-	return uint64(int64(v))
+	return uint64(FloatToInt64(v))
 }
 
 // NewParameter returns a parameter: a named tensor with identity holding a

@@ -33,3 +33,10 @@ np.savez("arrays.npz", x=(np.arange(6, dtype=np.float32) / 4 - 0.5).reshape(2, 3
 np.savez_compressed("compressed.npz", a=np.full((4, 4), 0.25, dtype=np.float64),
                     b=np.array([True, False, True]))
 np.savez("positional.npz", np.array([1, 2], dtype=np.int32))
+save("i1.npy", np.array([-128, -1, 0, 127], dtype=np.int8))
+save("i2.npy", np.array([[-32768, -1], [2, 32767]], dtype=np.int16))
+save("u2.npy", np.array([0, 1, 65535], dtype=np.uint16))
+save("u4.npy", np.array([0, 2**31, 2**32 - 1], dtype=np.uint32))
+save("u8.npy", np.array([0, 2**63, 2**64 - 1], dtype=np.uint64))
+save("big_u4.npy", np.array([1, 2**32 - 2], dtype=">u4"))
+save("big_i2.npy", np.array([-2, 300], dtype=">i2"))

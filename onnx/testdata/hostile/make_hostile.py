@@ -59,7 +59,7 @@ m = model([
 m.opset_import.append(helper.make_opsetid("com.example", 1))
 write("unsupported.onnx", m)
 
-write("opset7.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")], opset=7))
+write("opset22.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")], opset=22))
 
 # External data that points out of the model's directory.
 ext = helper.make_tensor("w", TensorProto.FLOAT, [4], [0.0] * 4)

@@ -513,6 +513,28 @@ case('convtranspose3d_strided', [node('ConvTranspose', ['x', 'w'], strides=[2, 1
 case('bernoulli_certain', [node('Bernoulli', ['x'], ['b'], dtype=D), node('Shape', ['b'], ['y1']), node('ReduceSum', ['b'], ['y2'], keepdims=0)],
      {'x': np.array([[0, 1, 1], [0, 1, 0]], np.float32)}, outputs=[('y1', I64), ('y2', D)], opset=15)
 case('randomuniformlike_point', [node('RandomUniformLike', ['x'], low=2.5, high=2.5, seed=3.0)], {'x': randn(2, 3)})
+# ---- sequences and optionals (their boundaries are tensors) -----------
+def scalar64(v):
+    return np.array(v, dtype=np.int64)
+
+
+case('seq_construct_at', [node('SequenceConstruct', ['a', 'b', 'c'], ['s']), node('SequenceAt', ['s', 'p'])],
+     {'a': randn(2, 3), 'b': randn(4, 3), 'c': randn(1, 3)}, {'p': scalar64(-2)})
+case('seq_insert_erase', [node('SequenceEmpty', [], ['s0'], dtype=F), node('SequenceInsert', ['s0', 'a'], ['s1']),
+                          node('SequenceInsert', ['s1', 'b', 'p0'], ['s2']), node('SequenceInsert', ['s2', 'c'], ['s3']),
+                          node('SequenceErase', ['s3', 'pm1'], ['s4']), node('SequenceLength', ['s4'], ['n']),
+                          node('SequenceAt', ['s4', 'p0'])],
+     {'a': randn(2, 3), 'b': randn(3, 3), 'c': randn(1, 3)}, {'p0': scalar64(0), 'pm1': scalar64(-1)}, [('y', F), ('n', I64)])
+case('split_to_seq_sizes', [node('SplitToSequence', ['x', 'sp'], ['s'], axis=1), node('SequenceAt', ['s', 'p'], ['y2']),
+                            node('ConcatFromSequence', ['s'], axis=1)],
+     {'x': randn(2, 4, 3)}, {'sp': ints(1, 3), 'p': scalar64(1)}, [('y', F), ('y2', F)])
+case('split_to_seq_stack', [node('SplitToSequence', ['x'], ['s'], axis=0, keepdims=0),
+                            node('ConcatFromSequence', ['s'], axis=-1, new_axis=1)], {'x': randn(3, 2, 4)})
+case('split_to_seq_scalar', [node('SplitToSequence', ['x', 'k'], ['s'], axis=1), node('SequenceLength', ['s'], ['n']),
+                             node('SequenceAt', ['s', 'p'])],
+     {'x': randn(2, 5)}, {'k': scalar64(2), 'p': scalar64(-1)}, [('y', F), ('n', I64)])
+case('optional_get', [node('Optional', ['x'], ['o']), node('OptionalHasElement', ['o'], ['h']),
+                      node('OptionalGetElement', ['o'])], {'x': randn(2, 3)}, outputs=[('y', F), ('h', B)], opset=15)
 
 
 # ---- Det by elimination --------------------------------------------------

@@ -22,6 +22,8 @@ make_fixtures.py there). The models, each 2 layers and bidirectional:
                  passes the lengths to each LSTM node as sequence_lens
     gru_packed   the same with nn.GRU
     rnn_packed   the same with nn.RNN (tanh)
+    lstm_dynbatch  nn.LSTM exported with a dynamic batch axis, run at batch 3
+                 and (case lstm_dynbatch_b5) at batch 5
 
 The sizes are small (input 3, hidden 4, sequence 5, batch 3) so that each
 fixture is a few KB. Seeds are fixed, so rerunning gives the same weights and
@@ -97,15 +99,17 @@ def make(kind, seed, **kw):
 def main():
     cases = []
 
-    def add(name, model, inputs, input_names, note):
+    def add(name, model, inputs, input_names, note, dynamic_axes=None, model_name=None):
         output_names = ["y", "h_n", "c_n"] if isinstance(model.rnn, nn.LSTM) else ["y", "h_n"]
-        tmp = path(name + ".onnx.tmp")
-        torch.onnx.export(model, tuple(inputs), tmp, input_names=input_names,
-                          output_names=output_names, opset_version=OPSET,
-                          do_constant_folding=True)
-        m = onnx.load(tmp)
-        onnx.checker.check_model(m)
-        os.replace(tmp, path(name + ".onnx"))
+        model_name = model_name or name
+        if model_name == name:
+            tmp = path(name + ".onnx.tmp")
+            torch.onnx.export(model, tuple(inputs), tmp, input_names=input_names,
+                              output_names=output_names, opset_version=OPSET,
+                              do_constant_folding=True, dynamic_axes=dynamic_axes)
+            onnx.checker.check_model(onnx.load(tmp))
+            os.replace(tmp, path(name + ".onnx"))
+        m = onnx.load(path(model_name + ".onnx"))
         ops = sorted({n.op_type for n in m.graph.node})
         with torch.no_grad():
             outs = model(*inputs)
@@ -118,7 +122,7 @@ def main():
             f = "%s_out%d.npy" % (name, i)
             save_npy(f, y.numpy())
             out_files[n] = f
-        cases.append({"name": name, "model": name + ".onnx", "inputs": in_files,
+        cases.append({"name": name, "model": model_name + ".onnx", "inputs": in_files,
                       "outputs": out_files, "note": note + "; ops " + ", ".join(ops)})
 
     g = torch.Generator().manual_seed(100)
@@ -137,6 +141,16 @@ def main():
         "nn.RNN tanh, 2 layers, bidirectional, sequence-first")
     add("rnn_relu", Plain(make("rnn", 4, nonlinearity="relu", batch_first=True)),
         [randn(BATCH, SEQ, IN)], ["x"], "nn.RNN relu, 2 layers, bidirectional, batch_first")
+    # A dynamic batch: one model, run at the batch it was exported with
+    # and at another.
+    dyn = Plain(make("lstm", 8, batch_first=True))
+    axes = {"x": {0: "batch"}, "h0": {1: "batch"}, "c0": {1: "batch"},
+            "y": {0: "batch"}, "h_n": {1: "batch"}, "c_n": {1: "batch"}}
+    for name, b in (("lstm_dynbatch", BATCH), ("lstm_dynbatch_b5", 5)):
+        st = (LAYERS * 2, b, HID)
+        add(name, dyn, [randn(b, SEQ, IN), randn(*st), randn(*st)], ["x", "h0", "c0"],
+            "nn.LSTM with a dynamic batch, at batch %d" % b, dynamic_axes=axes,
+            model_name="lstm_dynbatch")
     lengths = torch.tensor([5, 3, 2], dtype=torch.int64)
     for kind, seed in (("lstm", 5), ("gru", 6), ("rnn", 7)):
         add(kind + "_packed", Packed(make(kind, seed, batch_first=True)),
