@@ -16,14 +16,14 @@ import (
 // those of another runtime's, seeded or not.
 
 func init() {
-	register("ArgMin", 11, 0, argMinOp)
-	register("NonZero", 11, 0, nonZeroOp)
-	register("Compress", 11, 0, compressOp)
+	register("ArgMin", 1, 0, argMinOp)
+	register("NonZero", 9, 0, nonZeroOp)
+	register("Compress", 9, 0, compressOp)
 	register("Unique", 11, 0, uniqueOp)
 	register("Det", 11, 0, detOp)
 	register("BitShift", 11, 0, bitShiftOp)
-	register("MaxUnpool", 11, 0, maxUnpoolOp)
-	register("RandomUniformLike", 11, 0, randomUniformLikeOp)
+	register("MaxUnpool", 9, 0, maxUnpoolOp)
+	register("RandomUniformLike", 1, 0, randomUniformLikeOp)
 	register("Bernoulli", 15, 0, bernoulliOp)
 }
 
