@@ -383,12 +383,9 @@ func unsignedBits(dt tensor.DType) int {
 	return 0
 }
 
-// bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
-// wrapping at the dtype's width) or x / 2^y (RIGHT), with 2^y read from a
-// table of powers of two, so that y may be computed from the model's
-// inputs. It computes in int64 (LEFT) or float64 (RIGHT), exactly, and
-// casts back: uint64, which they cannot hold exactly, is refused. A shift of the width or more is outside the table and fails as an
-// index out of range.
+// bitShiftOp is BitShift on unsigned integers: spore's ShiftLeft and
+// ShiftRight (a shift of the width or more gives 0, where ONNX leaves it
+// undefined).
 func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "Y")
 	if err != nil {
@@ -402,35 +399,13 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if x.DType() != y.DType() {
 		return nil, c.Errorf("X has dtype %v and Y %v; ONNX wants one", x.DType(), y.DType())
 	}
-	dt := x.DType()
-	bits := unsignedBits(dt)
-	if bits == 0 {
-		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", dt)
+	if unsignedBits(x.DType()) == 0 {
+		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", x.DType())
 	}
-	if bits > 32 {
-		return nil, c.Errorf("dtype %v is not supported (spore's ops have no %v products; BitShift takes uint8, uint16 and uint32)", dt, dt)
-	}
-	k := ops.Cast(y, tensor.Int64)
-	var z *tensor.Tensor
 	if dir == "LEFT" {
-		pows := make([]int64, bits) // 2^k for k < bits
-		for k := range pows {
-			pows[k] = 1 << k
-		}
-		p := ops.Gather(tensor.FromSlice(pows, bits), k, 0)
-		z = ops.Mod(ops.Mul(ops.Cast(x, tensor.Int64), p), tensor.Scalar(int64(1)<<bits))
-	} else {
-		// floor(x·2^−k) in float64, exact below 2^53: a power-of-two
-		// scaling and a floor, which (unlike an integer floor division)
-		// ONNX writes for Export too.
-		inv := make([]float64, bits) // 2^−k for k < bits
-		for k := range inv {
-			inv[k] = math.Ldexp(1, -k)
-		}
-		p := ops.Gather(tensor.FromSlice(inv, bits), k, 0)
-		z = ops.Floor(ops.Mul(ops.Cast(x, tensor.Float64), p))
+		return one(ops.ShiftLeft(x, y))
 	}
-	return one(ops.Cast(z, dt))
+	return one(ops.ShiftRight(x, y))
 }
 
 // maxUnpoolOp is MaxUnpool: X's values placed at the flat positions
