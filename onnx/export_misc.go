@@ -1,15 +1,37 @@
 package onnx
 
 import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
 )
 
-// Export of the primitives added for the ONNX ops of ops_misc.go.
+// Export of the primitives the ONNX ops of ops_misc.go are built from:
+// RandomUniformLike, and the unsigned shifts as BitShift.
 
 func init() {
 	exportEmitters[ops.RandomUniformLikePrim] = exEmitRandomUniformLike
+	exportEmitters[ops.ShiftLeftPrim] = exEmitBitShift("LEFT")
+	exportEmitters[ops.ShiftRightPrim] = exEmitBitShift("RIGHT")
+}
+
+// exEmitBitShift writes BitShift, which ONNX defines on unsigned integers
+// only; a signed shift has no translation.
+func exEmitBitShift(dir string) exportEmit {
+	return func(x *exporter, v *graph.Value, in, outs []string) error {
+		switch v.Meta.DType {
+		case tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
+		default:
+			return fmt.Errorf("no ONNX translation for %v shifts (BitShift takes unsigned integers)", v.Meta.DType)
+		}
+		x.node("BitShift", in, outs, &onnxpb.AttributeProto{Name: proto.String("direction"), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(dir)})
+		return nil
+	}
 }
 
 // exEmitRandomUniformLike writes RandomUniformLike with the draw's range,

@@ -261,13 +261,14 @@ func uniqueOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	return []*tensor.Tensor{y, tensor.FromSlice(first, u), tensor.FromSlice(inverse, n), tensor.FromSlice(counts, u)}, nil
 }
 
-// maxDetOrder bounds Det's matrices: the determinant is the cofactor
-// expansion, n! products, composed of spore's ops so that it traces and
-// differentiates; beyond 5×5 that grows too large, and Det refuses.
-const maxDetOrder = 5
+// cofactorOrder is the largest matrix Det expands by cofactors (n!
+// products, exact and cheap for small n); larger ones are eliminated.
+const cofactorOrder = 3
 
-// detOp is Det: the determinant of each matrix of the last two axes, for
-// matrices up to maxDetOrder×maxDetOrder.
+// detOp is Det: the determinant of each matrix of the last two axes, by
+// cofactor expansion up to cofactorOrder×cofactorOrder and by Gaussian
+// elimination with partial pivoting beyond, both composed of spore's ops
+// so that they trace and differentiate.
 func detOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "X")
 	if err != nil {
@@ -280,17 +281,63 @@ func detOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return nil, c.Errorf("X has dtype %v, want a float dtype", x.DType())
 	}
 	n := x.Dim(-1)
-	if n > maxDetOrder {
-		return nil, c.Errorf("%d×%d matrices are not supported (spore's Det expands cofactors, up to %d×%d)", n, n, maxDetOrder, maxDetOrder)
-	}
 	if n == 0 {
 		return one(ops.FullLike(ops.Sum(x, -1, -2), 1))
+	}
+	if n > cofactorOrder {
+		return one(eliminationDet(x))
 	}
 	rows := make([]int, n)
 	for i := range rows {
 		rows[i] = i
 	}
 	return one(cofactorDet(x, rows, rows))
+}
+
+// eliminationDet is the determinant of each matrix of x's last two axes
+// by Gaussian elimination with partial pivoting: at each step the row with
+// the largest magnitude in the pivot column is swapped to the top (a
+// gather by a per-matrix permutation, flipping the sign when it moves),
+// the pivot joins the product, and the rows below are eliminated. A zero
+// pivot (a singular matrix) makes the product 0; it divides as 1, so that
+// no infinity or NaN follows.
+func eliminationDet(x *tensor.Tensor) *tensor.Tensor {
+	n := x.Dim(-1)
+	batch := []int(x.Shape()[:x.Rank()-2])
+	at := func(t *tensor.Tensor, axis, i int) *tensor.Tensor {
+		return ops.Gather(t, tensor.Scalar(int64(i)), axis)
+	}
+	zero, unit := ops.ScalarLike(x, 0), ops.ScalarLike(x, 1)
+	var det *tensor.Tensor
+	a := x
+	for m := n; m >= 1; m-- {
+		col := at(a, -1, 0) // [..., m]
+		piv := ops.ArgMaxKeepDims(ops.Abs(col), -1)
+		iota := ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(m), 1), append(append([]int(nil), onesInts(len(batch))...), m)...)
+		// sigma swaps rows 0 and piv.
+		sigma := ops.Select(ops.Equal(iota, tensor.Scalar(int64(0))), piv,
+			ops.Select(ops.Equal(iota, piv), ops.ZerosLike(piv), iota))
+		idx := ops.BroadcastTo(ops.ExpandDims(sigma, -1), append(append([]int(nil), batch...), m, m)...)
+		a = ops.TakeAlongAxis(a, idx, -2)
+		sign := ops.Select(ops.Equal(ops.Reshape(piv, batch...), tensor.Scalar(int64(0))), unit, ops.Neg(unit))
+		p := at(at(a, -2, 0), -1, 0) // [...]
+		term := ops.Mul(sign, p)
+		if det == nil {
+			det = term
+		} else {
+			det = ops.Mul(det, term)
+		}
+		if m == 1 {
+			break
+		}
+		safe := ops.Select(ops.Equal(p, zero), unit, p)
+		below := ops.Slice(a, append(make([]int, len(batch)), 1, 1), append(append([]int(nil), batch...), m-1, m-1))
+		top := ops.Slice(a, append(make([]int, len(batch)), 0, 1), append(append([]int(nil), batch...), 1, m-1))
+		first := ops.Slice(a, append(make([]int, len(batch)), 1, 0), append(append([]int(nil), batch...), m-1, 1))
+		factor := ops.Div(first, ops.Reshape(safe, append(append([]int(nil), batch...), 1, 1)...))
+		a = ops.Sub(below, ops.Mul(factor, top))
+	}
+	return det
 }
 
 // cofactorDet is the determinant of x's sub-matrix of the given rows and
@@ -336,12 +383,9 @@ func unsignedBits(dt tensor.DType) int {
 	return 0
 }
 
-// bitShiftOp is BitShift on unsigned integers: x·2^y (direction LEFT,
-// wrapping at the dtype's width) or x / 2^y (RIGHT), with 2^y read from a
-// table of powers of two, so that y may be computed from the model's
-// inputs. It computes in int64, exactly, and casts back: uint64, whose
-// shifts int64 cannot hold, is refused. A shift of the width or more is outside the table and fails as an
-// index out of range.
+// bitShiftOp is BitShift on unsigned integers: spore's ShiftLeft and
+// ShiftRight (a shift of the width or more gives 0, where ONNX leaves it
+// undefined).
 func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "Y")
 	if err != nil {
@@ -355,28 +399,13 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if x.DType() != y.DType() {
 		return nil, c.Errorf("X has dtype %v and Y %v; ONNX wants one", x.DType(), y.DType())
 	}
-	dt := x.DType()
-	bits := unsignedBits(dt)
-	if bits == 0 {
-		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", dt)
+	if unsignedBits(x.DType()) == 0 {
+		return nil, c.Errorf("dtype %v is not supported (BitShift takes unsigned integers)", x.DType())
 	}
-	if bits > 32 {
-		return nil, c.Errorf("dtype %v is not supported (spore's ops have no %v products; BitShift takes uint8, uint16 and uint32)", dt, dt)
-	}
-	x = ops.Cast(x, tensor.Int64)
-	pows := make([]int64, bits) // 2^k for k < bits
-	for k := range pows {
-		pows[k] = 1 << k
-	}
-	table := tensor.FromSlice(pows, bits)
-	p := ops.Gather(table, ops.Cast(y, tensor.Int64), 0)
-	var z *tensor.Tensor
 	if dir == "LEFT" {
-		z = ops.Mod(ops.Mul(x, p), tensor.Scalar(int64(1)<<bits))
-	} else {
-		z = ops.FloorDiv(x, p) // truncation, the operands being non-negative
+		return one(ops.ShiftLeft(x, y))
 	}
-	return one(ops.Cast(z, dt))
+	return one(ops.ShiftRight(x, y))
 }
 
 // maxUnpoolOp is MaxUnpool: X's values placed at the flat positions
@@ -473,15 +502,18 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 
 // remapIndices turns flat indices over shape from into the flat indices of
 // the same coordinates in shape to, which is at least as large on every
-// axis.
+// axis. The quotients are floors of float64 divisions, exact for indices
+// below 2^53 (the shapes' sizes are below 2^40), which Export can write
+// where an integer floor division it cannot.
 func remapIndices(idx *tensor.Tensor, from, to []int) *tensor.Tensor {
 	var res *tensor.Tensor
 	rest := idx
 	strideTo := 1
 	for a := len(from) - 1; a >= 0; a-- {
 		d := tensor.Scalar(int64(from[a]))
-		coord := ops.Mod(rest, d)
-		rest = ops.FloorDiv(rest, d)
+		q := ops.Cast(ops.Floor(ops.Div(ops.Cast(rest, tensor.Float64), tensor.Scalar(float64(from[a])))), tensor.Int64)
+		coord := ops.Sub(rest, ops.Mul(q, d))
+		rest = q
 		term := ops.Mul(coord, tensor.Scalar(int64(strideTo)))
 		if res == nil {
 			res = term

@@ -541,6 +541,27 @@ case('optional_get', [node('Optional', ['x'], ['o']), node('OptionalHasElement',
                       node('OptionalGetElement', ['o'])], {'x': randn(2, 3)}, outputs=[('y', F), ('h', B)], opset=15)
 
 
+# ---- Det by elimination --------------------------------------------------
+sing = randn(5, 5)
+sing[3] = 2 * sing[1]
+case('det_singular', [node('Det', ['x'])], {}, {'x': sing})
+case('det_batch_6x6', [node('Det', ['x'])], {'x': randn(2, 3, 6, 6)})
+
+
+# ---- Resize: more combinations of mode and coordinate mode -------------
+for i, (mode, ctm, extra) in enumerate([
+        ('cubic', 'pytorch_half_pixel', {}), ('cubic', 'tf_half_pixel_for_nn', {}),
+        ('cubic', 'half_pixel', {'exclude_outside': 1}), ('nearest', 'tf_crop_and_resize', {'nearest_mode': 'ceil'}),
+        ('nearest', 'tf_crop_and_resize', {'nearest_mode': 'round_prefer_ceil'}), ('linear', 'tf_crop_and_resize', {}),
+        ('cubic', 'tf_crop_and_resize', {'extrapolation_value': -1.0})]):
+    ins = ['x', 'r', '', 'n'] if ctm == 'tf_crop_and_resize' else ['x', '', '', 'n']
+    inits = {'n': ints(1, 2, 5, 3)}
+    if ctm == 'tf_crop_and_resize':
+        inits['r'] = f32(0, 0, 0.1, -0.3, 1, 1, 0.8, 1.1)
+    case('resize_combo_%d' % i, [node('Resize', ins, mode=mode, coordinate_transformation_mode=ctm, **extra)],
+         {'x': randn(1, 2, 4, 6)}, inits, opset=13)
+
+
 def main():
     only = set(sys.argv[1:])
     for name, nodes, inputs, inits, outputs, opset in CASES:
