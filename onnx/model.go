@@ -237,6 +237,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 	c.runUnrolled = func(g *onnxpb.GraphProto, gins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return m.runSubGraph(g, s, gins, training, false)
 	}
+	c.lookup = s.get
 	outs := callOp(n, fn, c, ins)
 	// An op on an input value, or on a parameter (which Graph mode traces),
 	// gives values that are symbolic in Graph mode; Shape and Size read

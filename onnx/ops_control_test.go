@@ -162,3 +162,29 @@ func TestLoopMemoryConstant(t *testing.T) {
 		})
 	}
 }
+
+// mulLoopModel multiplies x by the parameter w three times: a constant-trip
+// Loop with no scan outputs whose body reads a parameter.
+func mulLoopModel() *onnxpb.ModelProto {
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Mul", "body/mul", []string{"v", "w"}, []string{"v2"}),
+		node("Identity", "body/cond", []string{"c"}, []string{"c2"}),
+	}, nil, []*onnxpb.ValueInfoProto{
+		valueInfoProto("i", onnxpb.TensorProto_INT64), valueInfoProto("c", onnxpb.TensorProto_BOOL), valueInfoProto("v", onnxpb.TensorProto_FLOAT),
+	}, []*onnxpb.ValueInfoProto{valueInfoProto("c2", onnxpb.TensorProto_BOOL), valueInfoProto("v2", onnxpb.TensorProto_FLOAT)})
+	g := graphProto("mulloop", []*onnxpb.NodeProto{
+		constNode("trips", int64Tensor("", nil, []int64{3})),
+		node("Loop", "loop", []string{"trips", "", "x"}, []string{"y"}, attrGraph("body", body)),
+	}, []*onnxpb.TensorProto{floatTensor("w", []int64{3}, []float32{2, -1, 0.5})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", onnxpb.TensorProto_FLOAT, -1, 3)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", onnxpb.TensorProto_FLOAT, -1, 3)})
+	return modelProto(17, g)
+}
+
+// TestLoopGradientThroughParameter differentiates a Loop without scan
+// outputs whose body reads a parameter, in an eval-mode model: Graph mode
+// must keep the differentiable Scan there, not the While that a loop
+// nothing differentiates runs as.
+func TestLoopGradientThroughParameter(t *testing.T) {
+	checkGradients(t, mulLoopModel(), tensor.FromSlice([]float32{1, 2, 3, 0.5, 0.25, 1}, 2, 3))
+}
