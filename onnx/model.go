@@ -489,6 +489,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		where := fmt.Sprintf("%snode %s (%s): ", s.where, nodeLabel(n), n.GetOpType())
 		return m.runSubGraph(g, s, gins, training, false, where)
 	}
+	c.lookup = s.get
 	outs := callOp(n, fn, c, ins)
 	if v := s.call.valued; v != nil {
 		for _, t := range ins {
