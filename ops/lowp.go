@@ -155,8 +155,8 @@ func init() {
 		Traits: core.Traits{Cost: 1},
 		Infer: func(_ any, in []*tensor.Tensor) tensor.Meta {
 			x := in[0]
-			if d := x.DType(); d != tensor.Float32 && d != tensor.Float64 {
-				core.Panicf("TruncBFloat16", "unsupported dtype %v (shape %v); want Float32 or Float64", d, x.Shape())
+			if d := x.DType(); d != tensor.Float32 && d != tensor.Float64 && !d.IsHalf() {
+				core.Panicf("TruncBFloat16", "unsupported dtype %v (shape %v); want a floating-point type", d, x.Shape())
 			}
 			return tensor.Meta{Shape: x.Shape(), DType: tensor.BFloat16}
 		},
@@ -165,6 +165,17 @@ func init() {
 		d := out.Data().([]core.BF16)
 		for i, v := range in[0].Data().([]float32)[:len(d)] {
 			d[i] = truncBF16(v)
+		}
+	})
+	// The 16-bit inputs have kernels of their own: a derived (widened)
+	// kernel would hand this one a Float32 result buffer.
+	register[core.BF16](TruncBFloat16Prim, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		copy(out.Data().([]core.BF16), in[0].Data().([]core.BF16))
+	})
+	register[core.F16](TruncBFloat16Prim, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {
+		d := out.Data().([]core.BF16)
+		for i, v := range in[0].Data().([]core.F16)[:len(d)] {
+			d[i] = truncBF16(v.Float32()) // every float16 is exact in float32
 		}
 	})
 	register[float64](TruncBFloat16Prim, func(_ any, in []*tensor.Tensor, out *tensor.Tensor) {

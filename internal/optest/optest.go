@@ -201,6 +201,33 @@ func Cases() []Case {
 		add(Case{Prim: p.p, Name: p.p.Name, Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return f(xs[0], xs[1]) },
 			Inputs: in(boolOf(0, 2, 3), boolOf(5, 2, 3))})
 	}
+	// Bitwise ops and shifts: integers, no gradient (shifts take unsigned
+	// integers, as ONNX's BitShift).
+	i32s := func(seed int) func(tensor.DType) *tensor.Tensor {
+		return fixed(func() *tensor.Tensor { return Vals(tensor.Int32, -50, 50, seed, 2, 3) })
+	}
+	for _, p := range []struct {
+		p *core.Prim
+		f func(a, b *tensor.Tensor) *tensor.Tensor
+	}{{ops.BitwiseAndPrim, ops.BitwiseAnd}, {ops.BitwiseOrPrim, ops.BitwiseOr}, {ops.BitwiseXorPrim, ops.BitwiseXor}} {
+		f := p.f
+		add(Case{Prim: p.p, Name: p.p.Name, Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return f(xs[0], xs[1]) },
+			Inputs: in(i32s(0), i32s(5))})
+	}
+	add(Case{Prim: ops.BitwiseNotPrim, Name: "BitwiseNot", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.BitwiseNot(xs[0]) },
+		Inputs: in(i32s(0))})
+	u8s := func(v ...uint8) func(tensor.DType) *tensor.Tensor {
+		return fixed(func() *tensor.Tensor { return tensor.FromSlice(v, 2, 3) })
+	}
+	for _, p := range []struct {
+		p *core.Prim
+		f func(a, b *tensor.Tensor) *tensor.Tensor
+	}{{ops.ShiftLeftPrim, ops.ShiftLeft}, {ops.ShiftRightPrim, ops.ShiftRight}} {
+		f := p.f
+		add(Case{Prim: p.p, Name: p.p.Name, Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return f(xs[0], xs[1]) },
+			Inputs: in(u8s(1, 16, 255, 7, 128, 3), u8s(0, 1, 3, 7, 2, 5))})
+	}
+	add(un(ops.TruncBFloat16Prim, ops.TruncBFloat16, -2, 2, false))
 	add(Case{Prim: ops.LogicalNotPrim, Name: "LogicalNot", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.LogicalNot(xs[0]) },
 		Inputs: in(boolOf(0, 2, 3))})
 	add(Case{Prim: ops.SelectPrim, Name: "Select", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Select(xs[0], xs[1], xs[2]) },
