@@ -123,22 +123,10 @@ func (x *exporter) constInts(vals ...int64) string {
 
 // constScalar adds a scalar initializer of dtype dt holding v.
 func (x *exporter) constScalar(dt tensor.DType, v float64) (string, error) {
-	var t *tensor.Tensor
-	switch dt {
-	case tensor.Float32:
-		t = tensor.Scalar(float32(v))
-	case tensor.Float64:
-		t = tensor.Scalar(v)
-	case tensor.Int32:
-		t = tensor.Scalar(int32(v))
-	case tensor.Int64:
-		t = tensor.Scalar(int64(v))
-	case tensor.Uint8:
-		t = tensor.Scalar(uint8(v))
-	default:
+	if _, ok := onnxDTypeOf(dt); !ok || dt == tensor.Bool {
 		return "", fmt.Errorf("no %v scalar constant", dt)
 	}
-	return x.initializer(t, "c")
+	return x.initializer(tensor.Full(dt, v), "c")
 }
 
 func exAInt(name string, v int64) *onnxpb.AttributeProto {

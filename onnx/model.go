@@ -59,6 +59,9 @@ type Model struct {
 	// was symbolic (the model traced with symbolic inputs), which Call
 	// tells from other failures by.
 	misses int
+	// names are the inputs' names, made once (see inputNames).
+	namesOnce sync.Once
+	names     []string
 }
 
 // outputsKey tells apart Outputs' compiled versions: the training flag and
@@ -172,6 +175,18 @@ func (m *Model) missCount() int {
 	return m.misses
 }
 
+// inputNames returns the inputs' names, in order; callers do not modify
+// it.
+func (m *Model) inputNames() []string {
+	m.namesOnce.Do(func() {
+		m.names = make([]string, len(m.inputs))
+		for i, in := range m.inputs {
+			m.names[i] = in.Name
+		}
+	})
+	return m.names
+}
+
 // addValues records more graph inputs read as values.
 func (m *Model) addValues(set valueSet) {
 	m.mu.Lock()
@@ -250,13 +265,10 @@ func (m *Model) planFor(k outputsKey, set valueSet, xs []*tensor.Tensor) *valueP
 	}
 	cfg := jit.Config{Name: "onnx.Model.Outputs", Level: k.level}
 	fn := jit.New(func(sym ...*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) }, cfg)
-	fn.Fn = m.boxedJit(fn.Fn, cfg) // sequences at the boundary: see sequence.go
+	// Sequences at the boundary: see sequence.go.
+	fn.Fn = m.boxedJit(fn.Fn, cfg, func(sym []*tensor.Tensor) []*tensor.Tensor { return m.run(sym, set, subst) })
 	p := &valuePlan{key: key, fn: fn}
-	names := make([]string, len(m.inputs))
-	for i, in := range m.inputs {
-		names[i] = in.Name
-	}
-	m.compiled.add(p, names)
+	m.compiled.add(p, m.inputNames())
 	return p
 }
 
@@ -293,7 +305,7 @@ func (l *layer) Construct(x *tensor.Tensor) *tensor.Tensor { return l.M.Call(x) 
 func (m *Model) forward(xs []*tensor.Tensor) []*tensor.Tensor {
 	for {
 		set, _ := m.valueState()
-		outs, need, perr := m.tryRun(xs, set, nil)
+		outs, need, perr := m.tryRun(xs, set, nil, symbolicSet(xs))
 		if perr == nil {
 			return outs
 		}
@@ -325,8 +337,8 @@ func symbolicSet(xs []*tensor.Tensor) valueSet {
 
 // tryRun is run returning its panic value and the value inputs the call
 // found, rather than panicking.
-func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) (outs []*tensor.Tensor, need valueSet, perr any) {
-	cs := &callState{}
+func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor, outer valueSet) (outs []*tensor.Tensor, need valueSet, perr any) {
+	cs := &callState{outer: outer}
 	defer func() {
 		if perr = recover(); perr != nil {
 			need = cs.need
@@ -339,7 +351,7 @@ func (m *Model) tryRun(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor
 // the value inputs of set taken from subst. A trace that finds more value
 // inputs records them, for runCompiled to try again, and fails.
 func (m *Model) run(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tensor) []*tensor.Tensor {
-	outs, need, perr := m.tryRun(xs, set, subst)
+	outs, need, perr := m.tryRun(xs, set, subst, 0)
 	if perr != nil {
 		if more := need &^ set; more != 0 {
 			m.addValues(more)
@@ -362,9 +374,11 @@ func (m *Model) runCall(xs []*tensor.Tensor, set valueSet, subst []*tensor.Tenso
 		}
 		panic(&tensor.Error{Op: "onnx.Model", Msg: fmt.Sprintf("the model takes %d input(s) (%s), called with %d", len(m.inputs), strings.Join(names, ", "), len(xs))})
 	}
-	cs.names = make([]string, len(m.inputs))
+	cs.names = m.inputNames()
 	for i, in := range m.inputs {
-		cs.names[i] = in.Name
+		if in.Kind != KindTensor && i < maxTrackedInputs {
+			cs.boxed |= 1 << i
+		}
 	}
 	root := &scope{vals: make(map[string]*tensor.Tensor, len(m.consts)+len(m.params)+len(xs)), fromData: map[*tensor.Tensor]origin{}, call: cs}
 	for k, v := range m.consts {
@@ -475,6 +489,7 @@ func (m *Model) runNode(n *onnxpb.NodeProto, fn opFunc, s *scope, training bool)
 		where := fmt.Sprintf("%snode %s (%s): ", s.where, nodeLabel(n), n.GetOpType())
 		return m.runSubGraph(g, s, gins, training, false, where)
 	}
+	c.lookup = s.get
 	outs := callOp(n, fn, c, ins)
 	if v := s.call.valued; v != nil {
 		for _, t := range ins {
@@ -543,13 +558,21 @@ func (m *Model) runSubGraph(g *onnxpb.GraphProto, s *scope, ins []*tensor.Tensor
 	var added []*tensor.Tensor
 	child := &scope{vals: make(map[string]*tensor.Tensor, len(ins)), parent: s, fromData: s.fromData, call: s.call, where: where, added: &added}
 	for i, vi := range g.GetInput() {
-		child.vals[vi.GetName()] = ins[i]
+		t := ins[i]
 		// A body's inputs (Loop's iteration number and carried values,
 		// Scan's slices) are symbolic in Graph mode, and no plan is
-		// specialised on them.
-		if ins[i] != nil && mark {
-			child.markData(ins[i], origin{other: true})
+		// specialised on them. A concrete one may be a value of the
+		// enclosing graph (a Loop's first carried values are its initial
+		// ones): a copy takes the mark, so that the enclosing graph's
+		// value keeps its own, as in Graph mode, where the body gets new
+		// symbolic values. Unrolled bodies keep their inputs' marks.
+		if t != nil && mark {
+			if o, ok := s.fromData[t]; (!ok || !o.other) && !t.IsSymbolic() {
+				t = core.Apply(core.IdentityPrim(), nil, t)
+			}
+			child.markData(t, origin{other: true})
 		}
+		child.vals[vi.GetName()] = t
 	}
 	outs = m.runGraph(g, child, training)
 	// The run's own values are gone with its scope: unmark them, keeping

@@ -65,6 +65,15 @@ func opIf(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			return nil, c.Errorf("branch %q takes %d inputs; If's branches take none", g.GetName(), len(g.GetInput()))
 		}
 	}
+	// A condition computed from graph inputs alone (a sample rate, a
+	// flag) is read as a value, so that the Model specialises its plan on
+	// it, as torch.compile guards on a Python bool: both modes then run
+	// the branch it picks, and branches of different shapes work.
+	if c.specialisable(cond) {
+		if _, err := c.Concrete(cond, "cond"); err != nil {
+			return nil, err
+		}
+	}
 	if !c.dynamic(cond) {
 		if cond.Bool() {
 			return body(c, thenG)(), nil
@@ -301,9 +310,10 @@ func opLoop(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	// millions of trips costs hundreds of megabytes. In PyNative mode
 	// While is a Go loop that the tape records when its values are
 	// differentiated, so it is used always; in Graph mode, where While has
-	// no gradient, Scan stays for a model in training mode or carried
-	// values being differentiated.
-	noGrad := core.CurrentTracer() == nil || !c.Training && !anyTracked(vs)
+	// no gradient, Scan stays for a model in training mode, carried values
+	// being differentiated, and a body that reads a trainable parameter or
+	// a value being differentiated (whose gradient may be asked for).
+	noGrad := core.CurrentTracer() == nil || !c.Training && !anyTracked(vs) && !readsTrainable(c, g)
 	if nScan == 0 && noGrad && (mIn != nil || !alwaysTrue(g) || !condTrue) {
 		return whileLoop(c, g, mIn, condIn, vs, nv), nil
 	}
@@ -367,6 +377,59 @@ func whileLoop(c *nodeCtx, g *onnxpb.GraphProto, mIn, condIn *tensor.Tensor, vs 
 		return append(next, outs[1:1+nv]...)
 	}, init...)
 	return outs[2:]
+}
+
+// readsTrainable reports whether body g (or a sub-graph in it) reads from
+// the enclosing scopes a parameter that requires gradients or a value
+// autodiff records.
+func readsTrainable(c *nodeCtx, g *onnxpb.GraphProto) bool {
+	if c.lookup == nil {
+		return false
+	}
+	for _, name := range freeNames(g) {
+		if t, ok := c.lookup(name); ok && t != nil && (t.IsParameter() && t.RequiresGrad() || core.IsTracked(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// freeNames lists the names g and its sub-graphs read but do not define.
+func freeNames(g *onnxpb.GraphProto) []string {
+	defined := map[string]bool{}
+	for _, v := range g.GetInput() {
+		defined[v.GetName()] = true
+	}
+	for _, t := range g.GetInitializer() {
+		defined[t.GetName()] = true
+	}
+	for _, n := range g.GetNode() {
+		for _, o := range n.GetOutput() {
+			defined[o] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if name != "" && !defined[name] && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, n := range g.GetNode() {
+		for _, in := range n.GetInput() {
+			add(in)
+		}
+		for _, sub := range subGraphs(n) {
+			for _, name := range freeNames(sub) {
+				add(name)
+			}
+		}
+	}
+	for _, o := range g.GetOutput() {
+		add(o.GetName())
+	}
+	return out
 }
 
 // anyTracked reports whether autodiff records any of ts.

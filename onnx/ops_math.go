@@ -204,7 +204,7 @@ func refuseZeroDivisor(op opFunc) opFunc {
 		a, b := c.In(ins, 0), c.In(ins, 1)
 		// Mismatched dtypes are op's error to report.
 		if a != nil && b != nil && a.DType() == b.DType() && !b.IsSymbolic() {
-			if dt := b.DType(); dt == tensor.Int64 || dt == tensor.Int32 {
+			if b.DType().IsInt() {
 				for _, v := range b.Int64s() {
 					if v == 0 {
 						return nil, c.Errorf("integer division by zero: divisor B %v holds a zero", b.Shape())

@@ -131,6 +131,9 @@ type nodeCtx struct {
 	// (a Loop carrying a sequence): its inputs are not marked as data, so
 	// that a concrete iteration number stays concrete in both modes.
 	runUnrolled func(g *onnxpb.GraphProto, ins []*tensor.Tensor) ([]*tensor.Tensor, error)
+	// lookup finds a value of the enclosing scopes by name (what a
+	// sub-graph would read from them); nil outside a Model.
+	lookup func(name string) (*tensor.Tensor, bool)
 	// fromData marks the tensors of this call computed from the model's
 	// inputs or parameters, with what they were computed from (see
 	// scope.fromData); nil outside a Model.
@@ -268,8 +271,8 @@ func (c *nodeCtx) Concrete(t *tensor.Tensor, what string) (*tensor.Tensor, error
 }
 
 // Ints reads input t, which must be concrete (computed from constants,
-// shapes and value inputs: see Concrete), as int64 values; what names the input in the error, e.g.
-// "shape" or "starts".
+// shapes and value inputs: see Concrete), as int64 values; what names the
+// input in the error, e.g. "shape" or "starts".
 func (c *nodeCtx) Ints(t *tensor.Tensor, what string) ([]int64, error) {
 	if _, err := c.Concrete(t, what); err != nil {
 		return nil, err

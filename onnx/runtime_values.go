@@ -67,6 +67,21 @@ type callState struct {
 	// valued marks the tensors computed from value inputs (which are not
 	// in fromData, being values); nil when the call has none.
 	valued map[*tensor.Tensor]bool
+	// outer holds the graph inputs that are symbolic because the model is
+	// traced inside another function: no plan of the model's own can be
+	// specialised on them.
+	outer valueSet
+	// boxed holds the graph inputs that are sequences or optionals, whose
+	// handles no plan is specialised on.
+	boxed valueSet
+}
+
+// specialisable reports whether t was computed from graph inputs alone,
+// all of which a plan can be specialised on: an op that may either read
+// it as a value or stage it (If's condition) then reads it as a value.
+func (c *nodeCtx) specialisable(t *tensor.Tensor) bool {
+	o, ok := c.fromData[t]
+	return ok && !o.other && o.inputs != 0 && c.call != nil && o.inputs&(c.call.outer|c.call.boxed) == 0
 }
 
 // fromInputs reports whether t was computed from the model's graph

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sporeml/spore"
@@ -576,6 +577,74 @@ func TestRuntimeIndexInSubGraph(t *testing.T) {
 		var te *tensor.Error
 		if !errors.As(err, &te) || te.Op+": "+te.Msg != want {
 			t.Errorf("%s: %v, want %q", mode, err, want)
+		}
+	}
+}
+
+// TestValueInputsConcurrent calls one model from several goroutines in
+// Graph mode, each with its own shape value: each gets its own answer.
+func TestValueInputsConcurrent(t *testing.T) {
+	f32, i64 := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64
+	g := graphProto("g", []*onnxpb.NodeProto{node("Reshape", "r", []string{"x", "s"}, []string{"y"})}, nil,
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 12), valueInfoProto("s", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32)})
+	m := mustLoad(t, marshal(t, modelProto(17, g)))
+	shapes := [][]int64{{1, 12}, {2, 6}, {3, 4}, {4, 3}, {6, 2}, {12, 1}}
+	x := tensor.Arange(tensor.Float32, 0, 12, 1)
+	errs := make(chan error, len(shapes)*4)
+	inMode(spore.GraphMode, func() {
+		var wg sync.WaitGroup
+		for r := range 4 {
+			for _, s := range shapes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					y, err := m.Run(x, tensor.FromSlice(append([]int64(nil), s...), 2))
+					if err == nil && !y[0].Shape().Equal([]int{int(s[0]), int(s[1])}) {
+						err = fmt.Errorf("round %d, shape %v: got %v", r, s, y[0].Shape())
+					}
+					errs <- err
+				}()
+			}
+		}
+		wg.Wait()
+	})
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if st := m.JitStats(); st.Compiles != len(shapes) {
+		t.Errorf("%d compiles for %d shape values", st.Compiles, len(shapes))
+	}
+}
+
+// TestValueInputCarriedByLoop: a value input that is also a Loop's
+// initial carried value stays a value outside the Loop (the body's marks
+// are its own), so the Reshape after the Loop reads it in both modes.
+func TestValueInputCarriedByLoop(t *testing.T) {
+	f32, i64, b := onnxpb.TensorProto_FLOAT, onnxpb.TensorProto_INT64, onnxpb.TensorProto_BOOL
+	body := graphProto("body", []*onnxpb.NodeProto{
+		node("Identity", "c", []string{"cond"}, []string{"cond_out"}),
+		node("Add", "a", []string{"carry", "one"}, []string{"carry_out"}),
+	}, []*onnxpb.TensorProto{int64Tensor("one", []int64{1}, []int64{1})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("iter", i64), valueInfoProto("cond", b), valueInfoProto("carry", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("cond_out", b), valueInfoProto("carry_out", i64, 2)})
+	g := graphProto("g", []*onnxpb.NodeProto{
+		node("Loop", "l", []string{"m", "", "s"}, []string{"last"}, attrGraph("body", body)),
+		node("Reshape", "r", []string{"x", "s"}, []string{"y"}),
+	}, []*onnxpb.TensorProto{int64Tensor("m", nil, []int64{2})},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("x", f32, 6), valueInfoProto("s", i64, 2)},
+		[]*onnxpb.ValueInfoProto{valueInfoProto("y", f32), valueInfoProto("last", i64, 2)})
+	raw := marshal(t, modelProto(17, g))
+	e, gr, eerr, gerr := runBoth(mustLoad(t, raw), mustLoad(t, raw), tensor.Arange(tensor.Float32, 0, 6, 1), tensor.FromSlice([]int64{2, 3}, 2))
+	if eerr != nil || gerr != nil {
+		t.Fatalf("PyNative: %v; Graph: %v", eerr, gerr)
+	}
+	for mode, ys := range map[string][]*tensor.Tensor{"PyNative": e, "Graph": gr} {
+		if !ys[0].Shape().Equal([]int{2, 3}) || fmt.Sprint(ys[1].Int64s()) != "[4 5]" {
+			t.Errorf("%s: y %v, last %v; want shape [2 3] and [4 5]", mode, ys[0].Shape(), ys[1].Int64s())
 		}
 	}
 }

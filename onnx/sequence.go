@@ -266,8 +266,9 @@ func (m *Model) boxedBoundary() bool {
 // boxedJit wraps plain, the compiled Outputs of a model without handles
 // at its boundary, for a model with some: calls go through a second jit
 // whose arguments are the opened trees, so that each structure of
-// sequences gets its own plan.
-func (m *Model) boxedJit(plain func(...*tensor.Tensor) []*tensor.Tensor, cfg jit.Config) func(...*tensor.Tensor) []*tensor.Tensor {
+// sequences gets its own plan. run is what that jit traces: the plan's
+// run of the graph, with its value inputs as constants.
+func (m *Model) boxedJit(plain func(...*tensor.Tensor) []*tensor.Tensor, cfg jit.Config, run func([]*tensor.Tensor) []*tensor.Tensor) func(...*tensor.Tensor) []*tensor.Tensor {
 	if !m.boxedBoundary() {
 		return plain
 	}
@@ -276,7 +277,7 @@ func (m *Model) boxedJit(plain func(...*tensor.Tensor) []*tensor.Tensor, cfg jit
 		for i, v := range in {
 			xs[i] = v.close()
 		}
-		outs := m.forward(xs)
+		outs := run(xs)
 		res := make([]bval, len(outs))
 		for i, o := range outs {
 			res[i] = open(o)

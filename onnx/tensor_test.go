@@ -3,6 +3,7 @@ package onnx
 import (
 	"bytes"
 	"math"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -90,5 +92,46 @@ func TestTensorProtoRefusals(t *testing.T) {
 				t.Fatalf("error %v, want one naming %q and saying %q", err, c.tp.GetName(), c.want)
 			}
 		})
+	}
+}
+
+// A function over the integer and 16-bit dtypes exports (inputs, outputs,
+// constants and Cast targets of those types) and loads back to the same
+// results in both modes.
+func TestExportNewDTypes(t *testing.T) {
+	f := func(a, b, h *tensor.Tensor) []*tensor.Tensor {
+		s := ops.Add(a, ops.ScalarLike(a, 3))       // Int16 wraps
+		u := ops.Cast(ops.Mul(b, b), tensor.Uint16) // Uint8 wraps, then widens
+		g := ops.Cast(ops.Add(ops.Cast(h, tensor.Float32), ops.ScalarLike(ops.Cast(h, tensor.Float32), 1)), tensor.Float16)
+		return []*tensor.Tensor{s, u, g}
+	}
+	a := tensor.FromSlice([]int16{32766, -5})
+	b := tensor.FromSlice([]uint8{16, 3})
+	h := ops.Cast(tensor.FromSlice([]float32{0.5, 65000}), tensor.Float16)
+	path := filepath.Join(t.TempDir(), "dtypes.onnx")
+	if err := Export(f, []*tensor.Tensor{a, b, h}, path); err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	m, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Float16 holds 65000 as 64992 (its spacing there is 32), and 64992+1
+	// rounds back to it.
+	want := []any{[]int16{-32767, -2}, []uint16{0, 9}, []tensor.F16{tensor.F16From(1.5), tensor.F16From(64992)}}
+	eager, err := m.Run(a, b, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err := runGraph(m, []*tensor.Tensor{a, b, h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mode, outs := range map[string][]*tensor.Tensor{"PyNative": eager, "Graph": graph} {
+		for i, w := range want {
+			if !reflect.DeepEqual(outs[i].Data(), w) {
+				t.Errorf("%s output %d: %v %v, want %v", mode, i, outs[i].DType(), outs[i].Data(), w)
+			}
+		}
 	}
 }

@@ -19,6 +19,13 @@
 // another float type computes in Float32 (Float64 with a Float64), as
 // PyTorch does; no other dtypes are promoted.
 //
+// The integer dtypes (Int8 through Uint64) are served alike: an op's
+// integer arithmetic is one generic function (intarith.go) instantiated at
+// every integer type, and the lists of types kernels are registered for
+// are written once (kernreg.go). Integer arithmetic wraps around as C's
+// does; Div truncates toward zero, FloorDiv and Mod floor; an integer
+// division by zero panics. Cast converts between every pair of dtypes.
+//
 // Composite ops (Softmax, LogSoftmax, LogSumExp, CrossEntropy, MSE,
 // BatchNorm) are plain Go functions over the primitives. LayerNorm is a
 // primitive of its own (layernorm.go), with a gradient primitive that

@@ -123,7 +123,9 @@ func defBinary(name string, cost int, commutative bool, u binary) *core.Prim {
 	}
 	if u.ints != intNone {
 		for _, t := range intTypes {
-			p.Register(t.dtype(), core.CPU, t.binaryKernel(u.ints, commutative))
+			if k := t.binaryKernel(u.ints, commutative); k != nil {
+				p.Register(t.dtype(), core.CPU, k)
+			}
 		}
 	}
 	if u.grad != nil {

@@ -24,7 +24,6 @@ const (
 	intDiv      // truncating toward zero, as C and ONNX's Div
 	intFloorDiv // rounding toward -∞, as Python's //
 	intFloorMod // the remainder with the divisor's sign, as Python's %
-	intRem      // the remainder with the dividend's sign, as C's % and fmod
 	intMax
 	intMin
 	intReluGrad
@@ -50,9 +49,11 @@ func isSigned[T core.Int]() bool {
 }
 
 // intBinaryFn returns binary integer operation op at T, nil for a unary
-// one. A division by zero (intDiv, intFloorDiv, intFloorMod, intRem)
-// panics with an error naming the operation: ONNX leaves it undefined and
-// NumPy's silent 0 is a wrong answer.
+// one and for a shift at a signed type (shifts, as ONNX's BitShift, take
+// unsigned types only, so no count is negative). A division by zero
+// (intDiv, intFloorDiv, intFloorMod) panics with an error naming the
+// operation: ONNX leaves it undefined and NumPy's silent 0 is a wrong
+// answer.
 func intBinaryFn[T core.Int](op intOp) func(a, b T) T {
 	switch op {
 	case intAdd:
@@ -72,13 +73,6 @@ func intBinaryFn[T core.Int](op intOp) func(a, b T) T {
 		return floorDivInt[T]
 	case intFloorMod:
 		return floorModInt[T]
-	case intRem:
-		return func(a, b T) T {
-			if b == 0 {
-				intDivByZero("Rem")
-			}
-			return a % b
-		}
 	case intMax:
 		return func(a, b T) T { return max(a, b) }
 	case intMin:
@@ -91,31 +85,16 @@ func intBinaryFn[T core.Int](op intOp) func(a, b T) T {
 		return func(a, b T) T { return a | b }
 	case intXor:
 		return func(a, b T) T { return a ^ b }
-	case intShl:
-		// A shift by the width or more gives 0 (Go's rule); a negative
-		// count, possible only for signed types, is refused.
-		return func(a, b T) T {
-			if b < 0 {
-				negativeShift("ShiftLeft")
-			}
-			return a << b
+	case intShl, intShr:
+		if isSigned[T]() {
+			return nil
 		}
-	case intShr:
-		return func(a, b T) T {
-			if b < 0 {
-				negativeShift("ShiftRight")
-			}
-			return a >> b
+		if op == intShl {
+			return func(a, b T) T { return a << b } // a count of the width or more gives 0
 		}
+		return func(a, b T) T { return a >> b }
 	}
 	return nil
-}
-
-// negativeShift reports a negative shift count.
-//
-//go:noinline
-func negativeShift(op string) {
-	core.Panicf(op, "negative shift count")
 }
 
 // intUnaryFn returns unary integer operation op at T, nil for a binary
@@ -175,9 +154,13 @@ func (intAt[T]) unaryBody(op intOp) any { return lift1(intUnaryFn[T](op)) }
 // binaryBody is op's block function at T, nil when op has none.
 func (intAt[T]) binaryBody(op intOp) any { return lift2(intBinaryFn[T](op)) }
 
-// binaryKernel is op's eager kernel at T, broadcasting.
+// binaryKernel is op's eager kernel at T, broadcasting; nil when op has
+// none at T.
 func (intAt[T]) binaryKernel(op intOp, commutative bool) core.KernelFunc {
 	f := intBinaryFn[T](op)
+	if f == nil {
+		return nil
+	}
 	return binaryKernel(lift2(f).(func(d, a, b []T)), f, nil, nil, commutative)
 }
 
@@ -205,12 +188,12 @@ func BitwiseXor(a, b *tensor.Tensor) *tensor.Tensor { return apply2(BitwiseXorPr
 // BitwiseNot returns ^x (every bit flipped) elementwise over integers.
 func BitwiseNot(x *tensor.Tensor) *tensor.Tensor { return apply1(BitwiseNotPrim, x) }
 
-// ShiftLeft returns x << n elementwise over integers of one dtype,
-// broadcasting: bits shifted out are lost, and a count of the type's
-// width or more gives 0. A negative count panics.
+// ShiftLeft returns x << n elementwise over unsigned integers of one
+// dtype (ONNX's BitShift LEFT), broadcasting: bits shifted out are lost,
+// and a count of the type's width or more gives 0.
 func ShiftLeft(x, n *tensor.Tensor) *tensor.Tensor { return apply2(ShiftLeftPrim, x, n) }
 
-// ShiftRight returns x >> n elementwise over integers of one dtype,
-// broadcasting: logical for unsigned types, arithmetic (sign-filling) for
-// signed ones, as in C and Go. A negative count panics.
+// ShiftRight returns x >> n elementwise over unsigned integers of one
+// dtype (ONNX's BitShift RIGHT), broadcasting: a logical shift, a count
+// of the width or more giving 0.
 func ShiftRight(x, n *tensor.Tensor) *tensor.Tensor { return apply2(ShiftRightPrim, x, n) }

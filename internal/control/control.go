@@ -514,6 +514,15 @@ func While(condFn func(...*Tensor) *Tensor, bodyFn func(...*Tensor) []*Tensor, i
 	if !sameTypes(bb.outs, metas) {
 		core.Panicf("While", "Type Join Failed: the body returns %s but the loop carries %s", typesString(bb.outs), typesString(metas))
 	}
+	// The node has no VJP: a value being differentiated that the loop
+	// reads would get a zero gradient without a word.
+	for _, b := range []*body{cb, bb} {
+		for _, x := range append(append([]*Tensor(nil), b.captures...), b.params...) {
+			if core.IsTracked(x) {
+				core.Panicf("While", "the loop reads a value being differentiated; While has no reverse-mode gradient in Graph mode, use Scan")
+			}
+		}
+	}
 	in := nodeInputs(nil, init, cb, bb)
 	return core.ApplyN(whilePrim, &whileAttrs{cond: cb, body: bb, carries: len(init), lazyPlans: lazyPlans{level: cb.level}}, in...)
 }

@@ -15,7 +15,9 @@ package core
 //	func(d []T, c []bool, a, b []T)                          (selection)
 //	func(d []U, a []T)                                       (conversion to U)
 //
-// with T and U among float32, float64, int32, int64, uint8 and bool.
+// with T and U among the element types (Elem); the compiler fuses those of
+// float32, float64, int32, int64, uint8 and bool, and leaves the nodes of
+// the other types unfused.
 type Elementwise struct {
 	// Body returns the block function computing the op under attrs for
 	// inputs of the given dtypes, or nil when it accepts no such inputs.

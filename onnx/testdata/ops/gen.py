@@ -413,6 +413,10 @@ case('maxpool_f64', [node('MaxPool', ['x'], kernel_shape=[2, 2], strides=[1, 1])
 case('reducemean_f64', [node('ReduceMean', ['x'], axes=[1])], {'x': d64(2, 3, 4)}, outputs=[('y', D)])
 case('sqrt_exp_f64', [node('Abs', ['x'], ['a']), node('Sqrt', ['a'], ['s']), node('Exp', ['s'])], {'x': d64(3, 4)}, outputs=[('y', D)])
 
+# ---- CastLike (appended last, so that the cases above keep their draws) --
+case('castlike_f2d', [node('CastLike', ['x', 'like'])], {'x': randn(3, 4)}, {'like': np.zeros(1, np.float64)}, [('y', D)], opset=15)
+case('castlike_f2i8', [node('CastLike', ['x', 'like'])], {'x': randn(3, 4) * 20}, {'like': np.zeros(1, np.int8)}, [('y', TensorProto.INT8)], opset=15)
+
 
 # ---- losses and smaller ops ---------------------------------------------
 NP2ONNX[np.uint8] = TensorProto.UINT8
