@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
@@ -414,10 +415,9 @@ func bitShiftOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 // pads invert to. An output_shape larger than that pads it at the end of
 // each axis, keeping every value at its coordinates, as ONNX's own example
 // of the op has it (ONNX Runtime instead reads the flat indices in the
-// larger shape). Indices may be
-// computed from the model's inputs, so the placing is a comparison of
-// each index with each position of its N×C plane, summed: it costs
-// inputs×positions per plane, and refuses planes past maxMade of that.
+// larger shape). Indices may be computed from the model's inputs: the
+// placing is a scatter-add at run time, and an index outside the output
+// fails alike in both modes.
 func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	req, err := c.needs(ins, "X", "I")
 	if err != nil {
@@ -481,22 +481,14 @@ func maxUnpoolOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := c.checkMade(out, "output"); err != nil {
 		return nil, err
 	}
-	planes, m, p := out[0]*out[1], 1, 1
-	for i := range sp {
-		m *= x.Dim(2 + i)
-		p *= out[2+i]
-	}
-	if err := c.checkMade([]int{planes, m, p}, "comparison of indices and positions"); err != nil {
-		return nil, err
-	}
+	// A scatter-add (Gather's gradient) of the values at their flat
+	// positions, range-checked in both modes against the unpooled shape
+	// the indices count in; repeated positions add.
+	pos := c.runtimeIndex(ops.Reshape(idx, idx.Size()), 0, tensor.Shape(inferred).Size())
 	if !tensor.Shape(out).Equal(tensor.Shape(inferred)) {
-		idx = remapIndices(idx, inferred, out)
+		pos = remapIndices(pos, inferred, out)
 	}
-	// Plane q's positions are q·p ... q·p+p−1 of the flat output.
-	base := ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(planes*p), float64(p)), planes, 1, 1)
-	pos := ops.Add(base, ops.Reshape(tensor.Arange(tensor.Int64, 0, float64(p), 1), 1, 1, p))
-	hot := ops.Equal(ops.Reshape(idx, planes, m, 1), pos)
-	y := ops.Sum(ops.Select(hot, ops.Reshape(x, planes, m, 1), scalarOf(x.DType(), 0)), 1)
+	y := core.Apply(ops.GatherGradPrim, ops.ScatterAttrs{Axis: 0, Extent: tensor.Shape(out).Size()}, ops.Reshape(x, x.Size()), pos)
 	return one(ops.Reshape(y, out...))
 }
 

@@ -52,6 +52,7 @@ func TestMiscOpErrors(t *testing.T) {
 		{"unique traced", node("Unique", []string{"x"}), nil, []*tensor.Tensor{x}, "X depends on the model's input values"},
 		{"nonzero traced", node("NonZero", []string{"x"}), nil, []*tensor.Tensor{x}, "X depends on the model's input values"},
 		{"maxunpool no kernel", node("MaxUnpool", []string{"x", "i"}), nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2), tensor.Zeros(tensor.Int64, 1, 1, 2, 2)}, "kernel_shape [] must have 2 entries"},
+		{"maxunpool index out of range", node("MaxUnpool", []string{"x", "i"}, intsAttr("kernel_shape", 2, 2), intsAttr("strides", 2, 2)), nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2), tensor.FromSlice([]int64{0, 3, 16, 5}, 1, 1, 2, 2)}, "out of range"},
 		{"maxunpool shapes", node("MaxUnpool", []string{"x", "i"}, intsAttr("kernel_shape", 2, 2)), nil, []*tensor.Tensor{tensor.Ones(tensor.Float32, 1, 1, 2, 2), tensor.Zeros(tensor.Int64, 1, 1, 2)}, "I of its shape"},
 	}
 	for _, tc := range cases {
