@@ -125,7 +125,8 @@ func idxShape(tAx int64, t, b int) []int {
 // max_skip_count, every spacing counted, while unigrams are counted once),
 // and writes each count at its n-gram's output column (ngram_indexes):
 // mode TF gives the counts, IDF the weight of each n-gram seen, TFIDF the
-// count times the weight (weights default to 1). Every window is a
+// count times the weight (one weight per n-gram, in pool order;
+// weights default to 1). Every window is a
 // position known from C, so the count is a gather of X, a comparison with
 // the pool and sums. String tokens (pool_strings) are refused: spore has
 // no string tensors.
@@ -184,8 +185,8 @@ func tfIdfVectorizerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		width = max(width, j+1)
 	}
 	weights := c.FloatsAttr("weights", nil)
-	if weights != nil && int64(len(weights)) < width {
-		return nil, c.Errorf("weights has %d entries; the output has %d columns", len(weights), width)
+	if weights != nil && len(weights) != total {
+		return nil, c.Errorf("weights has %d entries; the pool holds %d n-grams", len(weights), total)
 	}
 	x2 := x
 	if x.Rank() == 1 {
@@ -237,11 +238,15 @@ func tfIdfVectorizerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 		tf = ops.Add(tf, ops.MatMul(found, tensor.FromSlice(place, sg.n, w)))
 	}
+	// A weight belongs to its n-gram (pool order), as ngram_indexes does:
+	// it lands in that n-gram's column.
 	wt := make([]float32, w)
 	for j := range wt {
 		wt[j] = 1
+	}
+	for k, j := range indexes {
 		if weights != nil {
-			wt[j] = weights[j]
+			wt[j] = weights[k]
 		}
 	}
 	wts := tensor.FromSlice(wt, 1, w)
