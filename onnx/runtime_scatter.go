@@ -152,9 +152,9 @@ func (c *nodeCtx) scatterReduceRows(d, u, pos *tensor.Tensor, rows, inner int, r
 	case "mul":
 		return ops.Mul(d, ops.Prod(ops.Select(hit, u3, tensor.Full(dt, 1)), 1)), nil
 	case "min":
-		return ops.Min(ops.Select(hit, u3, d3), 1), nil
+		return ops.Minimum(d, ops.Min(ops.Select(hit, u3, d3), 1)), nil
 	default:
-		return ops.Max(ops.Select(hit, u3, d3), 1), nil
+		return ops.Maximum(d, ops.Max(ops.Select(hit, u3, d3), 1)), nil
 	}
 }
 
