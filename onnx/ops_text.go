@@ -188,9 +188,15 @@ func tfIdfVectorizerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 	if weights != nil && len(weights) != total {
 		return nil, c.Errorf("weights has %d entries; the pool holds %d n-grams", len(weights), total)
 	}
+	// Int32 tokens compare as Int64: a pool entry beyond int32's range
+	// then matches nothing, where narrowing the pool would wrap it onto
+	// some token.
 	x2 := x
+	if x2.DType() != tensor.Int64 {
+		x2 = ops.Cast(x2, tensor.Int64)
+	}
 	if x.Rank() == 1 {
-		x2 = ops.Reshape(x, 1, x.Dim(0))
+		x2 = ops.Reshape(x2, 1, x.Dim(0))
 	}
 	b, cols, w := x2.Dim(0), x2.Dim(1), int(width)
 	if err := c.checkMade([]int{b, w}, "output"); err != nil {
@@ -204,7 +210,7 @@ func tfIdfVectorizerOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, erro
 		}
 		grams := make([]int64, sg.n*n)
 		copy(grams, pool[sg.start:sg.start+sg.n*n])
-		g := ops.Reshape(ops.Cast(tensor.FromSlice(grams, sg.n, n), x.DType()), 1, 1, sg.n, n)
+		g := tensor.FromSlice(grams, 1, 1, sg.n, n)
 		found := tensor.Zeros(tensor.Float32, b, sg.n)
 		skips := int(maxSkip)
 		if n == 1 {

@@ -84,6 +84,9 @@ func TestTextOpsValues(t *testing.T) {
 		// Tokens 2 3 2 2: the unigram 2 thrice, 3 once, whatever the skip.
 		{"tfidf unigrams once", 9, textNode("TfIdfVectorizer", []string{"x"}, strAttr("mode", "TF"), attrInt("min_gram_length", 1), attrInt("max_gram_length", 1), attrInt("max_skip_count", 3),
 			intsAttr("ngram_counts", 0), intsAttr("ngram_indexes", 1, 0), intsAttr("pool_int64s", 2, 3)), []*tensor.Tensor{tensor.FromSlice([]int64{2, 3, 2, 2}, 4)}, []float64{1, 3}},
+		// Int32 tokens: the pool entry 2^32+2 must not wrap onto token 2.
+		{"tfidf int32 wide pool", 9, textNode("TfIdfVectorizer", []string{"x"}, strAttr("mode", "TF"), attrInt("min_gram_length", 1), attrInt("max_gram_length", 1),
+			intsAttr("ngram_counts", 0), intsAttr("ngram_indexes", 0, 1), intsAttr("pool_int64s", 1<<32+2, 3)), []*tensor.Tensor{tensor.FromSlice([]int32{2, 3, 2, 2}, 4)}, []float64{0, 1}},
 		// Bigrams (2, 2) with spacing 1 (positions 2-3), 2 (0-2) and 3 (0-3).
 		{"tfidf bigram spacings", 9, textNode("TfIdfVectorizer", []string{"x"}, strAttr("mode", "TF"), attrInt("min_gram_length", 2), attrInt("max_gram_length", 2), attrInt("max_skip_count", 2),
 			intsAttr("ngram_counts", 0, 0), intsAttr("ngram_indexes", 0), intsAttr("pool_int64s", 2, 2)), []*tensor.Tensor{tensor.FromSlice([]int64{2, 3, 2, 2}, 4)}, []float64{3}},
