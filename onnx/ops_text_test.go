@@ -111,3 +111,12 @@ func TestTextOpsValues(t *testing.T) {
 		})
 	}
 }
+
+// The fixtures of ops_trig.go, ops_text.go and the run-time scatter
+// reductions join TestOpGradients' list: a model is fine-tuned through
+// them like through any other op.
+func init() {
+	gradCases = append(gradCases, "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+		"reversesequence_time_major", "reversesequence_batch_major",
+		"scatternd_mul_runtime", "scatternd_max_runtime", "scatterelements_min_runtime")
+}
