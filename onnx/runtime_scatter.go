@@ -74,7 +74,8 @@ func (c *nodeCtx) runtimeIndex(idx *tensor.Tensor, axis, n int) *tensor.Tensor {
 
 // scatterRows writes the m rows of updates ([m, inner]) into data viewed
 // as [rows, inner] at the Int64 row numbers pos ([m], each in [0, rows)),
-// replacing them (reduction "none") or adding to them ("add"), and
+// replacing them (reduction "none"), adding to them ("add") or combining
+// them by product, minimum or maximum (scatterReduceRows), and
 // returns the result in data's shape.
 func (c *nodeCtx) scatterRows(data, updates, pos *tensor.Tensor, rows, inner int, reduction string) (*tensor.Tensor, error) {
 	dt := data.DType()
@@ -105,13 +106,56 @@ func (c *nodeCtx) scatterRows(data, updates, pos *tensor.Tensor, rows, inner int
 		out = ops.Select(written, sum, d)
 	case "add":
 		out = ops.Add(d, sum)
+	case "mul", "min", "max":
+		r, err := c.scatterReduceRows(d, u, pos, rows, inner, reduction)
+		if err != nil {
+			return nil, err
+		}
+		out = r
 	default:
-		return nil, c.Errorf("reduction %q is not supported at indices computed from the model's inputs (none and add are)", reduction)
+		return nil, c.Errorf("reduction %q is not supported at indices computed from the model's inputs (none, add, mul, min and max are)", reduction)
 	}
 	if work != dt {
 		out = ops.Cast(out, dt)
 	}
 	return ops.Reshape(out, data.Shape()...), nil
+}
+
+// scatterReduceRows combines the m rows of u ([m, inner]) into d ([rows,
+// inner]) at the row numbers pos by product, minimum or maximum. GatherGrad
+// only adds, so each row of the result reduces over all m updates, those
+// aimed elsewhere replaced by 1 for the product and by the data row for
+// min and max: a [rows, m, inner] intermediate, refused past
+// the size an op may make. Duplicate indices all take part, in any order,
+// as the reductions commute.
+func (c *nodeCtx) scatterReduceRows(d, u, pos *tensor.Tensor, rows, inner int, reduction string) (*tensor.Tensor, error) {
+	m := pos.Size()
+	if m == 0 {
+		return d, nil
+	}
+	if err := c.checkMade([]int{rows, m, inner}, "the scatter's "+reduction+" intermediate"); err != nil {
+		return nil, err
+	}
+	dt := d.DType()
+	rowIDs := make([]int64, rows)
+	for i := range rowIDs {
+		rowIDs[i] = int64(i)
+	}
+	// hit[r, j, 0]: update j is aimed at row r.
+	hit := ops.Reshape(ops.Equal(tensor.FromSlice(rowIDs, rows, 1), ops.Reshape(pos, 1, m)), rows, m, 1)
+	u3 := ops.Reshape(u, 1, m, inner)
+	// For min and max, the data row itself stands in for the updates
+	// aimed elsewhere: it is the one value that changes nothing (a
+	// dtype's extreme as a float64 would not convert exactly to Int64).
+	d3 := ops.Reshape(d, rows, 1, inner)
+	switch reduction {
+	case "mul":
+		return ops.Mul(d, ops.Prod(ops.Select(hit, u3, tensor.Full(dt, 1)), 1)), nil
+	case "min":
+		return ops.Minimum(d, ops.Min(ops.Select(hit, u3, d3), 1)), nil
+	default:
+		return ops.Maximum(d, ops.Max(ops.Select(hit, u3, d3), 1)), nil
+	}
 }
 
 // scatterElementsRuntime is ScatterElements at run-time indices: the flat
