@@ -28,38 +28,6 @@ func init() {
 	register("Bernoulli", 15, 0, bernoulliOp)
 }
 
-// argMinOp is ArgMin along axis, with keepdims and select_last_index (the
-// last of equal minima, found as the first of the reversed axis), as
-// argMaxOp is ArgMax.
-func argMinOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	x, err := c.need(ins, 0, "data")
-	if err != nil {
-		return nil, err
-	}
-	ax, err := c.axis(c.Int("axis", 0), x.Rank(), "axis")
-	if err != nil {
-		return nil, err
-	}
-	last := c.Int("select_last_index", 0) != 0
-	if last {
-		x = reverseAxis(x, ax)
-	}
-	var y *tensor.Tensor
-	if c.Int("keepdims", 1) != 0 {
-		y = ops.ArgMinKeepDims(x, ax)
-	} else {
-		y = ops.ArgMin(x, ax)
-	}
-	if y.DType() != tensor.Int64 {
-		y = ops.Cast(y, tensor.Int64)
-	}
-	if last {
-		// Index i of the reversed axis is n−1−i of the original.
-		y = ops.Sub(tensor.Scalar(int64(x.Dim(ax)-1)), y)
-	}
-	return one(y)
-}
-
 // reverseAxis returns x with axis ax in reverse order.
 func reverseAxis(x *tensor.Tensor, ax int) *tensor.Tensor {
 	r := x.Rank()

@@ -20,26 +20,30 @@ type spatial3 struct {
 	pads                     [6]int
 }
 
+// intsOfSize reads integer-list attribute name, which must have size
+// entries; absent, it is size copies of def.
+func (c *nodeCtx) intsOfSize(name string, def, size int) ([]int, error) {
+	v, err := c.intsAttr(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = make([]int, size)
+		for i := range v {
+			v[i] = def
+		}
+	}
+	if len(v) != size {
+		return nil, c.Errorf("attribute %s %v has %d entries, want %d", name, v, len(v), size)
+	}
+	return v, nil
+}
+
 // spatial3Attrs reads a 3-D node's window attributes for an input of
 // extents in; kernel is the weight's window (zeros for pools).
 func (c *nodeCtx) spatial3Attrs(kernel, in [3]int) (spatial3, error) {
 	var s spatial3
-	list := func(name string, def, size int) ([]int, error) {
-		v, err := c.intsAttr(name, nil)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			v = make([]int, size)
-			for i := range v {
-				v[i] = def
-			}
-		}
-		if len(v) != size {
-			return nil, c.Errorf("attribute %s %v has %d entries, want %d", name, v, len(v), size)
-		}
-		return v, nil
-	}
+	list := c.intsOfSize
 	ks, err := list("kernel_shape", 0, 3)
 	if err != nil {
 		return s, err
@@ -255,22 +259,7 @@ func (c *nodeCtx) convTranspose3D(x, w, b *tensor.Tensor) ([]*tensor.Tensor, err
 	if autoPad != "NOTSET" && autoPad != "" && autoPad != "VALID" {
 		return nil, c.Errorf("auto_pad %q is not supported for 3-D ConvTranspose", autoPad)
 	}
-	list := func(name string, def, size int) ([]int, error) {
-		v, err := c.intsAttr(name, nil)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			v = make([]int, size)
-			for i := range v {
-				v[i] = def
-			}
-		}
-		if len(v) != size {
-			return nil, c.Errorf("attribute %s %v has %d entries, want %d", name, v, len(v), size)
-		}
-		return v, nil
-	}
+	list := c.intsOfSize
 	ks, err := list("kernel_shape", 0, 3)
 	if err != nil {
 		return nil, err

@@ -103,6 +103,18 @@ func reduceOp(f func(*tensor.Tensor, ...int) *tensor.Tensor, inputsAt int64) opF
 // argMaxOp is ArgMax along axis; select_last_index picks the last of
 // equal maxima, found as the first one of the reversed axis.
 func argMaxOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return argExtremumOp(c, ins, ops.ArgMaxKeepDims, ops.ArgMax)
+}
+
+// argMinOp is ArgMin, as argMaxOp is ArgMax.
+func argMinOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return argExtremumOp(c, ins, ops.ArgMinKeepDims, ops.ArgMin)
+}
+
+// argExtremumOp is ArgMax or ArgMin along axis, by keep (keepdims) or
+// drop: with select_last_index the last of equal extrema, found as the
+// first one of the reversed axis.
+func argExtremumOp(c *nodeCtx, ins []*tensor.Tensor, keep, drop func(*tensor.Tensor, int) *tensor.Tensor) ([]*tensor.Tensor, error) {
 	x, err := c.need(ins, 0, "data")
 	if err != nil {
 		return nil, err
@@ -113,19 +125,13 @@ func argMaxOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	}
 	last := c.Int("select_last_index", 0) != 0
 	if last {
-		r := x.Rank()
-		begin, end, stride := make([]int, r), make([]int, r), make([]int, r)
-		for i := range r {
-			begin[i], end[i], stride[i] = 0, x.Dim(i), 1
-		}
-		begin[ax], end[ax], stride[ax] = x.Dim(ax)-1, -x.Dim(ax)-1, -1
-		x = ops.StridedSlice(x, begin, end, stride)
+		x = reverseAxis(x, ax)
 	}
 	var y *tensor.Tensor
 	if c.Int("keepdims", 1) != 0 {
-		y = ops.ArgMaxKeepDims(x, ax)
+		y = keep(x, ax)
 	} else {
-		y = ops.ArgMax(x, ax)
+		y = drop(x, ax)
 	}
 	if y.DType() != tensor.Int64 {
 		y = ops.Cast(y, tensor.Int64)
