@@ -76,16 +76,7 @@ func TestDataDependentShapesRefusedInBothModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, eerr := m.Run(tc.feed...)
-			var gerr error
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						gerr = r.(error)
-					}
-				}()
-				nn.Jit(m, spore.JitConfig{}).Call(tc.feed...)
-			}()
+			eerr, gerr := modeErrors(m, tc.feed)
 			if tc.want == "" {
 				if eerr != nil || gerr != nil {
 					t.Fatalf("PyNative: %v; Graph: %v; want success", eerr, gerr)
@@ -100,4 +91,19 @@ func TestDataDependentShapesRefusedInBothModes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modeErrors runs m on feed in PyNative mode (Run) and compiled (nn.Jit's
+// Call), returning each mode's error, for tests that the two agree.
+func modeErrors(m *Model, feed []*tensor.Tensor) (eager, graph error) {
+	_, eager = m.Run(feed...)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				graph = r.(error)
+			}
+		}()
+		nn.Jit(m, spore.JitConfig{}).Call(feed...)
+	}()
+	return eager, graph
 }

@@ -12,9 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/internal/testkit"
-	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/tensor"
 )
@@ -216,16 +214,7 @@ func TestValueOperandsRefusedInBothModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, eerr := m.Run(tc.feed...)
-			var gerr error
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						gerr = r.(error)
-					}
-				}()
-				nn.Jit(m, spore.JitConfig{}).Call(tc.feed...)
-			}()
+			eerr, gerr := modeErrors(m, tc.feed)
 			if eerr == nil || gerr == nil || eerr.Error() != gerr.Error() || !strings.Contains(eerr.Error(), tc.want) {
 				t.Errorf("PyNative: %v; Graph: %v; want one error containing %q", eerr, gerr, tc.want)
 			}

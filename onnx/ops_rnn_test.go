@@ -276,16 +276,9 @@ func TestRNNInputGradients(t *testing.T) {
 func TestRNNWeightGradients(t *testing.T) {
 	for _, c := range rnnTorchCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(rnnDir, c.Model))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mp onnxpb.ModelProto
-			if err := proto.Unmarshal(b, &mp); err != nil {
-				t.Fatal(err)
-			}
+			mp := readModel(t, filepath.Join(rnnDir, c.Model))
 			_, xs := rnnTorchModel(t, c)
-			checkGradients(t, &mp, xs...)
+			checkGradients(t, mp, xs...)
 		})
 	}
 }

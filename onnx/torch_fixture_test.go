@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/checkpoint"
 	"github.com/sporeml/spore/dataset/mnist"
 	"github.com/sporeml/spore/nn"
 	"github.com/sporeml/spore/npy"
-	"github.com/sporeml/spore/onnx/internal/onnxpb"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/optim"
 	"github.com/sporeml/spore/tensor"
@@ -215,16 +212,9 @@ func TestTorchGradients(t *testing.T) {
 					model = c.Model
 				}
 			}
-			b, err := os.ReadFile(filepath.Join("testdata", "torch", model))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mp onnxpb.ModelProto
-			if err := proto.Unmarshal(b, &mp); err != nil {
-				t.Fatal(err)
-			}
+			mp := readModel(t, filepath.Join("testdata", "torch", model))
 			_, xs := fixtureInputs(t, name)
-			checkGradients(t, &mp, xs...)
+			checkGradients(t, mp, xs...)
 		})
 	}
 }
