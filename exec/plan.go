@@ -43,6 +43,8 @@ type Plan struct {
 	// dyn, when set by MakeDynamic, serves every size of the plan's
 	// dynamic dimensions up to their bounds.
 	dyn *dynamic
+	// prof is the profile recording this plan's runs (profile.go); p.mu.
+	prof *PlanProfile
 }
 
 type step struct {
@@ -61,6 +63,7 @@ type step struct {
 	// spare lists the results of a multi-result op that no value reads,
 	// with their positions (headers the plan made for them).
 	spare []int
+	subs  []*SubPlan // the control-flow bodies the step runs, for profiles
 }
 
 type view struct{ dst, src *tensor.Tensor }
@@ -266,7 +269,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		for i, a := range v.Args {
 			in[i] = hdr[a.ID]
 		}
-		attrs, err := bindRegions(v)
+		attrs, subs, err := bindRegions(v)
 		if err != nil {
 			return nil, err
 		}
@@ -287,14 +290,14 @@ func Compile(g *graph.Graph) (*Plan, error) {
 			if err != nil {
 				return nil, kernelError(v, err)
 			}
-			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc, v: v, spare: spare})
+			p.steps = append(p.steps, step{prim: v.Prim, kernelN: k, attrs: attrs, in: in, outs: outs, loc: v.Loc, v: v, spare: spare, subs: subs})
 			continue
 		}
 		k, err := v.Prim.KernelForKey(v.Prim.KeyFor(in, v.Meta.DType), core.CPU)
 		if err != nil {
 			return nil, kernelError(v, err)
 		}
-		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc, v: v})
+		p.steps = append(p.steps, step{prim: v.Prim, kernel: k, attrs: attrs, in: in, out: hdr[v.ID], loc: v.Loc, v: v, subs: subs})
 	}
 	for _, o := range g.Outputs {
 		c, err := newCopier(hdr[o.ID])
@@ -347,24 +350,24 @@ type RegionBinder interface {
 }
 
 // bindRegions plans v's regions and returns the attributes its step runs
-// with: v.Attrs itself when v has none.
-func bindRegions(v *graph.Value) (any, error) {
+// with (v.Attrs itself when v has none) and the sub-plans.
+func bindRegions(v *graph.Value) (any, []*SubPlan, error) {
 	if len(v.Regions) == 0 {
-		return v.Attrs, nil
+		return v.Attrs, nil, nil
 	}
 	b, ok := v.Attrs.(RegionBinder)
 	if !ok {
-		return nil, fmt.Errorf("exec: %%%d = %s has regions but its attributes (%T) cannot run them", v.ID, v.Prim.Name, v.Attrs)
+		return nil, nil, fmt.Errorf("exec: %%%d = %s has regions but its attributes (%T) cannot run them", v.ID, v.Prim.Name, v.Attrs)
 	}
 	subs := make([]*SubPlan, len(v.Regions))
 	for k, r := range v.Regions {
 		sp, err := Compile(r.Graph)
 		if err != nil {
-			return nil, fmt.Errorf("region %d of %%%d = %s: %w", k, v.ID, v.Prim.Name, err)
+			return nil, nil, fmt.Errorf("region %d of %%%d = %s: %w", k, v.ID, v.Prim.Name, err)
 		}
 		subs[k] = &SubPlan{Plan: sp, Binds: append([]int(nil), r.Binds...), Lead: r.Lead}
 	}
-	return b.BindRegions(subs), nil
+	return b.BindRegions(subs), subs, nil
 }
 
 // kernelError is the compile-time error for an op without a kernel for
@@ -554,6 +557,9 @@ func (p *Plan) run(args []*tensor.Tensor) {
 	}
 	i := 0
 	defer p.locatePanic(&i)
+	if r := recording.Load(); r != nil {
+		p.runProfiled(r, &i) // leaves i past the steps it ran: all, or none once r stopped
+	}
 	for ; i < len(p.steps); i++ {
 		s := &p.steps[i]
 		if s.outs != nil {
