@@ -27,9 +27,9 @@ import (
 //   - Pooling: one operation per window element per result.
 //   - Anything else reads its traits: an elementwise op (a fused loop
 //     included) costs Traits.Cost per result element (at least one), a
-//     reduction one per element read, other ops with a Cost that many per
-//     result element; ops without (copies, reshapes, gathers) move data
-//     and do no arithmetic.
+//     reduction one per element read. Other ops (copies, transposes,
+//     concatenations, gathers) move data and count no arithmetic: their
+//     Cost is a price for the fusion pass, not a count of operations.
 //
 // Bytes moved are the operands' and results' sizes: what a step must
 // read and write at least once, ignoring re-reads from cache.
@@ -75,8 +75,6 @@ func FLOPs(v *graph.Value) int64 {
 			return 0
 		}
 		return elems(v.Args[0].Meta.Shape)
-	case tr.Cost > 0:
-		return resultElems(v) * int64(tr.Cost)
 	}
 	return 0
 }
