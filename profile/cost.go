@@ -24,7 +24,8 @@ import (
 //   - Attention: the two products, 2·L·S·(E + Ev) per batch and head,
 //     plus five operations per score for the softmax; its gradient is
 //     counted as two forward passes.
-//   - Pooling: one operation per window element per result.
+//   - Pooling: one operation per window element per result; a pooling
+//     gradient one per cell of its input.
 //   - Anything else reads its traits: an elementwise op (a fused loop
 //     included) costs Traits.Cost per result element (at least one), a
 //     reduction one per element read. Other ops (copies, transposes,
@@ -52,6 +53,9 @@ var flopRules = map[*core.Prim]flopRule{
 	ops.Conv2DBackpropInputPrim:           convInputGradFLOPs,
 	ops.Conv2DBackpropFilterPrim:          convFilterGradFLOPs,
 	compile.Conv2DBiasReLUPool:            convEpilogueFLOPs,
+	compile.Conv2DBackpropInputPool:       convInputGradPoolFLOPs,
+	compile.Conv2DBackpropFilterPool:      convFilterGradPoolFLOPs,
+	compile.MaxPool2DReLUGrad:             firstArgFLOPs,
 	ops.ScaledDotProductAttentionPrim:     attentionFLOPs(1),
 	ops.ScaledDotProductAttentionGradPrim: attentionFLOPs(2),
 	ops.MaxPoolPrim:                       poolFLOPs,
@@ -171,6 +175,36 @@ func convFilterGradFLOPs(v *graph.Value) int64 {
 		return 0
 	}
 	return 2 * elems(v.Args[1].Meta.Shape) * convInner(v.Meta.Shape)
+}
+
+// convInputGradPoolFLOPs: Conv2DBackpropInputPool(act, gp, w), the input
+// gradient of a convolution whose output act was ReLU'd and max-pooled:
+// the pooling's gradient over act, then the convolution's over it.
+func convInputGradPoolFLOPs(v *graph.Value) int64 {
+	if len(v.Args) < 3 {
+		return 0
+	}
+	dy := elems(v.Args[0].Meta.Shape)
+	return dy + 2*dy*convInner(v.Args[2].Meta.Shape)
+}
+
+// convFilterGradPoolFLOPs: Conv2DBackpropFilterPool(x, act, gp), the
+// weight gradient of the same chain.
+func convFilterGradPoolFLOPs(v *graph.Value) int64 {
+	if len(v.Args) < 2 {
+		return 0
+	}
+	dy := elems(v.Args[1].Meta.Shape)
+	return dy + 2*dy*convInner(v.Meta.Shape)
+}
+
+// firstArgFLOPs is one operation per element of the first operand (a
+// pooling gradient's comparison per cell).
+func firstArgFLOPs(v *graph.Value) int64 {
+	if len(v.Args) == 0 {
+		return 0
+	}
+	return elems(v.Args[0].Meta.Shape)
 }
 
 // convEpilogueFLOPs: the fused anchor Conv2DBiasReLUPool(x, w, ...): the

@@ -14,6 +14,7 @@ import (
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/models"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/profile"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -58,7 +59,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	model := fs.String("model", "mlp", "network: mlp (the seed network) or lenet")
 	precision := fs.String("precision", "fp32", "fp32, or bf16 (mixed precision O2)")
 	rounds := fs.Int("iters", 0, "calls per timing round (0: about 6400 samples' worth, 10 to 2000 calls)")
+	var prof profileFlags
+	prof.register(fs, false)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := prof.check(); err != nil {
 		return err
 	}
 	batches, err := parseBatches(*batchList)
@@ -82,6 +88,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		// Graph mode would run eagerly: the comparison would be a lie.
 		return errors.New("SPORE_JIT=0 turns Graph mode's compilation off, and bench compares the two modes; unset it")
 	}
+	session, err := prof.start() // the Graph-mode calls are profiled as they are timed
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if session != nil {
+			session.Stop()
+		}
+	}()
 	var results []benchResult
 	for _, batch := range batches {
 		n := *rounds
@@ -101,11 +116,22 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		results = append(results, r)
 	}
+	var profiled *profile.Report
+	if session != nil {
+		profiled, session = session.Stop(), nil
+	}
 	if *asJSON {
-		return nil
+		if profiled == nil {
+			return nil
+		}
+		pj, err := prof.reportJSON(profiled)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{"profile": pj})
 	}
 	printBenchTable(stdout, *model, *precision, results)
-	return nil
+	return prof.report(profiled, stdout, "")
 }
 
 // benchMACs is each benchable network's multiply-adds per sample in

@@ -16,6 +16,7 @@ import (
 	"github.com/sporeml/spore/npy"
 	"github.com/sporeml/spore/onnx"
 	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/profile"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -68,6 +69,7 @@ type runOptions struct {
 	warmup  int
 	batch   int
 	json    bool
+	prof    profileFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
@@ -81,6 +83,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.warmup, "warmup", 0, "with --bench: untimed calls first (default: a tenth of --bench, at least 2)")
 	fs.IntVar(&o.batch, "batch", 0, "make up missing inputs, and tile given ones, to this batch size (default: none made up or tiled)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of text")
+	o.prof.register(fs, true)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -104,6 +107,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		// 0 is the default only in that it makes nothing up: given,
 		// it asks for batches of no rows.
 		return usagef("--batch %d must be positive (leave it out to run the inputs as given)", o.batch)
+	}
+	if err := o.prof.check(); err != nil {
+		return err
+	}
+	if o.prof.on && o.mode != "graph" {
+		return usagef("--profile times the steps of compiled plans: use --mode graph")
 	}
 	o.model = pos[0]
 	if !set["warmup"] {
@@ -159,6 +168,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		res.Outputs = append(res.Outputs, describeValue(name, y))
 	}
+	prof, err := profileRun(m, xs, o)
+	if err != nil {
+		return err
+	}
 	if o.bench > 0 {
 		b, err := benchRun(m, xs, o)
 		if err != nil {
@@ -170,10 +183,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.json {
+		if res.Profile, err = o.prof.reportJSON(prof); err != nil {
+			return err
+		}
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	res.print(stdout, modeLabel(o.mode))
-	return nil
+	return o.prof.report(prof, stdout, "")
 }
 
 // parseInterleaved parses flags and positional arguments in any order
@@ -450,6 +466,22 @@ func writeOutputs(paths []string, vs []valueJSON, outs []*tensor.Tensor) error {
 	return nil
 }
 
+// profileRun profiles --profile-calls calls of the model on xs, when
+// --profile is on (nil otherwise).
+func profileRun(m *onnx.Model, xs []*tensor.Tensor, o runOptions) (*profile.Report, error) {
+	s, err := o.prof.start()
+	if s == nil || err != nil {
+		return nil, err
+	}
+	for range o.prof.calls {
+		if _, err := m.Run(xs...); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	return s.Stop(), nil
+}
+
 // benchRun times the model on xs: best of o.rounds rounds of o.bench
 // calls, after o.warmup calls.
 func benchRun(m *onnx.Model, xs []*tensor.Tensor, o runOptions) (*benchJSON, error) {
@@ -484,6 +516,8 @@ type runResult struct {
 	Inputs      []valueJSON `json:"inputs"`
 	Outputs     []valueJSON `json:"outputs"`
 	Bench       *benchJSON  `json:"bench,omitempty"`
+	// Profile is --profile's, in --json output.
+	Profile *profileJSON `json:"profile,omitempty"`
 }
 
 // printValues writes a model's inputs and outputs for people, one line

@@ -11,6 +11,7 @@ import (
 	"github.com/sporeml/spore/comm"
 	"github.com/sporeml/spore/dataset"
 	"github.com/sporeml/spore/nn"
+	"github.com/sporeml/spore/profile"
 	"github.com/sporeml/spore/train"
 )
 
@@ -56,7 +57,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 	ampFlag := fs.String("amp-level", "O0", "mixed precision, MindSpore's amp_level: O0 (float32), O2 (matmuls and convolutions in bfloat16 with float32 master weights) or O3 (every op with a bfloat16 kernel in bfloat16)")
 	var sink sinkFlag
 	sink.register(fs)
+	var prof profileFlags
+	prof.register(fs, false)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := prof.check(); err != nil {
 		return err
 	}
 	amp, err := parseAmpLevel(*ampFlag)
@@ -211,8 +217,17 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		defer intr.stop()
 		callbacks = append(callbacks, intr)
 	}
+	session, err := prof.start()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	if err := m.Train(f.epochs, batches, callbacks...); err != nil {
+	err = m.Train(f.epochs, batches, callbacks...)
+	var profiled *profile.Report
+	if session != nil {
+		profiled = session.Stop()
+	}
+	if err != nil {
 		return err
 	}
 	if sig := intr.received(); sig != nil {
@@ -257,6 +272,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "graph: %d compilation(s), %v compiling, %d cached steps\n", st.Compiles, st.CompileTime.Round(time.Microsecond), st.Hits)
 	}
 	sink.report(m, stdout)
+	if err := prof.report(profiled, stdout, f.summaryDir); err != nil {
+		return err
+	}
 	if f.save != "" {
 		if err := m.SaveCheckpoint(f.save); err != nil {
 			return err
