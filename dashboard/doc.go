@@ -14,6 +14,11 @@
 //     pass that made or fused it a click away (parameter updates are
 //     dashed edges; the bodies of control-flow nodes are named in their
 //     node's details but not drawn);
+//   - the profile of each compiled function beside its graph, when the
+//     run recorded one (spore train --profile --summary-dir): its steps by
+//     time, with op, shape, calls, share and GFLOP/s, each node of the
+//     last pass shaded by its share of the time, and a click on a row
+//     showing its node;
 //   - the compiler at work, pass by pass: the IR before and after each
 //     pass side by side, the changed lines highlighted, and the nodes the
 //     pass removed and added.
@@ -21,7 +26,8 @@
 // Everything the page needs, the layout engine included (its licence in
 // web/vendor), is embedded in the binary, so it works offline. The
 // server binds to 127.0.0.1:6006 unless given another address, and
-// serves nothing under the log dir but the graph records its runs list.
+// serves nothing under the log dir but the graph records its runs list
+// and the profiles of their functions.
 //
 // Runs are looked for at most [MaxRunDepth] levels below the log dir. The
 // walk that finds them is shared by all requests: it is redone when a
@@ -50,4 +56,5 @@
 //	/api/scalars?tag=T[&run=R]      a scalar tag's [step, wall time, value] points per run
 //	/api/histograms?run=R&tag=T     a histogram tag's histograms in step order
 //	/api/graph?run=R&file=F         a compiled function's record, F as /api/runs lists it
+//	/api/profile?run=R&file=F       the profile of graph record F's function, and each step's node
 package dashboard

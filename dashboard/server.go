@@ -278,12 +278,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/scalars", s.handleScalars)
 	s.mux.HandleFunc("GET /api/histograms", s.handleHistograms)
 	s.mux.HandleFunc("GET /api/graph", s.handleGraph)
+	s.mux.HandleFunc("GET /api/profile", s.handleProfile)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			httpError(w, http.StatusMethodNotAllowed, "%s %s: the dashboard's endpoints are read-only (GET)", clip(r.Method), clip(r.URL.Path))
 			return
 		}
-		httpError(w, http.StatusNotFound, "no endpoint %s (endpoints: /api/runs, /api/scalars, /api/histograms, /api/graph)", clip(r.URL.Path))
+		httpError(w, http.StatusNotFound, "no endpoint %s (endpoints: /api/runs, /api/scalars, /api/histograms, /api/graph, /api/profile)", clip(r.URL.Path))
 	})
 }
 

@@ -3,7 +3,7 @@
 // endpoints. Everything it needs is served by the spore binary; nothing
 // is fetched from elsewhere, so it works offline.
 
-import { diffLines, niceTicks, rebin, smooth, toDot, yRange } from "./lib.js";
+import { diffLines, formatNs, niceTicks, profileRows, rebin, smooth, toDot, yRange } from "./lib.js";
 
 const POLL_MS = 2000;
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -20,6 +20,7 @@ const state = {
   graphKey: "",
   passKey: "",
   records: new Map(),  // "run\0file" -> compile record
+  nodeProfile: new Map(), // node id -> its profile row, for the graph shown
 };
 
 const $ = (id) => document.getElementById(id);
@@ -381,6 +382,7 @@ async function drawGraph() {
       state.graphKey = "none";
       vp.replaceChildren(el("p", { class: "muted", text: "no compiled functions recorded in this log dir" }));
       $("graph-info").textContent = "";
+      $("profile-panel").hidden = true;
     }
     return;
   }
@@ -454,6 +456,7 @@ async function drawRecord(run, file, rec, vp) {
   });
   $("node-details").hidden = true;
   $("graph-info").textContent = `${rec.name} ${rec.signature || ""} · level ${rec.level || "?"} · ${pass.graph.nodes.length} nodes after ${pass.pass}`;
+  await showProfile(run.name, file, pi === passes.length - 1, svg, nodes, pass.graph, key);
 }
 
 function showNode(n, nodes, graph) {
@@ -477,10 +480,74 @@ function showNode(n, nodes, graph) {
   for (const r of n.regions || []) rows.push([`region ${r.name}`, `${(r.graph && r.graph.nodes || []).length} nodes (not drawn), inputs from ${(r.binds || []).map((b) => `%${b}`).join(", ") || "none"}`]);
   for (const [k, v] of Object.entries(n.attrs || {})) rows.push([`attr ${k}`, String(v)]);
   rows.push(["source", n.source || "unknown"]);
+  const pr = state.nodeProfile.get(n.id);
+  if (pr) {
+    rows.push(["time", `${formatNs(pr.totalNs)} in ${pr.calls} calls, ${formatNs(pr.meanNs)} each`]);
+    rows.push(["share", `${(100 * pr.share).toFixed(1)}% of the function's steps`]);
+    if (pr.gflops) rows.push(["GFLOP/s", pr.gflops.toFixed(1)]);
+  }
   box.replaceChildren(
     el("h3", { text: `%${n.id} ${n.op}` }),
     el("table", {}, ...rows.map(([k, v]) => el("tr", { "data-field": k }, el("td", { text: k }), el("td", { text: v })))),
   );
+  box.hidden = false;
+}
+
+// ---------- profiles ----------
+
+// showProfile shows, below the graph, the profile of the function drawn
+// (if the run recorded one): its steps by time. Over the last pass, whose
+// nodes the steps are, each step's node is shaded by its share of the
+// time, and a click on a row selects its node.
+async function showProfile(runName, file, isLast, svg, nodes, graph, key) {
+  const box = $("profile-panel");
+  state.nodeProfile = new Map();
+  let view;
+  try {
+    view = await getJSON(`api/profile?${q({ run: runName, file })}`);
+  } catch (err) {
+    if (state.graphKey !== key) return;
+    box.dataset.state = "none";
+    box.replaceChildren(el("p", { class: "muted", text: err.message }));
+    box.hidden = false;
+    return;
+  }
+  if (state.graphKey !== key) return;
+  const f = view.function;
+  const rows = profileRows(view);
+  const maxShare = Math.max(...rows.map((r) => r.share), 1e-9);
+  if (isLast) {
+    for (const r of rows) {
+      state.nodeProfile.set(r.node, r);
+      const g = svg.querySelector(`g.node#node-${r.node}`);
+      if (!g) continue;
+      g.classList.add("profiled");
+      g.dataset.share = r.share.toFixed(4);
+      const heat = `rgba(232, 113, 10, ${(0.1 + 0.9 * r.share / maxShare).toFixed(3)})`;
+      g.querySelectorAll("polygon, path, ellipse").forEach((shape) => shape.setAttribute("fill", heat));
+    }
+  }
+  const perRun = f.runs ? f.timeNs / f.runs : 0;
+  const caption = `profile: ${f.runs} run(s), ${formatNs(perRun)} per run, ${rows.length} steps` +
+    (isLast ? " · nodes shaded by their share of the time" : " · choose the last pass to see each step's node");
+  const head = el("tr", {}, ...["op", "shape", "calls", "total", "mean", "share", "GFLOP/s"].map((h) => el("th", { text: h })));
+  const body = rows.map((r) => {
+    const tr = el("tr", { "data-node": String(r.node) },
+      el("td", { text: r.op }), el("td", { text: r.shape }), el("td", { class: "num", text: String(r.calls) }),
+      el("td", { class: "num", text: formatNs(r.totalNs) }), el("td", { class: "num", text: formatNs(r.meanNs) }),
+      el("td", { class: "num", text: `${(100 * r.share).toFixed(1)}%` }), el("td", { class: "num", text: r.gflops ? r.gflops.toFixed(1) : "-" }));
+    if (isLast) {
+      tr.addEventListener("click", () => {
+        svg.querySelectorAll("g.node.selected").forEach((s) => s.classList.remove("selected"));
+        const g = svg.querySelector(`g.node#node-${r.node}`);
+        if (g) g.classList.add("selected");
+        showNode(nodes.get(r.node), nodes, graph);
+      });
+    }
+    return tr;
+  });
+  box.dataset.state = "shown";
+  box.replaceChildren(el("p", { class: "muted", text: caption }), el("table", {}, el("thead", {}, head), el("tbody", {}, ...body)));
   box.hidden = false;
 }
 

@@ -163,3 +163,30 @@ export function diffLines(a, b, key = (s) => s) {
   for (let s = 0; s < suf; s++) ops.push(["=", ka.length - suf + s, kb.length - suf + s]);
   return ops;
 }
+
+// profileRows turns an /api/profile answer into table rows, most time
+// first: each step's op (with what it absorbed), shape, calls, own time
+// (steps of control-flow bodies are their own functions'), mean, share
+// of the function's step time, and GFLOP/s (FLOPs per nanosecond).
+export function profileRows(view) {
+  const steps = view.function.steps || [];
+  const total = steps.reduce((s, st) => s + st.selfNs, 0);
+  return steps.map((st, i) => ({
+    node: view.nodes[i],
+    op: st.absorbed && st.absorbed.length ? `${st.op}(${st.absorbed.join("+")})` : st.op,
+    shape: st.shape,
+    calls: st.calls,
+    totalNs: st.selfNs,
+    meanNs: st.calls ? st.selfNs / st.calls : 0,
+    share: total ? st.selfNs / total : 0,
+    gflops: st.selfNs > 0 && st.flops > 0 ? (st.flops * st.calls) / st.selfNs : 0,
+  })).sort((a, b) => b.totalNs - a.totalNs);
+}
+
+// formatNs prints a duration in nanoseconds with three significant
+// digits, in µs, ms or s.
+export function formatNs(ns) {
+  if (ns >= 1e9) return `${(ns / 1e9).toPrecision(3)}s`;
+  if (ns >= 1e6) return `${(ns / 1e6).toPrecision(3)}ms`;
+  return `${(ns / 1e3).toPrecision(3)}µs`;
+}
