@@ -125,8 +125,9 @@ func resultElems(v *graph.Value) int64 {
 }
 
 // gemmFLOPs is the rule of a GEMM whose result is op(a)·op(b) (a and b its
-// first two operands), plus perElem operations per result element for
-// what was fused around it (bias, activation, scale and update).
+// first two operands), plus an operation per result element for each op
+// fused after the product (compile.Absorbed), or perElem where the fused
+// op does not list them.
 func gemmFLOPs(perElem int64) flopRule {
 	return func(v *graph.Value) int64 {
 		if len(v.Args) < 2 || v.IsMulti() {
@@ -138,7 +139,11 @@ func gemmFLOPs(perElem int64) flopRule {
 		}
 		m := int64(out[len(out)-2])
 		k := int64(a[len(a)-2]) * int64(a[len(a)-1]) / m
-		return elems(out) * (2*k + perElem)
+		after := perElem
+		if abs := compile.Absorbed(v); len(abs) > 1 {
+			after = int64(len(abs) - 1) // one per op fused after the product
+		}
+		return elems(out) * (2*k + after)
 	}
 }
 
