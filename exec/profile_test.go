@@ -11,7 +11,7 @@ import (
 )
 
 // profPlan compiles a small chain of steps of differing kinds.
-func profPlan(t *testing.T) (*Plan, []*tensor.Tensor, []*tensor.Tensor) {
+func profPlan(t testing.TB) (*Plan, []*tensor.Tensor, []*tensor.Tensor) {
 	t.Helper()
 	m := tensor.Meta{Shape: tensor.Shape{16, 16}, DType: tensor.Float32}
 	g, err := graph.Trace("chain", []tensor.Meta{m, m}, func(in []*tensor.Tensor) []*tensor.Tensor {
@@ -190,4 +190,35 @@ func TestProfileConcurrentRuns(t *testing.T) {
 			t.Errorf("plan on track %d: steps %d ns, runs %d ns", pp.Track, sum, pp.RunNs)
 		}
 	}
+}
+
+// BenchmarkProfileClock is the cost of one clock reading, what profiling
+// adds per step (with an event appended).
+func BenchmarkProfileClock(b *testing.B) {
+	var t int64
+	for b.Loop() {
+		t += clock()
+	}
+	_ = t
+}
+
+// BenchmarkProfileRun runs a small plan with profiling off and on, side
+// by side: the difference is the per-step cost of recording.
+func BenchmarkProfileRun(b *testing.B) {
+	p, args, outs := profPlan(b)
+	b.Run("off", func(b *testing.B) {
+		for b.Loop() {
+			p.RunInto(args, outs)
+		}
+	})
+	b.Run("on", func(b *testing.B) {
+		r, err := StartProfile(1 << 16)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Stop()
+		for b.Loop() {
+			p.RunInto(args, outs)
+		}
+	})
 }
