@@ -10,8 +10,7 @@ import (
 
 // TestProfileFrontDoor: spore.Profile records the compiled calls made
 // inside it, StartProfile refuses a second profile, and a compiled call
-// allocates nothing before, during or after a profile but what profiling
-// itself keeps.
+// allocates nothing before a profile or after it.
 func TestProfileFrontDoor(t *testing.T) {
 	jf := spore.NewJit(func(x *spore.Tensor) *spore.Tensor { return ops.Exp(ops.MatMul(x, x)) })
 	x := spore.RandUniform(spore.Float32, -1, 1, 8, 8)
