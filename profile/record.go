@@ -127,8 +127,8 @@ func ReadRecords(runDir string) ([]FunctionRecord, error) {
 	return out, nil
 }
 
-// fileName keeps letters, digits, '.', '_' and '-' and turns the rest
-// into '_', cut to 100 bytes.
+// fileName keeps letters, digits, '.', '_' and '-' (but a leading '.')
+// and turns the rest into '_', cut to 100 bytes.
 func fileName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -141,6 +141,9 @@ func fileName(s string) string {
 	}
 	if len(b) == 0 {
 		return "function"
+	}
+	if b[0] == '.' {
+		b[0] = '_' // a leading dot marks a file being written
 	}
 	return string(b)
 }
