@@ -40,7 +40,7 @@ type Plan struct {
 	// of the result's buffer, and NoOpPacks the packing ops left with
 	// nothing to move (every argument placed), which run no step.
 	PlacedArgs, NoOpPacks int
-	mu             sync.Mutex
+	mu                    sync.Mutex
 	// hdr is every value's tensor header, by value ID, and members the
 	// values sharing each arena buffer, kept for MakeDynamic.
 	hdr     []*tensor.Tensor

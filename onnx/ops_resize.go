@@ -284,9 +284,39 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		y = extrapolate(ops.Add(ops.Mul(g0, wt(w0)), ops.Mul(g1, wt(w1))))
 	}
 	if len(tabs) > 0 {
-		y = ops.Resize(x, ops.ResizeAttrs{Axes: tabs, Linear: mode == "linear", Desc: "coordinate_transformation_mode=" + ctm + " nearest_mode=" + nearest})
+		y = resizeChain(x, tabs, mode == "linear", "coordinate_transformation_mode="+ctm+" nearest_mode="+nearest)
 	}
 	return one(y)
+}
+
+// resizeChain applies the axes' tables as ops.Resize steps: the last two
+// axes together (an image's height and width, one pass), any other axis
+// alone. Axes that shrink go first, so that no intermediate is larger
+// than it must be (growing an axis 2^20-fold before shrinking two others
+// 12-fold made a 37-million-element intermediate for a 3-million-element
+// result); the interpolation is separable, so the order changes only the
+// rounding (by an ulp or so), and when the shrinking axes already come
+// first, as in every single-direction resize, nothing changes at all.
+func resizeChain(x *tensor.Tensor, tabs []ops.ResizeAxis, linear bool, desc string) *tensor.Tensor {
+	r := x.Rank()
+	var order []ops.ResizeAxis
+	for _, shrink := range []bool{true, false} {
+		for _, t := range tabs {
+			if (len(t.I0) < t.In) == shrink {
+				order = append(order, t)
+			}
+		}
+	}
+	y := x
+	for i := 0; i < len(order); i++ {
+		step := order[i : i+1]
+		if i+1 < len(order) && order[i].Axis == r-2 && order[i+1].Axis == r-1 {
+			step = order[i : i+2]
+			i++
+		}
+		y = ops.Resize(y, ops.ResizeAttrs{Axes: step, Linear: linear, Desc: desc})
+	}
+	return y
 }
 
 // resizeByGather makes Resize build its per-axis Gathers for every mode,

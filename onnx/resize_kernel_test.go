@@ -36,7 +36,10 @@ func resizeModel(shape []int, sizes []int64, scales []float32, mode, ctm, neares
 // both modes, over odd shapes, up- and downsampling, one axis or several
 // (the batch and channel axes included), every coordinate transform and
 // nearest mode, sizes and scales: bit for bit, since the kernel makes the
-// same roundings in the same order.
+// same roundings in the same order — but where an axis that shrinks comes
+// after one that grows, which the kernel resizes first (resizeChain), and
+// a linear result then differs in rounding: there within 1e-6·(1+|want|).
+// The two modes agree bit for bit everywhere.
 func TestResizeKernelMatchesGathers(t *testing.T) {
 	type shapeCase struct {
 		in     []int
@@ -78,16 +81,26 @@ func TestResizeKernelMatchesGathers(t *testing.T) {
 				if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 					t.Fatalf("errors: gathers %v / %v, kernel %v / %v", err1, err2, err3, err4)
 				}
+				tol := 0.0
+				grown := false
+				for a, n := range gotE[0].Shape() {
+					if n > sc.in[a] {
+						grown = true
+					} else if n < sc.in[a] && grown && mc.mode == "linear" {
+						tol = 1e-6
+					}
+				}
 				for _, c := range []struct {
 					what      string
 					got, want *tensor.Tensor
-				}{{"PyNative", gotE[0], refE[0]}, {"Graph", gotG[0], refG[0]}, {"Graph vs PyNative", gotG[0], gotE[0]}} {
+					tol       float64
+				}{{"PyNative", gotE[0], refE[0], tol}, {"Graph", gotG[0], refG[0], tol}, {"Graph vs PyNative", gotG[0], gotE[0], 0}} {
 					if !c.got.Shape().Equal(c.want.Shape()) {
 						t.Fatalf("%s: shape %v, want %v", c.what, c.got.Shape(), c.want.Shape())
 					}
 					a, b := c.got.Float32s(), c.want.Float32s()
 					for i := range b {
-						if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(math.Abs(float64(a[i]-b[i])) <= c.tol*(1+math.Abs(float64(b[i])))) {
 							t.Fatalf("%s: element %d is %v, want %v", c.what, i, a[i], b[i])
 						}
 					}

@@ -17,8 +17,8 @@ import (
 type ResizeAxis struct {
 	// Axis is the axis resized, In its extent in the input.
 	Axis, In int
-	I0, I1 []int32
-	W0, W1 []float32
+	I0, I1   []int32
+	W0, W1   []float32
 }
 
 // ResizeAttrs are the attributes of Resize and ResizeGrad: the axes whose
@@ -72,6 +72,7 @@ var ResizePrim, ResizeGradPrim *core.Prim
 func init() {
 	ResizePrim = core.Define(&core.Prim{
 		Name:   "Resize",
+		Batch:  batchOne(&ResizePrim, shiftResizeAttrs),
 		Traits: core.Traits{Cost: 2},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return resizeMeta("Resize", attrs.(ResizeAttrs), in[0], false)
@@ -81,6 +82,7 @@ func init() {
 	})
 	ResizeGradPrim = core.Define(&core.Prim{
 		Name:   "ResizeGrad",
+		Batch:  batchOne(&ResizeGradPrim, shiftResizeAttrs),
 		Traits: core.Traits{Cost: 2},
 		Infer: func(attrs any, in []*tensor.Tensor) tensor.Meta {
 			return resizeMeta("ResizeGrad", attrs.(ResizeAttrs), in[0], true)
@@ -92,6 +94,17 @@ func init() {
 	ResizePrim.Register(tensor.Float64, core.CPU, resizeKernel[float64])
 	ResizeGradPrim.Register(tensor.Float32, core.CPU, resizeGradKernel[float32])
 	ResizeGradPrim.Register(tensor.Float64, core.CPU, resizeGradKernel[float64])
+}
+
+// shiftResizeAttrs renumbers the axes for a batch axis put in front.
+func shiftResizeAttrs(a any) any {
+	r := a.(ResizeAttrs)
+	axes := append([]ResizeAxis(nil), r.Axes...)
+	for i := range axes {
+		axes[i].Axis++
+	}
+	r.Axes = axes
+	return r
 }
 
 // resizeMeta is the result of Resize (or, grad, ResizeGrad) on x, after
@@ -223,7 +236,7 @@ func resizeKernel[T float32 | float64](attrs any, in []*tensor.Tensor, out *tens
 	if len(y) == 0 {
 		return
 	}
-	if resizePlanes(&a, in[0].Data().([]T), y, in[0].Shape(), out.Shape()) {
+	if resizeOneAxis(&a, in[0].Data().([]T), y, in[0].Shape(), out.Shape()) || resizePlanes(&a, in[0].Data().([]T), y, in[0].Shape(), out.Shape()) {
 		return
 	}
 	var r resizeRun[T]
@@ -390,4 +403,47 @@ func resizePlanes[T float32 | float64](a *ResizeAttrs, x, y []T, inShape, outSha
 		}
 	}
 	return true
+}
+
+// resizeOneAxis is Resize's kernel for a single resized axis: for each
+// position of the axes before it, each output index along it is one or two
+// whole blocks of the axes after it, read as rows. It reports false,
+// doing nothing, when more than one axis is resized.
+func resizeOneAxis[T float32 | float64](a *ResizeAttrs, x, y []T, inShape, outShape tensor.Shape) bool {
+	if len(a.Axes) != 1 {
+		return false
+	}
+	t := &a.Axes[0]
+	d := t.Axis
+	inner := inShape[d+1:].Size()
+	if inner == 1 && d > 0 && len(inShape) >= 2 {
+		return false // the last axis alone: resizePlanes reads it as rows
+	}
+	outer := inShape[:d].Size()
+	ni, no := inShape[d], outShape[d]
+	for p := range outer {
+		src, dst := x[p*ni*inner:(p+1)*ni*inner], y[p*no*inner:(p+1)*no*inner]
+		for o := range no {
+			out := dst[o*inner : (o+1)*inner]
+			i0 := int(t.I0[o])
+			r0 := src[i0*inner : (i0+1)*inner]
+			if !a.Linear {
+				copy(out, r0)
+				continue
+			}
+			i1 := int(t.I1[o])
+			r1 := src[i1*inner : (i1+1)*inner]
+			w0, w1 := T(t.W0[o]), T(t.W1[o])
+			for i := range out {
+				out[i] = T(w0*r0[i]) + T(w1*r1[i])
+			}
+		}
+	}
+	return true
+}
+
+// resizeGradOf applies ResizeGrad: g, a cotangent of Resize's result,
+// scattered back onto the input's shape.
+func resizeGradOf(a ResizeAttrs, g *tensor.Tensor) *tensor.Tensor {
+	return core.Apply(ResizeGradPrim, a, g)
 }
