@@ -7,7 +7,12 @@
 // dies with them, and reshapes alias their input. A collective's bucket
 // (core.Traits ArgsInResult, ResultsInArg) has the tensors it packs
 // computed straight into it and its unpacked results read from it, at
-// their offsets, instead of copies. Tensor headers for every
+// their offsets, instead of copies; so does a Concat along an axis with
+// only 1s before it (core.Prim.PacksArgs), whose producers then write their
+// slices of its buffer (an argument that is a graph input, a parameter or
+// a constant, is read after the Concat, or shares its buffer with an
+// in-place update stays where it is and is copied, and a Concat left with
+// nothing to copy runs no step). Tensor headers for every
 // value are built at compile time, so a run rebinds the argument slots and
 // calls the kernels in order — no allocation per call (RunInto allocates
 // nothing at all; Run allocates only the copies of the results it returns).

@@ -76,14 +76,37 @@ type Sample struct {
 // at a threshold, a ceiling, a remainder) is caught unless it happens to
 // be affine at all of them.
 func (p *Plan) MakeDynamic(spec DynamicSpec, samples []Sample) error {
-	d, err := newDynamic(p, spec, samples)
+	q := p
+	if p.PlacedArgs > 0 {
+		// A Concat's arguments placed at offsets in its buffer would stay
+		// at the bounds' offsets at smaller sizes: plan them in buffers of
+		// their own, which a prefix serves.
+		var err error
+		if q, err = compile(p.g, options{keepPacks: true}); err != nil {
+			return fmt.Errorf("exec: %s cannot serve dynamic sizes: %w", p.g.Name, err)
+		}
+	}
+	d, err := newDynamic(q, spec, samples)
 	if err != nil {
 		return fmt.Errorf("exec: %s cannot serve dynamic sizes: %w", p.g.Name, err)
 	}
 	p.mu.Lock()
+	if q != p {
+		p.adopt(q)
+	}
 	p.dyn = d
 	p.mu.Unlock()
 	return nil
+}
+
+// adopt makes p run q's plan of the same graph: every field but the lock.
+// The dynamic state built over q points into the steps and headers that p
+// then shares.
+func (p *Plan) adopt(q *Plan) {
+	p.steps, p.inputs, p.views, p.outputs, p.outCopy = q.steps, q.inputs, q.views, q.outputs, q.outCopy
+	p.assigns, p.written, p.hdr, p.members = q.assigns, q.written, q.hdr, q.members
+	p.ArenaBytes, p.Buffers, p.Reused, p.InPlaceAssigns = q.ArenaBytes, q.Buffers, q.Reused, q.InPlaceAssigns
+	p.PlacedArgs, p.NoOpPacks = q.PlacedArgs, q.NoOpPacks
 }
 
 // Warm runs the plan once on zeros at its compiled shapes (the bounds, for

@@ -35,7 +35,12 @@ type Plan struct {
 	// InPlaceAssigns counts parameter updates computed straight into the
 	// parameter's buffer (no copy at the end of the run).
 	InPlaceAssigns int
-	mu             sync.Mutex
+	// PlacedArgs counts the arguments of packing ops (a Concat along an
+	// outer axis, core.Prim.PacksArgs) computed straight into their slice
+	// of the result's buffer, and NoOpPacks the packing ops left with
+	// nothing to move (every argument placed), which run no step.
+	PlacedArgs, NoOpPacks int
+	mu                    sync.Mutex
 	// hdr is every value's tensor header, by value ID, and members the
 	// values sharing each arena buffer, kept for MakeDynamic.
 	hdr     []*tensor.Tensor
@@ -110,7 +115,17 @@ type storage struct {
 }
 
 // Compile builds the execution plan of g.
-func Compile(g *graph.Graph) (*Plan, error) {
+func Compile(g *graph.Graph) (*Plan, error) { return compile(g, options{}) }
+
+// options are the choices of one compilation.
+type options struct {
+	// keepPacks leaves the arguments of PacksArgs ops (Concat) in buffers
+	// of their own: a dynamic plan points each value at a prefix of its
+	// buffer, which a slice at a fixed offset in a larger one is not.
+	keepPacks bool
+}
+
+func compile(g *graph.Graph, opt options) (*Plan, error) {
 	if err := graph.Verify(g); err != nil {
 		return nil, err
 	}
@@ -145,6 +160,7 @@ func Compile(g *graph.Graph) (*Plan, error) {
 	// (Traits.ResultsInArg) and views of them.
 	off := make([]int, n)
 	members := map[*storage][]*graph.Value{}
+	placed, noOps := 0, map[*graph.Value]bool{}
 	live := func(s *storage) int {
 		l := 0
 		for _, m := range members[s] {
@@ -194,10 +210,23 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		if v.Kind == graph.KindOp && v.Prim.Traits.ArgsInResult && s.kind == graph.KindOp && off[v.ID] == 0 {
 			packInPlace(v, s, st, off, members, func(as *storage) bool { return live(as) == i })
 		}
+		if v.Kind == graph.KindOp && !v.IsMulti() && v.Prim.PacksArgs != nil && !opt.keepPacks && s.kind == graph.KindOp && off[v.ID] == 0 && len(members[s]) == 1 && v.Prim.PacksArgs(v.Attrs, argMetas(v)) {
+			// A Concat along an outer axis: its producers write their
+			// slices of its buffer. An argument read after it keeps a
+			// buffer of its own (lastHere). Placing it would still be
+			// correct, the shared buffer's liveness covering the later
+			// read, but the Concat's whole buffer would then stay live,
+			// and refuse in-place updates, until that reader runs.
+			n := packInPlace(v, s, st, off, members, func(as *storage) bool { return live(as) == i })
+			placed += n
+			if n == len(v.Args) {
+				noOps[v] = true
+			}
+		}
 	}
 	inPlace := assignInPlace(g, st, members, lastUse, pos)
 	var arena []*storage
-	p := &Plan{g: g, InPlaceAssigns: len(inPlace)}
+	p := &Plan{g: g, InPlaceAssigns: len(inPlace), PlacedArgs: placed, NoOpPacks: len(noOps)}
 	seen := map[*storage]bool{}
 	for _, v := range g.Values {
 		s := st[v.ID]
@@ -265,11 +294,14 @@ func Compile(g *graph.Graph) (*Plan, error) {
 		if !v.IsMulti() && len(v.Args) > 0 && st[v.ID] == st[v.Args[0].ID] && v.Prim.Traits.View {
 			continue // the alias is the result: nothing to run
 		}
+		if noOps[v] {
+			continue // every argument was computed in place: nothing to move
+		}
 		in := make([]*tensor.Tensor, len(v.Args))
 		for i, a := range v.Args {
 			in[i] = hdr[a.ID]
 		}
-		attrs, subs, err := bindRegions(v)
+		attrs, subs, err := bindRegions(v, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -351,7 +383,7 @@ type RegionBinder interface {
 
 // bindRegions plans v's regions and returns the attributes its step runs
 // with (v.Attrs itself when v has none) and the sub-plans.
-func bindRegions(v *graph.Value) (any, []*SubPlan, error) {
+func bindRegions(v *graph.Value, opt options) (any, []*SubPlan, error) {
 	if len(v.Regions) == 0 {
 		return v.Attrs, nil, nil
 	}
@@ -361,7 +393,7 @@ func bindRegions(v *graph.Value) (any, []*SubPlan, error) {
 	}
 	subs := make([]*SubPlan, len(v.Regions))
 	for k, r := range v.Regions {
-		sp, err := Compile(r.Graph)
+		sp, err := compile(r.Graph, opt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("region %d of %%%d = %s: %w", k, v.ID, v.Prim.Name, err)
 		}
@@ -427,9 +459,10 @@ func (s *slabs) slice(st *storage) any {
 // as long as that buffer is the arena's, holds that argument alone, and
 // is last read by v (lastHere): the op may overwrite its result (an
 // all-reduce does), which must then change no value read later. Other
-// arguments stay where they are and are copied.
-func packInPlace(v *graph.Value, s *storage, st []*storage, off []int, members map[*storage][]*graph.Value, lastHere func(*storage) bool) {
-	at := 0
+// arguments stay where they are and are copied. It returns how many
+// arguments it placed.
+func packInPlace(v *graph.Value, s *storage, st []*storage, off []int, members map[*storage][]*graph.Value, lastHere func(*storage) bool) int {
+	at, placed := 0, 0
 	for _, a := range v.Args {
 		as, n := st[a.ID], a.Meta.Shape.Size()
 		if as != s && as.kind == graph.KindOp && as.dtype == s.dtype && as.size == n && off[a.ID] == 0 && !as.reused && lastHere(as) {
@@ -440,9 +473,20 @@ func packInPlace(v *graph.Value, s *storage, st []*storage, off []int, members m
 			members[s] = append(members[s], members[as]...)
 			delete(members, as)
 			s.first = min(s.first, as.first)
+			placed++
 		}
 		at += n
 	}
+	return placed
+}
+
+// argMetas lists the shapes and dtypes of v's arguments.
+func argMetas(v *graph.Value) []tensor.Meta {
+	ms := make([]tensor.Meta, len(v.Args))
+	for i, a := range v.Args {
+		ms[i] = a.Meta
+	}
+	return ms
 }
 
 // sub returns elements [off, off+n) of buf, a slice of one dtype.

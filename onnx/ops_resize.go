@@ -143,6 +143,14 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	default:
 		return nil, c.Errorf("nearest_mode %q is not supported", nearest)
 	}
+	// Nearest and linear resizes of float tensors run as one ops.Resize
+	// over the tables the loop below computes; the per-axis Gathers and
+	// weighted sums remain for cubic, tf_crop_and_resize (whose
+	// extrapolation applies between axes) and other dtypes, and are the
+	// reference the kernel is tested against.
+	fast := !resizeByGather && (mode == "nearest" || mode == "linear") && ctm != "tf_crop_and_resize" &&
+		(x.DType() == tensor.Float32 || x.DType() == tensor.Float64) && r <= 8
+	var tabs []ops.ResizeAxis
 	y := x
 	for a := range r {
 		in := x.Dim(a)
@@ -229,6 +237,14 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 				}
 				idx[o] = int64(max(0, min(float32(in-1), n)))
 			}
+			if fast {
+				t := ops.ResizeAxis{Axis: a, In: in, I0: make([]int32, len(idx))}
+				for o, i := range idx {
+					t.I0[o] = int32(i)
+				}
+				tabs = append(tabs, t)
+				continue
+			}
 			y = extrapolate(ops.Gather(y, tensor.FromSlice(idx, len(idx)), a))
 			continue
 		}
@@ -246,6 +262,15 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 			d := v - f
 			w0[o], w1[o] = float64(1-d), float64(d)
 		}
+		if fast {
+			t := ops.ResizeAxis{Axis: a, In: in, I0: make([]int32, len(i0)), I1: make([]int32, len(i0)), W0: make([]float32, len(i0)), W1: make([]float32, len(i0))}
+			for o := range i0 {
+				t.I0[o], t.I1[o] = int32(i0[o]), int32(i1[o])
+				t.W0[o], t.W1[o] = float32(w0[o]), float32(w1[o])
+			}
+			tabs = append(tabs, t)
+			continue
+		}
 		shape := make([]int, r)
 		for i := range shape {
 			shape[i] = 1
@@ -258,8 +283,45 @@ func resizeOp(c *nodeCtx, ins []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		g1 := ops.Gather(y, tensor.FromSlice(i1, len(i1)), a)
 		y = extrapolate(ops.Add(ops.Mul(g0, wt(w0)), ops.Mul(g1, wt(w1))))
 	}
+	if len(tabs) > 0 {
+		y = resizeChain(x, tabs, mode == "linear", "coordinate_transformation_mode="+ctm+" nearest_mode="+nearest)
+	}
 	return one(y)
 }
+
+// resizeChain applies the axes' tables as ops.Resize steps: the last two
+// axes together (an image's height and width, one pass), any other axis
+// alone. Axes that shrink go first, so that no intermediate is larger
+// than it must be (growing an axis 2^20-fold before shrinking two others
+// 12-fold made a 37-million-element intermediate for a 3-million-element
+// result); the interpolation is separable, so the order changes only the
+// rounding (by an ulp or so), and when the shrinking axes already come
+// first, as in every single-direction resize, nothing changes at all.
+func resizeChain(x *tensor.Tensor, tabs []ops.ResizeAxis, linear bool, desc string) *tensor.Tensor {
+	r := x.Rank()
+	var order []ops.ResizeAxis
+	for _, shrink := range []bool{true, false} {
+		for _, t := range tabs {
+			if (len(t.I0) < t.In) == shrink {
+				order = append(order, t)
+			}
+		}
+	}
+	y := x
+	for i := 0; i < len(order); i++ {
+		step := order[i : i+1]
+		if i+1 < len(order) && order[i].Axis == r-2 && order[i+1].Axis == r-1 {
+			step = order[i : i+2]
+			i++
+		}
+		y = ops.Resize(y, ops.ResizeAttrs{Axes: step, Linear: linear, Desc: desc})
+	}
+	return y
+}
+
+// resizeByGather makes Resize build its per-axis Gathers for every mode,
+// the reference the ops.Resize kernel is tested against.
+var resizeByGather = false
 
 // cubicAxis resizes axis a of y to n by cubic interpolation at the source
 // coordinates coord(o), as ONNX's reference does: the four taps around

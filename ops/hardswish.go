@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -15,6 +16,10 @@ func init() {
 	HardswishPrim = defUnary("Hardswish", 4, unary{
 		f32: hardswish[float32],
 		f64: hardswish[float64],
+		// The block kernel computes hardswish bit for bit, 16 lanes at a
+		// time: the scalar body behind a function call per element took a
+		// tenth of MobileNetV3's run.
+		vec: vec.Hardswish,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			// d/dx = 0 below -3, x/3 + 1/2 on [-3, 3], 1 above: PyTorch's
 			// choice at the two kinks (the right-hand slope at -3, the

@@ -433,6 +433,13 @@ func init() {
 			return gs
 		},
 	})
+	// Along an axis with only 1s before it, the result is the inputs one
+	// after another: a compiled plan has the inputs' producers write into
+	// their slices of the result, and the kernel then moves nothing.
+	ConcatPrim.PacksArgs = func(attrs any, args []tensor.Meta) bool {
+		ax := attrs.(AxisAttr).Axis
+		return len(args) > 0 && ax <= len(args[0].Shape) && args[0].Shape[:ax].Size() == 1
+	}
 	registerMoves(ConcatPrim)
 }
 
@@ -449,7 +456,12 @@ func concatInto[T any](dst []T, in []*tensor.Tensor, ax int) {
 		for _, x := range in {
 			src := x.Data().([]T)
 			n := len(src) / outer
-			copy(dst[off:off+n], src[o*n:(o+1)*n])
+			// An input a compiled plan computed in place (PacksArgs) is
+			// already there: copying it onto itself would only cost the
+			// memory traffic the placement saved.
+			if n > 0 && &dst[off] != &src[o*n] {
+				copy(dst[off:off+n], src[o*n:(o+1)*n])
+			}
 			off += n
 		}
 	}

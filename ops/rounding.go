@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/sporeml/spore/internal/core"
+	"github.com/sporeml/spore/internal/kernels/vec"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -332,13 +333,19 @@ var clipBodies [nDT]func(ClipAttrs) any
 
 func regClip[T tensor.Number](bounds func(ClipAttrs) (T, T)) {
 	dt := core.DTypeOf[T]()
+	body := clampInto[T]
+	if f, ok := any(vec.Clamp).(func(d, x []T, lo, hi T)); ok {
+		// float32: the vector kernel, bit for bit clampInto (NaN and
+		// signed zeros included), about ten times as fast.
+		body = f
+	}
 	clipBodies[dt] = func(a ClipAttrs) any {
 		lo, hi := bounds(a)
-		return func(d, x []T) { clampInto(d, x, lo, hi) }
+		return func(d, x []T) { body(d, x, lo, hi) }
 	}
 	ClipPrim.Register(dt, core.CPU, func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		lo, hi := bounds(attrs.(ClipAttrs))
-		clampInto(out.Data().([]T), in[0].Data().([]T), lo, hi)
+		body(out.Data().([]T), in[0].Data().([]T), lo, hi)
 	})
 }
 

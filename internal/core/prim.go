@@ -105,6 +105,13 @@ type Prim struct {
 	// Elementwise is the block body of an elementwise op (Traits.Elementwise),
 	// which its eager kernels and fused loops both run; nil for other ops.
 	Elementwise *Elementwise
+	// PacksArgs, when set, reports whether one application's result is
+	// its arguments' elements packed one after another, as
+	// Traits.ArgsInResult says of every application: Concat along an axis
+	// with only 1s before it. A compiled plan may then have the arguments
+	// computed straight into their places in the result's buffer; the
+	// kernel finds each already there and must leave it.
+	PacksArgs func(attrs any, args []Meta) bool
 
 	// Multi-result primitives (control flow) set these instead of Infer,
 	// VJP, JVP and Batch, register their kernels with RegisterN, and are

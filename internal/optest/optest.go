@@ -273,6 +273,13 @@ func Cases() []Case {
 		Case{Prim: ops.GatherGradPrim, Name: "GatherGrad", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
 			return core.Apply(ops.GatherGradPrim, ops.ScatterAttrs{Axis: 1, Extent: 3}, xs[0], xs[1])
 		}, Inputs: in(u(-2, 2, 0, 2, 2, 2), idx), Differentiable: true, Diff: []int{0}},
+		Case{Prim: ops.ResizePrim, Name: "Resize linear", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Resize(xs[0], resizeLinear) },
+			Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}},
+		Case{Prim: ops.ResizePrim, Name: "Resize nearest", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.Resize(xs[0], resizeNearest) },
+			Inputs: in(u(-2, 2, 0, 2, 3)), Differentiable: true, Diff: []int{0}},
+		Case{Prim: ops.ResizeGradPrim, Name: "ResizeGrad", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
+			return core.Apply(ops.ResizeGradPrim, resizeLinear, xs[0])
+		}, Inputs: in(u(-2, 2, 0, 3, 5)), Differentiable: true, Diff: []int{0}},
 		Case{Prim: ops.TakeAlongAxisPrim, Name: "TakeAlongAxis", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor { return ops.TakeAlongAxis(xs[0], xs[1], 0) },
 			Inputs: in(u(-2, 2, 0, 3, 3), along), Differentiable: true, Diff: []int{0}},
 		Case{Prim: ops.TakeAlongAxisGradPrim, Name: "TakeAlongAxisGrad", Fn: func(xs ...*tensor.Tensor) *tensor.Tensor {
@@ -499,3 +506,14 @@ func accepts(p *core.Prim, xs []*tensor.Tensor) (ok bool) {
 	p.Meta(nil, xs)
 	return true
 }
+
+// resizeLinear resizes [2 3] to [3 5] linearly along both axes, and
+// resizeNearest the last axis of [2 3] to 4 (tables as ONNX's Resize
+// builds them, written out).
+var (
+	resizeLinear = ops.ResizeAttrs{Linear: true, Axes: []ops.ResizeAxis{
+		{Axis: 0, In: 2, I0: []int32{0, 0, 1}, I1: []int32{1, 1, 1}, W0: []float32{1, 0.5, 1}, W1: []float32{0, 0.5, 0}},
+		{Axis: 1, In: 3, I0: []int32{0, 0, 1, 1, 2}, I1: []int32{1, 1, 2, 2, 2}, W0: []float32{1, 0.3, 0.9, 0.1, 1}, W1: []float32{0, 0.7, 0.1, 0.9, 0}},
+	}}
+	resizeNearest = ops.ResizeAttrs{Axes: []ops.ResizeAxis{{Axis: 1, In: 3, I0: []int32{0, 1, 1, 2}}}}
+)
