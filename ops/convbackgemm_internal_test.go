@@ -91,3 +91,48 @@ func relErr(a, b []float64) float64 {
 	}
 	return worst / scale
 }
+
+// BenchmarkConvBackResNet18 times both gradients of resnet18's
+// convolution shapes at batch 16 on the reference paths and on the GEMM
+// pieces, side by side, and reports GFLOP/s (2 flops a multiply-add, both
+// gradients together).
+func BenchmarkConvBackResNet18(b *testing.B) {
+	shapes := []struct {
+		name                  string
+		n, c, h, o, k, stride int
+	}{
+		{"conv1_7x7s2", 16, 3, 224, 64, 7, 2},
+		{"l1_3x3", 16, 64, 56, 64, 3, 1},
+		{"l2_3x3s2", 16, 64, 56, 128, 3, 2},
+		{"l2_1x1s2", 16, 64, 56, 128, 1, 2},
+		{"l2_3x3", 16, 128, 28, 128, 3, 1},
+		{"l3_3x3", 16, 256, 14, 256, 3, 1},
+		{"l4_3x3", 16, 512, 7, 512, 3, 1},
+	}
+	for _, s := range shapes {
+		pad := s.k / 2
+		opts := Conv2DOpts{Stride: [2]int{s.stride, s.stride}, Padding: ExplicitPad(pad, pad, pad, pad)}
+		x := tensor.RandNormal(tensor.Float32, 0, 1, s.n, s.c, s.h, s.h)
+		w := tensor.RandNormal(tensor.Float32, 0, 1, s.o, s.c, s.k, s.k)
+		y := Conv2D(x, w, opts)
+		dy := tensor.RandNormal(tensor.Float32, 0, 1, y.Shape()...)
+		a := convAttrs("bench", opts, x.Shape(), w.Shape())
+		flops := 4.0 * float64(y.Shape().Size()) * float64(s.c*s.k*s.k)
+		for _, ref := range []bool{true, false} {
+			name := "gemm"
+			if ref {
+				name = "reference"
+			}
+			b.Run(s.name+"/"+name, func(b *testing.B) {
+				old := convBackReference
+				defer func() { convBackReference = old }()
+				convBackReference = ref
+				for range b.N {
+					Conv2DBackpropInput(dy, w, ConvGradAttrs{a, x.Shape().Clone()})
+					Conv2DBackpropFilter(x, dy, ConvGradAttrs{a, w.Shape().Clone()})
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
