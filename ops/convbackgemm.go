@@ -31,7 +31,9 @@ import (
 // core) another 8%.
 
 // convBackReference routes every convolution gradient to the per-image
-// paths the GEMM pieces replaced, the reference the tests compare with.
+// paths the GEMM pieces replaced, and padded max-pool gradients to the
+// window-by-window loop conv.MaxPoolBackward replaced: the references the
+// tests compare with.
 var convBackReference = false
 
 // backGEMMMin is the smallest per-group filter (og·cg·kh·kw entries) that

@@ -2,6 +2,7 @@ package conv
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -82,6 +83,66 @@ func TestColsRowsMatchWholeImage(t *testing.T) {
 						}
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestMaxPoolBackward checks MaxPoolBackward against the plain loop over
+// clipped windows, bit for bit (each gradient is added at one winner, in
+// window order), over padded and unpadded windows 1 to 4 wide, strides
+// that overlap the windows or leave gaps, ties, and NaNs.
+func TestMaxPoolBackward(t *testing.T) {
+	cases := []struct{ planes, h, w, kh, kw, sh, sw, pt, pb, pl, pr int }{
+		{2, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1},
+		{3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1},
+		{1, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+		{2, 6, 7, 2, 2, 2, 2, 1, 1, 1, 0},
+		{1, 9, 8, 4, 3, 3, 2, 2, 1, 0, 2},
+		{2, 4, 4, 1, 1, 2, 2, 0, 0, 0, 0},
+		{1, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2},
+		{1, 8, 5, 3, 1, 2, 1, 1, 1, 0, 0},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, c := range cases {
+		oh := (c.h+c.pt+c.pb-c.kh)/c.sh + 1
+		ow := (c.w+c.pl+c.pr-c.kw)/c.sw + 1
+		x := make([]float32, c.planes*c.h*c.w)
+		for j := range x {
+			x[j] = float32(r.IntN(5)) // ties
+			if r.IntN(50) == 0 {
+				x[j] = float32(math.NaN())
+			}
+		}
+		g := make([]float32, c.planes*oh*ow)
+		for j := range g {
+			g[j] = float32(r.IntN(9) - 4)
+		}
+		want := make([]float32, len(x))
+		for p := range c.planes {
+			img := x[p*c.h*c.w:]
+			for oy := range oh {
+				for ox := range ow {
+					y0, x0 := oy*c.sh-c.pt, ox*c.sw-c.pl
+					ya, yb, xa, xb := max(y0, 0), min(y0+c.kh, c.h), max(x0, 0), min(x0+c.kw, c.w)
+					best := ya*c.w + xa
+					for y := ya; y < yb; y++ {
+						for xx := xa; xx < xb; xx++ {
+							v, bv := img[y*c.w+xx], img[best]
+							if v > bv || (v != v && bv == bv) {
+								best = y*c.w + xx
+							}
+						}
+					}
+					want[p*c.h*c.w+best] += g[(p*oh+oy)*ow+ox]
+				}
+			}
+		}
+		got := make([]float32, len(x))
+		MaxPoolBackward(got, x, g, c.planes, c.h, c.w, c.kh, c.kw, c.sh, c.sw, c.pt, c.pl, oh, ow)
+		for j := range got {
+			if got[j] != want[j] {
+				t.Fatalf("case %d %+v: dx[%d] = %v, want %v", i, c, j, got[j], want[j])
 			}
 		}
 	}
