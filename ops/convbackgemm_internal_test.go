@@ -27,6 +27,9 @@ var backCases = []backCase{
 	{2, 3, 17, 13, 8, 7, 7, Conv2DOpts{Stride: [2]int{2, 2}, Padding: ExplicitPad(3, 3, 3, 3)}},
 	{3, 9, 5, 7, 6, 2, 3, Conv2DOpts{Stride: [2]int{1, 3}, Padding: ExplicitPad(0, 1, 2, 0), Groups: 3}},
 	{2, 16, 7, 7, 32, 3, 3, Conv2DOpts{Padding: ExplicitPad(1, 1, 1, 1)}},
+	// The last row and column are in no window (a ConvTranspose with an
+	// output padding): their input gradient is zero.
+	{2, 4, 8, 8, 6, 3, 3, Conv2DOpts{Stride: [2]int{2, 2}}},
 }
 
 // backGrads returns the input and filter gradients of c for dy, on the
