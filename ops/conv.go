@@ -394,6 +394,10 @@ func conv2DBackInput[T float32 | float64](im *floatImpl[T], g *convGeom, dy, w, 
 	if k == 0 || p == 0 || g.og == 0 {
 		return
 	}
+	if !pooled.on && g.backGEMM() {
+		conv2DBackInputGEMM(im, g, dy, w, dx)
+		return
+	}
 	l := im.getLoop()
 	l.kind, l.cg, l.pooled = loopConv2DBackInput, *g, pooled
 	l.a, l.b, l.c = dy, w, dx
@@ -422,6 +426,10 @@ func conv2DBackFilter[T float32 | float64](im *floatImpl[T], g *convGeom, x, dy,
 	clear(dw)
 	k, p := g.k(), g.p()
 	if k == 0 || p == 0 || g.og == 0 || g.n == 0 {
+		return
+	}
+	if !pooled.on && g.backGEMM() {
+		conv2DBackFilterGEMM(im, g, x, dy, dw)
 		return
 	}
 	slices := min(g.n, parallel.Workers())

@@ -442,6 +442,11 @@ func (l *loop[T]) maxPoolScatterRun(lo, hi int) {
 		conv.MaxPoolValidBackward(dx[lo*plane:hi*plane], x[lo*plane:hi*plane], dy[lo*g.oh*g.ow:hi*g.oh*g.ow], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
 		return
 	}
+	if !convBackReference {
+		// Padded windows: clipped only at the plane's edges.
+		conv.MaxPoolBackward(dx[lo*plane:hi*plane], x[lo*plane:hi*plane], dy[lo*g.oh*g.ow:hi*g.oh*g.ow], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.oh, g.ow)
+		return
+	}
 	for c := lo; c < hi; c++ {
 		xc, dxc := x[c*plane:(c+1)*plane], dx[c*plane:(c+1)*plane]
 		dyc := dy[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
