@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"os"
 	"sync"
 
 	"github.com/sporeml/spore/internal/freelist"
@@ -49,6 +50,12 @@ func Conv2DFloat32(a ConvAttrs, xs, ws tensor.Shape, x, w, out []float32, tile C
 //
 // float64 keeps the per-image im2col path (conv2DForward).
 
+// convEngineOn routes Conv2D's float32 kernel through the engine. Setting
+// SPORE_CONV_ENGINE=0 in the environment keeps the per-image im2col path
+// instead: the reference the engine is measured against, for timing whole
+// models before and after.
+var convEngineOn = os.Getenv("SPORE_CONV_ENGINE") != "0"
+
 // convAlgo names the algorithm of a planned convolution.
 type convAlgo uint8
 
@@ -76,6 +83,9 @@ type convPlan struct {
 	grain   int // tiles per chunk of the parallel loop, at least
 	scratch int // per-chunk scratch elements
 	shared  int // scratch shared by all chunks (Winograd's filters)
+	// filterGrain is the grain of the loop over output channels that
+	// transforms Winograd's filters.
+	filterGrain int
 }
 
 // colBlock is the target size, in elements, of one tile's column matrix
@@ -83,6 +93,9 @@ type convPlan struct {
 // 256 KiB, which leaves room in a core's L2 for the packed weights and the
 // output tile.
 const colBlock = 1 << 16
+
+// minCols is the least number of output positions of a GEMM tile.
+const minCols = 256
 
 // dwBlock is the target number of output elements of one depthwise tile.
 const dwBlock = 1 << 14
@@ -126,7 +139,7 @@ func winogradWins(g *convGeom) bool {
 	const slow = 8
 	c, o := float64(g.c), float64(g.o)
 	p := float64(g.oh * g.ow)
-	pt := float64(4 * ((g.oh + 1) / 2) * ((g.ow + 1) / 2 + 1))
+	pt := float64(4 * ((g.oh + 1) / 2) * ((g.ow+1)/2 + 1))
 	gemmCost := 9*c*o*p + 9*c*p
 	winoCost := 4*c*o*pt + (40*c+25*o)*pt/4*slow + 16*c*o*slow/4
 	return winoCost < gemmCost
@@ -176,13 +189,20 @@ func newConvPlan(g *convGeom) convPlan {
 		p.scratch = conv.WinogradScratch(1, g.c, g.h, g.w, g.o, g.pt, g.pl, g.oh, g.ow) - p.shared
 		macs = 4 * g.c * g.o * np
 	default:
-		p.rows = max(1, min(g.oh, colBlock/max(1, k*g.ow)))
+		// Rows for a column block of colBlock elements, but at least
+		// minCols columns: the GEMM packs the weights once per tile,
+		// which for the large windows of the deep layers (k = 4608 at
+		// 512 channels) costs as much as the multiply-adds of a narrow
+		// tile.
+		p.rows = max(colBlock/max(1, k*g.ow), (minCols+g.ow-1)/g.ow)
+		p.rows = max(1, min(g.oh, p.rows))
 		p.blocks = (g.oh + p.rows - 1) / p.rows
 		p.items = g.n * g.groups * p.blocks
 		p.scratch = k * p.rows * g.ow
 		macs = g.og * p.rows * g.ow * k
 	}
 	p.grain = max(1, tileMACs/max(1, macs))
+	p.filterGrain = max(1, tileMACs/max(1, 16*4*g.c))
 	return p
 }
 
@@ -221,6 +241,7 @@ type convRun struct {
 	p            convPlan
 	x, w, out, u []float32
 	tile         ConvTile
+	filters      bool // the loop transforms Winograd's filters, not tiles
 }
 
 var convRuns freelist.List[convRun]
@@ -248,7 +269,9 @@ func convEngine(g *convGeom, x, w, out []float32, tile ConvTile) {
 	if p.algo == algoWinograd {
 		up = impl32.getScratch(p.shared)
 		r.u = *up
-		conv.WinogradFilters(r.u, w, g.o, g.c)
+		r.filters = true
+		parallel.ForBody(g.o, p.filterGrain, r)
+		r.filters = false
 	}
 	parallel.ForBody(p.items, p.grain, r)
 	if up != nil {
@@ -261,6 +284,10 @@ func convEngine(g *convGeom, x, w, out []float32, tile ConvTile) {
 // Run computes tiles [lo, hi) of the planned convolution.
 func (r *convRun) Run(lo, hi int) {
 	g, p := &r.g, &r.p
+	if r.filters {
+		conv.WinogradFiltersRange(r.u, r.w, g.o, g.c, lo, hi)
+		return
+	}
 	var sp *[]float32
 	var scratch []float32
 	if p.scratch > 0 {
