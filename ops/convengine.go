@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/internal/kernels/conv"
 	"github.com/sporeml/spore/internal/kernels/parallel"
@@ -27,7 +28,11 @@ type ConvTile func(n, c0, c1, p0, p1 int)
 // with no tile function.
 func Conv2DFloat32(a ConvAttrs, xs, ws tensor.Shape, x, w, out []float32, tile ConvTile) {
 	g := convGeometry("Conv2D", a, xs, ws)
-	convEngine(&g, x, w, out, tile)
+	if len(x) < xs.Size() || len(w) < ws.Size() || len(out) < g.n*g.o*g.p() {
+		core.Panicf("Conv2D", "buffers of %d, %d and %d elements are too short for input %v, filter %v and output %v",
+			len(x), len(w), len(out), xs, ws, tensor.Shape{g.n, g.o, g.oh, g.ow})
+	}
+	convEngine(&g, x[:xs.Size()], w[:ws.Size()], out[:g.n*g.o*g.p()], tile)
 }
 
 // The float32 convolution engine. Each convolution is computed by the

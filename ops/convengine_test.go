@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 
@@ -242,5 +243,30 @@ func TestConvEngineAllocs(t *testing.T) {
 			}
 		}
 		parallel.SetWorkers(old)
+	}
+}
+
+// TestConv2DFloat32ShortBuffers checks that buffers too short for the
+// shapes are a clear error, not an index panic deep in a kernel.
+func TestConv2DFloat32ShortBuffers(t *testing.T) {
+	a := ConvAttrs{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	xs, ws := tensor.Shape{1, 2, 5, 5}, tensor.Shape{3, 2, 3, 3}
+	for _, tc := range []struct {
+		name      string
+		x, w, out int
+	}{
+		{"input", 49, 54, 27},
+		{"filter", 50, 53, 27},
+		{"output", 50, 54, 26},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if r == nil || !strings.Contains(fmt.Sprint(r), "too short") {
+					t.Errorf("%s: got %v, want a too-short error", tc.name, r)
+				}
+			}()
+			Conv2DFloat32(a, xs, ws, make([]float32, tc.x), make([]float32, tc.w), make([]float32, tc.out), nil)
+		}()
 	}
 }

@@ -104,6 +104,13 @@ func depthwisePhases(phases, img []float32, h, w, padT, padL, sH, sW, ph, pw int
 		py := y + padT
 		a, yy := py%sH, py/sH
 		row := img[y*w : (y+1)*w]
+		if sW == 2 {
+			// Both column phases in one pass over the row.
+			e := phases[(a*2+padL%2)*phaseLen+yy*pw+padL/2:]
+			o := phases[(a*2+(padL+1)%2)*phaseLen+yy*pw+(padL+1)/2:]
+			deinterleave(e[:(w+1)/2], o[:w/2], row)
+			continue
+		}
 		for b := range sW {
 			// Input columns x with (x+padL) mod sW == b land at
 			// (x+padL)/sW of phase (a, b).
@@ -118,5 +125,25 @@ func depthwisePhases(phases, img []float32, h, w, padT, padL, sH, sW, ph, pw int
 				d[i] = row[x0+i*sW]
 			}
 		}
+	}
+}
+
+// deinterleave sets even[i] = src[2i] and odd[i] = src[2i+1].
+func deinterleave(even, odd, src []float32) {
+	n := len(odd)
+	src = src[:len(even)+n]
+	even = even[:len(src)-n]
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s := src[2*i : 2*i+8]
+		e, o := even[i:i+4], odd[i:i+4]
+		e[0], o[0], e[1], o[1] = s[0], s[1], s[2], s[3]
+		e[2], o[2], e[3], o[3] = s[4], s[5], s[6], s[7]
+	}
+	for ; i < n; i++ {
+		even[i], odd[i] = src[2*i], src[2*i+1]
+	}
+	if len(even) > n {
+		even[n] = src[2*n]
 	}
 }
