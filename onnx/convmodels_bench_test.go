@@ -13,7 +13,9 @@ import (
 // weights, opset 17, dynamic batch) at batch 1 and 16 in Graph and
 // PyNative mode. The models are not part of the repository: it reads
 // $SPORE_VISION_MODELS (default /tmp/models)/NAME.onnx and skips the
-// models it does not find. SPORE_CONV_ENGINE=0 times the convolutions'
+// models it does not find. cpu-ms/op is the process's CPU time per call:
+// at GOMAXPROCS=1 (no spinning workers) the steadier measure of the work
+// on a shared machine. SPORE_CONV_ENGINE=0 times the convolutions'
 // per-image im2col path, for a before/after comparison:
 //
 //	go test ./onnx -run '^$' -bench VisionModels -benchtime=5x
@@ -42,9 +44,11 @@ func BenchmarkVisionModels(b *testing.B) {
 							b.Fatal(err)
 						}
 						b.ResetTimer()
+						cpu0 := cpuTime()
 						for b.Loop() {
 							m.Run(x)
 						}
+						b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 					})
 				})
 			}

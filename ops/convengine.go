@@ -130,23 +130,34 @@ func (g *convGeom) isPointwise() bool {
 // winogradWins is the cost model's choice between Winograd and im2col +
 // GEMM for a convolution both can compute. Winograd does 16 multiply-adds
 // per 2×2 output tile and channel pair where the GEMM does 36, but its
-// input and output transforms (about 40 and 25 additions per tile and
-// channel) and the filter transform (per call: the filters are operands,
-// not constants) are plain Go, several times slower per operation than
-// the GEMM's fused vector multiply-adds. In units of GEMM multiply-adds:
+// input and output transforms (about 40 and 25 vector additions per tile
+// and channel) are separate passes over memory, and its filter transform
+// (per call: the filters are operands, not constants) is scalar Go. In
+// units of one GEMM multiply-add, for n images:
 //
-//	gemm:     9·C·O·P + 9·C·P (column copies)
-//	winograd: 4·C·O·P′ + (40·C + 25·O)·P′/4·slow + 16·C·O·slow/4
+//	gemm:     n·9·C·O·P
+//	winograd: n·(4·C·O·P′ + (40·C + 25·O)·P′/4·io) + C·O·filter
 //
-// with P′ the output positions rounded up to whole tiles and slow the
-// ratio of a Go addition to a GEMM multiply-add.
+// with P′ the output positions rounded up to whole tiles (one thrown-away
+// tile a row). io = 18 and filter = 1300 are fitted to single-thread
+// measurements on AVX-512 (BenchmarkConvEngine, resnet18's 3×3 layers):
+// Winograd then wins at batch 16 for 128 channels at 28² (1.25×) and 256
+// at 14² (1.4×), ties for 64 at 56², and loses at batch 1 wherever the
+// filter transform is not amortised (256 at 14²: 0.65×). Its GEMMs have
+// one column a tile; below 32 tiles an image (7×7 outputs: 20) they are
+// too narrow to run at speed (512 at 7², batch 16: 0.75×), so such
+// shapes never take it.
 func winogradWins(g *convGeom) bool {
-	const slow = 8
-	c, o := float64(g.c), float64(g.o)
+	const io, filter = 18, 1300
+	th, tw := (g.oh+1)/2, (g.ow+1)/2
+	if th*(tw+1) < 32 {
+		return false
+	}
+	n, c, o := float64(g.n), float64(g.c), float64(g.o)
 	p := float64(g.oh * g.ow)
-	pt := float64(4 * ((g.oh + 1) / 2) * ((g.ow+1)/2 + 1))
-	gemmCost := 9*c*o*p + 9*c*p
-	winoCost := 4*c*o*pt + (40*c+25*o)*pt/4*slow + 16*c*o*slow/4
+	pt := float64(4 * th * (tw + 1))
+	gemmCost := n * 9 * c * o * p
+	winoCost := n*(4*c*o*pt+(40*c+25*o)*pt/4*io) + c*o*filter
 	return winoCost < gemmCost
 }
 

@@ -4,24 +4,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sporeml/spore/internal/kernels/parallel"
 	"github.com/sporeml/spore/tensor"
 )
-
-// cpuTime is the process's user and system time so far. On a machine
-// shared with other work, GFLOP/s per CPU second (at one thread, where
-// no worker spins) is steadier than per wall-clock second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchLayers are real layer shapes of resnet18, mobilenet_v3_large and
 // efficientnet_b0 at 224×224 (batch set per run).

@@ -202,7 +202,10 @@ func TestConvEngineChoice(t *testing.T) {
 		tc   engineCase
 		want convAlgo
 	}{
-		{"resnet 3x3 64", engineCase{n: 1, c: 64, h: 56, w: 56, o: 64, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoWinograd},
+		{"resnet 3x3 256 b16", engineCase{n: 16, c: 256, h: 14, w: 14, o: 256, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoWinograd},
+		{"resnet 3x3 128 b16", engineCase{n: 16, c: 128, h: 28, w: 28, o: 128, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoWinograd},
+		{"resnet 3x3 256 b1", engineCase{n: 1, c: 256, h: 14, w: 14, o: 256, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
+		{"resnet 3x3 512 b16", engineCase{n: 16, c: 512, h: 7, w: 7, o: 512, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
 		{"resnet stem", engineCase{n: 1, c: 3, h: 224, w: 224, o: 64, kh: 7, kw: 7, s: 2, d: 1, groups: 1, pads: [4]int{3, 3, 3, 3}}, algoGEMM},
 		{"resnet 3x3 s2", engineCase{n: 1, c: 64, h: 56, w: 56, o: 128, kh: 3, kw: 3, s: 2, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
 		{"resnet downsample", engineCase{n: 1, c: 64, h: 56, w: 56, o: 128, kh: 1, kw: 1, s: 2, d: 1, groups: 1}, algoGEMM},
