@@ -139,16 +139,17 @@ func (g *convGeom) isPointwise() bool {
 //	winograd: n·(4·C·O·P′ + (40·C + 25·O)·P′/4·io) + C·O·filter
 //
 // with P′ the output positions rounded up to whole tiles (one thrown-away
-// tile a row). io = 18 and filter = 1300 are fitted to single-thread
+// tile a row). io = 18 and filter = 2600 are fitted to single-thread
 // measurements on AVX-512 (BenchmarkConvEngine, resnet18's 3×3 layers):
 // Winograd then wins at batch 16 for 128 channels at 28² (1.25×) and 256
 // at 14² (1.4×), ties for 64 at 56², and loses at batch 1 wherever the
-// filter transform is not amortised (256 at 14²: 0.65×). Its GEMMs have
+// filter transform is not amortised (256 at 14²: 0.65×; 128 at 28²:
+// 0.8×). Its GEMMs have
 // one column a tile; below 32 tiles an image (7×7 outputs: 20) they are
 // too narrow to run at speed (512 at 7², batch 16: 0.75×), so such
 // shapes never take it.
 func winogradWins(g *convGeom) bool {
-	const io, filter = 18, 1300
+	const io, filter = 18, 2600
 	th, tw := (g.oh+1)/2, (g.ow+1)/2
 	if th*(tw+1) < 32 {
 		return false
