@@ -97,6 +97,9 @@ func engineAlgos(g *convGeom) []convAlgo {
 	if g.canWinograd() {
 		as = append(as, algoWinograd)
 	}
+	if g.pitched() {
+		as = append(as, algoPitched)
+	}
 	return as
 }
 
@@ -187,7 +190,7 @@ func TestConvEngineAlgorithms(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []convAlgo{algoGEMM, algoPointwise, algoDepthwise, algoWinograd} {
+	for _, a := range []convAlgo{algoGEMM, algoPointwise, algoDepthwise, algoWinograd, algoPitched} {
 		if counts[a] < 20 {
 			t.Errorf("only %d shapes for %v", counts[a], a)
 		}
@@ -204,14 +207,15 @@ func TestConvEngineChoice(t *testing.T) {
 	}{
 		{"resnet 3x3 256 b16", engineCase{n: 16, c: 256, h: 14, w: 14, o: 256, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoWinograd},
 		{"resnet 3x3 128 b16", engineCase{n: 16, c: 128, h: 28, w: 28, o: 128, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoWinograd},
-		{"resnet 3x3 256 b1", engineCase{n: 1, c: 256, h: 14, w: 14, o: 256, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
-		{"resnet 3x3 512 b16", engineCase{n: 16, c: 512, h: 7, w: 7, o: 512, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
+		{"resnet 3x3 256 b1", engineCase{n: 1, c: 256, h: 14, w: 14, o: 256, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoPitched},
+		{"resnet 3x3 512 b16", engineCase{n: 16, c: 512, h: 7, w: 7, o: 512, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoPitched},
+		{"resnet 3x3 128 b1", engineCase{n: 1, c: 128, h: 28, w: 28, o: 128, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
 		{"resnet stem", engineCase{n: 1, c: 3, h: 224, w: 224, o: 64, kh: 7, kw: 7, s: 2, d: 1, groups: 1, pads: [4]int{3, 3, 3, 3}}, algoGEMM},
 		{"resnet 3x3 s2", engineCase{n: 1, c: 64, h: 56, w: 56, o: 128, kh: 3, kw: 3, s: 2, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
 		{"resnet downsample", engineCase{n: 1, c: 64, h: 56, w: 56, o: 128, kh: 1, kw: 1, s: 2, d: 1, groups: 1}, algoGEMM},
 		{"mobilenet dw 3x3", engineCase{n: 1, c: 64, h: 112, w: 112, o: 64, kh: 3, kw: 3, s: 2, d: 1, groups: 64, pads: [4]int{1, 1, 1, 1}}, algoDepthwise},
 		{"mobilenet expand", engineCase{n: 1, c: 40, h: 28, w: 28, o: 120, kh: 1, kw: 1, s: 1, d: 1, groups: 1}, algoPointwise},
-		{"tiny 3x3", engineCase{n: 1, c: 3, h: 5, w: 5, o: 3, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoGEMM},
+		{"tiny 3x3", engineCase{n: 1, c: 3, h: 5, w: 5, o: 3, kh: 3, kw: 3, s: 1, d: 1, groups: 1, pads: [4]int{1, 1, 1, 1}}, algoPitched},
 	}
 	for _, tt := range tests {
 		g := convGeometry("Conv2D", tt.tc.attrs(), tensor.Shape{tt.tc.n, tt.tc.c, tt.tc.h, tt.tc.w},
