@@ -100,10 +100,10 @@ type convPlan struct {
 // (or, for the pointwise path, of the block of input it multiplies):
 // 256 KiB, which leaves room in a core's L2 for the packed weights and the
 // output tile.
-const colBlock = 1 << 16
+const colBlock = 1 << 17
 
 // minCols is the least number of output positions of a GEMM tile.
-const minCols = 256
+const minCols = 512
 
 // dwBlock is the target number of output elements of one depthwise tile.
 const dwBlock = 1 << 14
@@ -197,7 +197,7 @@ func newConvPlan(g *convGeom) convPlan {
 		p.scratch = conv.DepthwiseScratch(g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow)
 		macs = p.cb * np * g.kh * g.kw
 	case algoPointwise:
-		p.pb = max(128, colBlock/max(1, k))
+		p.pb = max(minCols, colBlock/max(1, k))
 		p.pb = (p.pb + 15) &^ 15
 		p.pb = min(np, p.pb)
 		p.blocks = (np + p.pb - 1) / p.pb
