@@ -294,6 +294,12 @@ func init() {
 func conv2DKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		g := convGeometry("Conv2D", attrs.(ConvAttrs), in[0].Shape(), in[1].Shape())
+		if x, ok := in[0].Data().([]float32); ok && convEngineOn {
+			// float32 runs on the engine (convengine.go); float64 on
+			// the per-image im2col path.
+			convEngine(&g, x, in[1].Data().([]float32), out.Data().([]float32), nil)
+			return
+		}
 		conv2DForward(im, &g, in[0].Data().([]T), in[1].Data().([]T), out.Data().([]T))
 	}
 }

@@ -109,8 +109,16 @@ func Conv2DWinogradTransformed(dst, src, u, bias, scratch []float32, n, c, h, w,
 // of wt [outC, c, 3, 3]: the filters Conv2DWinogradTransformed takes. u
 // must hold WinogradFiltersLen(outC, c) elements.
 func WinogradFilters(u, wt []float32, outC, c int) {
-	check("WinogradFilters", len(u) >= WinogradFiltersLen(outC, c) && len(wt) >= outC*c*9)
-	for oc := range outC {
+	WinogradFiltersRange(u, wt, outC, c, 0, outC)
+}
+
+// WinogradFiltersRange is WinogradFilters for the output channels [oc0,
+// oc1) only, so that the transform can be split over threads: u is the
+// whole transformed filter set of outC×c windows, of which it writes
+// those channels' entries.
+func WinogradFiltersRange(u, wt []float32, outC, c, oc0, oc1 int) {
+	check("WinogradFilters", len(u) >= WinogradFiltersLen(outC, c) && len(wt) >= outC*c*9 && 0 <= oc0 && oc0 <= oc1 && oc1 <= outC)
+	for oc := oc0; oc < oc1; oc++ {
 		for ci := range c {
 			g := wt[(oc*c+ci)*9 : (oc*c+ci)*9+9]
 			// t = G g: 4×3.
