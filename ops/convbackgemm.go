@@ -209,7 +209,7 @@ func packCols[T float32 | float64](g *convGeom, dst []T, ld int, x []T, gi int, 
 			oy0, oy1 = pc.oy0, pc.oy1
 		}
 		conv.Im2ColRows(dst[off:], ld, x[(n*g.c+gi*g.cg)*g.h*g.w:], g.cg, g.h, g.w, g.kh, g.kw,
-			g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.ow, oy0, oy1)
+			g.pt, g.pl, g.sh, g.sw, g.dh, g.dw, g.oh, g.ow, oy0, oy1)
 		off += (oy1 - oy0) * g.ow
 	}
 }

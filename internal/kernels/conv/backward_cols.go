@@ -9,51 +9,6 @@ package conv
 // 3136 columns, 7 MB, for a 3×3 layer of 64 channels on 56×56 planes)
 // that is written to memory and read back.
 
-// Im2ColRows writes the receptive fields of output rows [oy0, oy1) of the
-// image src ([c, h, w]) as columns of dst: row r = (ci·kh + ki)·kw + kj,
-// column (oy−oy0)·outW + ox, at dst[r·ld + column], zero where a window
-// reaches into the padding. With oy0 = 0, oy1 = outH and ld = outH·outW it
-// writes what Im2Col writes.
-func Im2ColRows[T Float](dst []T, ld int, src []T, c, h, w, kh, kw, padT, padL, strideH, strideW, dilH, dilW, outW, oy0, oy1 int) {
-	cols := (oy1 - oy0) * outW
-	if c == 0 || cols <= 0 {
-		return
-	}
-	check("Im2ColRows", oy0 >= 0 && ld >= cols && len(dst) >= (c*kh*kw-1)*ld+cols && len(src) >= c*h*w)
-	row := 0
-	for ci := range c {
-		img := src[ci*h*w : (ci+1)*h*w]
-		for ki := range kh {
-			yOff := ki*dilH - padT
-			yLo, yHi := validRange(yOff, strideH, h, oy1)
-			yLo, yHi = max(yLo, oy0), max(yHi, oy0)
-			for kj := range kw {
-				xOff := kj*dilW - padL
-				xLo, xHi := validRange(xOff, strideW, w, outW)
-				d := dst[row*ld : row*ld+cols]
-				row++
-				clear(d[:(yLo-oy0)*outW])
-				clear(d[(yHi-oy0)*outW:])
-				for oy := yLo; oy < yHi; oy++ {
-					dr := d[(oy-oy0)*outW : (oy-oy0+1)*outW]
-					sr := img[(oy*strideH+yOff)*w : (oy*strideH+yOff+1)*w]
-					clear(dr[:xLo])
-					clear(dr[xHi:])
-					if strideW == 1 {
-						copy(dr[xLo:xHi], sr[xLo+xOff:])
-						continue
-					}
-					ix := xLo*strideW + xOff
-					for ox := xLo; ox < xHi; ox++ {
-						dr[ox] = sr[ix]
-						ix += strideW
-					}
-				}
-			}
-		}
-	}
-}
-
 // Col2ImRows is Im2ColRows' adjoint: it adds every column entry of src
 // (rows at stride ld) back into the position of the image dst ([c, h, w])
 // it was read from, dropping the padding. dst is accumulated into. add

@@ -65,7 +65,7 @@ func TestColsRowsMatchWholeImage(t *testing.T) {
 						for j := range got {
 							got[j] = 99 // every written entry must be overwritten
 						}
-						Im2ColRows(got, ld, x, c.c, c.h, c.w, c.kh, c.kw, c.pt, c.pl, c.sh, c.sw, c.dh, c.dw, ow, oy0, oy1)
+						Im2ColRows(got, ld, x, c.c, c.h, c.w, c.kh, c.kw, c.pt, c.pl, c.sh, c.sw, c.dh, c.dw, oh, ow, oy0, oy1)
 						piece := make([]float32, (rows-1)*ld+cols)
 						for row := range rows {
 							for j := range cols {
