@@ -32,6 +32,7 @@ func MaxPool2DRows[T Float](dst, src []T, planes, h, w, kh, kw, padT, padL, sH, 
 	}
 	xLo, xHi := interiorColumns(w, kw, padL, sW, outW)
 	negInf := T(math.Inf(-1))
+	var col [colBuf]T // the column maxima of one row of windows
 	for p := 0; p < planes; p++ {
 		img := src[p*h*w : (p+1)*h*w]
 		d := dst[p*plane : (p+1)*plane]
@@ -55,12 +56,17 @@ func MaxPool2DRows[T Float](dst, src []T, planes, h, w, kh, kw, padT, padL, sH, 
 				continue
 			}
 			m := dr[xLo:xHi]
-			for i := range m {
-				m[i] = negInf
-			}
 			c0 := xLo*sW - padL
-			for y := r0; y < r1; y++ {
-				maxTaps(m, img[y*w+c0:(y+1)*w], sW, kw)
+			if w <= len(col) {
+				// Down the columns first, then across: 6 maxima per output
+				// of a 3×3 window rather than 9.
+				v := col[:w]
+				maxRows(v, img[r0*w:r1*w], w)
+				maxTaps(m, v[c0:], sW, kw, true)
+			} else {
+				for y := r0; y < r1; y++ {
+					maxTaps(m, img[y*w+c0:(y+1)*w], sW, kw, y == r0)
+				}
 			}
 			for i, v := range m {
 				if v == 0 || v != v {
@@ -167,11 +173,48 @@ func avgWindow[T Float](img []T, w, r0, r1, x0, kh, kw int, countIncludePad bool
 	return s
 }
 
-// maxTaps sets m[i] to the maximum of m[i] and s[i·sW : i·sW+kw], with
-// unrolled loops for the 2- and 3-wide windows at strides 1 and 2.
-func maxTaps[T Float](m, s []T, sW, kw int) {
+// colBuf is the widest plane whose column maxima MaxPool2DRows keeps on
+// the stack; wider planes take one pass per window row instead.
+const colBuf = 512
+
+// maxRows sets v[x] to the maximum of rows[y·w + x] over the rows y, for
+// the len(rows)/w (at least one) rows of width w.
+func maxRows[T Float](v, rows []T, w int) {
+	v = v[:w]
+	switch len(rows) / w {
+	case 3:
+		a, b, c := rows[:w], rows[w:2*w], rows[2*w:3*w]
+		for x := range v {
+			v[x] = max(a[x], b[x], c[x])
+		}
+	case 2:
+		a, b := rows[:w], rows[w:2*w]
+		for x := range v {
+			v[x] = max(a[x], b[x])
+		}
+	default:
+		copy(v, rows[:w])
+		for y := w; y+w <= len(rows); y += w {
+			r := rows[y : y+w]
+			for x := range v {
+				v[x] = max(v[x], r[x])
+			}
+		}
+	}
+}
+
+// maxTaps sets m[i] to the maximum of m[i] and s[i·sW : i·sW+kw] (of the
+// window's elements alone if set), with unrolled loops for the 2- and
+// 3-wide windows at strides 1 and 2.
+func maxTaps[T Float](m, s []T, sW, kw int, set bool) {
 	n := len(m)
 	s = s[:(n-1)*sW+kw]
+	if set {
+		// Seed each output with its window's first element.
+		for i := range m {
+			m[i] = s[i*sW]
+		}
+	}
 	switch {
 	case sW == 1 && kw == 3:
 		s = s[:n+2]
