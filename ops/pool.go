@@ -414,10 +414,14 @@ func (l *loop[T]) maxPoolGatherRun(lo, hi int) {
 	x, v, out := l.a, l.b, l.c
 	plane := g.h * g.w
 
-	if g.valid() && len(x) > 0 && &x[0] == &v[0] {
+	if len(x) > 0 && &x[0] == &v[0] {
 		// The forward pass (values are the input): no argmax needed, and
-		// no window clipping.
-		conv.MaxPoolValid(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+		// no window clipping when no window reaches the padding.
+		if g.valid() {
+			conv.MaxPoolValid(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
+		} else {
+			conv.MaxPool2DRows(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.oh, g.ow)
+		}
 		return
 	}
 	for c := lo; c < hi; c++ {
@@ -472,22 +476,9 @@ func (l *loop[T]) avgPoolForwardRun(lo, hi int) {
 		conv.AvgPoolValid(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow)
 		return
 	}
-	for c := lo; c < hi; c++ {
-		xc := x[c*plane : (c+1)*plane]
-		oc := out[c*g.oh*g.ow : (c+1)*g.oh*g.ow]
-		for oy := range g.oh {
-			for ox := range g.ow {
-				y0, y1, x0, x1 := g.window(oy, ox)
-				var s T
-				for y := y0; y < y1; y++ {
-					for _, v := range xc[y*g.w+x0 : y*g.w+x1] {
-						s += v
-					}
-				}
-				oc[oy*g.ow+ox] = s / T(g.divisor(y0, y1, x0, x1))
-			}
-		}
-	}
+	// Windows reach the padding: a row at a time, with the border columns
+	// clipped, the sums in row-major order and the divisor of g.divisor.
+	conv.AvgPool2DRows(out[lo*g.oh*g.ow:hi*g.oh*g.ow], x[lo*plane:hi*plane], hi-lo, g.h, g.w, g.kh, g.kw, g.pt, g.pl, g.sh, g.sw, g.oh, g.ow, g.countPad)
 }
 
 // avgPoolBackwardRun is the loop body of avgPoolBackward, over items [lo, hi).
