@@ -27,36 +27,49 @@ import (
 // within float rounding (about 1e-6 relative in float32), not bit for bit.
 func Attention(g *graph.Graph) {
 	g.CountUses()
-	changed := false
+	// Match first, rewrite after: the rewrite inserts values into
+	// g.Values, which must not shift under the walk.
+	var found []*attentionMatch
 	for _, v := range g.Values {
-		m := matchAttention(v)
-		if m == nil {
-			continue
+		if m := matchAttention(v); m != nil {
+			m.out = v
+			found = append(found, m)
 		}
+	}
+	// A match may read another's result (attention over attention's
+	// output): its operands follow the replacements made before it.
+	repl := map[*graph.Value]*graph.Value{}
+	get := func(v *graph.Value) *graph.Value {
+		if w, ok := repl[v]; ok {
+			return w
+		}
+		return v
+	}
+	for _, m := range found {
+		v := m.out
 		n := len(g.Values)
-		k := m.k
+		k := get(m.k)
 		if m.kPerm != nil {
 			k = g.Op(ops.TransposePrim, withPerm(m.kPerm), k)
 		}
 		a := ops.AttentionAttrs{Scale: m.scale}
-		q := m.q
 		metas := []tensor.Meta{v.Meta, {Shape: v.Meta.Shape[:len(v.Meta.Shape)-1].Clone(), DType: v.Meta.DType}}
-		outs := g.OpN(ops.ScaledDotProductAttentionPrim, a, metas, q, k, m.v)
+		outs := g.OpN(ops.ScaledDotProductAttentionPrim, a, metas, get(m.q), k, get(m.v))
 		moveTailBefore(g, n, v)
 		g.Replace(v, outs[0])
-		changed = true
+		repl[v] = outs[0]
 	}
-	if changed {
+	if len(found) > 0 {
 		g.CountUses()
 	}
 }
 
-// attentionMatch is one recognised attention: q, k (or the value whose
-// transpose by kPerm is k), v and the combined scale.
+// attentionMatch is one recognised attention: the MatMul it replaces, q,
+// k (or the value whose transpose by kPerm is k), v and the combined scale.
 type attentionMatch struct {
-	q, k, v *graph.Value
-	kPerm   []int
-	scale   float64
+	out, q, k, v *graph.Value
+	kPerm        []int
+	scale        float64
 }
 
 // matchAttention matches the chain ending in v = MatMul(P, v), or returns nil.

@@ -180,3 +180,40 @@ func TestAttentionPassBothModes(t *testing.T) {
 		})
 	}
 }
+
+// Stacked attention layers, each one's output the next one's queries (and
+// the last's also its values), are all fused, each exactly once, and the
+// plan agrees with the unfused one.
+func TestAttentionPassStacked(t *testing.T) {
+	const layers, l, e = 5, 9, 4
+	build := func() *graph.Graph {
+		g := graph.New("attention.stacked")
+		x := g.Input(tensor.Meta{Shape: tensor.Shape{2, l, e}, DType: tensor.Float32})
+		k := g.Input(tensor.Meta{Shape: tensor.Shape{2, l, e}, DType: tensor.Float32})
+		last := ops.ReduceAttrs{Axes: []int{2}, KeepDims: true}
+		for i := 0; i < layers; i++ {
+			v := k
+			if i == layers-1 {
+				v = x
+			}
+			s := g.Op(ops.MatMulPrim, ops.MatMulAttrs{TransB: true}, x, k)
+			ex := g.Op(ops.ExpPrim, nil, g.Op(ops.SubPrim, nil, s, g.Op(ops.MaxPrim, last, s)))
+			x = g.Op(ops.MatMulPrim, ops.MatMulAttrs{}, g.Op(ops.DivPrim, nil, ex, g.Op(ops.SumPrim, last, ex)), v)
+		}
+		g.Outputs = []*graph.Value{x}
+		return g
+	}
+	res, err := compile.Run(build(), compile.Options{Level: compile.O1, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countOps(res.Graph, ops.ScaledDotProductAttentionPrim); n != layers {
+		t.Fatalf("%d fused attention ops, want %d:\n%s", n, layers, res.Graph)
+	}
+	ref, err := compile.Run(build(), compile.Options{Level: compile.O0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := randArgs(ref.Graph, 1)
+	testkit.AssertClose(t, "stacked", runPlan(t, res.Graph, args)[0], runPlan(t, ref.Graph, args)[0], 2e-6)
+}
