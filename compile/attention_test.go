@@ -217,3 +217,31 @@ func TestAttentionPassStacked(t *testing.T) {
 	args := randArgs(ref.Graph, 1)
 	testkit.AssertClose(t, "stacked", runPlan(t, res.Graph, args)[0], runPlan(t, ref.Graph, args)[0], 2e-6)
 }
+
+// BenchmarkAttentionPass times vit_b_16's attention at batch 1 (12 heads
+// of 197 tokens, head size 64, keys stored sequence-first as the export
+// has them) in the O1 plan with the attention pass ("fused") and without
+// it ("unfused": two batched GEMMs and the fused softmax loops).
+func BenchmarkAttentionPass(b *testing.B) {
+	c := attnGraphCase{batch: []int{12}, l: 197, s: 197, e: 64, ev: 64, kform: "seqfirst", scale: "divq"}
+	for _, v := range []struct {
+		name    string
+		disable []string
+	}{{"fused", nil}, {"unfused", []string{"attention"}}} {
+		b.Run(v.name, func(b *testing.B) {
+			res, err := compile.Run(c.build(), compile.Options{Level: compile.O1, Disable: v.disable})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := exec.Compile(res.Graph)
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := randArgs(res.Graph, 1)
+			p.Run(args)
+			for b.Loop() {
+				p.Run(args)
+			}
+		})
+	}
+}
