@@ -25,6 +25,9 @@ import (
 // The fused kernel computes the same softmax with a different summation
 // order and an online maximum, so results agree with the unfused plan
 // within float rounding (about 1e-6 relative in float32), not bit for bit.
+// One case differs beyond rounding: a query whose scores are all −Inf (an
+// infinite q or k) gets NaN from the written-out softmax and a zero row
+// from the fused kernel, which treats it as a query with nothing to attend.
 func Attention(g *graph.Graph) {
 	g.CountUses()
 	// Match first, rewrite after: the rewrite inserts values into
