@@ -48,8 +48,23 @@ func Attention(g *graph.Graph) {
 		}
 		return v
 	}
+	var users map[*graph.Value][]*graph.Value
+	if len(found) > 0 {
+		users = map[*graph.Value][]*graph.Value{}
+		for _, u := range g.Values {
+			for _, a := range u.Args {
+				users[a] = append(users[a], u)
+			}
+		}
+	}
 	for _, m := range found {
 		v := m.out
+		// A packed match's operands are the thirds of one projection,
+		// which no other match rewrites.
+		if p := matchPacked(g, m, users); p != nil {
+			repl[p.back] = rewritePacked(g, m, p)
+			continue
+		}
 		n := len(g.Values)
 		k := get(m.k)
 		if m.kPerm != nil {

@@ -245,3 +245,54 @@ func BenchmarkAttentionPass(b *testing.B) {
 		})
 	}
 }
+
+// buildSeqFirstMHA is multi-head self-attention as torch exports it
+// sequence-first: x [L, N, 3·H·D] sliced into thirds, each reshaped to
+// [L, N·H, D] and transposed to heads first (k to [N·H, D, L]), the
+// written-out softmax, and the output transposed back to [L, N·H, D] and
+// reshaped to [L·N, H·D].
+func buildSeqFirstMHA(l, n, h, d int, scaleQ bool) *graph.Graph {
+	g := graph.New("attention.mha")
+	hd := h * d
+	x := g.Input(f32(l, n, 3*hd))
+	third := func(i int) *graph.Value {
+		s := g.Op(ops.StridedSlicePrim, ops.SliceAttrs{Begin: []int{0, 0, i * hd}, Strides: []int{1, 1, 1}, Size: []int{l, n, hd}, Shape: tensor.Shape{l, n, 3 * hd}}, x)
+		return g.Op(ops.ReshapePrim, ops.ShapeAttr{Shape: tensor.Shape{l, n * h, d}}, s)
+	}
+	q := g.Op(ops.TransposePrim, ops.PermAttr{Perm: []int{1, 0, 2}}, third(0))
+	kt := g.Op(ops.TransposePrim, ops.PermAttr{Perm: []int{1, 2, 0}}, third(1))
+	v := g.Op(ops.TransposePrim, ops.PermAttr{Perm: []int{1, 0, 2}}, third(2))
+	if scaleQ {
+		q = g.Op(ops.DivPrim, nil, q, g.Const(tensor.Full(tensor.Float32, math.Sqrt(float64(d)))))
+	}
+	s := g.Op(ops.MatMulPrim, ops.MatMulAttrs{}, q, kt)
+	last := ops.ReduceAttrs{Axes: []int{2}, KeepDims: true}
+	e := g.Op(ops.ExpPrim, nil, g.Op(ops.SubPrim, nil, s, g.Op(ops.MaxPrim, last, s)))
+	o := g.Op(ops.MatMulPrim, ops.MatMulAttrs{}, g.Op(ops.DivPrim, nil, e, g.Op(ops.SumPrim, last, e)), v)
+	o = g.Op(ops.TransposePrim, ops.PermAttr{Perm: []int{1, 0, 2}}, o)
+	g.Outputs = []*graph.Value{g.Op(ops.ReshapePrim, ops.ShapeAttr{Shape: tensor.Shape{l * n, hd}}, o)}
+	return g
+}
+
+// Sequence-first multi-head attention on one projection runs as the packed
+// fused kernel, reading the heads from the projection in place: no slice
+// and no transpose is left, and the plan agrees with the unfused one.
+func TestAttentionPassPacked(t *testing.T) {
+	for _, c := range []struct{ l, n, h, d int }{{1, 2, 2, 3}, {5, 1, 3, 4}, {7, 2, 3, 4}, {17, 1, 12, 8}, {70, 3, 2, 5}} {
+		t.Run(fmt.Sprintf("L%d_N%d_H%d_D%d", c.l, c.n, c.h, c.d), func(t *testing.T) {
+			res, err := compile.Run(buildSeqFirstMHA(c.l, c.n, c.h, c.d, true), compile.Options{Level: compile.O1, Verify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if countOps(res.Graph, ops.ScaledDotProductAttentionPrim) != 1 || countOps(res.Graph, ops.TransposePrim) != 0 || countOps(res.Graph, ops.StridedSlicePrim) != 0 {
+				t.Fatalf("want one packed attention and no slices or transposes:\n%s", res.Graph)
+			}
+			ref, err := compile.Run(buildSeqFirstMHA(c.l, c.n, c.h, c.d, true), compile.Options{Level: compile.O0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := randArgs(ref.Graph, 1)
+			testkit.AssertClose(t, "packed", runPlan(t, res.Graph, args)[0], runPlan(t, ref.Graph, args)[0], 2e-6)
+		})
+	}
+}
