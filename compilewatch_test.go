@@ -124,7 +124,7 @@ func watchCases() []watchCase {
 				f := func(x *spore.Tensor) *spore.Tensor { return ops.ReLU(ops.Add(ops.Mul(x, x), x)) }
 				spore.Jit(f, spore.JitConfig{Name: "watch_disabled", DisablePasses: []string{"fuse", "hoist"}})(tensor.FromSlice([]float32{1, -2}, 2))
 			},
-			stages: []string{"trace", "constfold", "simplify", "transposefold", "cse", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "dce", "schedule"},
+			stages: []string{"trace", "constfold", "simplify", "transposefold", "cse", "attention", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "dce", "schedule"},
 		},
 	}
 }

@@ -72,6 +72,8 @@ type Pass struct {
 //     and before the fusions, which would bury an invariant op in a group
 //     with per-iteration work; what it hoists is then fused and
 //     deduplicated with the enclosing graph's work;
+//   - attention recognition runs after CSE (true use counts) and before
+//     the GEMM and loop fusions, which would take its products and softmax;
 //   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
 //     and activation would be swallowed by an elementwise group;
 //   - mixed precision's GEMM fusion (ampgemm) runs before loop fusion,
@@ -104,6 +106,7 @@ var Passes = []Pass{
 	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
 	{Name: "cse", Fn: CSE, MinLevel: O1},
 	{Name: "hoist", Fn: Hoist, MinLevel: O1},
+	{Name: "attention", Fn: Attention, MinLevel: O1},
 	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
 	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1},
 	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1},

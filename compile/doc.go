@@ -16,6 +16,7 @@
 //	cse            merge identical ops and small constants
 //	hoist          move loop-invariant work out of While and Scan bodies
 //	               to run once before the loop
+//	attention      MatMul → scale → Softmax → MatMul → one fused attention
 //	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
 //	ampgemm        mixed precision's Cast-MatMul-Cast (+ bias + ReLU) of a
 //	               weight the graph does not assign → one bfloat16 GEMM on

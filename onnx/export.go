@@ -77,13 +77,13 @@ func Opset(v int64) ExportOption { return func(c *exportConfig) { c.opset = v } 
 
 // exportPasses are the compiler passes Export skips: those that replace
 // standard ops by spore's fused ones (GEMM epilogues, elementwise loops,
-// in-place updates, plan-held packed weights, convolution epilogues and
-// the pool-fused convolution gradients),
+// in-place updates, plan-held packed weights, convolution epilogues, the
+// pool-fused convolution gradients and the recognised attention),
 // which have no ONNX counterpart, and hoisting, which only moves work. A
 // new fusing pass belongs here too; the export tests fail until it is. The
 // rest (folding, simplification, CSE, dead-code
 // elimination) leave a smaller graph of ordinary primitives.
-var exportPasses = []string{"transposefold", "hoist", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "fuse"}
+var exportPasses = []string{"transposefold", "hoist", "attention", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "fuse"}
 
 // Export traces f in Graph mode on the example inputs and writes the
 // traced, optimised graph to path as an ONNX model (ai.onnx opset 17 by

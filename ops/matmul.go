@@ -82,30 +82,11 @@ func MatMulT(a, b *tensor.Tensor, transA, transB bool) *tensor.Tensor {
 	return core.Apply(MatMulPrim, MatMulAttrs{transA, transB}, a, b)
 }
 
-// matmulKernel returns MatMul's kernel for T, bound to T's GEMM.
+// matmulKernel returns MatMul's kernel for T, bound to T's GEMM (see
+// matmulBatched for how the batch axes map onto it).
 func matmulKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		at := attrs.(MatMulAttrs)
-		a, b := in[0], in[1]
-		batch, m, k, n := matmulDims(at, a, b)
-		nb := batch.Size()
-		// Batch offsets: a stride of 0 reuses one matrix across the batch.
-		as, bs := a.Shape(), b.Shape()
-		strideA, strideB := m*k, k*n
-		if len(as) == 2 {
-			strideA = 0
-		}
-		if len(bs) == 2 {
-			strideB = 0
-		}
-		sameBatch := len(as) == 2 || len(bs) == 2 || as[:len(as)-2].Equal(bs[:len(bs)-2])
-		if !sameBatch {
-			// General batch broadcasting: materialise both operands at the
-			// broadcast batch shape first.
-			a = BroadcastTo(a, append(batch.Clone(), as[len(as)-2:]...)...)
-			b = BroadcastTo(b, append(batch.Clone(), bs[len(bs)-2:]...)...)
-			strideA, strideB = m*k, k*n
-		}
-		im.gemmStrided(at.TransA, at.TransB, m, n, k, a.Data().([]T), strideA, b.Data().([]T), strideB, out.Data().([]T), nb)
+		matmulBatched(im, at.TransA, at.TransB, in[0], in[1], out)
 	}
 }

@@ -105,18 +105,19 @@ func init() {
 			return Mul(g, Mul(y, Sub(ScalarLike(y, 1), y)))
 		},
 	})
-	// Erf is Go's math.Erf in float64 (float32 rounds it once: within 1
-	// ulp); GELU's float64 body uses the erfc of the same implementation.
+	// Erf has one float32 body, vec.Erf (vectorised, within 2.2 ulp of
+	// math.Erf; see package vec), which eager kernels and fused loops both
+	// run; its erfc core is GELU's. Float64 is Go's math.Erf.
 	ErfPrim = defUnary("Erf", 12, unary{
-		f32: viaF64(math.Erf),
+		vec: vec.Erf,
 		f64: math.Erf,
 		grad: func(x, _, g *tensor.Tensor) *tensor.Tensor {
 			// d erf = 2/√π · exp(-x²)
 			return Mul(g, Mul(ScalarLike(x, twoInvSqPi), Exp(Neg(Mul(x, x)))))
 		},
 	})
-	// GELU has one float32 body, vec.Gelu (vectorised erfc, within 6.5
-	// ulp of the exact value; see package vec), which fused loops and the
+	// GELU has one float32 body, vec.Gelu (on the erfc core of vec.Erf,
+	// within 6.5 ulp of the exact value; see package vec), which fused loops and the
 	// GEMM epilogue (gemm.ActGELU) run too, and one float64 body, gelu
 	// below on Go's math.Erfc (within about 1 ulp).
 	GeluPrim = defUnary("GELU", 20, unary{

@@ -33,8 +33,11 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 		return
 	}
 	macs := int64(m) * int64(n) * int64(k)
-	if batch == 1 || strideC == 0 || macs >= parallelMACs {
-		// One product at a time, each parallel inside if large.
+	if batch == 1 || strideC == 0 || (macs >= parallelMACs && batch < 2*parallel.Workers()) {
+		// One product at a time, each parallel inside if large. With
+		// at least two products per thread, whole products per thread
+		// balance as well and need no synchronisation inside them
+		// (attention's 12 heads of 197×197×64).
 		for i := 0; i < batch; i++ {
 			sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc, nil, ActNone)
 		}

@@ -52,6 +52,9 @@ func sigmoidAVX512(dst, x *float32, n int)
 func geluAVX512(dst, x *float32, n int)
 
 //go:noescape
+func erfAVX512(dst, x *float32, n int)
+
+//go:noescape
 func sumAVX512(x *float32, n int, acc *[16]float32)
 
 //go:noescape
@@ -168,6 +171,14 @@ func gelu(dst, x []float32) {
 		return
 	}
 	geluGo(dst, x)
+}
+
+func erf(dst, x []float32) {
+	if useAsm && len(dst) > 0 {
+		erfAVX512(&dst[0], &x[0], len(dst))
+		return
+	}
+	erfGo(dst, x)
 }
 
 // lanes adds 16 lane partials pairwise.

@@ -20,6 +20,7 @@ func exp(dst, x []float32)                  { expGo(dst, x) }
 func tanh(dst, x []float32)                 { tanhGo(dst, x) }
 func sigmoid(dst, x []float32)              { sigmoidGo(dst, x) }
 func gelu(dst, x []float32)                 { geluGo(dst, x) }
+func erf(dst, x []float32)                  { erfGo(dst, x) }
 func sumLeaf(x []float32) float32           { return sumLeafGo(x) }
 func dotLeaf(a, b []float32) float32        { return dotLeafGo(a, b) }
 func max32(x []float32) float32             { return maxGo(x) }

@@ -170,6 +170,32 @@ func poly(dst, t string, names []string, cs []float32) []string {
 	return l
 }
 
+// erfcSeq replaces t, holding a ≥ 0, by erfc(a), given a² as the exact
+// pair s + lo: the erfc core that Erf and Gelu share (erfcCore in
+// generic.go). q, t1..t3, Z10 and Z11 are clobbered; Z25 must hold 1
+// (expSetup).
+func erfcSeq(t, s, lo, q, t1, t2, t3 string) []string {
+	l := []string{
+		"VMULPS.BCST " + c("half", 0.5) + ", " + t + ", " + t,
+		"VADDPS Z25, " + t + ", " + t,
+		"VDIVPS " + t + ", Z25, " + t, // t = 1/(1+a/2)
+	}
+	l = append(l, poly(q, t,
+		[]string{"geluQ9", "geluQ8", "geluQ7", "geluQ6", "geluQ5", "geluQ4", "geluQ3", "geluQ2", "geluQ1", "geluQ0"},
+		[]float32{0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223})...)
+	l = append(l,
+		"VSUBPS "+s+", "+q+", Z10", // d = q - s
+		"VADDPS "+s+", Z10, Z11",   // d + s
+		"VSUBPS Z11, "+q+", Z11",   // err = q - (d + s): the rounding error of d
+		"VSUBPS "+lo+", Z11, Z11",  // err - lo
+		"VMOVAPS Z10, "+q)
+	l = append(l, expSeq(q, t1, t2, t3)...)
+	return append(l,
+		"VFMADD231PS Z11, "+q+", "+q, // e·(1+err-lo) ≈ e^(q - a²)
+		"VMULPS "+q+", "+t+", "+t,    // erfc(a) = t·e
+	)
+}
+
 func binary(name, op string) {
 	ptrs := []ptr{{"dst", "DI"}, {"a", "SI"}, {"b", "DX"}}
 	header(name, "dst, a, b *float32, n int", 32, ptrs, "n")
@@ -342,24 +368,10 @@ func main() {
 			"VFMSUB231PS " + xc + ", " + h + ", " + lo, // lo = h·xc - s exactly
 			"VANDPS Z28, " + xc + ", " + t,
 			"VMULPS.BCST " + c("sqrtHalf", 0.70710678118654752) + ", " + t + ", " + t,
-			"VMULPS.BCST " + c("half", 0.5) + ", " + t + ", " + t,
-			"VADDPS Z25, " + t + ", " + t,
-			"VDIVPS " + t + ", Z25, " + t, // t = 1/(1+u/2)
 		}
-		l = append(l, poly(q, t,
-			[]string{"geluQ9", "geluQ8", "geluQ7", "geluQ6", "geluQ5", "geluQ4", "geluQ3", "geluQ2", "geluQ1", "geluQ0"},
-			[]float32{0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223})...)
+		l = append(l, erfcSeq(t, s, lo, q, t1, t2, t3)...)
 		l = append(l,
-			"VSUBPS "+s+", "+q+", Z10", // d = q - s
-			"VADDPS "+s+", Z10, Z11",   // d + s
-			"VSUBPS Z11, "+q+", Z11",   // err = q - (d + s): the rounding error of d
-			"VSUBPS "+lo+", Z11, Z11",  // err - lo
-			"VMOVAPS Z10, "+q)
-		l = append(l, expSeq(q, t1, t2, t3)...)
-		l = append(l,
-			"VFMADD231PS Z11, "+q+", "+q, // e·(1+err-lo) ≈ e^(q - x²/2)
-			"VMULPS "+t+", "+q+", "+q,
-			"VMULPS "+h+", "+q+", "+q,      // g = h·erfc
+			"VMULPS "+h+", "+t+", "+q,      // g = h·erfc
 			"VCMPPS $0x1e, Z31, "+x+", K2", // x > 0
 			"VSUBPS "+q+", "+x+", K2, "+q,  // x - g
 			"VANDPS Z28, "+x+", "+t1,
@@ -373,6 +385,42 @@ func main() {
 			"VMOVAPS "+t2+", K3, "+q,
 		)
 		return l, q
+	})
+
+	// Erf: x + x·E(x²) for |x| < 0.75, else ±(1 − erfc(|x|)) on the erfc
+	// core Gelu uses (see erf32 and erfcCore in generic.go), with |x|
+	// clamped to 4, past which erf rounds to ±1.
+	erfSetup := func() {
+		expSetup()
+		emit("\tVBROADCASTSS %s, Z28", cbits("absMask", 0x7fffffff))
+		emit("\tVBROADCASTSS %s, Z29", c("erfHi", 4))
+		emit("\tVBROADCASTSS %s, Z30", cbits("signMask", 0x80000000))
+	}
+	unary("erfAVX512", 1, 16, erfSetup, func(x string, u int) ([]string, string) {
+		a, s, lo, t, q, t1, t2, t3, r := z(1), z(2), z(3), z(4), z(5), z(6), z(7), z(8), z(9)
+		l := []string{
+			"VANDPS Z28, " + x + ", " + a,
+			"VMINPS " + a + ", Z29, " + a, // NaN passes (second Intel source)
+			"VMULPS " + a + ", " + a + ", " + s,
+			"VMOVAPS " + s + ", " + lo,
+			"VFMSUB231PS " + a + ", " + a + ", " + lo, // lo = a·a - s exactly
+			"VMOVAPS " + a + ", " + t,
+		}
+		l = append(l, erfcSeq(t, s, lo, q, t1, t2, t3)...)
+		l = append(l,
+			"VSUBPS "+t+", Z25, "+r, // 1 - erfc(a)
+			"VANDPS Z30, "+x+", Z12",
+			"VORPS Z12, "+r+", "+r,                               // the sign of x
+			"VCMPPS.BCST $1, "+c("erfSmall", 0.75)+", "+a+", K3", // |x| < 0.75
+			"VMULPS "+x+", "+x+", Z13",
+		)
+		l = append(l, poly("Z14", "Z13", []string{"erfE9", "erfE8", "erfE7", "erfE6", "erfE5", "erfE4", "erfE3", "erfE2", "erfE1", "erfE0"},
+			[]float32{-1.6365844691234924e-07, 1.6462114365889246e-06, -1.492565035840625e-05, 0.00012055332981789664, -0.0008548327023450852, 0.005223977625442188, -0.026866170645131252, 0.11283791670955126, -0.37612638903183754, 0.12837916709551256})...)
+		l = append(l,
+			"VFMADD213PS "+x+", "+x+", Z14", // x·E(x²) + x
+			"VMOVAPS Z14, K3, "+r,
+		)
+		return l, r
 	})
 
 	// Reductions write 16 lane partials to acc; Go adds them pairwise.

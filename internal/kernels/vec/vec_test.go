@@ -225,6 +225,7 @@ var transcendental = []struct {
 		}
 		return 0.5 * x * math.Erfc(-x/math.Sqrt2)
 	}, 7, 6},
+	{"Erf", Erf, erfGo, math.Erf, 2.5, 1},
 }
 
 // The accuracy figures in the doc comments were measured with -vec.stride=257
