@@ -4,7 +4,7 @@
 # prints ms per call with the ratios. Absolute times drift between runs on
 # shared machines; quote the ratios.
 #
-#   bench/vision.sh [infer|train|all] [ORT_DIR]      (default: infer)
+#   bench/vision.sh [infer|train|all|profile] [ORT_DIR]      (default: infer)
 #
 # infer  resnet18, mobilenet_v3_large and efficientnet_b0 at batch 1 and
 #        16, vit_b_16 at batch 1 and 4 (float32, 3x224x224, N(0, 1) images
@@ -24,6 +24,12 @@
 #        network and weights in eager mode (bench/torch_vision.py --train).
 #        Both report their first two steps' losses (before and after one
 #        update) on the same images, which must agree to TOL as well.
+# all    infer, then train.
+# profile  a CPU profile of spore's Graph-mode inference of each model at
+#        batch 1 (bench/visionstep -cpuprofile, GOMAXPROCS=PROFILE_THREADS,
+#        default 1), written to PROFILE_DIR (default bench/profiles,
+#        git-ignored) as MODEL_bB.prof, and its top 15 functions by flat
+#        time (go tool pprof -top).
 #
 # Every side takes its best of 1 and 2 threads and of REPS repetitions,
 # which alternate between the sides: spore at GOMAXPROCS=1 and 2 (its
@@ -45,6 +51,7 @@
 #   TOL     the largest relative difference from ONNX Runtime, and between
 #           the training losses, that passes (default 1e-3)
 #   KEEP    a folder to copy the raw JSON lines into
+#   PROFILE_THREADS, PROFILE_DIR  see profile
 # e.g. MODELS=resnet18 BATCH=1 REPS=1 bench/vision.sh
 #
 # The models are exported by bench/torch_vision.py --onnx into bench/models
@@ -60,9 +67,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-infer}
 case $what in
-  infer | train | all) ;;
-  -h | --help) sed -n '2,58p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "usage: bench/vision.sh [infer|train|all] [ORT_DIR] (see --help)" >&2; exit 2 ;;
+  infer | train | all | profile) ;;
+  -h | --help) sed -n '2,66p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "usage: bench/vision.sh [infer|train|all|profile] [ORT_DIR] (see --help)" >&2; exit 2 ;;
 esac
 ortdir=${2:-bench/ort}
 reps=${REPS:-2}
@@ -128,6 +135,26 @@ calls() {
 echo "building spore and bench/visionstep..." >&2
 go build -o "$out/spore" ./cmd/spore
 go build -o "$out/visionstep" ./bench/visionstep
+
+if [ "$what" = profile ]; then
+  pdir=${PROFILE_DIR:-bench/profiles} pt=${PROFILE_THREADS:-1}
+  mkdir -p "$pdir"
+  models=${MODELS:-$all_models} batches=${BATCH:-1}
+  for m in ${models//,/ }; do
+    for b in ${batches//,/ }; do
+      export_model "$m"
+      input "$b"
+      prof=$pdir/${m}_b$b.prof
+      echo "profiling $m, batch $b, $pt thread(s)..." >&2
+      GOMAXPROCS=$pt "$out/visionstep" -model "bench/models/$m.onnx" -mode infer -input "$out/x_b$b.npy" \
+        -calls "$(calls "$m" "$b")" -rounds "$rounds" -warmup 1 -cpuprofile "$prof" > "$out/profile.json"
+      echo "== $m, batch $b, Graph mode, $pt thread(s): $(/usr/bin/python3 -c 'import json, sys; print(round(json.load(open(sys.argv[1]))["us_per_call"] / 1000, 2))' "$out/profile.json") ms per call; $prof"
+      go tool pprof -top -nodecount=15 "$prof" 2> /dev/null | sed -n '/^Showing\|flat%/,$p'
+      echo
+    done
+  done
+  exit 0
+fi
 
 if [ "$what" != train ]; then
   jobs=()
