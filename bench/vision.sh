@@ -85,7 +85,8 @@ if [ -n "${BATCH:-}" ] && ! [[ "$BATCH" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   echo "vision.sh: BATCH=$BATCH is not a comma-separated list of positive sizes" >&2
   exit 2
 fi
-for m in ${MODELS//,/ }; do
+models=${MODELS:-}
+for m in ${models//,/ }; do
   case ,$all_models, in
     *,"$m",*) ;;
     *) echo "vision.sh: unknown model $m in MODELS (want some of $all_models)" >&2; exit 2 ;;
