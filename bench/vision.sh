@@ -68,7 +68,7 @@ cd "$(dirname "$0")/.."
 what=${1:-infer}
 case $what in
   infer | train | all | profile) ;;
-  -h | --help) sed -n '2,66p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "usage: bench/vision.sh [infer|train|all|profile] [ORT_DIR] (see --help)" >&2; exit 2 ;;
 esac
 ortdir=${2:-bench/ort}
