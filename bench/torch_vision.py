@@ -4,7 +4,8 @@ their ONNX export.
 
 The models are torchvision 0.14's resnet18, mobilenet_v3_large,
 efficientnet_b0 and vit_b_16 with their default (random) initialisation
-after torch.manual_seed(0), float32, on 3x224x224 images.
+after torch.manual_seed(0) (but for vit_b_16's head, see build), float32,
+on 3x224x224 images.
 
   --onnx PATH     writes the model to PATH as ONNX: opset 17,
                   input "input" and output "output", both with a dynamic
@@ -47,9 +48,16 @@ MODELS = ("resnet18", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16")
 
 
 def build(name):
-    """The torchvision model name, randomly initialised from seed 0."""
+    """The torchvision model name, randomly initialised from seed 0.
+
+    vit_b_16's classifier head is initialised to zeros, which makes every
+    output 0 whatever the rest computes; it is drawn from N(0, 0.02²)
+    instead, so that comparing outputs between runtimes tells something."""
     torch.manual_seed(0)
-    return getattr(torchvision.models, name)()
+    net = getattr(torchvision.models, name)()
+    if name == "vit_b_16":
+        torch.nn.init.normal_(net.heads.head.weight, std=0.02)
+    return net
 
 
 def export(name, path, training):
