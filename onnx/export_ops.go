@@ -312,6 +312,7 @@ func init() {
 		}
 		return nil
 	}
+	e[ops.ResizePrim] = exportResize
 	e[ops.GatherPrim] = func(x *exporter, v *graph.Value, in, outs []string) error {
 		x.node("Gather", in, outs, exAInt("axis", int64(v.Attrs.(ops.AxisAttr).Axis)))
 		return nil
