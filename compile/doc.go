@@ -26,8 +26,6 @@
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
 //	gemmmomentum   SGD momentum's buf·mu + op(a)·op(b), flushed, assigned
 //	               to buf → one GEMM updating buf a block of rows at a time
-//	prepack        products with a weight the graph does not assign keep
-//	               the weight packed in the plan, repacked when it changes
 //	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
 //	               shift, ReLU, max or average pooling → one
 //	               Conv2DBiasReLUPool that finishes each plane in cache
@@ -35,6 +33,12 @@
 //	               a max pooling's ReLU gradient → Conv2DBackpropInputPool
 //	               and Conv2DBackpropFilterPool, which read the pooled
 //	               gradient and never write the full-size one
+//	anchor         any GEMM or convolution left + the elementwise ops that
+//	               finish it (bias, BatchNorm scale and shift, any
+//	               activation, a residual Add, a Cast) → one Anchor that
+//	               runs them as a program on each output tile in cache
+//	prepack        products with a weight the graph does not assign keep
+//	               the weight packed in the plan, repacked when it changes
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
 //	schedule       start asynchronous collectives as early, and wait for

@@ -37,11 +37,20 @@ func Prepack(g *graph.Graph) {
 		}
 		a, w := v.Args[0], v.Args[1]
 		weight := (w.Kind == graph.KindParam && !assigned[w]) || w.Kind == graph.KindConst
+		// An Anchor's product reads A's rows in place at any rank (a
+		// dense layer over a batch of sequences).
+		rankOK := a.Meta.Shape.Rank() == 2 || (v.Prim == Anchor && a.Meta.Shape.Rank() > 2)
 		if !weight || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
-			a.Meta.Shape.Rank() != 2 || w.Meta.Shape.Rank() != 2 {
+			!rankOK || w.Meta.Shape.Rank() != 2 {
 			continue
 		}
 		switch v.Prim {
+		case Anchor:
+			aa, ok := v.Attrs.(*AnchorAttrs)
+			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil || matmulAttrsOf(aa.OpAttrs).TransA {
+				continue
+			}
+			aa.packed = new(packedWeight)
 		case MatMulBiasAct:
 			ea, ok := v.Attrs.(EpilogueAttrs)
 			if !ok || ea.packed != nil {
@@ -73,14 +82,13 @@ type packedWeight struct {
 	version uint64
 }
 
-// run computes act(op(a)·op(w) + bias) into c with w packed, packing it
-// first if it has changed since it was last packed.
-func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32, c []float32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// ensure returns w packed, packing it first if it has changed since it
+// was last packed. The caller holds p.mu until it no longer reads the
+// panels.
+func (p *packedWeight) ensure(transB bool, w *tensor.Tensor) *gemm.PackedB {
 	wd := w.Data().([]float32)
 	k, n := w.Dim(0), w.Dim(1)
-	if at.TransB {
+	if transB {
 		k, n = n, k
 	}
 	ver := core.ParamVersion(w)
@@ -89,12 +97,22 @@ func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32
 		src = &wd[0]
 	}
 	if pk, pn := p.pb.Dims(); !p.packed || src != p.src || ver != p.version || pk != k || pn != n {
-		p.pb.Pack(at.TransB, k, n, wd, w.Dim(1))
+		p.pb.Pack(transB, k, n, wd, w.Dim(1))
 		p.packed, p.src, p.version = true, src, ver
 	}
+	return &p.pb
+}
+
+// run computes act(op(a)·op(w) + bias) into c with w packed, packing it
+// first if it has changed since it was last packed.
+func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32, c []float32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pb := p.ensure(at.TransB, w)
+	k, n := pb.Dims()
 	m := a.Dim(0)
 	if at.TransA {
 		m = a.Dim(1)
 	}
-	gemm.SgemmPackedBiasAct(at.TransA, m, n, k, a.Data().([]float32), a.Dim(1), &p.pb, bias, at.Act, c, n)
+	gemm.SgemmPackedBiasAct(at.TransA, m, n, k, a.Data().([]float32), a.Dim(1), pb, bias, at.Act, c, n)
 }

@@ -17,7 +17,10 @@ func Absorbed(v *graph.Value) []string {
 	if v.Kind != graph.KindOp {
 		return nil
 	}
-	if a, ok := v.Attrs.(*FusedAttrs); ok {
+	switch a := v.Attrs.(type) {
+	case *FusedAttrs:
+		return append([]string(nil), a.Members...)
+	case *AnchorAttrs:
 		return append([]string(nil), a.Members...)
 	}
 	switch v.Prim {

@@ -1,0 +1,158 @@
+package compile_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sporeml/spore/compile"
+	"github.com/sporeml/spore/graph"
+	"github.com/sporeml/spore/internal/testkit"
+	"github.com/sporeml/spore/ops"
+	"github.com/sporeml/spore/tensor"
+)
+
+// anchorCase is a graph whose anchor (a GEMM or a convolution) is finished
+// by an elementwise chain.
+type anchorCase struct {
+	name string
+	in   [][]int
+	// out builds the graph's outputs from its inputs.
+	out func(in []*tensor.Tensor) []*tensor.Tensor
+	// members are what the Anchor absorbed, in order (nil: nothing fuses).
+	members []string
+}
+
+// perChannel returns a random [1, o, 1, 1] float32 constant.
+func perChannel(o int) *tensor.Tensor { return tensor.RandNormal(tensor.Float32, 0, 1, 1, o, 1, 1) }
+
+// positive returns a random [1, o, 1, 1] float32 constant in [0.5, 1.5).
+func positive(o int) *tensor.Tensor {
+	t := tensor.RandUniform(tensor.Float32, 0.5, 1.5, 1, o, 1, 1)
+	return t
+}
+
+func anchorCases() []anchorCase {
+	// conv draws each case's filter once, so that every trace of a case
+	// convolves with the same one.
+	filters := map[string]*tensor.Tensor{}
+	conv := func(x *tensor.Tensor, o, k int, opts ops.Conv2DOpts) *tensor.Tensor {
+		c := x.Shape()[1]
+		g := max(opts.Groups, 1)
+		key := fmt.Sprint(x.Shape(), o, k, opts)
+		if filters[key] == nil {
+			filters[key] = tensor.RandNormal(tensor.Float32, 0, 0.5, o, c/g, k, k)
+		}
+		return ops.Conv2D(x, filters[key], opts)
+	}
+	s2 := ops.Conv2DOpts{Stride: [2]int{2, 2}, Padding: ops.ExplicitPad(1, 1, 1, 1)}
+	bnS, bnT := perChannel(5), perChannel(5)
+	mean, std, gamma, beta := perChannel(7), positive(7), perChannel(7), perChannel(7)
+	bias3 := perChannel(3)
+	wd := tensor.RandNormal(tensor.Float32, 0, 0.5, 17, 9)
+	bd := tensor.RandNormal(tensor.Float32, 0, 0.5, 17)
+	w3 := tensor.RandNormal(tensor.Float32, 0, 0.5, 13, 6)
+	b3 := tensor.RandNormal(tensor.Float32, 0, 0.5, 6)
+	dyW := tensor.RandNormal(tensor.Float32, 0, 0.5, 4, 3, 3, 3)
+	gradAttrs := ops.ConvGradAttrs{ConvAttrs: ops.ConvAttrs{Stride: [2]int{2, 2}, Pads: [4]int{1, 1, 1, 1}, Dilation: [2]int{1, 1}, Groups: 1}, Shape: tensor.Shape{2, 3, 9, 9}}
+	filterAttrs := gradAttrs
+	filterAttrs.Shape = tensor.Shape{4, 3, 3, 3}
+	return []anchorCase{
+		{"strided conv + BatchNorm + ReLU", [][]int{{3, 4, 9, 9}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.ReLU(ops.Add(ops.Mul(conv(in[0], 5, 3, s2), bnS), bnT))}
+		}, []string{"Conv2D", "Mul", "Add", "ReLU"}},
+		{"BatchNorm as Sub, Div, Mul, Add + Hardswish", [][]int{{2, 3, 7, 6}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			y := conv(in[0], 7, 3, ops.Conv2DOpts{Padding: ops.SamePad()})
+			y = ops.Add(ops.Mul(ops.Div(ops.Sub(y, mean), std), gamma), beta)
+			return []*tensor.Tensor{ops.Hardswish(y)}
+		}, []string{"Conv2D", "Sub", "Div", "Mul", "Add", "Hardswish"}},
+		{"depthwise dilated conv + SiLU", [][]int{{1, 4, 11, 7}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			y := conv(in[0], 4, 3, ops.Conv2DOpts{Groups: 4, Dilation: [2]int{2, 1}, Padding: ops.ExplicitPad(2, 1, 0, 1)})
+			return []*tensor.Tensor{ops.Mul(y, ops.Sigmoid(y))}
+		}, []string{"Conv2D", "Sigmoid", "Mul"}},
+		{"conv + bias + residual + ReLU", [][]int{{2, 3, 5, 5}, {2, 3, 5, 5}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			y := ops.Add(conv(in[0], 3, 3, ops.Conv2DOpts{Padding: ops.SamePad(), Stride: [2]int{1, 1}}), bias3)
+			return []*tensor.Tensor{ops.ReLU(ops.Add(in[1], y))}
+		}, []string{"Conv2D", "Add", "Add", "ReLU"}},
+		{"conv + Clip + Cast", [][]int{{2, 3, 6, 6}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Cast(ops.Clip(conv(in[0], 3, 1, s2), 0, 6), tensor.Float64)}
+		}, []string{"Conv2D", "Clip", "Cast"}},
+		{"dense + bias + Sigmoid", [][]int{{7, 9}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Sigmoid(ops.Add(ops.MatMulT(in[0], wd, false, true), bd))}
+		}, []string{"MatMul", "Add", "Sigmoid"}},
+		{"sequence dense + bias + GELU", [][]int{{3, 5, 13}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.GELU(ops.Add(ops.MatMul(in[0], w3), b3))}
+		}, []string{"MatMul", "Add", "GELU"}},
+		{"many rows: row blocks", [][]int{{300, 13}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Softplus(ops.Add(ops.MatMul(in[0], w3), b3))}
+		}, []string{"MatMul", "Add", "Softplus"}},
+		{"batched product + scale + Tanh", [][]int{{2, 3, 4}, {2, 4, 5}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Tanh(ops.Mul(ops.MatMul(in[0], in[1]), tensor.Scalar(float32(0.125))))}
+		}, []string{"MatMul", "Mul", "Tanh"}},
+		{"input gradient + mask", [][]int{{2, 4, 5, 5}, {2, 3, 9, 9}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{ops.Mul(ops.Conv2DBackpropInput(in[0], dyW, gradAttrs), in[1])}
+		}, []string{"Conv2DBackpropInput", "Mul"}},
+		{"filter gradient + weight update", [][]int{{2, 3, 9, 9}, {2, 4, 5, 5}, {4, 3, 3, 3}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			dw := ops.Conv2DBackpropFilter(in[0], in[1], filterAttrs)
+			return []*tensor.Tensor{ops.Sub(in[2], ops.Mul(dw, tensor.Scalar(float32(0.01))))}
+		}, []string{"Conv2DBackpropFilter", "Mul", "Sub"}},
+		{"shared anchor output is not absorbed", [][]int{{2, 3, 6, 6}}, func(in []*tensor.Tensor) []*tensor.Tensor {
+			y := conv(in[0], 3, 3, s2)
+			return []*tensor.Tensor{ops.ReLU(y), y}
+		}, nil},
+	}
+}
+
+// Every anchor takes the elementwise chain that finishes it into one
+// Anchor whose result is bit for bit the loop-fused chain's (the same
+// block bodies on the same GEMM or convolution result) and within float32
+// tolerance of the unfused graph's.
+func TestAnchorEpilogue(t *testing.T) {
+	for _, c := range anchorCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var metas []tensor.Meta
+			for _, s := range c.in {
+				metas = append(metas, f32(s...))
+			}
+			build := func() *graph.Graph {
+				g, err := graph.Trace("anchor", metas, c.out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.CountUses()
+				return g
+			}
+			plain, looped, anchored := build(), build(), build()
+			applyPasses(t, looped, "fuse")
+			applyPasses(t, anchored, "anchor", "fuse")
+			n := countOps(anchored, compile.Anchor)
+			if c.members == nil {
+				if n != 0 {
+					t.Fatalf("%d anchors, want none:\n%s", n, anchored)
+				}
+			} else {
+				if n != 1 {
+					t.Fatalf("%d anchors, want 1:\n%s", n, anchored)
+				}
+				for _, v := range anchored.Values {
+					if v.Kind == graph.KindOp && v.Prim == compile.Anchor {
+						if got := compile.Absorbed(v); !slices.Equal(got, c.members) {
+							t.Errorf("absorbed %v, want %v", got, c.members)
+						}
+					}
+				}
+			}
+			for seed := uint64(1); seed <= 2; seed++ {
+				args := randArgs(plain, seed)
+				want := runGraph(t, plain, args)
+				fused := runGraph(t, looped, args)
+				got := runGraph(t, anchored, args)
+				for i := range want {
+					what := fmt.Sprintf("seed %d output %d", seed, i)
+					assertSame(t, what+" (vs loop fusion)", got[i], fused[i])
+					testkit.AssertClose(t, what+" (vs unfused)", got[i], want[i], 1e-5)
+				}
+			}
+		})
+	}
+}
