@@ -6,8 +6,11 @@
 //
 // Passes lists the passes in order, in the style of the Go compiler's SSA
 // pass table; each is a func(*graph.Graph) that rewrites the graph in
-// place, and each ordering constraint has its one-line reason next to the
-// table. At O1 (the default) they are:
+// place. Each entry declares its ordering constraints (the passes it runs
+// after and before, each with its one-line reason), which CheckOrder
+// verifies when the package initialises, and its traits: CompileOnly
+// passes introduce what a portable graph cannot hold, and exporters skip
+// them. At O1 (the default) they are:
 //
 //	constfold      evaluate pure ops on constants at compile time
 //	simplify       exact algebraic identities: x+0, x·1, Neg(Neg(x)),
