@@ -107,6 +107,9 @@ func runMatMulAnchor(attrs any, in []*tensor.Tensor, out []float32, c *anchorCal
 		pb = pw.ensure(at.TransB, b)
 	}
 	rows := min(m, max(anchorMinRows, anchorRowBlock/n))
+	if c.attrs.Prog == nil {
+		rows = m // no epilogue: one product
+	}
 	for i0 := 0; i0 < m; i0 += rows {
 		r := min(rows, m-i0)
 		ai, ci := ad[i0*kk:], out[i0*n:(i0+r)*n]
@@ -141,7 +144,8 @@ type AnchorAttrs struct {
 	// order they compute.
 	Members []string
 	// Prog computes the result from register 0 (the anchor's output) and
-	// the epilogue's operands (the Anchor's operands from NumOpArgs on).
+	// the epilogue's operands (the Anchor's operands from NumOpArgs on);
+	// nil for none (a product given a packed weight by Prepack).
 	Prog *fuse.Program
 	// In describes the program's inputs, register 0 first.
 	In []FusedInput
@@ -181,6 +185,10 @@ func (a *AnchorAttrs) String() string {
 	if a.packed != nil {
 		b.WriteString(" packed")
 	}
+	if a.Prog == nil {
+		b.WriteString(" epilogue: none")
+		return b.String()
+	}
 	fa := FusedAttrs{Prog: a.Prog, In: a.In, imm: a.imm}
 	b.WriteString(" epilogue: ")
 	b.WriteString(fa.String())
@@ -199,16 +207,16 @@ type anchorCall struct {
 	// positions per image, for convTile.
 	planeO, planeP int
 	convTile       ops.ConvTile
-	// scratch holds the anchor's output when the result has another
-	// dtype (a Cast ends the epilogue); wrap is a tensor over a buffer for
-	// kernels that write tensors.
-	scratch []float32
-	wrapped *tensor.Tensor
+	// scratchT holds the anchor's output when the result has another
+	// dtype (a Cast ends the epilogue); wrapped is the tensor the anchor
+	// writes in this call (the result or scratchT).
+	scratchT *tensor.Tensor
+	wrapped  *tensor.Tensor
 }
 
 // span runs the epilogue on the output elements [lo, hi).
 func (c *anchorCall) span(lo, hi int) {
-	if lo < hi {
+	if lo < hi && c.attrs.Prog != nil {
 		c.attrs.Prog.RunRange(c.outs, c.ins, lo, hi)
 	}
 }
@@ -228,17 +236,9 @@ func (c *anchorCall) tile(n, c0, c1, p0, p1 int) {
 	}
 }
 
-// scratchTensor returns a tensor over buf (the anchor's output), a header
-// made once and pointed at buf on each call, for kernels that write a
-// tensor.
-func (c *anchorCall) scratchTensor(buf []float32) *tensor.Tensor {
-	if c.wrapped == nil {
-		c.wrapped = core.FromBuffer(buf, c.outShape)
-	} else {
-		core.Rewrap(c.wrapped, buf, c.outShape)
-	}
-	return c.wrapped
-}
+// scratchTensor returns the tensor the anchor writes in this call, whose
+// buffer is buf.
+func (c *anchorCall) scratchTensor(buf []float32) *tensor.Tensor { return c.wrapped }
 
 // Anchor is the fused op of anchor fusion: an anchor op (a GEMM or a
 // convolution) whose output an elementwise epilogue program finishes
@@ -291,16 +291,21 @@ func kernelAnchor(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	// The shape of this call (a plan built for a dynamic batch runs at
 	// smaller ones); the epilogue's periods do not depend on the batch.
 	c.outShape = out.Shape()
+	// The anchor writes the result's buffer itself, unless a Cast changes
+	// the dtype: then a scratch buffer of its own, kept with its header
+	// so that no call converts a slice to an interface (which allocates).
 	var buf []float32
 	if a.DType == tensor.Float32 {
+		c.wrapped = out
 		buf = out.Data().([]float32)
 	} else {
-		if n := c.outShape.Size(); len(c.scratch) < n {
-			c.scratch = make([]float32, n)
+		if c.scratchT == nil || !c.scratchT.Shape().Equal(c.outShape) {
+			c.scratchT = tensor.New(tensor.Float32, c.outShape...)
 		}
-		buf = c.scratch[:c.outShape.Size()]
+		c.wrapped = c.scratchT
+		buf = c.scratchT.Data().([]float32)
 	}
-	c.ins[0] = fuse.Input{Data: buf, Mode: fuse.Full}
+	c.ins[0] = fuse.Input{Data: c.wrapped.Data(), Mode: fuse.Full}
 	for i, x := range in[a.NumOpArgs:] {
 		d := a.In[i+1]
 		c.ins[i+1] = fuse.Input{Data: x.Data(), Mode: d.Mode, Period: d.Period, Inner: d.Inner}
@@ -308,7 +313,7 @@ func kernelAnchor(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	c.outs[0] = out.Data()
 	anchorKinds[a.Op].run(a.OpAttrs, in[:a.NumOpArgs], buf, c)
 	clear(c.ins) // drop the buffers: the pool may outlive the plan's arena
-	c.outs[0] = nil
+	c.outs[0], c.wrapped = nil, nil
 	a.calls.Put(c)
 }
 
@@ -485,6 +490,9 @@ func isAnchor(v *graph.Value) bool {
 // result, so results are bitwise those of the unfused chain.
 func Anchors(g *graph.Graph) {
 	f := &fuser{fns: map[*graph.Value]fuse.Fn{}, ok: map[*graph.Value]bool{}}
+	// Dead ops left by earlier rewrites would count as users and keep
+	// their operands out of a group.
+	DCE(g)
 	g.CountUses()
 	us := users(g)
 	grouped := make([]bool, g.NumIDs())
@@ -543,6 +551,21 @@ func Anchors(g *graph.Graph) {
 		grouped[anchor.ID] = true
 		sortByPos(list, pos)
 		f.buildAnchor(anchor, root, list, member)
+	}
+}
+
+// bareAnchor returns the attributes of an Anchor computing v, an anchor
+// op, with no epilogue.
+func bareAnchor(v *graph.Value) *AnchorAttrs {
+	refs := make([]int, len(v.Args))
+	for j := range refs {
+		refs[j] = j
+	}
+	return &AnchorAttrs{
+		Op: v.Prim, OpAttrs: v.Attrs, NumOpArgs: len(v.Args), OpShape: v.Meta.Shape.Clone(),
+		Members: []string{v.Prim.Name}, In: []FusedInput{{Shape: v.Meta.Shape.Clone(), DType: v.Meta.DType}},
+		DType: v.Meta.DType, Precision: tensor.Float32,
+		steps: []anchorStep{{prim: v.Prim, attrs: v.Attrs, args: refs}},
 	}
 }
 

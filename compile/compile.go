@@ -23,9 +23,10 @@ const (
 	O0
 	// O1 runs every pass in Passes but the O2 ones: constant folding,
 	// simplification, transpose folding, CSE, loop-invariant hoisting,
-	// the GEMM fusions (epilogue, ampgemm, ampmatmul, gemmupdate,
-	// gemmmomentum) and weight prepacking, the convolution fusions
-	// (convepilogue, convbackward) and elementwise loop fusion, besides
+	// the GEMM fusions (ampgemm, ampmatmul, gemmupdate, gemmmomentum),
+	// the convolution fusions (convepilogue, convbackward), anchor fusion
+	// (any GEMM or convolution with its elementwise epilogue), weight
+	// prepacking and elementwise loop fusion, besides
 	// the required dce and schedule. Results match PyNative mode within
 	// float32 rounding (fusion may reorder or approximate transcendental
 	// functions within a few ulp).
@@ -85,24 +86,20 @@ var Passes = []Pass{
 	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1, CompileOnly: true},
 	{Name: "cse", Fn: CSE, MinLevel: O1,
 		After: []Order{{"simplify", "the forms the rewrites produce are deduplicated"}, {"transposefold", "the forms the rewrites produce are deduplicated"}},
-		Before: []Order{{"epilogue", "use counts are true: a duplicate would hide that a value is shared"},
-			{"ampgemm", "a cast shared by two products is seen as shared"},
+		Before: []Order{{"ampgemm", "a cast shared by two products is seen as shared"},
 			{"anchor", "use counts are true"}, {"fuse", "use counts are true"}}},
 	{Name: "hoist", Fn: Hoist, MinLevel: O1, CompileOnly: true,
 		After: []Order{{"cse", "a body's invariant work is in its simplest form"}, {"constfold", "constants are folded rather than hoisted"}},
-		Before: []Order{{"epilogue", "a fusion would bury an invariant op in a group with per-iteration work"},
+		Before: []Order{{"ampgemm", "a fusion would bury an invariant op in a group with per-iteration work"},
 			{"anchor", "a fusion would bury an invariant op in a group with per-iteration work"},
 			{"fuse", "a fusion would bury an invariant op in a group with per-iteration work"}}},
-	{Name: "epilogue", Fn: Epilogue, MinLevel: O1, CompileOnly: true,
-		Before: []Order{{"fuse", "loop fusion would swallow the bias add and activation"}}},
 	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1, CompileOnly: true,
 		Before: []Order{{"fuse", "loop fusion would take its casts, bias add and ReLU"}}},
 	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1, CompileOnly: true,
 		After:  []Order{{"ampgemm", "ampgemm takes the products of unassigned weights first, to pack them once"}},
 		Before: []Order{{"fuse", "loop fusion would take its casts"}}},
 	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1, CompileOnly: true,
-		After:  []Order{{"epilogue", "a MatMul that absorbed a bias is no weight gradient"}},
-		Before: []Order{{"fuse", "loop fusion would take the update's Mul and Sub"}}},
+		Before: []Order{{"anchor", "an epilogue would take the update's Mul and Sub"}, {"fuse", "loop fusion would take the update's Mul and Sub"}}},
 	{Name: "gemmmomentum", Fn: GemmMomentum, MinLevel: O1, CompileOnly: true,
 		Before: []Order{{"fuse", "loop fusion would take the momentum's Mul and Add"}}},
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1, CompileOnly: true,
@@ -110,15 +107,14 @@ var Passes = []Pass{
 	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1, CompileOnly: true,
 		After: []Order{{"convepilogue", "it makes the MaxPool2DReLUGrad this pass moves into the gradients"}}},
 	{Name: "anchor", Fn: Anchors, MinLevel: O1, CompileOnly: true,
-		After: []Order{{"epilogue", "the GEMM fusions take their chains first"}, {"ampgemm", "the bfloat16 GEMMs take their chains first"},
+		After: []Order{{"ampgemm", "the bfloat16 GEMMs take their chains first"},
 			{"ampmatmul", "the bfloat16 GEMMs take their chains first"}, {"gemmupdate", "an in-place update is no epilogue"},
 			{"gemmmomentum", "an in-place update is no epilogue"}, {"convepilogue", "the pooled convolution takes its chains first"},
 			{"convbackward", "the pooled gradients take their chains first"}},
 		Before: []Order{{"fuse", "loop fusion would take the epilogue's ops into groups of their own"}}},
 	{Name: "prepack", Fn: Prepack, MinLevel: O1, CompileOnly: true,
-		After: []Order{{"epilogue", "it turns plain MatMuls into MatMulBiasAct, which the GEMM fusions would no longer recognise"},
-			{"gemmupdate", "it turns plain MatMuls into MatMulBiasAct, which the GEMM fusions would no longer recognise"},
-			{"anchor", "it gives the anchored products their packed weights"}}},
+		After: []Order{{"gemmupdate", "it turns plain MatMuls into Anchors, which the GEMM fusions would no longer recognise"},
+			{"anchor", "it turns plain MatMuls into Anchors, which anchor fusion would no longer extend"}}},
 	{Name: "fuse", Fn: Fuse, MinLevel: O1, CompileOnly: true},
 	{Name: "dce", Fn: DCE, Required: true,
 		After: []Order{{"fuse", "it drops what the rewrites orphaned"}, {"anchor", "it drops what the rewrites orphaned"}}},

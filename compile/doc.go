@@ -19,7 +19,6 @@
 //	cse            merge identical ops and small constants
 //	hoist          move loop-invariant work out of While and Scan bodies
 //	               to run once before the loop
-//	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
 //	ampgemm        mixed precision's Cast-MatMul-Cast (+ bias + ReLU) of a
 //	               weight the graph does not assign → one bfloat16 GEMM on
 //	               the weight packed in the plan
@@ -36,10 +35,11 @@
 //	               a max pooling's ReLU gradient → Conv2DBackpropInputPool
 //	               and Conv2DBackpropFilterPool, which read the pooled
 //	               gradient and never write the full-size one
-//	anchor         any GEMM or convolution left + the elementwise ops that
-//	               finish it (bias, BatchNorm scale and shift, any
-//	               activation, a residual Add, a Cast) → one Anchor that
-//	               runs them as a program on each output tile in cache
+//	anchor         a float32 GEMM or convolution the passes above left +
+//	               the elementwise ops that finish it (bias, BatchNorm
+//	               scale and shift, any activation, a residual Add, a
+//	               Cast) → one Anchor that runs them as a program on each
+//	               output tile while it is in cache
 //	prepack        products with a weight the graph does not assign keep
 //	               the weight packed in the plan, repacked when it changes
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
@@ -85,11 +85,12 @@
 // # Fused primitives
 //
 // The fusion passes introduce primitives that exist only in compiled
-// graphs: MatMulBiasAct (a GEMM whose epilogue adds a bias row and applies
-// an activation, with a VJP so that a fused graph can still be
-// differentiated) and one Fused[...] primitive per elementwise group, named
-// after its members, whose attributes (FusedAttrs) print the fuse.Program
-// it runs. Fused groups have no VJP: the passes run after autodiff has
+// graphs: Anchor (a GEMM or convolution whose elementwise epilogue runs
+// as a fuse.Program on each output tile, with a VJP that differentiates
+// the unfused chain so that a fused graph can still be differentiated;
+// its attributes, AnchorAttrs, print the anchor op and the program) and
+// one Fused[...] primitive per elementwise group, named after its
+// members, whose attributes (FusedAttrs) print the fuse.Program it runs. Fused groups have no VJP: the passes run after autodiff has
 // built the backward graph. Loop fusion knows no op by name: any primitive
 // whose definition carries a block body (core.Elementwise) joins a group,
 // in any dtype, and the program runs those same bodies. Absorbed lists

@@ -13,9 +13,8 @@ import (
 // Prepack gives every 2-D float32 product whose right-hand operand is a
 // parameter that the graph does not assign — a layer's weight in an
 // inference graph — or a constant, a packed copy of that weight, held by
-// the compiled plan between calls: plain MatMuls become MatMulBiasAct with
-// no bias and no activation, and each such MatMulBiasAct gets its own
-// packed weight. (Constants never change: constant folding already bakes
+// the compiled plan between calls: plain MatMuls become Anchors with no
+// epilogue, and each Anchor product gets its own packed weight. (Constants never change: constant folding already bakes
 // their values.)
 //
 // The GEMM kernel otherwise packs a transposed weight (nn.Dense keeps W as
@@ -39,7 +38,7 @@ func Prepack(g *graph.Graph) {
 		weight := (w.Kind == graph.KindParam && !assigned[w]) || w.Kind == graph.KindConst
 		// An Anchor's product reads A's rows in place at any rank (a
 		// dense layer over a batch of sequences).
-		rankOK := a.Meta.Shape.Rank() == 2 || (v.Prim == Anchor && a.Meta.Shape.Rank() > 2)
+		rankOK := a.Meta.Shape.Rank() >= 2
 		if !weight || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
 			!rankOK || w.Meta.Shape.Rank() != 2 {
 			continue
@@ -51,20 +50,16 @@ func Prepack(g *graph.Graph) {
 				continue
 			}
 			aa.packed = new(packedWeight)
-		case MatMulBiasAct:
-			ea, ok := v.Attrs.(EpilogueAttrs)
-			if !ok || ea.packed != nil {
-				continue
-			}
-			ea.packed = new(packedWeight)
-			v.Attrs = ea
 		case ops.MatMulPrim:
 			if len(v.Args) != 2 {
 				continue
 			}
-			at := matmulAttrs(v)
-			v.Prim = MatMulBiasAct
-			v.Attrs = EpilogueAttrs{TransA: at.TransA, TransB: at.TransB, packed: new(packedWeight)}
+			if matmulAttrs(v).TransA {
+				continue // the anchor reads A's rows in place only
+			}
+			v.Attrs = bareAnchor(v)
+			v.Prim = Anchor
+			v.Attrs.(*AnchorAttrs).packed = new(packedWeight)
 		}
 	}
 }
@@ -101,18 +96,4 @@ func (p *packedWeight) ensure(transB bool, w *tensor.Tensor) *gemm.PackedB {
 		p.packed, p.src, p.version = true, src, ver
 	}
 	return &p.pb
-}
-
-// run computes act(op(a)·op(w) + bias) into c with w packed, packing it
-// first if it has changed since it was last packed.
-func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32, c []float32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pb := p.ensure(at.TransB, w)
-	k, n := pb.Dims()
-	m := a.Dim(0)
-	if at.TransA {
-		m = a.Dim(1)
-	}
-	gemm.SgemmPackedBiasAct(at.TransA, m, n, k, a.Data().([]float32), a.Dim(1), pb, bias, at.Act, c, n)
 }

@@ -7,8 +7,9 @@ import (
 
 // Absorbed lists the primitives that a fusion pass folded into v, in the
 // order they compute, or nil when v is no fused op: the members of an
-// elementwise loop (Fuse), the MatMul, bias Add and activation of a GEMM
-// epilogue (Epilogue), the MatMul, Mul and Sub of a weight update
+// elementwise loop (Fuse), the anchor op and epilogue members of an
+// Anchor (a GEMM or convolution with its bias, BatchNorm, activation,
+// residual: Anchors), the MatMul, Mul and Sub of a weight update
 // (GemmUpdate), the MatMul, Mul, Add and FlushSubnormal of a momentum
 // update (GemmMomentum). Tools that show what the compiler did (a compile record's
 // nodes) read it; it is derived from the op itself, so it holds in any
@@ -24,19 +25,6 @@ func Absorbed(v *graph.Value) []string {
 		return append([]string(nil), a.Members...)
 	}
 	switch v.Prim {
-	case MatMulBiasAct:
-		a, ok := v.Attrs.(EpilogueAttrs)
-		if !ok {
-			return nil
-		}
-		names := []string{ops.MatMulPrim.Name}
-		if a.Bias {
-			names = append(names, ops.AddPrim.Name)
-		}
-		if p := actPrim(a.Act); p != nil {
-			names = append(names, p.Name)
-		}
-		return names
 	case MatMulUpdate:
 		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.SubPrim.Name}
 	case MatMulMomentum:
