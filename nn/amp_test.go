@@ -124,7 +124,7 @@ func TestAutoMixedPrecisionGraph(t *testing.T) {
 		level     nn.AmpLevel
 		want, not []string
 	}{
-		{nn.O0, []string{"MatMulBiasAct("}, []string{"BFloat16", "BF16MatMulBiasAct"}},
+		{nn.O0, []string{"Anchor("}, []string{"BFloat16", "BF16MatMulBiasAct"}},
 		{nn.O2, []string{"BF16MatMulBiasAct(%0, %1, %2) {tb=true bias=true act=relu packed} : f32[8,16]", "BF16MatMulBiasAct("}, []string{"ReLU(", "Cast("}},
 		{nn.O3, []string{"ReLU(", ": BFloat16[8,16]", "Cast("}, nil},
 	} {
