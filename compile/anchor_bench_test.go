@@ -33,6 +33,8 @@ func BenchmarkAnchor(b *testing.B) {
 	lenetW, lenetB := tensor.RandNormal(tensor.Float32, 0, 0.2, 16, 6, 5, 5), perChannel(16)
 	resW, bnS, bnT := tensor.RandNormal(tensor.Float32, 0, 0.1, 128, 64, 3, 3), perChannel(128), perChannel(128)
 	res1W, bn1S, bn1T := tensor.RandNormal(tensor.Float32, 0, 0.1, 64, 64, 3, 3), perChannel(64), perChannel(64)
+	effW, effB := tensor.RandNormal(tensor.Float32, 0, 0.1, 144, 96, 1, 1), perChannel(144)
+	dwW, dwB := tensor.RandNormal(tensor.Float32, 0, 0.1, 96, 1, 3, 3), perChannel(96)
 	vitW, vitB := tensor.RandNormal(tensor.Float32, 0, 0.05, 192, 768), tensor.RandNormal(tensor.Float32, 0, 0.1, 768)
 	cases := []struct {
 		name  string
@@ -58,6 +60,24 @@ func BenchmarkAnchor(b *testing.B) {
 		{"resnet conv BN ReLU b4", conv([]int{4, 64, 56, 56}, res1W, ops.Conv2DOpts{Padding: ops.SamePad()}, func(y *tensor.Tensor) *tensor.Tensor {
 			return ops.ReLU(ops.Add(ops.Mul(y, bn1S), bn1T))
 		}), "bespoke", "convepilogue"},
+		{"effnet 1x1 conv bias SiLU b1", conv([]int{1, 96, 56, 56}, effW, ops.Conv2DOpts{}, func(y *tensor.Tensor) *tensor.Tensor {
+			y = ops.Add(y, effB)
+			return ops.Mul(y, ops.Sigmoid(y))
+		}), "bespoke", "convepilogue"},
+		{"effnet depthwise conv bias SiLU b1", conv([]int{1, 96, 56, 56}, dwW, ops.Conv2DOpts{Groups: 96, Padding: ops.SamePad()}, func(y *tensor.Tensor) *tensor.Tensor {
+			y = ops.Add(y, dwB)
+			return ops.Mul(y, ops.Sigmoid(y))
+		}), "bespoke", "convepilogue"},
+		{"resnet conv bias residual ReLU b1", func() (*graph.Graph, []*tensor.Tensor) {
+			g, err := graph.Trace("block", []tensor.Meta{f32(1, 64, 56, 56)}, func(in []*tensor.Tensor) []*tensor.Tensor {
+				y := ops.Add(ops.Conv2D(in[0], res1W, ops.Conv2DOpts{Padding: ops.SamePad()}), bn1T)
+				return []*tensor.Tensor{ops.ReLU(ops.Add(y, in[0]))}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return g, []*tensor.Tensor{tensor.RandNormal(tensor.Float32, 0, 1, 1, 64, 56, 56)}
+		}, "bespoke", "convepilogue"},
 		{"vit mlp dense GELU b2", func() (*graph.Graph, []*tensor.Tensor) {
 			g, err := graph.Trace("dense", []tensor.Meta{f32(2, 197, 192)}, func(in []*tensor.Tensor) []*tensor.Tensor {
 				return []*tensor.Tensor{ops.GELU(ops.Add(ops.MatMul(in[0], vitW), vitB))}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sporeml/spore"
 	"github.com/sporeml/spore/compile"
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/testkit"
@@ -152,6 +153,65 @@ func TestAnchorEpilogue(t *testing.T) {
 					assertSame(t, what+" (vs loop fusion)", got[i], fused[i])
 					testkit.AssertClose(t, what+" (vs unfused)", got[i], want[i], 1e-5)
 				}
+			}
+		})
+	}
+}
+
+// A compiled plan with anchors allocates nothing per call, for every
+// anchor kind (a product by row blocks, a convolution by tiles, the
+// convolution gradients and a batched product whole) and a Cast ending the epilogue (the anchor then writes a
+// scratch buffer of its own).
+func TestAnchorNoAllocs(t *testing.T) {
+	for _, c := range anchorCases() {
+		if c.members == nil {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			var metas []tensor.Meta
+			for _, s := range c.in {
+				metas = append(metas, f32(s...))
+			}
+			g, err := graph.Trace("anchor", metas, c.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Without the pooled convolution, which would take the
+			// stride-1 chains first.
+			res, err := compile.Run(g, compile.Options{Level: compile.O1, Disable: []string{"convepilogue"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if countOps(res.Graph, compile.Anchor) == 0 {
+				t.Fatalf("no Anchor at O1:\n%s", res.Graph)
+			}
+			args := randArgs(res.Graph, 1)
+			outs := make([]*tensor.Tensor, len(res.Graph.Outputs))
+			for i, o := range res.Graph.Outputs {
+				outs[i] = tensor.New(o.Meta.DType, o.Meta.Shape...)
+			}
+			res.Plan.RunInto(args, outs)
+			if n := testing.AllocsPerRun(10, func() { res.Plan.RunInto(args, outs) }); n > 0 {
+				t.Errorf("%v allocations per call", n)
+			}
+		})
+	}
+}
+
+// Jit at O1, which anchors the chains, computes what PyNative mode
+// computes, within float32 tolerance (the vectorised transcendental
+// functions of the fused bodies differ by a few ulp).
+func TestAnchorJitMatchesEager(t *testing.T) {
+	for _, c := range anchorCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var args []*tensor.Tensor
+			for _, s := range c.in {
+				args = append(args, tensor.RandNormal(tensor.Float32, 0, 1, s...))
+			}
+			want := c.out(args)
+			got := spore.Jit(c.out)(args)
+			for i := range want {
+				testkit.AssertClose(t, fmt.Sprintf("output %d", i), got[i], want[i], 1e-5)
 			}
 		})
 	}
