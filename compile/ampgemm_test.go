@@ -53,6 +53,7 @@ func TestAmpGemm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkAbsorbed(t, res.Graph)
 			ir := res.Graph.String()
 			if n := strings.Count(ir, "BF16MatMulBiasAct"); n != 2 || strings.Contains(ir, "Cast") || !strings.Contains(ir, "bias=true act=relu") {
 				t.Fatalf("want both products fused, the first with its bias and ReLU, and no casts left:\n%s", ir)

@@ -135,6 +135,7 @@ func ampTrainStepCase(t *testing.T, tw bool, widths []int, batch int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAbsorbed(t, fused.Graph)
 	plain, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true, Disable: []string{"ampmatmul"}})
 	if err != nil {
 		t.Fatal(err)

@@ -88,6 +88,7 @@ func TestGemmMomentum(t *testing.T) {
 					want = "BF16MatMulMomentum("
 				}
 				compile.GemmMomentum(g)
+				checkAbsorbed(t, g)
 				compile.DCE(g)
 				if err := graph.Verify(g); err != nil {
 					t.Fatal(err)
@@ -172,6 +173,7 @@ func TestGemmMomentumLeaves(t *testing.T) {
 	} {
 		g, _, _ := momentumStep(t, 6, 5, c.k, c.transA, c.exposeGrad, false)
 		compile.GemmMomentum(g)
+		checkAbsorbed(t, g)
 		if strings.Contains(g.String(), "MatMulMomentum(") {
 			t.Errorf("%s: fused:\n%s", c.name, g)
 		}

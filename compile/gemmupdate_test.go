@@ -38,6 +38,7 @@ func TestGemmUpdate(t *testing.T) {
 	g, w := build(lr)
 	w.Assign(tensor.FromSlice(start, 5, 3))
 	compile.GemmUpdate(g)
+	checkAbsorbed(t, g)
 	compile.DCE(g)
 	if err := graph.Verify(g); err != nil {
 		t.Fatal(err)

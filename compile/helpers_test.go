@@ -3,6 +3,7 @@ package compile_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore/compile"
@@ -71,6 +72,39 @@ func applyPasses(t *testing.T, g *graph.Graph, names ...string) {
 		g.CountUses()
 		if err := graph.Verify(g); err != nil {
 			t.Fatalf("after %s: %v\n%s", name, err, g)
+		}
+	}
+	checkAbsorbed(t, g)
+}
+
+// fusedPrims are the primitives the fusion passes introduce.
+var fusedPrims = []*core.Prim{
+	compile.Anchor, compile.MatMulUpdate, compile.MatMulMomentum,
+	compile.BF16MatMulBiasAct, compile.BF16MatMul, compile.BF16MatMulUpdate, compile.BF16MatMulMomentum,
+	compile.Conv2DBiasReLUPool, compile.MaxPool2DReLUGrad, compile.Conv2DBackpropInputPool, compile.Conv2DBackpropFilterPool,
+}
+
+// checkAbsorbed fails unless compile.Absorbed names what every fused op
+// of g took in (every pass test runs it, so each fusion is covered): at
+// least two primitives, or one for a loop of a lone broadcast op and a
+// product Prepack gave a packed weight.
+func checkAbsorbed(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	for _, v := range g.Values {
+		if v.Kind != graph.KindOp {
+			continue
+		}
+		fused := strings.HasPrefix(v.Prim.Name, "Fused[")
+		for _, p := range fusedPrims {
+			fused = fused || v.Prim == p
+		}
+		if !fused {
+			continue
+		}
+		got := compile.Absorbed(v)
+		lone := v.Prim == compile.Anchor || strings.HasPrefix(v.Prim.Name, "Fused[")
+		if len(got) < 2 && !(lone && len(got) == 1) {
+			t.Errorf("Absorbed(%s) = %v", v.LongString(), got)
 		}
 	}
 }
