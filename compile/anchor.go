@@ -222,17 +222,16 @@ func (c *anchorCall) span(lo, hi int) {
 }
 
 // tile runs the epilogue on a convolution's tile: image n, channels [c0,
-// c1), positions [p0, p1), one contiguous range when the tile spans whole
-// planes.
+// c1), positions [p0, p1): one contiguous range when the tile spans whole
+// planes, else one row of positions per channel, the operands bound once.
 func (c *anchorCall) tile(n, c0, c1, p0, p1 int) {
 	o, p := c.planeO, c.planeP
 	if p0 == 0 && p1 == p {
 		c.span((n*o+c0)*p, (n*o+c1)*p)
 		return
 	}
-	for ch := c0; ch < c1; ch++ {
-		base := (n*o + ch) * p
-		c.span(base+p0, base+p1)
+	if c.attrs.Prog != nil && p0 < p1 {
+		c.attrs.Prog.RunRows(c.outs, c.ins, (n*o+c0)*p+p0, p1-p0, c1-c0, p)
 	}
 }
 

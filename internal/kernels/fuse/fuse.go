@@ -226,6 +226,47 @@ func (p *Program) Run(outs []any, ins []Input) { p.RunRange(outs, ins, 0, -1) }
 // 2·16 blocks runs on the calling goroutine, so concurrent callers each
 // keep their own tile. It allocates nothing in steady state.
 func (p *Program) RunRange(outs []any, ins []Input, lo, hi int) {
+	r, n := p.bind(outs, ins)
+	defer release(r)
+	if hi < 0 {
+		hi = n
+	}
+	if lo < 0 || lo > hi || hi > n {
+		panic(fmt.Sprintf("fuse: range [%d, %d) of %d outputs", lo, hi, n))
+	}
+	r.lo, r.hi = lo, hi
+	nb := (hi - lo + BlockSize - 1) / BlockSize
+	if nb < 2*parallelBlocks || parallel.Workers() < 2 {
+		p.blocks(r, 0, nb)
+		return
+	}
+	parallel.For(nb, parallelBlocks, r.fn)
+}
+
+// RunRows is RunRange over rows ranges of length elements each, the k-th
+// starting at lo + k·stride, on the calling goroutine: a 2-D tile of the
+// output (a convolution's block of channels by a stretch of positions),
+// with the operands bound once for all its rows.
+func (p *Program) RunRows(outs []any, ins []Input, lo, length, rows, stride int) {
+	r, n := p.bind(outs, ins)
+	defer release(r)
+	if rows <= 0 || length <= 0 {
+		return
+	}
+	if lo < 0 || stride < 0 || lo+(rows-1)*stride+length > n {
+		panic(fmt.Sprintf("fuse: %d rows of %d from %d at stride %d overrun %d outputs", rows, length, lo, stride, n))
+	}
+	nb := (length + BlockSize - 1) / BlockSize
+	for k := range rows {
+		r.lo = lo + k*stride
+		r.hi = r.lo + length
+		p.blocks(r, 0, nb)
+	}
+}
+
+// bind resolves outs and ins for one run into a pooled runner (release
+// returns it) and returns the outputs' length.
+func (p *Program) bind(outs []any, ins []Input) (*runner, int) {
 	if len(outs) != len(p.Outs) || len(p.outTypes) != len(p.Outs) {
 		panic(fmt.Sprintf("fuse: %d outputs for a program with %d (checked: %v)", len(outs), len(p.Outs), len(p.outTypes) == len(p.Outs)))
 	}
@@ -233,21 +274,17 @@ func (p *Program) RunRange(outs []any, ins []Input, lo, hi int) {
 		panic(fmt.Sprintf("fuse: %d inputs for a program with %d", len(ins), p.NumInputs))
 	}
 	r := runnerPool.Get()
-	defer func() {
-		clear(r.ins)
-		clear(r.outs)
-		r.p = nil
-		runnerPool.Put(r)
-	}()
 	r.p, r.ins, r.outs = p, r.ins[:0], r.outs[:0]
 	n := -1
 	for k, o := range outs {
 		t := p.outTypes[k]
 		ptr, m, ok := unpackers[t](o)
 		if !ok {
+			release(r)
 			panic(fmt.Sprintf("fuse: output %d is %T, the program writes %v", k, o, p.outTypes[k]))
 		}
 		if n >= 0 && m != n {
+			release(r)
 			panic("fuse: outputs of different lengths")
 		}
 		n = m
@@ -258,27 +295,26 @@ func (p *Program) RunRange(outs []any, ins []Input, lo, hi int) {
 		t := p.InTypes[i]
 		ptr, m, ok := unpackers[t](in.Data)
 		if !ok {
+			release(r)
 			panic(fmt.Sprintf("fuse: input %d is %T, the program reads %v", i, in.Data, p.InTypes[i]))
 		}
 		o := operand{p: ptr, n: m, t: t, mode: in.Mode, period: in.Period, inner: in.Inner}
 		if err := o.check(n); err != "" {
+			release(r)
 			panic(fmt.Sprintf("fuse: input %d: %s", i, err))
 		}
 		r.ins = append(r.ins, o)
 	}
-	if hi < 0 {
-		hi = n
-	}
-	if lo < 0 || lo > hi || hi > n {
-		panic(fmt.Sprintf("fuse: range [%d, %d) of %d outputs", lo, hi, n))
-	}
-	r.n, r.lo, r.hi = n, lo, hi
-	nb := (hi - lo + BlockSize - 1) / BlockSize
-	if nb < 2*parallelBlocks || parallel.Workers() < 2 {
-		p.blocks(r, 0, nb)
-		return
-	}
-	parallel.For(nb, parallelBlocks, r.fn)
+	r.n = n
+	return r, n
+}
+
+// release drops r's references to the caller's buffers and pools it.
+func release(r *runner) {
+	clear(r.ins)
+	clear(r.outs)
+	r.p = nil
+	runnerPool.Put(r)
 }
 
 func (in *operand) check(n int) string {

@@ -283,6 +283,49 @@ func TestRunRange(t *testing.T) {
 	}
 }
 
+// RunRows over a random 2-D tiling (rows of a stretch of each channel's
+// positions) computes what Run computes, bit for bit.
+func TestRunRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 60; trial++ {
+		types := []Type{F32}
+		for range r.IntN(3) {
+			types = append(types, []Type{F32, F32, Bool}[r.IntN(3)])
+		}
+		p := randomProgram(r, types)
+		if err := p.Check(); err != nil {
+			t.Fatalf("generated program invalid: %v", err)
+		}
+		chans, plane := 1+r.IntN(9), 1+r.IntN(3000)
+		n := chans * plane
+		ins := randomInputs(r, types, n)
+		whole, tiled := make([]any, len(p.Outs)), make([]any, len(p.Outs))
+		for k := range whole {
+			whole[k], tiled[k] = newOut(p.OutTypes()[k], n), newOut(p.OutTypes()[k], n)
+		}
+		p.Run(whole, ins)
+		// Tiles of a block of channels by a stretch of positions.
+		cb, pb := 1+r.IntN(chans), 1+r.IntN(plane)
+		for c0 := 0; c0 < chans; c0 += cb {
+			for p0 := 0; p0 < plane; p0 += pb {
+				p.RunRows(tiled, ins, c0*plane+p0, min(pb, plane-p0), min(cb, chans-c0), plane)
+			}
+		}
+		for k := range whole {
+			ot, w, _, _ := slice(whole[k])
+			_, g, _, _ := slice(tiled[k])
+			sz := ot.size()
+			a, b := unsafe.Slice((*byte)(g), n*sz), unsafe.Slice((*byte)(w), n*sz)
+			for i := 0; i < n; i++ {
+				ge, we := a[i*sz:(i+1)*sz], b[i*sz:(i+1)*sz]
+				if string(ge) != string(we) && !(ot == F32 && isNaN32(ge) && isNaN32(we)) && !(ot == F64 && isNaN64(ge) && isNaN64(we)) {
+					t.Fatalf("trial %d %dx%d tiles %dx%d out %d elem %d: tiled %v, whole %v", trial, chans, plane, cb, pb, k, i, ge, we)
+				}
+			}
+		}
+	}
+}
+
 // RunRange refuses a range outside the outputs.
 func TestRunRangeRefusesBadRange(t *testing.T) {
 	p := chain5()
@@ -431,6 +474,9 @@ func TestAllocs(t *testing.T) {
 		chans := []Input{{Data: x}, {Data: bias[:8], Mode: Chan, Period: 8, Inner: 64}, {Data: y}}
 		if a := testing.AllocsPerRun(50, func() { p.RunRange(outs, chans, 512, len(x)) }); a != 0 {
 			t.Errorf("rows=%d: %v allocations per RunRange", rows, a)
+		}
+		if a := testing.AllocsPerRun(50, func() { p.RunRows(outs, chans, 3, 100, 8, 64*8) }); a != 0 {
+			t.Errorf("rows=%d: %v allocations per RunRows", rows, a)
 		}
 		p.Run(outs, ins)
 		for i := range out {
