@@ -30,6 +30,24 @@ func BenchmarkAnchor(b *testing.B) {
 			return g, []*tensor.Tensor{tensor.RandNormal(tensor.Float32, 0, 1, xs...)}
 		}
 	}
+	// momentum is SGD momentum's buffer update of a 784×512 weight from
+	// its gradient Xᵀ·dY over a batch of k, as the seed network's first
+	// layer computes it (gemmmomentum fuses k ≤ 64 only).
+	momentum := func(k int) func() (*graph.Graph, []*tensor.Tensor) {
+		return func() (*graph.Graph, []*tensor.Tensor) {
+			buf := tensor.NewParameter("accum.w", tensor.RandNormal(tensor.Float32, 0, 0.01, 784, 512))
+			mu := tensor.Scalar(float32(0.9))
+			g, err := graph.Trace("momentum", []tensor.Meta{f32(k, 784), f32(k, 512)}, func(in []*tensor.Tensor) []*tensor.Tensor {
+				nb := ops.FlushSubnormal(ops.Add(ops.Mul(buf, mu), ops.MatMulT(in[0], in[1], true, false)))
+				buf.Assign(nb)
+				return []*tensor.Tensor{ops.Sum(nb)}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return g, []*tensor.Tensor{tensor.RandNormal(tensor.Float32, 0, 1, k, 784), tensor.RandNormal(tensor.Float32, 0, 1, k, 512)}
+		}
+	}
 	lenetW, lenetB := tensor.RandNormal(tensor.Float32, 0, 0.2, 16, 6, 5, 5), perChannel(16)
 	resW, bnS, bnT := tensor.RandNormal(tensor.Float32, 0, 0.1, 128, 64, 3, 3), perChannel(128), perChannel(128)
 	res1W, bn1S, bn1T := tensor.RandNormal(tensor.Float32, 0, 0.1, 64, 64, 3, 3), perChannel(64), perChannel(64)
@@ -78,6 +96,8 @@ func BenchmarkAnchor(b *testing.B) {
 			}
 			return g, []*tensor.Tensor{tensor.RandNormal(tensor.Float32, 0, 1, 1, 64, 56, 56)}
 		}, "bespoke", "convepilogue"},
+		{"momentum 784x512 weight gradient k128", momentum(128), "plain", "anchor"},
+		{"momentum 784x512 weight gradient k256", momentum(256), "plain", "anchor"},
 		{"vit mlp dense GELU b2", func() (*graph.Graph, []*tensor.Tensor) {
 			g, err := graph.Trace("dense", []tensor.Meta{f32(2, 197, 192)}, func(in []*tensor.Tensor) []*tensor.Tensor {
 				return []*tensor.Tensor{ops.GELU(ops.Add(ops.MatMul(in[0], vitW), vitB))}

@@ -46,16 +46,13 @@ func Prepack(g *graph.Graph) {
 		switch v.Prim {
 		case Anchor:
 			aa, ok := v.Attrs.(*AnchorAttrs)
-			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil || matmulAttrsOf(aa.OpAttrs).TransA {
+			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil {
 				continue
 			}
 			aa.packed = new(packedWeight)
 		case ops.MatMulPrim:
 			if len(v.Args) != 2 {
 				continue
-			}
-			if matmulAttrs(v).TransA {
-				continue // the anchor reads A's rows in place only
 			}
 			v.Attrs = bareAnchor(v)
 			v.Prim = Anchor
