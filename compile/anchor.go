@@ -165,9 +165,22 @@ type AnchorAttrs struct {
 	// DType is the result's (the anchor's is float32; a Cast in the
 	// epilogue may change it).
 	DType tensor.DType
-	// Precision is the anchor's arithmetic: float32 (the only one fused
-	// so far; a bfloat16 product keeps its own fused primitives).
+	// Precision is the anchor's arithmetic: float32, or bfloat16 (the
+	// operands rounded to bfloat16 as they are packed; a fused step, see
+	// AnchorSpec).
 	Precision tensor.DType
+	// Update, Pool with AvgPool, and PooledGrad describe a fused step
+	// (AnchorSpec): an in-place parameter update, the pooling that
+	// follows a convolution, a gradient that reads the pooled gradient.
+	Update     AnchorUpdate
+	Pool       *ops.PoolAttrs
+	AvgPool    bool
+	PooledGrad bool
+	// Fused, for an Anchor whose op is finished by a fixed fused step
+	// rather than an epilogue program, holds that step's kernel
+	// attributes (FixedAnchor); its operands are then the kernel's.
+	Fused any
+	fixed *fixedKind
 	// steps recompute the unfused chain for the VJP: steps[0] is the
 	// anchor op, each later one an epilogue member.
 	steps []anchorStep
@@ -194,6 +207,21 @@ type anchorStep struct {
 // keys.
 func (a *AnchorAttrs) String() string {
 	var b strings.Builder
+	if k := a.fixed; k != nil {
+		fmt.Fprintf(&b, "op=%s precision=%v update=%v", a.Op.Name, a.Precision, a.Update)
+		if a.Pool != nil {
+			pool := "max"
+			if a.AvgPool {
+				pool = "avg"
+			}
+			fmt.Fprintf(&b, " pool=%s", pool)
+		}
+		if a.PooledGrad {
+			b.WriteString(" pooledgrad")
+		}
+		fmt.Fprintf(&b, " fused={%v}", a.Fused)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "op=%s(%v)", a.Op.Name, a.OpAttrs)
 	if a.packed != nil {
 		b.WriteString(" packed")
@@ -254,18 +282,25 @@ func (c *anchorCall) scratchTensor(buf []float32) *tensor.Tensor { return c.wrap
 
 // Anchor is the fused op of anchor fusion: an anchor op (a GEMM or a
 // convolution) whose output an elementwise epilogue program finishes
-// tile by tile, while each tile is in cache (AnchorAttrs). Its VJP
-// recomputes and differentiates the unfused chain, so a graph
-// differentiated after fusion still gets correct gradients.
+// tile by tile, while each tile is in cache (AnchorAttrs), or that a fixed
+// fused step finishes (FixedAnchor: a bfloat16 product, an in-place
+// parameter update, a pooling, a pooled gradient). Its VJP recomputes and
+// differentiates the unfused chain, so a graph differentiated after
+// fusion still gets correct gradients.
+//
+// Its third operand may be its output buffer (Traits.Accumulates): an
+// update's parameter, which its kernel reads element by element before
+// writing it. No other Anchor is built computing the value assigned to
+// its third operand (accumulateClash).
 var Anchor = &core.Prim{
 	Name:   "Anchor",
-	Traits: core.Traits{Cost: 100},
+	Traits: core.Traits{Cost: 100, Accumulates: 3},
 	Infer:  inferAnchor,
 	VJP:    vjpAnchor,
 }
 
 func init() {
-	for d := tensor.Float32; d <= tensor.Uint8; d++ {
+	for d := tensor.Float32; d <= tensor.BFloat16; d++ {
 		Anchor.Register(d, core.CPU, kernelAnchor)
 	}
 }
@@ -274,6 +309,9 @@ func inferAnchor(attrs any, in []*tensor.Tensor) tensor.Meta {
 	a, ok := attrs.(*AnchorAttrs)
 	if !ok {
 		core.Panicf("Anchor", "attributes are %T, want *compile.AnchorAttrs", attrs)
+	}
+	if a.fixed != nil {
+		return a.fixed.infer(a.Fused, in)
 	}
 	if len(in) != a.NumOpArgs+len(a.In)-1 {
 		core.Panicf("Anchor", "got %d operands, want %d for %s and %d for its epilogue", len(in), a.NumOpArgs, a.Op.Name, len(a.In)-1)
@@ -294,6 +332,14 @@ func inferAnchor(attrs any, in []*tensor.Tensor) tensor.Meta {
 
 func kernelAnchor(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	a := attrs.(*AnchorAttrs)
+	if k := a.fixed; k != nil {
+		fn := k.kernels[core.KernelDType(in, out.DType())]
+		if fn == nil {
+			core.Panicf(k.name, "no kernel for %v operands", core.KernelDType(in, out.DType()))
+		}
+		fn(a.Fused, in, out)
+		return
+	}
 	c := a.calls.Get()
 	if c.attrs == nil {
 		c.attrs = a
@@ -331,8 +377,14 @@ func kernelAnchor(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 
 // vjpAnchor recomputes the unfused chain and differentiates it step by
 // step with each primitive's own VJP.
-func vjpAnchor(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*tensor.Tensor {
+func vjpAnchor(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*tensor.Tensor {
 	a := attrs.(*AnchorAttrs)
+	if k := a.fixed; k != nil {
+		if k.vjp == nil {
+			core.Panicf(k.name, "has no VJP: it updates an optimiser's state in place")
+		}
+		return k.vjp(a.Fused, in, out, g)
+	}
 	vals := make([]*tensor.Tensor, len(a.steps))
 	get := func(r int) *tensor.Tensor {
 		if r >= 0 {
@@ -566,7 +618,7 @@ func Anchors(g *graph.Graph) {
 		}
 		grouped[anchor.ID] = true
 		sortByPos(list, pos)
-		f.buildAnchor(anchor, root, list, member)
+		f.buildAnchor(g, anchor, root, list, member)
 	}
 }
 
@@ -608,7 +660,7 @@ func updatesInPlace(members []*graph.Value, assigned map[*graph.Value]bool) bool
 
 // buildAnchor rewrites root into the Anchor computing anchor and then the
 // members (in topological order, root last) on its output.
-func (f *fuser) buildAnchor(anchor, root *graph.Value, members []*graph.Value, member map[*graph.Value]bool) {
+func (f *fuser) buildAnchor(g *graph.Graph, anchor, root *graph.Value, members []*graph.Value, member map[*graph.Value]bool) {
 	shape := anchor.Meta.Shape
 	mode := func(s, out tensor.Shape) FusedInput {
 		in, _ := anchorMode(s, out)
@@ -643,6 +695,9 @@ func (f *fuser) buildAnchor(anchor, root *graph.Value, members []*graph.Value, m
 		}
 		steps = append(steps, s)
 		ref[m] = -len(steps)
+	}
+	if accumulateClash(g, root, args, UpdateNone) {
+		return
 	}
 	names := append([]string{anchor.Prim.Name}, pr.names...)
 	attrs := &AnchorAttrs{

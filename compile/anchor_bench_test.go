@@ -12,7 +12,7 @@ import (
 
 // BenchmarkAnchor compares, side by side in one run, the anchor fusion
 // with what the graph got without it: the bespoke fused primitives where
-// they apply (bespoke: the pooled Conv2DBiasReLUPool of stride-1
+// they apply (bespoke: the pooled convolution Anchor (ConvEpilogue) of stride-1
 // convolutions) and with no epilogue fusion at all (plain: loop fusion
 // only), on the seed MLP, LeNet's second convolution, ResNet-style
 // convolutions with BatchNorm and ReLU and a ViT dense layer with GELU.

@@ -105,7 +105,7 @@ var Passes = []Pass{
 	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1, CompileOnly: true,
 		Before: []Order{{"fuse", "loop fusion would take the bias add, the ReLU and the ReLU gradient"}}},
 	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1, CompileOnly: true,
-		After: []Order{{"convepilogue", "it makes the MaxPool2DReLUGrad this pass moves into the gradients"}}},
+		After: []Order{{"convepilogue", "it makes the pooled ReLU gradient this pass moves into the gradients"}}},
 	{Name: "anchor", Fn: Anchors, MinLevel: O1, CompileOnly: true,
 		After: []Order{{"ampgemm", "the bfloat16 GEMMs take their chains first"},
 			{"ampmatmul", "the bfloat16 GEMMs take their chains first"}, {"gemmupdate", "an in-place update is no epilogue"},

@@ -35,7 +35,7 @@ func TestPassOrder(t *testing.T) {
 		want   string
 	}{
 		{"fuse before anchor", swap("anchor", "fuse"), "must run"},
-		{"convbackward before convepilogue", swap("convepilogue", "convbackward"), "convbackward must run after convepilogue (it makes the MaxPool2DReLUGrad"},
+		{"convbackward before convepilogue", swap("convepilogue", "convbackward"), "convbackward must run after convepilogue (it makes the pooled ReLU gradient"},
 		{"schedule before dce", swap("dce", "schedule"), "schedule must run after dce"},
 		{"constfold after simplify", swap("constfold", "simplify"), "constfold must run before simplify"},
 		{"a constraint on a missing pass", func() []compile.Pass {

@@ -46,7 +46,7 @@ func Prepack(g *graph.Graph) {
 		switch v.Prim {
 		case Anchor:
 			aa, ok := v.Attrs.(*AnchorAttrs)
-			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil {
+			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil || aa.fixed != nil {
 				continue
 			}
 			aa.packed = new(packedWeight)
