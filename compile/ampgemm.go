@@ -33,9 +33,11 @@ func (a BF16EpilogueAttrs) String() string {
 	return s
 }
 
-// BF16MatMulBiasAct is the fused product of mixed precision (AmpGemm):
+// bf16BiasActKind, the fused step BF16MatMulBiasAct of an Anchor of
+// MatMul at bfloat16 precision with BF16EpilogueAttrs, is the fused
+// product of mixed precision's inference (AmpGemm):
 //
-//	BF16MatMulBiasAct(x, w[, bias]) = act(bf16(bf16(x)·bf16(op(w))) + bias)
+//	Anchor(x, w[, bias]) = act(bf16(bf16(x)·bf16(op(w))) + bias)
 //
 // for a 2-D float32 x and a 2-D float32 weight w: each operand rounded to
 // bfloat16, the product accumulated in float32 and rounded to bfloat16 —

@@ -28,10 +28,12 @@ func (a BF16MatMulAttrs) String() string {
 	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
 }
 
-// BF16MatMul is mixed precision's product of two matrices whose values
-// change on every call (AmpMatMul), the products of a training step:
+// bf16MatMulKind, the fused step BF16MatMul of an Anchor of MatMul at
+// bfloat16 precision with BF16MatMulAttrs, is mixed precision's product of
+// two matrices whose values change on every call (AmpMatMul), the
+// products of a training step:
 //
-//	BF16MatMul(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
+//	Anchor(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
 //
 // each 2-D operand Float32 (rounded to bfloat16 by the kernel) or
 // BFloat16 (a cast the graph keeps because several products read it), the
@@ -271,11 +273,12 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 	return res
 }
 
-// BF16MatMulUpdate is the gradient-descent update of a weight whose
-// gradient is a mixed-precision product, fused as MatMulUpdate fuses a
-// float32 one:
+// bf16UpdateKind, the fused step BF16MatMulUpdate of an Anchor of MatMul
+// at bfloat16 precision updating p in place (UpdateAccumulate), is the
+// gradient-descent update of a weight whose gradient is a mixed-precision
+// product, fused as matMulUpdateKind fuses a float32 one:
 //
-//	BF16MatMulUpdate(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
+//	Anchor(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
 //
 // for 2-D a and b (Float32 or BFloat16, as BF16MatMul's), a 2-D float32
 // p and a one-element float32 scale s; its
@@ -284,7 +287,7 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 // float32 rounding after each step, as the Mul and Sub it replaces round:
 // the unfused update's bits, without writing the gradient out and reading
 // it back. The executor may compute it straight into p's buffer
-// (Traits.Accumulates).
+// (Anchor's Traits.Accumulates).
 var bf16UpdateKind = newFixedKind(&fixedKind{
 	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16, Update: UpdateAccumulate},
 	name:  "BF16MatMulUpdate",

@@ -67,3 +67,31 @@ func TestAnchorConvTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulateClash checks that no Anchor that does not update in place
+// is built computing the value assigned to its third operand (the
+// executor would hand it that parameter's buffer as its output), and that
+// an update may be.
+func TestAccumulateClash(t *testing.T) {
+	p := graph.New("clash")
+	x := p.Input(tensor.Meta{Shape: tensor.Shape{1, 4}, DType: tensor.Float32})
+	w := p.Input(tensor.Meta{Shape: tensor.Shape{4, 4}, DType: tensor.Float32})
+	b := p.Param(tensor.New(tensor.Float32, 1, 4))
+	v := p.Op(ops.AddPrim, nil, p.Op(ops.MatMulPrim, ops.MatMulAttrs{}, x, w), b)
+	p.Assigns = append(p.Assigns, graph.Assign{Param: b, Val: v})
+	args := []*graph.Value{x, w, b}
+	for _, c := range []struct {
+		u    AnchorUpdate
+		want bool
+	}{{UpdateNone, true}, {UpdateAccumulate, false}, {UpdateMomentum, false}} {
+		if got := accumulateClash(p, v, args, c.u); got != c.want {
+			t.Errorf("update %v: clash %v, want %v", c.u, got, c.want)
+		}
+	}
+	if accumulateClash(p, v, args[:2], UpdateNone) {
+		t.Error("two operands: clash")
+	}
+	if _, err := FixedAnchor(AnchorSpec{Op: ops.Conv2DPrim, Precision: tensor.BFloat16}, ops.ConvEpilogueAttrs{}); err == nil {
+		t.Error("FixedAnchor gave a bfloat16 pooled convolution")
+	}
+}

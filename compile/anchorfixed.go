@@ -40,7 +40,8 @@ func (u AnchorUpdate) String() string {
 
 // AnchorSpec selects the fused step of an Anchor that finishes its anchor
 // op with a fixed kernel instead of an epilogue program: the anchor op,
-// the arithmetic's precision (float32, or bfloat16: operands rounded to
+// the arithmetic's precision (float32: the operands' own, float32 or
+// float64 for the convolution steps; bfloat16: operands rounded to
 // bfloat16 as they are packed), the in-place update, and for the
 // convolution and pooling gradients whether the op reads the pooled
 // gradient and the pooling's inputs (PooledGrad) instead of the full

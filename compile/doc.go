@@ -29,12 +29,13 @@
 //	gemmmomentum   SGD momentum's buf·mu + op(a)·op(b), flushed, assigned
 //	               to buf → one GEMM updating buf a block of rows at a time
 //	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
-//	               shift, ReLU, max or average pooling → one
-//	               Conv2DBiasReLUPool that finishes each plane in cache
+//	               shift, ReLU, max or average pooling → one Anchor of
+//	               the convolution with its pooling that finishes each
+//	               plane in cache
 //	convbackward   a stride-1 convolution's input and filter gradients of
-//	               a max pooling's ReLU gradient → Conv2DBackpropInputPool
-//	               and Conv2DBackpropFilterPool, which read the pooled
-//	               gradient and never write the full-size one
+//	               a max pooling's ReLU gradient → Anchors of the two
+//	               gradients reading the pooled gradient (PooledGrad),
+//	               which never write the full-size one
 //	anchor         a float32 GEMM or convolution the passes above left +
 //	               the elementwise ops that finish it (bias, BatchNorm
 //	               scale and shift, any activation, a residual Add, a
@@ -89,8 +90,24 @@
 // as a fuse.Program on each output tile, with a VJP that differentiates
 // the unfused chain so that a fused graph can still be differentiated;
 // its attributes, AnchorAttrs, print the anchor op and the program) and
-// one Fused[...] primitive per elementwise group, named after its
-// members, whose attributes (FusedAttrs) print the fuse.Program it runs. Fused groups have no VJP: the passes run after autodiff has
+// one Fused[...] primitive per elementwise group.
+//
+// Every GEMM and convolution fusion is an Anchor: the bfloat16 products
+// (ampgemm, ampmatmul), the in-place updates (gemmupdate, gemmmomentum),
+// the pooled convolution (convepilogue) and the pooled gradients
+// (convbackward) are Anchors too, whose attributes select a fused step
+// (AnchorSpec: the anchor op, Precision float32 or bfloat16, Update none,
+// accumulate or momentum, PooledGrad; the pooling in
+// ops.ConvEpilogueAttrs) run by its kernel in place of an epilogue
+// program; FixedAnchor builds them. The passes that match them decide
+// when; the kernels of those steps (ampgemm.go, ampmatmul.go,
+// gemmupdate.go, gemmmomentum.go, ops/convfuse.go) are what the Anchor
+// runs. The anchor pass's own epilogues are float32; a bfloat16 product
+// takes only a bias and ReLU, as its kernel fuses them. compile/ defines
+// no fused primitive per combination.
+//
+// The Fused[...] primitive of an elementwise group is named after its
+// members; its attributes (FusedAttrs) print the fuse.Program it runs. Fused groups have no VJP: the passes run after autodiff has
 // built the backward graph. Loop fusion knows no op by name: any primitive
 // whose definition carries a block body (core.Elementwise) joins a group,
 // in any dtype, and the program runs those same bodies. Absorbed lists
