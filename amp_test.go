@@ -201,7 +201,7 @@ func TestJitConfigPrecisionGrad(t *testing.T) {
 	wantV, wantG := spore.ValueAndGrad(fn, opts...)(x)
 	end()
 	jf := spore.Jit(fn, spore.JitConfig{Precision: spore.AmpO2})
-	if ir, err := spore.IR(jf, []any{x}); err != nil || !strings.Contains(ir, "BF16MatMulBiasAct") {
+	if ir, err := spore.IR(jf, []any{x}); err != nil || !strings.Contains(ir, "precision=BFloat16") {
 		t.Fatalf("the compiled function has no fused bfloat16 GEMM (%v):\n%s", err, ir)
 	}
 	gotV, gotG := spore.ValueAndGrad(jf, opts...)(x)

@@ -28,14 +28,14 @@ func TestSaveGraphsDumpsEveryPass(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	all := strings.Join(names, " ")
-	for _, want := range []string{"00_input.ir", "00_input.dot", "_epilogue.ir", "_dce.dot", "_final.ir"} {
+	for _, want := range []string{"00_input.ir", "00_input.dot", "_anchor.ir", "_dce.dot", "_final.ir"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("dump %q missing among %v", want, names)
 		}
 	}
 	final, _ := filepath.Glob(filepath.Join(dir, "seed", "*_final.ir"))
 	text, _ := os.ReadFile(final[0])
-	if !strings.Contains(string(text), "MatMulBiasAct") {
+	if !strings.Contains(string(text), "Anchor(") {
 		t.Errorf("final IR lacks the fused GEMM:\n%s", text)
 	}
 }

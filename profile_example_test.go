@@ -35,6 +35,6 @@ func ExampleProfile() {
 		panic(err)
 	}
 	// Output:
-	// MatMulBiasAct(MatMul+ReLU) [128,128] [128,128] → [128,128] 10 4210688
+	// Anchor(MatMul+ReLU) [128,128] [128,128] → [128,128] 10 4210688
 	// ReduceSum [128,128] → [] 10 16384
 }

@@ -33,9 +33,11 @@ func (a BF16EpilogueAttrs) String() string {
 	return s
 }
 
-// BF16MatMulBiasAct is the fused product of mixed precision (AmpGemm):
+// bf16BiasActKind, the fused step BF16MatMulBiasAct of an Anchor of
+// MatMul at bfloat16 precision with BF16EpilogueAttrs, is the fused
+// product of mixed precision's inference (AmpGemm):
 //
-//	BF16MatMulBiasAct(x, w[, bias]) = act(bf16(bf16(x)·bf16(op(w))) + bias)
+//	Anchor(x, w[, bias]) = act(bf16(bf16(x)·bf16(op(w))) + bias)
 //
 // for a 2-D float32 x and a 2-D float32 weight w: each operand rounded to
 // bfloat16, the product accumulated in float32 and rounded to bfloat16 —
@@ -45,14 +47,19 @@ func (a BF16EpilogueAttrs) String() string {
 // rounded and packed for the bfloat16 GEMM (AMX or AVX512-BF16) once, and
 // again only when the parameter is written; x is rounded as the GEMM
 // packs it. Its VJP is the unfused chain's.
-var BF16MatMulBiasAct = &core.Prim{
-	Name:   "BF16MatMulBiasAct",
-	Traits: core.Traits{Cost: 100},
-	Infer:  inferBF16MatMulBiasAct,
-	VJP:    vjpBF16MatMulBiasAct,
-}
+var bf16BiasActKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16},
+	name:  "BF16MatMulBiasAct",
+	infer: inferBF16MatMulBiasAct,
+	vjp:   vjpBF16MatMulBiasAct,
+	members: func(fused any, _ *graph.Value) []string {
+		a, _ := fused.(BF16EpilogueAttrs)
+		cast := ops.CastPrim.Name
+		return bf16Chain([]string{cast, cast, ops.MatMulPrim.Name, cast}, a.Bias, a.Act)
+	},
+}, BF16EpilogueAttrs{})
 
-func init() { BF16MatMulBiasAct.Register(tensor.Float32, core.CPU, kernelBF16MatMulBiasAct) }
+func init() { bf16BiasActKind.register(tensor.Float32, kernelBF16MatMulBiasAct) }
 
 func inferBF16MatMulBiasAct(attrs any, in []*tensor.Tensor) tensor.Meta {
 	at, ok := attrs.(BF16EpilogueAttrs)
@@ -232,8 +239,6 @@ func AmpGemm(g *graph.Graph) {
 		if u := only(last); u != nil && isOp(u, ops.ReluPrim) && sameMeta(u.Meta, back.Meta) {
 			ea.Act, last = ActReLU, u
 		}
-		last.Prim = BF16MatMulBiasAct
-		last.Attrs = ea
-		last.Args = args
+		toFixed(g, last, bf16BiasActKind, ea, args)
 	}
 }

@@ -28,10 +28,12 @@ func (a BF16MatMulAttrs) String() string {
 	return fmt.Sprintf("ta=%v tb=%v bias=%v act=%v", a.TransA, a.TransB, a.Bias, a.Act)
 }
 
-// BF16MatMul is mixed precision's product of two matrices whose values
-// change on every call (AmpMatMul), the products of a training step:
+// bf16MatMulKind, the fused step BF16MatMul of an Anchor of MatMul at
+// bfloat16 precision with BF16MatMulAttrs, is mixed precision's product of
+// two matrices whose values change on every call (AmpMatMul), the
+// products of a training step:
 //
-//	BF16MatMul(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
+//	Anchor(a, b[, bias]) = act(f32(bf16(bf16(op(a))·bf16(op(b)))) + bias)
 //
 // each 2-D operand Float32 (rounded to bfloat16 by the kernel) or
 // BFloat16 (a cast the graph keeps because several products read it), the
@@ -44,18 +46,22 @@ func (a BF16MatMulAttrs) String() string {
 // packed ahead: both operands are packed on every call, as the unfused
 // MatMul packs them. Its VJP is the unfused chain's (a gradient in its
 // operand's dtype).
-var BF16MatMul = &core.Prim{
-	Name:   "BF16MatMul",
-	Traits: core.Traits{Cost: 100},
-	Infer:  inferBF16MatMul,
-	VJP:    vjpBF16MatMul,
-}
+var bf16MatMulKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16},
+	name:  "BF16MatMul",
+	infer: inferBF16MatMul,
+	vjp:   vjpBF16MatMul,
+	members: func(fused any, v *graph.Value) []string {
+		a, _ := fused.(BF16MatMulAttrs)
+		return bf16Chain(append(operandCasts(v), ops.MatMulPrim.Name, ops.CastPrim.Name), a.Bias, a.Act)
+	},
+}, BF16MatMulAttrs{})
 
 // The kernel is keyed by the first operand, which is Float32 or, when the
 // graph keeps its cast for other products, BFloat16.
 func init() {
-	BF16MatMul.Register(tensor.Float32, core.CPU, kernelBF16MatMul)
-	BF16MatMul.Register(tensor.BFloat16, core.CPU, kernelBF16MatMul)
+	bf16MatMulKind.register(tensor.Float32, kernelBF16MatMul)
+	bf16MatMulKind.register(tensor.BFloat16, kernelBF16MatMul)
 }
 
 // ampOperand reports whether x can be a fused product's operand: a 2-D
@@ -267,11 +273,12 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 	return res
 }
 
-// BF16MatMulUpdate is the gradient-descent update of a weight whose
-// gradient is a mixed-precision product, fused as MatMulUpdate fuses a
-// float32 one:
+// bf16UpdateKind, the fused step BF16MatMulUpdate of an Anchor of MatMul
+// at bfloat16 precision updating p in place (UpdateAccumulate), is the
+// gradient-descent update of a weight whose gradient is a mixed-precision
+// product, fused as matMulUpdateKind fuses a float32 one:
 //
-//	BF16MatMulUpdate(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
+//	Anchor(a, b, p, s) = p − f32(bf16(bf16(op(a))·bf16(op(b))))·s
 //
 // for 2-D a and b (Float32 or BFloat16, as BF16MatMul's), a 2-D float32
 // p and a one-element float32 scale s; its
@@ -280,20 +287,23 @@ func vjpBF16MatMul(attrs any, in []*tensor.Tensor, out, g *tensor.Tensor) []*ten
 // float32 rounding after each step, as the Mul and Sub it replaces round:
 // the unfused update's bits, without writing the gradient out and reading
 // it back. The executor may compute it straight into p's buffer
-// (Traits.Accumulates).
-var BF16MatMulUpdate = &core.Prim{
-	Name:   "BF16MatMulUpdate",
-	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferBF16Blocked("BF16MatMulUpdate"),
-	VJP:    vjpBF16MatMulUpdate,
-}
+// (Anchor's Traits.Accumulates).
+var bf16UpdateKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16, Update: UpdateAccumulate},
+	name:  "BF16MatMulUpdate",
+	infer: inferBF16Blocked("BF16MatMulUpdate"),
+	vjp:   vjpBF16MatMulUpdate,
+	members: func(_ any, v *graph.Value) []string {
+		return append(operandCasts(v), ops.MatMulPrim.Name, ops.CastPrim.Name, ops.MulPrim.Name, ops.SubPrim.Name)
+	},
+}, ops.MatMulAttrs{})
 
 func init() {
 	k := func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		kernelBF16Blocked(attrs, in, out, applyBF16Update)
 	}
-	BF16MatMulUpdate.Register(tensor.Float32, core.CPU, k)
-	BF16MatMulUpdate.Register(tensor.BFloat16, core.CPU, k)
+	bf16UpdateKind.register(tensor.Float32, k)
+	bf16UpdateKind.register(tensor.BFloat16, k)
 }
 
 // inferBF16Blocked is the shape rule of the fused products that apply
@@ -488,7 +498,7 @@ func vjpBF16MatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []
 	at := attrs.(ops.MatMulAttrs)
 	a, b, s := in[0], in[1], in[3]
 	ma := BF16MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
-	r := core.Apply(BF16MatMul, ma, a, b)
+	r := core.Apply(Anchor, fixedAnchor(bf16MatMulKind, ma), a, b)
 	gt := ops.Neg(g) // Sub's rule for its second operand
 	gab := vjpBF16MatMul(ma, in[:2], r, ops.Mul(gt, s))
 	gs := ops.Reshape(ops.Sum(ops.Mul(gt, r)), s.Shape()...)
@@ -556,9 +566,7 @@ func AmpMatMul(g *graph.Graph) {
 		if u := only(last); u != nil && isOp(u, ops.ReluPrim) && sameMeta(u.Meta, back.Meta) {
 			ea.Act, last = ActReLU, u
 		}
-		last.Prim = BF16MatMul
-		last.Attrs = ea
-		last.Args = args
+		toFixed(g, last, bf16MatMulKind, ea, args)
 	}
 	bf16Updates(g)
 }
@@ -582,18 +590,17 @@ func bf16Updates(g *graph.Graph) {
 			continue
 		}
 		mm, s := mul.Args[0], mul.Args[1]
-		if !isOp(mm, BF16MatMul) {
+		if _, ok := fixedOf(mm, bf16MatMulKind); !ok {
 			mm, s = s, mm
 		}
-		if !isOp(mm, BF16MatMul) || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
+		fa, ok := fixedOf(mm, bf16MatMulKind)
+		if !ok || mm.Uses != 1 || s.Meta.Shape.Size() != 1 || s.Meta.DType != tensor.Float32 || !sameMeta(mm.Meta, p.Meta) {
 			continue
 		}
-		at := mm.Attrs.(BF16MatMulAttrs)
+		at := fa.(BF16MatMulAttrs)
 		if at.Bias || at.Act != ActNone {
 			continue
 		}
-		v.Prim = BF16MatMulUpdate
-		v.Attrs = ops.MatMulAttrs{TransA: at.TransA, TransB: at.TransB}
-		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], p, s}
+		toFixed(g, v, bf16UpdateKind, ops.MatMulAttrs{TransA: at.TransA, TransB: at.TransB}, []*graph.Value{mm.Args[0], mm.Args[1], p, s})
 	}
 }

@@ -135,6 +135,7 @@ func ampTrainStepCase(t *testing.T, tw bool, widths []int, batch int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAbsorbed(t, fused.Graph)
 	plain, err := compile.Run(g.Clone(), compile.Options{Level: compile.O1, Verify: true, Disable: []string{"ampmatmul"}})
 	if err != nil {
 		t.Fatal(err)
@@ -149,16 +150,18 @@ func ampTrainStepCase(t *testing.T, tw bool, widths []int, batch int) {
 	products, biased, backs, matmuls := 0, 0, 0, 0
 	for _, v := range fused.Graph.Values {
 		for _, a := range v.Args {
-			if a.Prim == ops.CastPrim && v.Prim != compile.BF16MatMul && v.Prim != compile.BF16MatMulUpdate {
+			if s, _, ok := fixedSpec(v); a.Prim == ops.CastPrim && !(ok && (s == bf16Spec || s == bf16UpdateSpec)) {
 				t.Errorf("%v reads a cast:\n%s", v.Prim.Name, fused.Graph.String())
 			}
 		}
 	}
 	for _, v := range fused.Graph.Values {
+		_, fa, _ := fixedSpec(v)
+		at, isProduct := fa.(compile.BF16MatMulAttrs)
 		switch {
-		case v.Prim == compile.BF16MatMul:
+		case isProduct:
 			products++
-			if at := v.Attrs.(compile.BF16MatMulAttrs); at.Bias {
+			if at.Bias {
 				biased++
 			}
 		case v.Prim == ops.MatMulPrim:
@@ -167,7 +170,7 @@ func ampTrainStepCase(t *testing.T, tw bool, widths []int, batch int) {
 			backs++
 		}
 	}
-	updates := countOps(fused.Graph, compile.BF16MatMulUpdate)
+	updates := countFixed(fused.Graph, bf16UpdateSpec)
 	layers := len(widths) - 1
 	if products != 2*layers-1 || biased != layers || updates != layers || matmuls != 0 || backs != 0 {
 		t.Fatalf("%d fused products (%d with a bias), %d fused updates, %d MatMuls, %d casts back; want %d (%d), %d, 0, 0:\n%s",
@@ -225,7 +228,7 @@ func TestAmpMatMulLeavesOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ir := res.Graph.String(); strings.Contains(ir, "BF16MatMul") {
+	if ir := res.Graph.String(); countFixed(res.Graph, bf16Spec) != 0 {
 		t.Errorf("fused a product it must leave:\n%s", ir)
 	}
 }
@@ -271,7 +274,7 @@ func TestBF16MatMulVJP(t *testing.T) {
 				if tc.bias {
 					args = append(args, b)
 				}
-				y := core.Apply(compile.BF16MatMul, compile.BF16MatMulAttrs{TransA: tc.ta, TransB: tc.tb, Bias: tc.bias, Act: tc.act}, args...)
+				y := core.Apply(compile.Anchor, fixed(t, bf16Spec, compile.BF16MatMulAttrs{TransA: tc.ta, TransB: tc.tb, Bias: tc.bias, Act: tc.act}), args...)
 				return ops.Sum(ops.Mul(y, r))
 			}
 			wantV, wantG := spore.ValueAndGrad(unfused, spore.GradPosition(0, 1, 2))(x, w, b)
@@ -306,7 +309,7 @@ func TestBF16MatMulUpdateVJP(t *testing.T) {
 		return ops.Sum(ops.Mul(ops.Sub(p, ops.Mul(mm, s)), r))
 	}
 	fused := func(a, b, p, s *tensor.Tensor) *tensor.Tensor {
-		return ops.Sum(ops.Mul(core.Apply(compile.BF16MatMulUpdate, ops.MatMulAttrs{TransA: true}, a, b, p, s), r))
+		return ops.Sum(ops.Mul(core.Apply(compile.Anchor, fixed(t, bf16UpdateSpec, ops.MatMulAttrs{TransA: true}), a, b, p, s), r))
 	}
 	wantV, wantG := spore.ValueAndGrad(unfused, spore.GradPosition(0, 1, 2, 3))(a, b, p, s)
 	gotV, gotG := spore.ValueAndGrad(fused, spore.GradPosition(0, 1, 2, 3))(a, b, p, s)
@@ -327,7 +330,7 @@ func TestBF16MatMulBadInput(t *testing.T) {
 		want  string
 	}{
 		{"inner dims", compile.BF16MatMulAttrs{}, []*tensor.Tensor{a, b}, "inner dimensions differ"},
-		{"attrs", ops.MatMulAttrs{}, []*tensor.Tensor{a, a}, "want compile.BF16MatMulAttrs"},
+		{"attrs", ops.MatMulAttrs{}, []*tensor.Tensor{a, a}, "with attributes ops.MatMulAttrs"},
 		{"bias missing", compile.BF16MatMulAttrs{TransB: true, Bias: true}, []*tensor.Tensor{a, a}, "want 3"},
 		{"gelu", compile.BF16MatMulAttrs{TransB: true, Act: compile.ActGELU}, []*tensor.Tensor{a, a}, "only none and ReLU"},
 	} {
@@ -338,7 +341,11 @@ func TestBF16MatMulBadInput(t *testing.T) {
 					t.Fatalf("panic %v, want one naming BF16MatMul and %q", r, tc.want)
 				}
 			}()
-			core.Apply(compile.BF16MatMul, tc.attrs, tc.in...)
+			a, err := compile.FixedAnchor(bf16Spec, tc.attrs)
+			if err != nil {
+				panic(fmt.Sprintf("BF16MatMul: %v", err))
+			}
+			core.Apply(compile.Anchor, a, tc.in...)
 		})
 	}
 }

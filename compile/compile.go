@@ -23,9 +23,10 @@ const (
 	O0
 	// O1 runs every pass in Passes but the O2 ones: constant folding,
 	// simplification, transpose folding, CSE, loop-invariant hoisting,
-	// the GEMM fusions (epilogue, ampgemm, ampmatmul, gemmupdate,
-	// gemmmomentum) and weight prepacking, the convolution fusions
-	// (convepilogue, convbackward) and elementwise loop fusion, besides
+	// the GEMM fusions (ampgemm, ampmatmul, gemmupdate, gemmmomentum),
+	// the convolution fusions (convepilogue, convbackward), anchor fusion
+	// (any GEMM or convolution with its elementwise epilogue), weight
+	// prepacking and elementwise loop fusion, besides
 	// the required dce and schedule. Results match PyNative mode within
 	// float32 rounding (fusion may reorder or approximate transcendental
 	// functions within a few ulp).
@@ -54,70 +55,125 @@ type Pass struct {
 	Required bool
 	// MinLevel is the lowest level that runs the pass.
 	MinLevel Level
+	// After and Before are the pass's ordering constraints, each with its
+	// reason: passes that must run before it, and passes it must run
+	// before. CheckOrder verifies them when the package initialises.
+	After, Before []Order
+	// CompileOnly marks a pass whose rewrites a portable graph cannot
+	// hold: it introduces compile-only primitives (fused ops, in-place
+	// updates, plan-held packed weights), attributes standard ops lack
+	// (MatMul's transpose flags) or moves work out of the traced
+	// structure (hoisting). An exporter (onnx.Export) skips these passes.
+	CompileOnly bool
 }
 
-// Passes is the pipeline, in order. Ordering constraints:
-//   - fast-math rewrites (O2) run first: they create constants (1/c,
-//     c1·c2) for folding and simplification to see;
-//   - constant folding runs early, so that the identities simplification
-//     looks for (x·1, x+0) show up when the constant was computed;
-//   - simplification runs before transpose folding, so a
-//     Transpose(Transpose(x)) pair has collapsed before a MatMul looks
-//     through it;
-//   - CSE runs after the rewrites so that the forms they produce are
-//     deduplicated, and before the fusions so that use counts are true (a
-//     duplicate would hide that a value is shared);
-//   - hoisting runs after CSE and folding (a body's invariant work is then
-//     in its simplest form, and constants are folded rather than hoisted)
-//     and before the fusions, which would bury an invariant op in a group
-//     with per-iteration work; what it hoists is then fused and
-//     deduplicated with the enclosing graph's work;
-//   - attention recognition runs after CSE (true use counts) and before
-//     the GEMM and loop fusions, which would take its products and softmax;
-//   - GEMM epilogue fusion runs before loop fusion: otherwise the bias add
-//     and activation would be swallowed by an elementwise group;
-//   - mixed precision's GEMM fusion (ampgemm) runs before loop fusion,
-//     which would take its casts, bias add and ReLU, and after CSE, so
-//     that a cast shared by two products is seen as shared;
-//   - the training products' fusion (ampmatmul) runs after ampgemm, which
-//     takes the products of unassigned weights first (to pack them once),
-//     and before loop fusion, for the same reason as ampgemm;
-//   - the GEMM update fusion runs after the epilogue fusion (a MatMul that
-//     already absorbed a bias is no weight gradient) and before loop
-//     fusion, which would take the update's Mul and Sub;
-//   - weight prepacking runs after both GEMM fusions: it turns the plain
-//     MatMuls of weights into MatMulBiasAct, which they would no longer
-//     recognise, and gives the fused products their packed weights;
-//   - convolution epilogue fusion runs before loop fusion, which would
-//     otherwise take the bias add, the ReLU and the ReLU gradient into
-//     elementwise groups;
-//   - the convolution-gradient fusion runs after the convolution epilogue
-//     fusion, which makes the MaxPool2DReLUGrad it moves into the
-//     gradients;
-//   - dead-code elimination runs after the rewrites to drop what they
-//     orphaned;
-//   - scheduling runs last, on the final set of ops, since the plan runs
-//     them in graph order (buffer assignment happens in exec.Compile,
-//     after all passes, from the scheduled order).
+// Order is one ordering constraint of a pass: another pass and the
+// one-line reason for running before or after it.
+type Order struct {
+	Pass string
+	Why  string
+}
+
+// Passes is the pipeline, in order; each entry carries its ordering
+// constraints (After, Before), checked at initialisation (CheckOrder).
 var Passes = []Pass{
-	{Name: "fastmath", Fn: FastMath, MinLevel: O2},
-	{Name: "constfold", Fn: ConstFold, MinLevel: O1},
-	{Name: "simplify", Fn: Simplify, MinLevel: O1},
-	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1},
-	{Name: "cse", Fn: CSE, MinLevel: O1},
-	{Name: "hoist", Fn: Hoist, MinLevel: O1},
-	{Name: "attention", Fn: Attention, MinLevel: O1},
-	{Name: "epilogue", Fn: Epilogue, MinLevel: O1},
-	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1},
-	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1},
-	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1},
-	{Name: "gemmmomentum", Fn: GemmMomentum, MinLevel: O1},
-	{Name: "prepack", Fn: Prepack, MinLevel: O1},
-	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1},
-	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1},
-	{Name: "fuse", Fn: Fuse, MinLevel: O1},
-	{Name: "dce", Fn: DCE, Required: true},
-	{Name: "schedule", Fn: Schedule, Required: true},
+	{Name: "fastmath", Fn: FastMath, MinLevel: O2,
+		Before: []Order{{"constfold", "its rewrites create constants (1/c, c1·c2) for folding and simplification to see"}}},
+	{Name: "constfold", Fn: ConstFold, MinLevel: O1,
+		Before: []Order{{"simplify", "the identities simplification looks for (x·1, x+0) show up once the constant is computed"}}},
+	{Name: "simplify", Fn: Simplify, MinLevel: O1,
+		Before: []Order{{"transposefold", "a Transpose(Transpose(x)) pair has collapsed before a MatMul looks through it"}}},
+	{Name: "transposefold", Fn: TransposeFold, MinLevel: O1, CompileOnly: true},
+	{Name: "cse", Fn: CSE, MinLevel: O1,
+		After: []Order{{"simplify", "the forms the rewrites produce are deduplicated"}, {"transposefold", "the forms the rewrites produce are deduplicated"}},
+		Before: []Order{{"ampgemm", "a cast shared by two products is seen as shared"},
+			{"anchor", "use counts are true"}, {"fuse", "use counts are true"}}},
+	{Name: "hoist", Fn: Hoist, MinLevel: O1, CompileOnly: true,
+		After: []Order{{"cse", "a body's invariant work is in its simplest form"}, {"constfold", "constants are folded rather than hoisted"}},
+		Before: []Order{{"ampgemm", "a fusion would bury an invariant op in a group with per-iteration work"},
+			{"anchor", "a fusion would bury an invariant op in a group with per-iteration work"},
+			{"fuse", "a fusion would bury an invariant op in a group with per-iteration work"}}},
+	{Name: "attention", Fn: Attention, MinLevel: O1, CompileOnly: true,
+		After:  []Order{{"cse", "use counts are true"}, {"hoist", "a body's invariant work has left the loop first"}},
+		Before: []Order{{"ampgemm", "the GEMM fusions would take its products"}, {"anchor", "an epilogue would take its scale"}, {"fuse", "loop fusion would take its softmax"}}},
+	{Name: "ampgemm", Fn: AmpGemm, MinLevel: O1, CompileOnly: true,
+		Before: []Order{{"fuse", "loop fusion would take its casts, bias add and ReLU"}}},
+	{Name: "ampmatmul", Fn: AmpMatMul, MinLevel: O1, CompileOnly: true,
+		After:  []Order{{"ampgemm", "ampgemm takes the products of unassigned weights first, to pack them once"}},
+		Before: []Order{{"fuse", "loop fusion would take its casts"}}},
+	{Name: "gemmupdate", Fn: GemmUpdate, MinLevel: O1, CompileOnly: true,
+		Before: []Order{{"anchor", "an epilogue would take the update's Mul and Sub"}, {"fuse", "loop fusion would take the update's Mul and Sub"}}},
+	{Name: "gemmmomentum", Fn: GemmMomentum, MinLevel: O1, CompileOnly: true,
+		Before: []Order{{"fuse", "loop fusion would take the momentum's Mul and Add"}}},
+	{Name: "convepilogue", Fn: ConvEpilogue, MinLevel: O1, CompileOnly: true,
+		Before: []Order{{"fuse", "loop fusion would take the bias add, the ReLU and the ReLU gradient"}}},
+	{Name: "convbackward", Fn: ConvBackward, MinLevel: O1, CompileOnly: true,
+		After: []Order{{"convepilogue", "it makes the pooled ReLU gradient this pass moves into the gradients"}}},
+	{Name: "anchor", Fn: Anchors, MinLevel: O1, CompileOnly: true,
+		After: []Order{{"ampgemm", "the bfloat16 GEMMs take their chains first"},
+			{"ampmatmul", "the bfloat16 GEMMs take their chains first"}, {"gemmupdate", "an in-place update is no epilogue"},
+			{"gemmmomentum", "an in-place update is no epilogue"}, {"convepilogue", "the pooled convolution takes its chains first"},
+			{"convbackward", "the pooled gradients take their chains first"}},
+		Before: []Order{{"fuse", "loop fusion would take the epilogue's ops into groups of their own"}}},
+	{Name: "prepack", Fn: Prepack, MinLevel: O1, CompileOnly: true,
+		After: []Order{{"gemmupdate", "it turns plain MatMuls into Anchors, which the GEMM fusions would no longer recognise"},
+			{"anchor", "it turns plain MatMuls into Anchors, which anchor fusion would no longer extend"}}},
+	{Name: "fuse", Fn: Fuse, MinLevel: O1, CompileOnly: true},
+	{Name: "dce", Fn: DCE, Required: true,
+		After: []Order{{"fuse", "it drops what the rewrites orphaned"}, {"anchor", "it drops what the rewrites orphaned"}}},
+	{Name: "schedule", Fn: Schedule, Required: true,
+		After: []Order{{"dce", "the plan runs ops in graph order, so it orders the final set of ops"}}},
+}
+
+func init() {
+	if err := CheckOrder(Passes); err != nil {
+		panic(err)
+	}
+}
+
+// CheckOrder reports the first ordering constraint of passes that their
+// order violates, or one that names no pass of the table.
+func CheckOrder(passes []Pass) error {
+	at := map[string]int{}
+	for i, p := range passes {
+		if _, dup := at[p.Name]; dup {
+			return fmt.Errorf("compile: pass %s is in the table twice", p.Name)
+		}
+		at[p.Name] = i
+	}
+	for i, p := range passes {
+		for _, o := range p.After {
+			j, ok := at[o.Pass]
+			if !ok {
+				return fmt.Errorf("compile: pass %s runs after %s, which is not in the table", p.Name, o.Pass)
+			}
+			if j > i {
+				return fmt.Errorf("compile: pass %s must run after %s (%s)", p.Name, o.Pass, o.Why)
+			}
+		}
+		for _, o := range p.Before {
+			j, ok := at[o.Pass]
+			if !ok {
+				return fmt.Errorf("compile: pass %s runs before %s, which is not in the table", p.Name, o.Pass)
+			}
+			if j < i {
+				return fmt.Errorf("compile: pass %s must run before %s (%s)", p.Name, o.Pass, o.Why)
+			}
+		}
+	}
+	return nil
+}
+
+// CompileOnlyPasses names the passes marked CompileOnly, in table order:
+// those an exporter of portable graphs disables.
+func CompileOnlyPasses() []string {
+	var names []string
+	for _, p := range Passes {
+		if p.CompileOnly {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 // Options tune one compilation.

@@ -2,71 +2,79 @@ package compile
 
 import (
 	"github.com/sporeml/spore/graph"
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
-// Conv2DBackpropInputPool(act, gp, w) is
-// Conv2DBackpropInput(MaxPool2DReLUGrad(act, gp), w) in one kernel
-// (ops.ConvInputGradPoolKernel), and Conv2DBackpropFilterPool(x, act, gp)
-// is Conv2DBackpropFilter(x, MaxPool2DReLUGrad(act, gp)), both with
+// convInputPoolKind, an Anchor of Conv2DBackpropInput reading the pooled
+// gradient (PooledGrad) with operands (act, gp, w), is
+// Conv2DBackpropInput(PoolReLUGrad(act, gp), w) in one kernel
+// (ops.ConvInputGradPoolKernel), and convFilterPoolKind, of
+// Conv2DBackpropFilter with operands (x, act, gp), is
+// Conv2DBackpropFilter(x, PoolReLUGrad(act, gp)), where PoolReLUGrad is
+// maxPoolReLUGradKind's step; both with
 // ops.ConvGradPoolAttrs, for stride-1 convolutions and max poolings whose
 // windows do not overlap: each image's output gradient is built from the
 // pooled gradient at the pitch the convolution's gradient reads it, so the
 // full-size gradient is never written. Their VJPs are the unfused chain's.
 var (
-	Conv2DBackpropInputPool = &core.Prim{
-		Name:   "Conv2DBackpropInputPool",
-		Traits: core.Traits{Cost: 100},
-		Infer:  ops.InferConvInputGradPool,
-		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+	convInputPoolKind = newFixedKind(&fixedKind{
+		spec:  AnchorSpec{Op: ops.Conv2DBackpropInputPrim, Precision: tensor.Float32, PooledGrad: true},
+		name:  "ConvInputGradPool",
+		infer: ops.InferConvInputGradPool,
+		vjp: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ops.ConvGradPoolAttrs)
 			act, gp, w := in[0], in[1], in[2]
-			dy := core.Apply(MaxPool2DReLUGrad, a.Pool, act, gp)
+			dy := maxPoolReLUGrad(a.Pool, act, gp)
 			g := ops.Conv2DBackpropInputPrim.VJP(a.Grad, []*tensor.Tensor{dy, w}, nil, h)
 			return []*tensor.Tensor{nil, poolGradVJP(a.Pool, act, gp, dy, g[0]), g[1]}
 		},
-	}
-	Conv2DBackpropFilterPool = &core.Prim{
-		Name:   "Conv2DBackpropFilterPool",
-		Traits: core.Traits{Cost: 100},
-		Infer:  ops.InferConvFilterGradPool,
-		VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+		members: func(any, *graph.Value) []string {
+			return []string{ops.MaxPoolGradPrim.Name, ops.ReluGradPrim.Name, ops.Conv2DBackpropInputPrim.Name}
+		},
+	}, ops.ConvGradPoolAttrs{})
+	convFilterPoolKind = newFixedKind(&fixedKind{
+		spec:  AnchorSpec{Op: ops.Conv2DBackpropFilterPrim, Precision: tensor.Float32, PooledGrad: true},
+		name:  "ConvFilterGradPool",
+		infer: ops.InferConvFilterGradPool,
+		vjp: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 			a := attrs.(ops.ConvGradPoolAttrs)
 			x, act, gp := in[0], in[1], in[2]
-			dy := core.Apply(MaxPool2DReLUGrad, a.Pool, act, gp)
+			dy := maxPoolReLUGrad(a.Pool, act, gp)
 			g := ops.Conv2DBackpropFilterPrim.VJP(a.Grad, []*tensor.Tensor{x, dy}, nil, h)
 			return []*tensor.Tensor{g[0], nil, poolGradVJP(a.Pool, act, gp, dy, g[1])}
 		},
-	}
+		members: func(any, *graph.Value) []string {
+			return []string{ops.MaxPoolGradPrim.Name, ops.ReluGradPrim.Name, ops.Conv2DBackpropFilterPrim.Name}
+		},
+	}, ops.ConvGradPoolAttrs{})
 )
 
-// poolGradVJP carries the cotangent h of dy = MaxPool2DReLUGrad(act, gp)
+// poolGradVJP carries the cotangent h of dy = PoolReLUGrad(act, gp)
 // back to gp (nil for a nil h).
 func poolGradVJP(p ops.PoolAttrs, act, gp, dy, h *tensor.Tensor) *tensor.Tensor {
 	if h == nil {
 		return nil
 	}
-	return MaxPool2DReLUGrad.VJP(p, []*tensor.Tensor{act, gp}, dy, h)[1]
+	return maxPoolReLUGradKind.vjp(p, []*tensor.Tensor{act, gp}, dy, h)[1]
 }
 
 func init() {
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
-		Conv2DBackpropInputPool.Register(dt, core.CPU, ops.ConvInputGradPoolKernel(dt))
-		Conv2DBackpropFilterPool.Register(dt, core.CPU, ops.ConvFilterGradPoolKernel(dt))
+		convInputPoolKind.register(dt, ops.ConvInputGradPoolKernel(dt))
+		convFilterPoolKind.register(dt, ops.ConvFilterGradPoolKernel(dt))
 	}
 }
 
 // ConvBackward moves the gradient of a ReLU and a max pooling into the
 // gradients of the stride-1 convolution before them, in training graphs:
 //
-//	dy = MaxPool2DReLUGrad(act, gp)
-//	Conv2DBackpropInput(dy, w)   →  Conv2DBackpropInputPool(act, gp, w)
-//	Conv2DBackpropFilter(x, dy)  →  Conv2DBackpropFilterPool(x, act, gp)
+//	dy = Anchor(act, gp){op=MaxPool2DGrad pooledgrad}
+//	Conv2DBackpropInput(dy, w)   →  Anchor(act, gp, w){op=Conv2DBackpropInput pooledgrad}
+//	Conv2DBackpropFilter(x, dy)  →  Anchor(x, act, gp){op=Conv2DBackpropFilter pooledgrad}
 //
 // when every user of dy is one of these two and the pooling's windows do
-// not overlap. The MaxPool2DReLUGrad that ConvEpilogue made is then dead.
+// not overlap. The pooled ReLU gradient ConvEpilogue made is then dead.
 // Unfused, the pooling gradient writes the convolution's whole output
 // gradient, mostly zeros, and each convolution gradient reads it back to
 // copy it at its padded planes' pitch; fused, each image's gradient is
@@ -77,10 +85,11 @@ func ConvBackward(g *graph.Graph) {
 	g.CountUses()
 	us := users(g)
 	for _, mg := range g.Values {
-		if !isOp(mg, MaxPool2DReLUGrad) || len(us[mg.ID]) == 0 || mg.Uses != len(us[mg.ID]) {
+		fused, isPG := fixedOf(mg, maxPoolReLUGradKind)
+		if !isPG || len(us[mg.ID]) == 0 || mg.Uses != len(us[mg.ID]) {
 			continue // also used as an output or assigned
 		}
-		pa, ok := mg.Attrs.(ops.PoolAttrs)
+		pa, ok := fused.(ops.PoolAttrs)
 		act, gp := mg.Args[0], mg.Args[1]
 		if !ok || !ops.PoolGradFuses(pa, act.Meta.Shape) {
 			continue
@@ -96,9 +105,9 @@ func ConvBackward(g *graph.Graph) {
 			ga := u.Attrs.(ops.ConvGradAttrs)
 			attrs := ops.ConvGradPoolAttrs{Grad: ga, Pool: pa}
 			if isOp(u, ops.Conv2DBackpropInputPrim) {
-				u.Prim, u.Attrs, u.Args = Conv2DBackpropInputPool, attrs, []*graph.Value{act, gp, u.Args[1]}
+				toFixed(g, u, convInputPoolKind, attrs, []*graph.Value{act, gp, u.Args[1]})
 			} else {
-				u.Prim, u.Attrs, u.Args = Conv2DBackpropFilterPool, attrs, []*graph.Value{u.Args[0], act, gp}
+				toFixed(g, u, convFilterPoolKind, attrs, []*graph.Value{u.Args[0], act, gp})
 			}
 		}
 	}

@@ -72,10 +72,10 @@ func TestConvBackward(t *testing.T) {
 				before.CountUses()
 				applyPasses(t, after, "convepilogue", "convbackward")
 				want := map[bool]int{true: 1, false: 0}[c.fused]
-				if n, m := countOps(after, compile.Conv2DBackpropInputPool), countOps(after, compile.Conv2DBackpropFilterPool); n != want || m != want {
+				if n, m := countFixed(after, convInputPoolSpec), countFixed(after, convFilterPoolSpec); n != want || m != want {
 					t.Fatalf("%d fused input and %d fused filter gradients, want %d of each:\n%s", n, m, want, after)
 				}
-				if c.fused && countOps(after, compile.MaxPool2DReLUGrad) != 0 {
+				if c.fused && countFixed(after, maxPoolReLUGradSpec) != 0 {
 					t.Fatalf("the pooling gradient is left:\n%s", after)
 				}
 				for seed := uint64(1); seed <= 2; seed++ {
@@ -104,19 +104,21 @@ func TestConvBackwardVJP(t *testing.T) {
 	ga := ops.ConvGradPoolAttrs{Grad: ops.ConvGradAttrs{ConvAttrs: a, Shape: xs}, Pool: pa}
 	fa := ops.ConvGradPoolAttrs{Grad: ops.ConvGradAttrs{ConvAttrs: a, Shape: ws}, Pool: pa}
 	sx, sw := tensor.RandNormal(tensor.Float64, 0, 1, xs...), tensor.RandNormal(tensor.Float64, 0, 1, ws...)
-	dy := func(gp *tensor.Tensor) *tensor.Tensor { return core.Apply(compile.MaxPool2DReLUGrad, pa, act, gp) }
+	dy := func(gp *tensor.Tensor) *tensor.Tensor {
+		return core.Apply(compile.Anchor, fixed(t, maxPoolReLUGradSpec, pa), act, gp)
+	}
 	cases := []struct {
 		name         string
 		fused, chain func(v, u *tensor.Tensor) *tensor.Tensor
 		v, u         *tensor.Tensor
 	}{
 		{"input", func(gp, w *tensor.Tensor) *tensor.Tensor {
-			return ops.Sum(ops.Mul(core.Apply(compile.Conv2DBackpropInputPool, ga, act, gp, w), sx))
+			return ops.Sum(ops.Mul(core.Apply(compile.Anchor, fixed(t, convInputPoolSpec, ga), act, gp, w), sx))
 		}, func(gp, w *tensor.Tensor) *tensor.Tensor {
 			return ops.Sum(ops.Mul(ops.Conv2DBackpropInput(dy(gp), w, ga.Grad), sx))
 		}, gp, w},
 		{"filter", func(x, gp *tensor.Tensor) *tensor.Tensor {
-			return ops.Sum(ops.Mul(core.Apply(compile.Conv2DBackpropFilterPool, fa, x, act, gp), sw))
+			return ops.Sum(ops.Mul(core.Apply(compile.Anchor, fixed(t, convFilterPoolSpec, fa), x, act, gp), sw))
 		}, func(x, gp *tensor.Tensor) *tensor.Tensor {
 			return ops.Sum(ops.Mul(ops.Conv2DBackpropFilter(x, dy(gp), fa.Grad), sw))
 		}, x, gp},

@@ -7,9 +7,11 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// Conv2DBiasReLUPool is the fused convolution of ConvEpilogue:
+// convPoolKind is the fused convolution of ConvEpilogue, an Anchor of
+// Conv2D whose fused step is (pooled when ops.ConvEpilogueAttrs.Pool is
+// set):
 //
-//	Conv2DBiasReLUPool(x, w[, b][, s][, t]) = Pool(ReLU((Conv2D(x, w) + b)·s + t))
+//	Anchor(x, w[, b][, s][, t]) = Pool(ReLU((Conv2D(x, w) + b)·s + t))
 //
 // with each of the bias b, the scale s, the shift t (per channel, [1, O,
 // 1, 1]), the ReLU and the max or average pooling optional
@@ -18,42 +20,71 @@ import (
 // result while it is in cache, with the unfused chain's arithmetic. Its VJP
 // is the unfused chain's, so a graph differentiated after fusion still gets
 // correct gradients.
-var Conv2DBiasReLUPool = &core.Prim{
-	Name:   "Conv2DBiasReLUPool",
-	Traits: core.Traits{Cost: 100},
-	Infer:  ops.InferConvEpilogue,
-	VJP:    vjpConvEpilogue,
-}
+var convPoolKind = newFixedKind(&fixedKind{
+	spec:    AnchorSpec{Op: ops.Conv2DPrim, Precision: tensor.Float32},
+	name:    "ConvEpilogue",
+	infer:   ops.InferConvEpilogue,
+	vjp:     vjpConvEpilogue,
+	members: convPoolMembers,
+}, ops.ConvEpilogueAttrs{})
 
-// MaxPool2DReLUGrad(a, dy) is ReLUGrad(a, MaxPool2DGrad(a, dy)) in one
-// pass (ops.MaxPoolReLUGradKernel), for max pooling with the attributes
-// (ops.PoolAttrs) whose windows lie inside a: each dy goes to its window's
-// winner where the winner is positive.
-var MaxPool2DReLUGrad = &core.Prim{
-	Name:   "MaxPool2DReLUGrad",
-	Traits: core.Traits{Cost: 4},
-	Infer:  ops.InferMaxPoolReLUGrad,
+// maxPoolReLUGradKind, an Anchor of MaxPool2DGrad reading the pooling's
+// input a and the pooled gradient dy (PooledGrad), is
+// ReLUGrad(a, MaxPool2DGrad(a, dy)) in one pass (ops.MaxPoolReLUGradKernel),
+// for max pooling with the attributes (ops.PoolAttrs) whose windows lie
+// inside a: each dy goes to its window's winner where the winner is
+// positive.
+var maxPoolReLUGradKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MaxPoolGradPrim, Precision: tensor.Float32, PooledGrad: true},
+	name:  "MaxPoolReLUGrad",
+	infer: ops.InferMaxPoolReLUGrad,
 	// Linear in dy: its adjoint gathers the masked cotangent from each
 	// window's winner.
-	VJP: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
+	vjp: func(attrs any, in []*tensor.Tensor, _, h *tensor.Tensor) []*tensor.Tensor {
 		a := in[0]
 		return []*tensor.Tensor{nil, core.Apply(ops.MaxPoolGatherPrim, attrs, a, core.Apply(ops.ReluGradPrim, nil, a, h))}
 	},
-}
+	members: func(any, *graph.Value) []string {
+		return []string{ops.MaxPoolGradPrim.Name, ops.ReluGradPrim.Name}
+	},
+}, ops.PoolAttrs{})
 
 func init() {
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
-		Conv2DBiasReLUPool.Register(dt, core.CPU, ops.ConvEpilogueKernel(dt))
-		MaxPool2DReLUGrad.Register(dt, core.CPU, ops.MaxPoolReLUGradKernel(dt))
+		convPoolKind.register(dt, ops.ConvEpilogueKernel(dt))
+		maxPoolReLUGradKind.register(dt, ops.MaxPoolReLUGradKernel(dt))
 	}
 }
 
-// hasKernel reports whether p has a CPU kernel for dtype dt: a fused
-// primitive replaces a chain only where it can run in the chain's dtype
-// (float32 and float64 here; a BFloat16 chain stays unfused).
-func hasKernel(p *core.Prim, dt tensor.DType) bool {
-	_, err := p.KernelFor(dt, core.CPU)
-	return err == nil
+// maxPoolReLUGrad applies the fused pooling-and-ReLU gradient eagerly
+// (for the VJPs of the fused convolution gradients).
+func maxPoolReLUGrad(p ops.PoolAttrs, act, gp *tensor.Tensor) *tensor.Tensor {
+	return core.Apply(Anchor, fixedAnchor(maxPoolReLUGradKind, p), act, gp)
+}
+
+// convPoolMembers lists what the fused convolution took in.
+func convPoolMembers(fused any, _ *graph.Value) []string {
+	a, ok := fused.(ops.ConvEpilogueAttrs)
+	if !ok {
+		return nil
+	}
+	add := ops.AddPrim.Name
+	names := []string{ops.Conv2DPrim.Name}
+	for _, s := range []struct {
+		on   bool
+		name string
+	}{{a.Bias, add}, {a.Scale, ops.MulPrim.Name}, {a.Shift, add}, {a.ReLU, ops.ReluPrim.Name}} {
+		if s.on {
+			names = append(names, s.name)
+		}
+	}
+	switch {
+	case a.Pool != nil && a.AvgPool:
+		names = append(names, ops.AvgPoolPrim.Name)
+	case a.Pool != nil:
+		names = append(names, ops.MaxPoolPrim.Name)
+	}
+	return names
 }
 
 // vjpConvEpilogue differentiates the unfused chain, recomputing its
@@ -128,7 +159,7 @@ func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*ten
 
 // ConvEpilogue fuses a stride-1 float convolution with the per-channel bias
 // add, scale and shift (an inference BatchNorm), ReLU and max or average
-// pooling that consume it into one Conv2DBiasReLUPool, each optional but
+// pooling that consume it into one Anchor (convPoolKind), each optional but
 // in that order (the shift only after a scale):
 //
 //	MaxPool2D(ReLU(Add(Conv2D(x, w), b)))             →  Conv2DBiasReLUPool(x, w, b){bias relu pool}
@@ -152,7 +183,7 @@ func vjpConvEpilogue(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*ten
 //
 // It also fuses the gradient of that chain's tail in training graphs:
 //
-//	ReLUGrad(a, MaxPool2DGrad(a, dy))  →  MaxPool2DReLUGrad(a, dy)
+//	ReLUGrad(a, MaxPool2DGrad(a, dy))  →  Anchor(a, dy){op=MaxPool2DGrad pooledgrad}
 //
 // which routes each dy to its window's winner only where the winner is
 // positive, in one pass instead of a scatter and a masking pass.
@@ -167,10 +198,10 @@ func ConvEpilogue(g *graph.Graph) {
 	only := soleUser(g)
 	for _, cv := range g.Values {
 		if isOp(cv, ops.ReluGradPrim) {
-			fuseMaxPoolReLUGrad(cv, only)
+			fuseMaxPoolReLUGrad(g, cv, only)
 			continue
 		}
-		if !isOp(cv, ops.Conv2DPrim) || !hasKernel(Conv2DBiasReLUPool, cv.Meta.DType) || cv.Args[0].Meta.DType != cv.Meta.DType {
+		if !isOp(cv, ops.Conv2DPrim) || !convPoolKind.hasKernel(cv.Meta.DType) || cv.Args[0].Meta.DType != cv.Meta.DType {
 			continue
 		}
 		ca, ok := cv.Attrs.(ops.ConvAttrs)
@@ -218,24 +249,21 @@ func ConvEpilogue(g *graph.Graph) {
 		if last == cv {
 			continue // a plain convolution is already one kernel
 		}
-		last.Prim = Conv2DBiasReLUPool
-		last.Attrs = ea
-		last.Args = args
+		toFixed(g, last, convPoolKind, ea, args)
 	}
 }
 
 // fuseMaxPoolReLUGrad rewrites rg = ReLUGrad(a, MaxPool2DGrad(a, dy)) into
-// MaxPool2DReLUGrad(a, dy) when the pooling gradient has no other user.
-func fuseMaxPoolReLUGrad(rg *graph.Value, only func(*graph.Value) *graph.Value) {
+// the fused pooling-and-ReLU gradient (maxPoolReLUGradKind) of (a, dy)
+// when the pooling gradient has no other user.
+func fuseMaxPoolReLUGrad(g *graph.Graph, rg *graph.Value, only func(*graph.Value) *graph.Value) {
 	a, mg := rg.Args[0], rg.Args[1]
-	if !isOp(mg, ops.MaxPoolGradPrim) || mg.Args[0] != a || only(mg) != rg || !hasKernel(MaxPool2DReLUGrad, a.Meta.DType) || !sameMeta(rg.Meta, a.Meta) {
+	if !isOp(mg, ops.MaxPoolGradPrim) || mg.Args[0] != a || only(mg) != rg || !maxPoolReLUGradKind.hasKernel(a.Meta.DType) || !sameMeta(rg.Meta, a.Meta) {
 		return
 	}
 	pa, ok := mg.Attrs.(ops.PoolAttrs)
 	if !ok || !ops.PoolFits(pa, a.Meta.Shape) {
 		return
 	}
-	rg.Prim = MaxPool2DReLUGrad
-	rg.Attrs = pa
-	rg.Args = []*graph.Value{a, mg.Args[1]}
+	toFixed(g, rg, maxPoolReLUGradKind, pa, []*graph.Value{a, mg.Args[1]})
 }

@@ -6,8 +6,11 @@
 //
 // Passes lists the passes in order, in the style of the Go compiler's SSA
 // pass table; each is a func(*graph.Graph) that rewrites the graph in
-// place, and each ordering constraint has its one-line reason next to the
-// table. At O1 (the default) they are:
+// place. Each entry declares its ordering constraints (the passes it runs
+// after and before, each with its one-line reason), which CheckOrder
+// verifies when the package initialises, and its traits: CompileOnly
+// passes introduce what a portable graph cannot hold, and exporters skip
+// them. At O1 (the default) they are:
 //
 //	constfold      evaluate pure ops on constants at compile time
 //	simplify       exact algebraic identities: x+0, x·1, Neg(Neg(x)),
@@ -17,7 +20,6 @@
 //	hoist          move loop-invariant work out of While and Scan bodies
 //	               to run once before the loop
 //	attention      MatMul → scale → Softmax → MatMul → one fused attention
-//	epilogue       MatMul + bias + ReLU/GELU → one MatMulBiasAct GEMM
 //	ampgemm        mixed precision's Cast-MatMul-Cast (+ bias + ReLU) of a
 //	               weight the graph does not assign → one bfloat16 GEMM on
 //	               the weight packed in the plan
@@ -27,15 +29,21 @@
 //	gemmupdate     p − s·op(a)·op(b) assigned to p → one accumulating GEMM
 //	gemmmomentum   SGD momentum's buf·mu + op(a)·op(b), flushed, assigned
 //	               to buf → one GEMM updating buf a block of rows at a time
+//	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
+//	               shift, ReLU, max or average pooling → one Anchor of
+//	               the convolution with its pooling that finishes each
+//	               plane in cache
+//	convbackward   a stride-1 convolution's input and filter gradients of
+//	               a max pooling's ReLU gradient → Anchors of the two
+//	               gradients reading the pooled gradient (PooledGrad),
+//	               which never write the full-size one
+//	anchor         a float32 GEMM or convolution the passes above left +
+//	               the elementwise ops that finish it (bias, BatchNorm
+//	               scale and shift, any activation, a residual Add, a
+//	               Cast) → one Anchor that runs them as a program on each
+//	               output tile while it is in cache
 //	prepack        products with a weight the graph does not assign keep
 //	               the weight packed in the plan, repacked when it changes
-//	convepilogue   stride-1 Conv2D + bias, inference BatchNorm scale and
-//	               shift, ReLU, max or average pooling → one
-//	               Conv2DBiasReLUPool that finishes each plane in cache
-//	convbackward   a stride-1 convolution's input and filter gradients of
-//	               a max pooling's ReLU gradient → Conv2DBackpropInputPool
-//	               and Conv2DBackpropFilterPool, which read the pooled
-//	               gradient and never write the full-size one
 //	fuse           elementwise chains → one Fused[...] loop in L1 blocks
 //	dce            drop what nothing needs (required: runs at O0 too)
 //	schedule       start asynchronous collectives as early, and wait for
@@ -79,11 +87,28 @@
 // # Fused primitives
 //
 // The fusion passes introduce primitives that exist only in compiled
-// graphs: MatMulBiasAct (a GEMM whose epilogue adds a bias row and applies
-// an activation, with a VJP so that a fused graph can still be
-// differentiated) and one Fused[...] primitive per elementwise group, named
-// after its members, whose attributes (FusedAttrs) print the fuse.Program
-// it runs. Fused groups have no VJP: the passes run after autodiff has
+// graphs: Anchor (a GEMM or convolution whose elementwise epilogue runs
+// as a fuse.Program on each output tile, with a VJP that differentiates
+// the unfused chain so that a fused graph can still be differentiated;
+// its attributes, AnchorAttrs, print the anchor op and the program) and
+// one Fused[...] primitive per elementwise group.
+//
+// Every GEMM and convolution fusion is an Anchor: the bfloat16 products
+// (ampgemm, ampmatmul), the in-place updates (gemmupdate, gemmmomentum),
+// the pooled convolution (convepilogue) and the pooled gradients
+// (convbackward) are Anchors too, whose attributes select a fused step
+// (AnchorSpec: the anchor op, Precision float32 or bfloat16, Update none,
+// accumulate or momentum, PooledGrad; the pooling in
+// ops.ConvEpilogueAttrs) run by its kernel in place of an epilogue
+// program; FixedAnchor builds them. The passes that match them decide
+// when; the kernels of those steps (ampgemm.go, ampmatmul.go,
+// gemmupdate.go, gemmmomentum.go, ops/convfuse.go) are what the Anchor
+// runs. The anchor pass's own epilogues are float32; a bfloat16 product
+// takes only a bias and ReLU, as its kernel fuses them. compile/ defines
+// no fused primitive per combination.
+//
+// The Fused[...] primitive of an elementwise group is named after its
+// members; its attributes (FusedAttrs) print the fuse.Program it runs. Fused groups have no VJP: the passes run after autodiff has
 // built the backward graph. Loop fusion knows no op by name: any primitive
 // whose definition carries a block body (core.Elementwise) joins a group,
 // in any dtype, and the program runs those same bodies. Absorbed lists

@@ -122,8 +122,11 @@ func TestSeedMLP(t *testing.T) {
 		what := map[bool]string{false: "inference", true: "training step"}[train]
 		t.Logf("%s: %d steps at O0, %d at O1; arena %d KiB at O0, %d KiB at O1\n%s", what,
 			r0.Plan.NumSteps(), r1.Plan.NumSteps(), r0.Plan.ArenaBytes>>10, r1.Plan.ArenaBytes>>10, ir)
-		if n := strings.Count(ir, "MatMulBiasAct("); n != 3 {
-			t.Errorf("%s: %d MatMulBiasAct, want 3 (one per layer)", what, n)
+		// Each layer's product takes its bias (and, in inference, its
+		// ReLU) as an epilogue; a training step's backward products take
+		// the ReLU gradients too.
+		if n := strings.Count(ir, "Anchor("); n < 3 {
+			t.Errorf("%s: %d Anchor, want at least 3 (one per layer)", what, n)
 		}
 		if train && !strings.Contains(ir, "Fused[") {
 			t.Errorf("%s: no fused elementwise op", what)

@@ -10,8 +10,9 @@ import (
 )
 
 // A dense layer with a ReLU, a redundant ·1 and a sigmoid output head,
-// optimised at O1: the multiplication by one disappears, the matmul, bias
-// and ReLU become one GEMM, and the sigmoid and scaling become one loop.
+// optimised at O1: the multiplication by one disappears, and the matmul
+// becomes one Anchor whose epilogue adds the bias and applies the ReLU,
+// the sigmoid and the scaling to each block of rows as it is computed.
 func Example() {
 	f32 := func(s ...int) tensor.Meta { return tensor.Meta{Shape: s, DType: tensor.Float32} }
 	g := graph.New("layer")
@@ -31,8 +32,7 @@ func Example() {
 	fmt.Println("kernels per run:", res.Plan.NumSteps())
 	// Output:
 	// func layer(%0: f32[8,4], %1: f32[4,3], %2: f32[3]) -> (f32[8,3])
-	//   %3 = MatMulBiasAct(%0, %1, %2) {ta=false tb=false bias=true act=relu} : f32[8,3]
-	//   %4 = Fused[Sigmoid,Mul](%3) {in r0 full; r1 = Sigmoid r0; r1 = Mul r1 2; out r1} : f32[8,3]
-	//   return %4
-	// kernels per run: 2
+	//   %3 = Anchor(%0, %1, %2) {op=MatMul(ta=false tb=false) epilogue: in r0 full, r1 row; r2 = Add r0 r1; r2 = ReLU r2; r2 = Sigmoid r2; r2 = Mul r2 2; out r2} : f32[8,3]
+	//   return %3
+	// kernels per run: 1
 }

@@ -276,6 +276,7 @@ type FusedInput struct {
 	DType  tensor.DType
 	Mode   fuse.Mode
 	Period int
+	Inner  int // the elements per channel of a fuse.Chan operand
 }
 
 // fusedCall is the per-call scratch of a fused kernel, pooled so that
@@ -285,7 +286,7 @@ type fusedCall struct {
 	outs []any
 }
 
-var modeNames = [...]string{fuse.Full: "full", fuse.Scalar: "scalar", fuse.Row: "row", fuse.Col: "col"}
+var modeNames = [...]string{fuse.Full: "full", fuse.Scalar: "scalar", fuse.Row: "row", fuse.Col: "col", fuse.Chan: "chan"}
 
 // String prints the program, one instruction per clause, a constant
 // operand as its value:
@@ -317,6 +318,43 @@ func (a *FusedAttrs) String() string {
 // build rewrites root into the fused op computing the members (in
 // topological order, root last).
 func (f *fuser) build(root *graph.Value, members []*graph.Value, member map[*graph.Value]bool) {
+	pr := f.program(root, members, member, nil, plainMode)
+	attrs := &FusedAttrs{Members: pr.names, Prog: pr.prog, In: pr.ins, Shape: root.Meta.Shape.Clone(), DType: root.Meta.DType, imm: pr.imm}
+	root.Prim = fusedPrim(pr.names, pr.cost)
+	root.Attrs = attrs
+	root.Args = pr.args
+}
+
+// modeFunc says how an operand of shape s is read by a loop over a
+// tensor of shape out: its mode, period and inner extent (fuse.Input).
+type modeFunc func(s, out tensor.Shape) FusedInput
+
+// plainMode is how elementwise loop fusion reads an operand (readMode): in
+// full, as a scalar, a row or a column.
+func plainMode(s, out tensor.Shape) FusedInput {
+	mode, _ := readMode(s, out)
+	period := 1 // a rank-0 output has no last axis; only Full operands
+	if len(out) > 0 {
+		period = out[len(out)-1]
+	}
+	return FusedInput{Mode: mode, Period: period}
+}
+
+// built is a program compiled from a group of elementwise values.
+type built struct {
+	prog  *fuse.Program
+	args  []*graph.Value // the operands, one per input register
+	ins   []FusedInput
+	names []string // the members' primitives, in program order
+	imm   []string
+	cost  int
+}
+
+// program compiles the members (in topological order, root last) into
+// one program over root's shape. Operands from outside the group take the
+// first registers, first (when non-nil) in register 0; mode says how each
+// is read.
+func (f *fuser) program(root *graph.Value, members []*graph.Value, member map[*graph.Value]bool, first *graph.Value, mode modeFunc) built {
 	shape := root.Meta.Shape.Clone()
 	reg := map[*graph.Value]int{}
 	var args []*graph.Value
@@ -326,18 +364,18 @@ func (f *fuser) build(root *graph.Value, members []*graph.Value, member map[*gra
 		if r, ok := reg[a]; ok {
 			return r
 		}
-		mode, _ := readMode(a.Meta.Shape, shape)
 		r := len(args)
 		args = append(args, a)
-		period := 1 // a rank-0 output has no last axis; only Full operands
-		if len(shape) > 0 {
-			period = shape[len(shape)-1]
-		}
-		ins = append(ins, FusedInput{Shape: a.Meta.Shape.Clone(), DType: a.Meta.DType, Mode: mode, Period: period})
+		in := mode(a.Meta.Shape, shape)
+		in.Shape, in.DType = a.Meta.Shape.Clone(), a.Meta.DType
+		ins = append(ins, in)
 		t, _ := fuseType(a.Meta.DType)
 		inTypes = append(inTypes, t)
 		reg[a] = r
 		return r
+	}
+	if first != nil {
+		operand(first)
 	}
 	type pending struct {
 		v    *graph.Value
@@ -428,10 +466,7 @@ func (f *fuser) build(root *graph.Value, members []*graph.Value, member map[*gra
 	if err := prog.Check(); err != nil {
 		panic(fmt.Sprintf("compile: fuse built a bad program for %s: %v", root.LongString(), err))
 	}
-	attrs := &FusedAttrs{Members: names, Prog: prog, In: ins, Shape: shape, DType: root.Meta.DType, imm: imm}
-	root.Prim = fusedPrim(names, cost)
-	root.Attrs = attrs
-	root.Args = args
+	return built{prog: prog, args: args, ins: ins, names: names, imm: imm, cost: cost}
 }
 
 // scalarForm returns the one-operand instruction computing m when its
@@ -522,7 +557,7 @@ func kernelFused(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		c.ins, c.outs = make([]fuse.Input, len(a.In)), make([]any, 1)
 	}
 	for i, x := range in {
-		c.ins[i] = fuse.Input{Data: x.Data(), Mode: a.In[i].Mode, Period: a.In[i].Period}
+		c.ins[i] = fuse.Input{Data: x.Data(), Mode: a.In[i].Mode, Period: a.In[i].Period, Inner: a.In[i].Inner}
 	}
 	c.outs[0] = out.Data()
 	a.Prog.Run(c.outs, c.ins)

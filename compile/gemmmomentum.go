@@ -2,7 +2,6 @@ package compile
 
 import (
 	"github.com/sporeml/spore/graph"
-	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/freelist"
 	"github.com/sporeml/spore/internal/kernels/gemm"
 	"github.com/sporeml/spore/internal/kernels/half"
@@ -12,10 +11,11 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// MatMulMomentum is the momentum buffer's update of SGD with momentum for
-// a weight whose gradient is a matrix product:
+// matMulMomentumKind, an Anchor of MatMul updating its third operand in
+// place (UpdateMomentum), is the momentum buffer's update of SGD with
+// momentum for a weight whose gradient is a matrix product:
 //
-//	MatMulMomentum(a, b, buf, mu) = FlushSubnormal(buf·mu + op(a)·op(b))
+//	Anchor(a, b, buf, mu) = FlushSubnormal(buf·mu + op(a)·op(b))
 //
 // for 2-D float32 a, b and buf and a one-element float32 mu; its attributes
 // are ops.MatMulAttrs. The product is computed a block of rows at a time
@@ -25,16 +25,19 @@ import (
 // it back (two passes over a weight-sized array of the seven the unfused
 // product and momentum update make). The GEMM's sums do not depend on how
 // its rows are blocked, so the blocks hold the whole product's values.
-// The executor may compute it straight into buf's buffer
-// (Traits.Accumulates).
-var MatMulMomentum = &core.Prim{
-	Name:   "MatMulMomentum",
-	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferGemmApply("MatMulMomentum"),
-}
+// The executor may compute it straight into buf's buffer (Anchor's
+// Traits.Accumulates). It has no VJP: it updates an optimiser's state.
+var matMulMomentumKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.Float32, Update: UpdateMomentum},
+	name:  "MatMulMomentum",
+	infer: inferGemmApply("MatMulMomentum"),
+	members: func(any, *graph.Value) []string {
+		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.AddPrim.Name, ops.FlushSubnormalPrim.Name}
+	},
+}, ops.MatMulAttrs{})
 
 // The fused kernel exists for float32 (the pass fuses nothing else).
-func init() { MatMulMomentum.Register(tensor.Float32, core.CPU, kernelMatMulMomentum) }
+func init() { matMulMomentumKind.register(tensor.Float32, kernelMatMulMomentum) }
 
 func kernelMatMulMomentum(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 	at := attrs.(ops.MatMulAttrs)
@@ -129,29 +132,32 @@ func applyMomentum(o, buf, r []float32, mu float32) {
 	}
 }
 
-// BF16MatMulMomentum is MatMulMomentum for mixed precision's weight
-// gradients (BF16MatMul's product of bfloat16-rounded operands, rounded to
-// bfloat16):
+// bf16MomentumKind is matMulMomentumKind at bfloat16 precision, for
+// mixed precision's weight gradients (bf16MatMulKind's product of
+// bfloat16-rounded operands, rounded to bfloat16):
 //
-//	BF16MatMulMomentum(a, b, buf, mu) = FlushSubnormal(buf·mu + f32(bf16(bf16(op(a))·bf16(op(b)))))
+//	Anchor(a, b, buf, mu) = FlushSubnormal(buf·mu + f32(bf16(bf16(op(a))·bf16(op(b)))))
 //
-// for 2-D a and b (Float32 or BFloat16, as BF16MatMul's), a 2-D float32
+// for 2-D a and b (Float32 or BFloat16, as bf16MatMulKind's), a 2-D float32
 // buf and a one-element float32 mu; its attributes are ops.MatMulAttrs. Its
-// blocks are BF16MatMulUpdate's (row counts that keep every element's
+// blocks are bf16UpdateKind's (row counts that keep every element's
 // sum), so it gives the unfused chain's bits. The executor may compute it
-// straight into buf's buffer (Traits.Accumulates).
-var BF16MatMulMomentum = &core.Prim{
-	Name:   "BF16MatMulMomentum",
-	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferBF16Blocked("BF16MatMulMomentum"),
-}
+// straight into buf's buffer (Anchor's Traits.Accumulates).
+var bf16MomentumKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16, Update: UpdateMomentum},
+	name:  "BF16MatMulMomentum",
+	infer: inferBF16Blocked("BF16MatMulMomentum"),
+	members: func(_ any, v *graph.Value) []string {
+		return append(operandCasts(v), ops.MatMulPrim.Name, ops.CastPrim.Name, ops.MulPrim.Name, ops.AddPrim.Name, ops.FlushSubnormalPrim.Name)
+	},
+}, ops.MatMulAttrs{})
 
 func init() {
 	k := func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		kernelBF16Blocked(attrs, in, out, applyBF16Momentum)
 	}
-	BF16MatMulMomentum.Register(tensor.Float32, core.CPU, k)
-	BF16MatMulMomentum.Register(tensor.BFloat16, core.CPU, k)
+	bf16MomentumKind.register(tensor.Float32, k)
+	bf16MomentumKind.register(tensor.BFloat16, k)
 }
 
 // applyBF16Momentum sets o = FlushSubnormal(buf·mu + f32(bf16(r))) stretch
@@ -180,8 +186,8 @@ const momentumMaxK = 64
 // momentum update: a value FlushSubnormal(buf·mu + op(a)·op(b)) assigned
 // to the buffer buf (what package optim's SGD with momentum computes),
 // where the product and the partial results are used only there and mu has
-// one element, becomes MatMulMomentum, or BF16MatMulMomentum when the
-// product is mixed precision's BF16MatMul. The weight's own update, which
+// one element, becomes an Anchor updating buf in place (UpdateMomentum),
+// at bfloat16 precision when the product is mixed precision's. The weight's own update, which
 // reads the new buffer, is left to loop fusion. It runs before loop
 // fusion, which would otherwise take the Mul, Add and FlushSubnormal.
 func GemmMomentum(g *graph.Graph) {
@@ -209,15 +215,16 @@ func GemmMomentum(g *graph.Graph) {
 		}
 		// A float32 product, or mixed precision's (AmpMatMul ran first)
 		// without a bias or activation.
-		fused, at := MatMulMomentum, matmulAttrs(mm)
+		fused, at := matMulMomentumKind, matmulAttrs(mm)
+		bfa, isBF16 := fixedOf(mm, bf16MatMulKind)
 		switch {
 		case isOp(mm, ops.MatMulPrim):
-		case isOp(mm, BF16MatMul):
-			ba, _ := mm.Attrs.(BF16MatMulAttrs)
+		case isBF16:
+			ba, _ := bfa.(BF16MatMulAttrs)
 			if ba.Bias || ba.Act != ActNone {
 				continue
 			}
-			fused, at = BF16MatMulMomentum, ops.MatMulAttrs{TransA: ba.TransA, TransB: ba.TransB}
+			fused, at = bf16MomentumKind, ops.MatMulAttrs{TransA: ba.TransA, TransB: ba.TransB}
 		default:
 			continue
 		}
@@ -235,8 +242,6 @@ func GemmMomentum(g *graph.Graph) {
 		if k := a0[1]; at.TransA && a0[0] > momentumMaxK || !at.TransA && k > momentumMaxK {
 			continue
 		}
-		v.Prim = fused
-		v.Attrs = at
-		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], buf, mu}
+		toFixed(g, v, fused, at, []*graph.Value{mm.Args[0], mm.Args[1], buf, mu})
 	}
 }

@@ -82,17 +82,18 @@ func TestGemmMomentum(t *testing.T) {
 				defer parallel.SetWorkers(parallel.SetWorkers(threads))
 				ref, pRef, bRef := momentumStep(t, c.m, c.n, c.k, c.transA, false, c.bf16)
 				g, p, b := momentumStep(t, c.m, c.n, c.k, c.transA, false, c.bf16)
-				want := "MatMulMomentum("
+				want := matMulMomentumSpec
 				if c.bf16 {
 					compile.AmpMatMul(g)
-					want = "BF16MatMulMomentum("
+					want = bf16MomentumSpec
 				}
 				compile.GemmMomentum(g)
+				checkAbsorbed(t, g)
 				compile.DCE(g)
 				if err := graph.Verify(g); err != nil {
 					t.Fatal(err)
 				}
-				if s := g.String(); !strings.Contains(s, want) || strings.Contains(s, "FlushSubnormal(") || strings.Contains(s, "Add(") {
+				if s := g.String(); countFixed(g, want) != 1 || strings.Contains(s, "FlushSubnormal(") || strings.Contains(s, "Add(") {
 					t.Fatalf("momentum update not fused:\n%s", s)
 				}
 				refPlan, err := exec.Compile(ref)
@@ -172,7 +173,8 @@ func TestGemmMomentumLeaves(t *testing.T) {
 	} {
 		g, _, _ := momentumStep(t, 6, 5, c.k, c.transA, c.exposeGrad, false)
 		compile.GemmMomentum(g)
-		if strings.Contains(g.String(), "MatMulMomentum(") {
+		checkAbsorbed(t, g)
+		if countFixed(g, matMulMomentumSpec) != 0 {
 			t.Errorf("%s: fused:\n%s", c.name, g)
 		}
 	}
@@ -186,14 +188,17 @@ func TestMatMulMomentumBadInput(t *testing.T) {
 	buf, mu := randParam("buf", 3, 3, 5), tensor.Scalar(float32(0.9))
 	wrongBuf := randParam("buf2", 4, 5, 3)
 	mus := randParam("mus", 5, 2)
-	for _, p := range []*core.Prim{compile.MatMulMomentum, compile.BF16MatMulMomentum} {
+	for _, p := range []struct {
+		Name string
+		spec compile.AnchorSpec
+	}{{"MatMulMomentum", matMulMomentumSpec}, {"BF16MatMulMomentum", bf16MomentumSpec}} {
 		for _, tc := range []struct {
 			name  string
 			attrs any
 			in    []*tensor.Tensor
 			want  string
 		}{
-			{"attrs", compile.BF16MatMulAttrs{}, []*tensor.Tensor{a, b, buf, mu}, "want ops.MatMulAttrs"},
+			{"attrs", compile.BF16MatMulAttrs{}, []*tensor.Tensor{a, b, buf, mu}, "with attributes compile.BF16MatMulAttrs"},
 			{"operand count", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, buf}, "4 operands"},
 			{"inner dims", ops.MatMulAttrs{TransB: true}, []*tensor.Tensor{a, b, buf, mu}, "inner dimensions differ"},
 			{"buffer shape", ops.MatMulAttrs{}, []*tensor.Tensor{a, b, wrongBuf, mu}, "shapes do not fit"},
@@ -207,7 +212,11 @@ func TestMatMulMomentumBadInput(t *testing.T) {
 						t.Fatalf("panic %v, want one naming %s and %q", r, p.Name, tc.want)
 					}
 				}()
-				core.Apply(p, tc.attrs, tc.in...)
+				a, err := compile.FixedAnchor(p.spec, tc.attrs)
+				if err != nil {
+					panic(fmt.Sprintf("%s: %v", p.Name, err))
+				}
+				core.Apply(compile.Anchor, a, tc.in...)
 			})
 		}
 	}

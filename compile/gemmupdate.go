@@ -8,26 +8,30 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// MatMulUpdate computes p − s·op(a)·op(b) for a matrix p and a one-element
+// matMulUpdateKind, an Anchor of MatMul updating in place
+// (UpdateAccumulate), computes p − s·op(a)·op(b) for a matrix p and a one-element
 // scale s: the gradient-descent update of a weight whose gradient is a
 // matrix product. Its kernel is one GEMM accumulating into p (alpha = −s,
 // beta = 1), so the gradient is never written out and no separate update
 // pass reads it back. Its arguments are a, b, p, s; its attributes are
 // ops.MatMulAttrs. The executor may compute it straight into p's buffer
-// (Traits.Accumulates).
-var MatMulUpdate = &core.Prim{
-	Name:   "MatMulUpdate",
-	Traits: core.Traits{Cost: 100, Accumulates: 3},
-	Infer:  inferGemmApply("MatMulUpdate"),
-	VJP:    vjpMatMulUpdate,
-}
+// (Anchor's Traits.Accumulates).
+var matMulUpdateKind = newFixedKind(&fixedKind{
+	spec:  AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.Float32, Update: UpdateAccumulate},
+	name:  "MatMulUpdate",
+	infer: inferGemmApply("MatMulUpdate"),
+	vjp:   vjpMatMulUpdate,
+	members: func(any, *graph.Value) []string {
+		return []string{ops.MatMulPrim.Name, ops.MulPrim.Name, ops.SubPrim.Name}
+	},
+}, ops.MatMulAttrs{})
 
 // The fused kernel exists for float32 (the pass fuses nothing else).
-func init() { MatMulUpdate.Register(tensor.Float32, core.CPU, kernelMatMulUpdate) }
+func init() { matMulUpdateKind.register(tensor.Float32, kernelMatMulUpdate) }
 
 // inferGemmApply is the shape rule of the float32 products fused with
 // what reads them, op(a)·op(b) applied to a matrix p with a one-element s
-// (MatMulUpdate, MatMulMomentum): every operand float32, the product p's
+// (the float32 update and momentum Anchors): every operand float32, the product p's
 // shape.
 func inferGemmApply(name string) func(attrs any, in []*tensor.Tensor) tensor.Meta {
 	return func(attrs any, in []*tensor.Tensor) tensor.Meta {
@@ -83,7 +87,8 @@ func vjpMatMulUpdate(attrs any, in []*tensor.Tensor, _, g *tensor.Tensor) []*ten
 // GemmUpdate fuses the gradient-descent update of a weight into the GEMM
 // that produces its gradient: an assigned value p − op(a)·op(b)·s (or
 // s·(op(a)·op(b))), where p is the parameter being assigned, the product
-// is used only there and s has one element, becomes MatMulUpdate. It runs
+// is used only there and s has one element, becomes an Anchor updating p
+// in place (UpdateAccumulate). It runs
 // before loop fusion, which would otherwise take the Mul and Sub.
 func GemmUpdate(g *graph.Graph) {
 	g.CountUses()
@@ -111,8 +116,6 @@ func GemmUpdate(g *graph.Graph) {
 			continue
 		}
 		at := matmulAttrs(mm)
-		v.Prim = MatMulUpdate
-		v.Attrs = at
-		v.Args = []*graph.Value{mm.Args[0], mm.Args[1], p, s}
+		toFixed(g, v, matMulUpdateKind, at, []*graph.Value{mm.Args[0], mm.Args[1], p, s})
 	}
 }

@@ -3,6 +3,7 @@ package compile_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/sporeml/spore/compile"
@@ -10,6 +11,7 @@ import (
 	"github.com/sporeml/spore/graph"
 	"github.com/sporeml/spore/internal/core"
 	"github.com/sporeml/spore/internal/testkit"
+	"github.com/sporeml/spore/ops"
 	"github.com/sporeml/spore/tensor"
 )
 
@@ -73,6 +75,38 @@ func applyPasses(t *testing.T, g *graph.Graph, names ...string) {
 			t.Fatalf("after %s: %v\n%s", name, err, g)
 		}
 	}
+	checkAbsorbed(t, g)
+}
+
+// fusedPrims are the primitives the fusion passes introduce.
+var fusedPrims = []*core.Prim{
+	compile.Anchor,
+}
+
+// checkAbsorbed fails unless compile.Absorbed names what every fused op
+// of g took in (every pass test runs it, so each fusion is covered): at
+// least two primitives, or one for a loop of a lone broadcast op and a
+// product Prepack gave a packed weight.
+func checkAbsorbed(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	for _, v := range g.Values {
+		if v.Kind != graph.KindOp {
+			continue
+		}
+		fused := strings.HasPrefix(v.Prim.Name, "Fused[")
+		for _, p := range fusedPrims {
+			fused = fused || v.Prim == p
+		}
+		if !fused {
+			continue
+		}
+		got := compile.Absorbed(v)
+		_, _, step := fixedSpec(v)
+		lone := v.Prim == compile.Anchor && !step || strings.HasPrefix(v.Prim.Name, "Fused[")
+		if len(got) < 2 && !(lone && len(got) == 1) {
+			t.Errorf("Absorbed(%s) = %v", v.LongString(), got)
+		}
+	}
 }
 
 // checkPasses builds a graph twice, applies the passes to the second copy,
@@ -120,4 +154,65 @@ func numOps(g *graph.Graph) int {
 		}
 	}
 	return n
+}
+
+// Specs of the fused steps the passes build (compile.AnchorSpec).
+var (
+	convPoolSpec        = compile.AnchorSpec{Op: ops.Conv2DPrim, Precision: tensor.Float32}
+	maxPoolReLUGradSpec = compile.AnchorSpec{Op: ops.MaxPoolGradPrim, Precision: tensor.Float32, PooledGrad: true}
+	convInputPoolSpec   = compile.AnchorSpec{Op: ops.Conv2DBackpropInputPrim, Precision: tensor.Float32, PooledGrad: true}
+	convFilterPoolSpec  = compile.AnchorSpec{Op: ops.Conv2DBackpropFilterPrim, Precision: tensor.Float32, PooledGrad: true}
+	matMulUpdateSpec    = compile.AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.Float32, Update: compile.UpdateAccumulate}
+	matMulMomentumSpec  = compile.AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.Float32, Update: compile.UpdateMomentum}
+	bf16Spec            = compile.AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16}
+	bf16UpdateSpec      = compile.AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16, Update: compile.UpdateAccumulate}
+	bf16MomentumSpec    = compile.AnchorSpec{Op: ops.MatMulPrim, Precision: tensor.BFloat16, Update: compile.UpdateMomentum}
+)
+
+// fixedSpec returns the spec of v's fused step, if v is an Anchor with one.
+func fixedSpec(v *graph.Value) (compile.AnchorSpec, any, bool) {
+	if v.Kind != graph.KindOp || v.Prim != compile.Anchor {
+		return compile.AnchorSpec{}, nil, false
+	}
+	a, ok := v.Attrs.(*compile.AnchorAttrs)
+	if !ok || a.Fused == nil {
+		return compile.AnchorSpec{}, nil, false
+	}
+	return compile.AnchorSpec{Op: a.Op, Precision: a.Precision, Update: a.Update, PooledGrad: a.PooledGrad}, a.Fused, true
+}
+
+// countFixed counts the Anchors of g whose fused step is spec's.
+func countFixed(g *graph.Graph, spec compile.AnchorSpec) int {
+	n := 0
+	for _, v := range g.Values {
+		if s, _, ok := fixedSpec(v); ok && s == spec {
+			n++
+		}
+	}
+	return n
+}
+
+// countFused counts the Anchors of g whose fused step is spec's with
+// kernel attributes of type T.
+func countFused[T any](g *graph.Graph, spec compile.AnchorSpec) int {
+	n := 0
+	for _, v := range g.Values {
+		if s, f, ok := fixedSpec(v); ok && s == spec {
+			if _, ok := f.(T); ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// fixed returns the attributes of an Anchor running spec's fused step,
+// failing the test if there is none.
+func fixed(t testing.TB, spec compile.AnchorSpec, fused any) *compile.AnchorAttrs {
+	t.Helper()
+	a, err := compile.FixedAnchor(spec, fused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -13,9 +13,8 @@ import (
 // Prepack gives every 2-D float32 product whose right-hand operand is a
 // parameter that the graph does not assign — a layer's weight in an
 // inference graph — or a constant, a packed copy of that weight, held by
-// the compiled plan between calls: plain MatMuls become MatMulBiasAct with
-// no bias and no activation, and each such MatMulBiasAct gets its own
-// packed weight. (Constants never change: constant folding already bakes
+// the compiled plan between calls: plain MatMuls become Anchors with no
+// epilogue, and each Anchor product gets its own packed weight. (Constants never change: constant folding already bakes
 // their values.)
 //
 // The GEMM kernel otherwise packs a transposed weight (nn.Dense keeps W as
@@ -37,25 +36,27 @@ func Prepack(g *graph.Graph) {
 		}
 		a, w := v.Args[0], v.Args[1]
 		weight := (w.Kind == graph.KindParam && !assigned[w]) || w.Kind == graph.KindConst
+		// An Anchor's product reads A's rows in place at any rank (a
+		// dense layer over a batch of sequences).
+		rankOK := a.Meta.Shape.Rank() >= 2
 		if !weight || w.Meta.DType != tensor.Float32 || a.Meta.DType != tensor.Float32 ||
-			a.Meta.Shape.Rank() != 2 || w.Meta.Shape.Rank() != 2 {
+			!rankOK || w.Meta.Shape.Rank() != 2 {
 			continue
 		}
 		switch v.Prim {
-		case MatMulBiasAct:
-			ea, ok := v.Attrs.(EpilogueAttrs)
-			if !ok || ea.packed != nil {
+		case Anchor:
+			aa, ok := v.Attrs.(*AnchorAttrs)
+			if !ok || aa.Op != ops.MatMulPrim || aa.packed != nil || aa.fixed != nil {
 				continue
 			}
-			ea.packed = new(packedWeight)
-			v.Attrs = ea
+			aa.packed = new(packedWeight)
 		case ops.MatMulPrim:
 			if len(v.Args) != 2 {
 				continue
 			}
-			at := matmulAttrs(v)
-			v.Prim = MatMulBiasAct
-			v.Attrs = EpilogueAttrs{TransA: at.TransA, TransB: at.TransB, packed: new(packedWeight)}
+			v.Attrs = bareAnchor(v)
+			v.Prim = Anchor
+			v.Attrs.(*AnchorAttrs).packed = new(packedWeight)
 		}
 	}
 }
@@ -73,14 +74,13 @@ type packedWeight struct {
 	version uint64
 }
 
-// run computes act(op(a)·op(w) + bias) into c with w packed, packing it
-// first if it has changed since it was last packed.
-func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32, c []float32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// ensure returns w packed, packing it first if it has changed since it
+// was last packed. The caller holds p.mu until it no longer reads the
+// panels.
+func (p *packedWeight) ensure(transB bool, w *tensor.Tensor) *gemm.PackedB {
 	wd := w.Data().([]float32)
 	k, n := w.Dim(0), w.Dim(1)
-	if at.TransB {
+	if transB {
 		k, n = n, k
 	}
 	ver := core.ParamVersion(w)
@@ -89,12 +89,8 @@ func (p *packedWeight) run(at EpilogueAttrs, a, w *tensor.Tensor, bias []float32
 		src = &wd[0]
 	}
 	if pk, pn := p.pb.Dims(); !p.packed || src != p.src || ver != p.version || pk != k || pn != n {
-		p.pb.Pack(at.TransB, k, n, wd, w.Dim(1))
+		p.pb.Pack(transB, k, n, wd, w.Dim(1))
 		p.packed, p.src, p.version = true, src, ver
 	}
-	m := a.Dim(0)
-	if at.TransA {
-		m = a.Dim(1)
-	}
-	gemm.SgemmPackedBiasAct(at.TransA, m, n, k, a.Data().([]float32), a.Dim(1), &p.pb, bias, at.Act, c, n)
+	return &p.pb
 }

@@ -32,11 +32,11 @@ const graphFixture = `{"name":"dense","signature":"(float32[4,3])","level":"O1",
    {"id":2,"op":"MatMul","kind":"op","inputs":[0,1],"shape":[4,2],"dtype":"float32","attrs":{"transB":"true"},"pass":"trace","fused":[],"source":"model.go:12"},
    {"id":3,"op":"ReLU","kind":"op","inputs":[2],"shape":[4,2],"dtype":"float32","pass":"trace","fused":[],"source":"model.go:13"}],
    "outputs":[3]}},
- {"pass":"epilogue","text":"func dense(%0: f32[4,3]) -> (f32[4,2])\n  %1 = param \"w\" : f32[2,3]\n  %2 = MatMulBiasAct(%0, %1) {act=relu} : f32[4,2]\n",
+ {"pass":"anchor","text":"func dense(%0: f32[4,3]) -> (f32[4,2])\n  %1 = param \"w\" : f32[2,3]\n  %2 = Anchor(%0, %1) {op=MatMul(ta=false tb=true) epilogue: in r0 full; r1 = ReLU r0; out r1} : f32[4,2]\n",
   "graph":{"nodes":[
    {"id":0,"op":"input","kind":"input","inputs":[],"shape":[4,3],"dtype":"float32","attrs":{"index":"0"},"pass":"trace","fused":[]},
    {"id":1,"op":"param","kind":"param","inputs":[],"shape":[2,3],"dtype":"float32","attrs":{"name":"w"},"pass":"trace","fused":[]},
-   {"id":4,"op":"MatMulBiasAct","kind":"fused","inputs":[0,1],"shape":[4,2],"dtype":"float32","attrs":{"act":"relu"},"pass":"epilogue","fused":["MatMul","ReLU"]}],
+   {"id":4,"op":"Anchor","kind":"fused","inputs":[0,1],"shape":[4,2],"dtype":"float32","attrs":{"op":"MatMul"},"pass":"anchor","fused":["MatMul","ReLU"]}],
    "outputs":[4]}}]}`
 
 // fixture makes a log dir with one run, "mlp", holding a graph record,

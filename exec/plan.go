@@ -719,7 +719,7 @@ func assignInPlace(g *graph.Graph, st []*storage, members map[*storage][]*graph.
 		if v.Kind != graph.KindOp || v.IsMulti() || v.Meta.DType != a.Param.Meta.DType {
 			continue
 		}
-		if acc := v.Prim.Traits.Accumulates; !v.Prim.Traits.Elementwise && (acc == 0 || v.Args[acc-1] != a.Param) {
+		if acc := v.Prim.Traits.Accumulates; !v.Prim.Traits.Elementwise && (acc == 0 || acc > len(v.Args) || v.Args[acc-1] != a.Param) {
 			continue
 		}
 		s := st[v.ID]

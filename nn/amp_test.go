@@ -124,8 +124,8 @@ func TestAutoMixedPrecisionGraph(t *testing.T) {
 		level     nn.AmpLevel
 		want, not []string
 	}{
-		{nn.O0, []string{"MatMulBiasAct("}, []string{"BFloat16", "BF16MatMulBiasAct"}},
-		{nn.O2, []string{"BF16MatMulBiasAct(%0, %1, %2) {tb=true bias=true act=relu packed} : f32[8,16]", "BF16MatMulBiasAct("}, []string{"ReLU(", "Cast("}},
+		{nn.O0, []string{"Anchor("}, []string{"BFloat16"}},
+		{nn.O2, []string{"Anchor(%0, %1, %2) {op=MatMul precision=BFloat16 update=none fused={tb=true bias=true act=relu packed}} : f32[8,16]"}, []string{"ReLU(", "Cast("}},
 		{nn.O3, []string{"ReLU(", ": BFloat16[8,16]", "Cast("}, nil},
 	} {
 		t.Run(string(tc.level), func(t *testing.T) {

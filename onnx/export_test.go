@@ -210,7 +210,7 @@ func TestExportModels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(ir, compile.MatMulBiasAct.Name) && !strings.Contains(ir, "Fused[") {
+		if !strings.Contains(ir, compile.Anchor.Name) && !strings.Contains(ir, "Fused[") {
 			t.Errorf("%T's optimised IR has no fused op:\n%s", c.cell, ir)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/sporeml/spore/tensor"
 )
 
-// The compiler's convolution epilogue (package compile: ConvEpilogue and
-// its primitives Conv2DBiasReLUPool and MaxPool2DReLUGrad) fuses chains of
+// The compiler's convolution epilogue (package compile: ConvEpilogue, whose
+// Anchors run the pooled convolution and the pooled ReLU gradient) fuses chains of
 // ops whose intermediates nobody else reads. Their kernels live here, with
 // the convolution and pooling machinery they share, and compute exactly
 // what the chain computes (the same GEMMs, adds and comparisons, in the
@@ -83,7 +83,7 @@ func PoolFits(p PoolAttrs, xs tensor.Shape) bool {
 func InferConvEpilogue(attrs any, in []*tensor.Tensor) tensor.Meta {
 	a, ok := attrs.(ConvEpilogueAttrs)
 	if !ok {
-		core.Panicf("Conv2DBiasReLUPool", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
+		core.Panicf("ConvEpilogue", "attributes are %T, want ops.ConvEpilogueAttrs", attrs)
 	}
 	g, pg := epilogueGeometry(a, in, true)
 	if a.Pool != nil {
@@ -113,15 +113,15 @@ func ConvEpilogueKernel(dt tensor.DType) core.KernelFunc {
 func InferMaxPoolReLUGrad(attrs any, in []*tensor.Tensor) tensor.Meta {
 	a, ok := attrs.(PoolAttrs)
 	if !ok {
-		core.Panicf("MaxPool2DReLUGrad", "attributes are %T, want ops.PoolAttrs", attrs)
+		core.Panicf("MaxPoolReLUGrad", "attributes are %T, want ops.PoolAttrs", attrs)
 	}
 	if len(in) != 2 {
-		core.Panicf("MaxPool2DReLUGrad", "got %d operands, want 2", len(in))
+		core.Panicf("MaxPoolReLUGrad", "got %d operands, want 2", len(in))
 	}
 	x, dy := in[0], in[1]
-	checkPoolGrad("MaxPool2DReLUGrad", a, x.Shape(), dy.Shape(), x.DType(), dy.DType())
+	checkPoolGrad("MaxPoolReLUGrad", a, x.Shape(), dy.Shape(), x.DType(), dy.DType())
 	if !PoolFits(a, x.Shape()) {
-		core.Panicf("MaxPool2DReLUGrad", "pooling %v has windows outside input %v", a, x.Shape())
+		core.Panicf("MaxPoolReLUGrad", "pooling %v has windows outside input %v", a, x.Shape())
 	}
 	return x.Meta()
 }
@@ -145,7 +145,7 @@ func MaxPoolReLUGradKernel(dt tensor.DType) core.KernelFunc {
 // the kernel, which runs on operands inference has checked, skips that
 // and, unlike the checks, allocates nothing.
 func epilogueGeometry(a ConvEpilogueAttrs, in []*tensor.Tensor, check bool) (convGeom, poolGeom) {
-	const op = "Conv2DBiasReLUPool"
+	const op = "ConvEpilogue"
 	if check {
 		want := 2 + a.channelOperands()
 		if len(in) != want {
@@ -234,7 +234,7 @@ func (l *loop[T]) conv2DEpilogueRun(lo, hi int) {
 // maxPoolReLUGradKernel returns the fused pooling gradient's kernel for T.
 func maxPoolReLUGradKernel[T float32 | float64](im *floatImpl[T]) core.KernelFunc {
 	return func(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
-		g := poolGeometry("MaxPool2DReLUGrad", attrs.(PoolAttrs), in[0].Shape())
+		g := poolGeometry("MaxPoolReLUGrad", attrs.(PoolAttrs), in[0].Shape())
 		dx := out.Data().([]T)
 		clear(dx)
 		l := im.getLoop()

@@ -42,20 +42,9 @@ type flopRule func(v *graph.Value) int64
 // element, matched by handle.
 var flopRules = map[*core.Prim]flopRule{
 	ops.MatMulPrim:                        gemmFLOPs(0),
-	compile.MatMulBiasAct:                 gemmFLOPs(2),
-	compile.BF16MatMulBiasAct:             gemmFLOPs(2),
-	compile.BF16MatMul:                    gemmFLOPs(0),
-	compile.MatMulUpdate:                  gemmFLOPs(2),
-	compile.BF16MatMulUpdate:              gemmFLOPs(2),
-	compile.MatMulMomentum:                gemmFLOPs(2),
-	compile.BF16MatMulMomentum:            gemmFLOPs(2),
 	ops.Conv2DPrim:                        convFLOPs,
 	ops.Conv2DBackpropInputPrim:           convInputGradFLOPs,
 	ops.Conv2DBackpropFilterPrim:          convFilterGradFLOPs,
-	compile.Conv2DBiasReLUPool:            convEpilogueFLOPs,
-	compile.Conv2DBackpropInputPool:       convInputGradPoolFLOPs,
-	compile.Conv2DBackpropFilterPool:      convFilterGradPoolFLOPs,
-	compile.MaxPool2DReLUGrad:             firstArgFLOPs,
 	ops.ScaledDotProductAttentionPrim:     attentionFLOPs(1),
 	ops.ScaledDotProductAttentionGradPrim: attentionFLOPs(2),
 	ops.MaxPoolPrim:                       poolFLOPs,
@@ -66,6 +55,9 @@ var flopRules = map[*core.Prim]flopRule{
 func FLOPs(v *graph.Value) int64 {
 	if v == nil || v.Kind != graph.KindOp {
 		return 0
+	}
+	if v.Prim == compile.Anchor {
+		return anchorFLOPs(v)
 	}
 	if r, ok := flopRules[v.Prim]; ok {
 		return r(v)
@@ -212,7 +204,7 @@ func firstArgFLOPs(v *graph.Value) int64 {
 	return elems(v.Args[0].Meta.Shape)
 }
 
-// convEpilogueFLOPs: the fused anchor Conv2DBiasReLUPool(x, w, ...): the
+// convEpilogueFLOPs: the pooled convolution anchor (x, w, ...): the
 // convolution over its own output size (before any pooling), one
 // operation per element for each of bias, scale, shift and ReLU, and the
 // pooling's windows.
@@ -276,4 +268,36 @@ func poolFLOPs(v *graph.Value) int64 {
 		return elems(v.Meta.Shape)
 	}
 	return elems(v.Meta.Shape) * int64(a.Kernel[0]) * int64(a.Kernel[1])
+}
+
+// anchorFLOPs: compile.Anchor, a GEMM or convolution finished by an
+// epilogue program (the anchor op's work over its own operands, then one
+// operation per element for each epilogue member) or by a fixed fused
+// step (whose kernel's operands and attributes the Anchor carries: the
+// rule of that step's kernel).
+func anchorFLOPs(v *graph.Value) int64 {
+	a, ok := v.Attrs.(*compile.AnchorAttrs)
+	if !ok {
+		return 0
+	}
+	if a.Fused != nil {
+		w := &graph.Value{Kind: graph.KindOp, Prim: v.Prim, Attrs: a.Fused, Args: v.Args, Meta: v.Meta}
+		switch {
+		case a.Op == ops.MatMulPrim:
+			return gemmFLOPs(2)(w)
+		case a.Op == ops.Conv2DPrim:
+			return convEpilogueFLOPs(w)
+		case a.Op == ops.Conv2DBackpropInputPrim && a.PooledGrad:
+			return convInputGradPoolFLOPs(w)
+		case a.Op == ops.Conv2DBackpropFilterPrim && a.PooledGrad:
+			return convFilterGradPoolFLOPs(w)
+		}
+		return firstArgFLOPs(w)
+	}
+	if a.NumOpArgs > len(v.Args) {
+		return 0
+	}
+	w := &graph.Value{Kind: graph.KindOp, Prim: a.Op, Attrs: a.OpAttrs, Args: v.Args[:a.NumOpArgs],
+		Meta: tensor.Meta{Shape: a.OpShape, DType: tensor.Float32}}
+	return FLOPs(w) + elems(a.OpShape)*int64(max(len(a.Members)-1, 0))
 }

@@ -38,7 +38,7 @@ func TestGraphJSON(t *testing.T) {
 	for _, p := range rec.Passes {
 		stages = append(stages, p.Pass)
 	}
-	for _, s := range []string{"trace", "epilogue", "fuse", "dce"} {
+	for _, s := range []string{"trace", "anchor", "fuse", "dce"} {
 		if !slices.Contains(stages, s) {
 			t.Errorf("stages %v lack %s", stages, s)
 		}
@@ -53,9 +53,9 @@ func TestGraphJSON(t *testing.T) {
 	}
 	found := false
 	for _, n := range last.Graph.Nodes {
-		found = found || (n.Op == "MatMulBiasAct" && n.Kind == "fused" && n.Pass == "epilogue" && slices.Contains(n.Fused, "MatMul"))
+		found = found || (n.Op == "Anchor" && n.Kind == "fused" && n.Pass == "anchor" && slices.Contains(n.Fused, "MatMul"))
 	}
 	if !found {
-		t.Error("no MatMulBiasAct node fused by epilogue in the record")
+		t.Error("no Anchor node fused by the anchor pass in the record")
 	}
 }

@@ -116,12 +116,12 @@ func TestGraphDumps(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, pattern := range []string{"00_input.ir", "*_epilogue.ir", "*_fuse.dot", "*_final.dot"} {
+	for _, pattern := range []string{"00_input.ir", "*_anchor.ir", "*_fuse.dot", "*_final.dot"} {
 		if m, _ := filepath.Glob(filepath.Join(dir, "train_step", pattern)); len(m) == 0 {
 			t.Errorf("no %s in %s", pattern, dir)
 		}
 	}
-	if !strings.Contains(out, "MatMulBiasAct") || !strings.Contains(out, "assign") {
+	if !strings.Contains(out, "Anchor(") || !strings.Contains(out, "assign") {
 		t.Errorf("final IR lacks the fused GEMM or the parameter updates:\n%s", out)
 	}
 }

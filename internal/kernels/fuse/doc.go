@@ -3,11 +3,18 @@
 // The graph compiler's elementwise loop fusion turns a group of elementwise
 // nodes into a Program: a straight-line list of instructions over a small
 // register file. Registers [0, NumInputs) are the inputs, each read through
-// an Input that says how it broadcasts (Full, Scalar, Row, Col); the others
+// an Input that says how it broadcasts (Full, Scalar, Row, Col, or Chan: a
+// value per channel of an NCHW tensor); the others
 // are scratch. Run evaluates the program BlockSize (2048) output elements at a
 // time: every register is a block buffer that stays in L1, so intermediates
 // never reach main memory. Full inputs are read in place, without a copy. A
 // program may have several outputs, which are all written in the same pass.
+//
+// RunRange and RunRows run a program on part of its output only — a range,
+// or a 2-D tile of rows at a stride — with every operand indexed by the
+// element's position in the whole output: the compiler's anchors (a GEMM
+// or a convolution with an elementwise epilogue) run their epilogue on
+// each tile of the output as soon as it is computed, while it is in cache.
 //
 // The package knows no op. An instruction runs a body: a block function
 // over equal-length slices, such as func(d, a, b []float32), that the op's

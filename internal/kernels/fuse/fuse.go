@@ -44,6 +44,10 @@ const (
 	// Col: Data[i / Period], a column broadcast along the last axis (a
 	// per-row statistic such as a softmax denominator).
 	Col
+	// Chan: Data[(i / Inner) % Period], a value per channel of an NCHW
+	// tensor (Period channels of Inner elements each) repeated over the
+	// images: a convolution's bias or an inference BatchNorm's scale.
+	Chan
 )
 
 // Input is one operand of a program, read through register i for the i-th
@@ -53,7 +57,8 @@ const (
 type Input struct {
 	Data   any
 	Mode   Mode
-	Period int // the row length for Row and Col; ignored otherwise
+	Period int // the row length for Row and Col, the channel count for Chan
+	Inner  int // the elements per channel for Chan; ignored otherwise
 }
 
 // Inst is one instruction: Dst = Fn(A, B, C), reading Fn.Arity operands.
@@ -182,6 +187,7 @@ type operand struct {
 	t      Type
 	mode   Mode
 	period int
+	inner  int
 }
 
 // runner carries one Run; fn is bound once when the runner is made so that
@@ -191,6 +197,8 @@ type runner struct {
 	ins  []operand
 	outs []operand
 	n    int
+	lo   int // the first element computed: blocks are counted from it
+	hi   int // one past the last element computed
 	fn   func(lo, hi int)
 }
 
@@ -207,7 +215,58 @@ var runnerPool = freelist.List[runner]{New: func() *runner {
 // allocates nothing in steady state and may be called concurrently. It
 // panics (with a message naming the problem) on a program that did not
 // pass Check or on inputs and outputs that do not fit.
-func (p *Program) Run(outs []any, ins []Input) {
+func (p *Program) Run(outs []any, ins []Input) { p.RunRange(outs, ins, 0, -1) }
+
+// RunRange is Run restricted to the elements [lo, hi) of the outputs (hi <
+// 0: to their end): every operand is indexed by the element's position in
+// the whole output, so a Full input is read at the same offset, a Row at
+// that position modulo its period, a Chan in that element's channel. A
+// fused epilogue calls it on each tile of an anchor's output as soon as
+// the tile is computed, while it is in cache; a tile of fewer than
+// 2·16 blocks runs on the calling goroutine, so concurrent callers each
+// keep their own tile. It allocates nothing in steady state.
+func (p *Program) RunRange(outs []any, ins []Input, lo, hi int) {
+	r, n := p.bind(outs, ins)
+	defer release(r)
+	if hi < 0 {
+		hi = n
+	}
+	if lo < 0 || lo > hi || hi > n {
+		panic(fmt.Sprintf("fuse: range [%d, %d) of %d outputs", lo, hi, n))
+	}
+	r.lo, r.hi = lo, hi
+	nb := (hi - lo + BlockSize - 1) / BlockSize
+	if nb < 2*parallelBlocks || parallel.Workers() < 2 {
+		p.blocks(r, 0, nb)
+		return
+	}
+	parallel.For(nb, parallelBlocks, r.fn)
+}
+
+// RunRows is RunRange over rows ranges of length elements each, the k-th
+// starting at lo + k·stride, on the calling goroutine: a 2-D tile of the
+// output (a convolution's block of channels by a stretch of positions),
+// with the operands bound once for all its rows.
+func (p *Program) RunRows(outs []any, ins []Input, lo, length, rows, stride int) {
+	r, n := p.bind(outs, ins)
+	defer release(r)
+	if rows <= 0 || length <= 0 {
+		return
+	}
+	if lo < 0 || stride < 0 || lo+(rows-1)*stride+length > n {
+		panic(fmt.Sprintf("fuse: %d rows of %d from %d at stride %d overrun %d outputs", rows, length, lo, stride, n))
+	}
+	nb := (length + BlockSize - 1) / BlockSize
+	for k := range rows {
+		r.lo = lo + k*stride
+		r.hi = r.lo + length
+		p.blocks(r, 0, nb)
+	}
+}
+
+// bind resolves outs and ins for one run into a pooled runner (release
+// returns it) and returns the outputs' length.
+func (p *Program) bind(outs []any, ins []Input) (*runner, int) {
 	if len(outs) != len(p.Outs) || len(p.outTypes) != len(p.Outs) {
 		panic(fmt.Sprintf("fuse: %d outputs for a program with %d (checked: %v)", len(outs), len(p.Outs), len(p.outTypes) == len(p.Outs)))
 	}
@@ -215,21 +274,17 @@ func (p *Program) Run(outs []any, ins []Input) {
 		panic(fmt.Sprintf("fuse: %d inputs for a program with %d", len(ins), p.NumInputs))
 	}
 	r := runnerPool.Get()
-	defer func() {
-		clear(r.ins)
-		clear(r.outs)
-		r.p = nil
-		runnerPool.Put(r)
-	}()
 	r.p, r.ins, r.outs = p, r.ins[:0], r.outs[:0]
 	n := -1
 	for k, o := range outs {
 		t := p.outTypes[k]
 		ptr, m, ok := unpackers[t](o)
 		if !ok {
+			release(r)
 			panic(fmt.Sprintf("fuse: output %d is %T, the program writes %v", k, o, p.outTypes[k]))
 		}
 		if n >= 0 && m != n {
+			release(r)
 			panic("fuse: outputs of different lengths")
 		}
 		n = m
@@ -240,21 +295,26 @@ func (p *Program) Run(outs []any, ins []Input) {
 		t := p.InTypes[i]
 		ptr, m, ok := unpackers[t](in.Data)
 		if !ok {
+			release(r)
 			panic(fmt.Sprintf("fuse: input %d is %T, the program reads %v", i, in.Data, p.InTypes[i]))
 		}
-		o := operand{p: ptr, n: m, t: t, mode: in.Mode, period: in.Period}
+		o := operand{p: ptr, n: m, t: t, mode: in.Mode, period: in.Period, inner: in.Inner}
 		if err := o.check(n); err != "" {
+			release(r)
 			panic(fmt.Sprintf("fuse: input %d: %s", i, err))
 		}
 		r.ins = append(r.ins, o)
 	}
 	r.n = n
-	nb := (n + BlockSize - 1) / BlockSize
-	if nb < 2*parallelBlocks || parallel.Workers() < 2 {
-		p.blocks(r, 0, nb)
-		return
-	}
-	parallel.For(nb, parallelBlocks, r.fn)
+	return r, n
+}
+
+// release drops r's references to the caller's buffers and pools it.
+func release(r *runner) {
+	clear(r.ins)
+	clear(r.outs)
+	r.p = nil
+	runnerPool.Put(r)
 }
 
 func (in *operand) check(n int) string {
@@ -275,6 +335,10 @@ func (in *operand) check(n int) string {
 		if in.period < 1 || in.n < (n+in.period-1)/in.period {
 			return fmt.Sprintf("Col input of %d elements with period %d for %d outputs", in.n, in.period, n)
 		}
+	case Chan:
+		if in.period < 1 || in.inner < 1 || in.n < in.period {
+			return fmt.Sprintf("Chan input of %d elements for %d channels of %d", in.n, in.period, in.inner)
+		}
 	default:
 		return fmt.Sprintf("unknown mode %d", in.mode)
 	}
@@ -288,11 +352,11 @@ func (in *operand) at(i int) unsafe.Pointer { return unsafe.Add(in.p, i*in.t.siz
 func (p *Program) blocks(r *runner, b0, b1 int) {
 	s := getScratch(p.NumRegs)
 	defer putScratch(s)
-	ins, outs, n := r.ins, r.outs, r.n
+	ins, outs, n := r.ins, r.outs, r.hi
 	// A Scalar input is the same in every block: fill its buffer once, as
 	// far as the longest block reads (a tiny tensor's one short block
 	// must not pay for a full one).
-	fillLen := max(0, min(BlockSize, n-b0*BlockSize))
+	fillLen := max(0, min(BlockSize, n-(r.lo+b0*BlockSize)))
 	for i := range ins {
 		if in := &ins[i]; in.mode == Scalar {
 			fill(s.reg(i), in.p, in.t.size(), fillLen)
@@ -312,7 +376,7 @@ func (p *Program) blocks(r *runner, b0, b1 int) {
 	}
 	args := &s.args
 	for b := b0; b < b1; b++ {
-		lo := b * BlockSize
+		lo := r.lo + b*BlockSize
 		hi := min(lo+BlockSize, n)
 		m := hi - lo
 		for i := range ins {
@@ -332,6 +396,8 @@ func (p *Program) blocks(r *runner, b0, b1 int) {
 				}
 			case Col:
 				s.view[i] = fillCol(s.reg(i), in, lo, m)
+			case Chan:
+				s.view[i] = fillChan(s.reg(i), in, lo, m)
 			}
 		}
 		for k := range p.Insts {
@@ -404,6 +470,19 @@ func fillCol(buf unsafe.Pointer, in *operand, lo, m int) unsafe.Pointer {
 		i := lo + j
 		end := min(m, j+in.period-i%in.period)
 		fill(unsafe.Add(buf, j*sz), in.at(i/in.period), sz, end-j)
+		j = end
+	}
+	return buf
+}
+
+// fillChan writes chan[((lo+j) / inner) % period] into element j of buf,
+// one run per channel.
+func fillChan(buf unsafe.Pointer, in *operand, lo, m int) unsafe.Pointer {
+	sz := in.t.size()
+	for j := 0; j < m; {
+		i := lo + j
+		end := min(m, j+in.inner-i%in.inner)
+		fill(unsafe.Add(buf, j*sz), in.at((i/in.inner)%in.period), sz, end-j)
 		j = end
 	}
 	return buf

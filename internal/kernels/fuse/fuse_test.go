@@ -74,6 +74,8 @@ func materialise(in Input, n int) (unsafe.Pointer, Type) {
 			j = i % in.Period
 		case Col:
 			j = i / in.Period
+		case Chan:
+			j = (i / in.Inner) % in.Period
 		}
 		copy(unsafe.Slice((*byte)(unsafe.Add(d, i*sz)), sz), unsafe.Slice((*byte)(unsafe.Add(p, j*sz)), sz))
 	}
@@ -158,8 +160,9 @@ func randomProgram(r *rand.Rand, in []Type) *Program {
 func randomInputs(r *rand.Rand, types []Type, n int) []Input {
 	ins := make([]Input, len(types))
 	period := 1 + r.IntN(700)
+	inner := 1 + r.IntN(300)
 	for i, t := range types {
-		mode := Mode(r.IntN(4))
+		mode := Mode(r.IntN(5))
 		var m int
 		switch mode {
 		case Full:
@@ -170,6 +173,8 @@ func randomInputs(r *rand.Rand, types []Type, n int) []Input {
 			m = period
 		case Col:
 			m = (n + period - 1) / period
+		case Chan:
+			m = period
 		}
 		switch t {
 		case Bool:
@@ -177,13 +182,13 @@ func randomInputs(r *rand.Rand, types []Type, n int) []Input {
 			for j := range d {
 				d[j] = r.IntN(2) == 0
 			}
-			ins[i] = Input{Data: d, Mode: mode, Period: period}
+			ins[i] = Input{Data: d, Mode: mode, Period: period, Inner: inner}
 		default:
 			d := make([]float32, m)
 			for j := range d {
 				d[j] = float32(r.NormFloat64() * 2)
 			}
-			ins[i] = Input{Data: d, Mode: mode, Period: period}
+			ins[i] = Input{Data: d, Mode: mode, Period: period, Inner: inner}
 		}
 	}
 	return ins
@@ -233,6 +238,109 @@ func TestRandomPrograms(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// RunRange over consecutive ranges of random lengths (tiles) computes what
+// Run computes over the whole output, bit for bit, for every mode: each
+// operand is indexed by the element's position in the whole output.
+func TestRunRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{1, 3, 17, 2049, 3*BlockSize + 5, 2*parallelBlocks*BlockSize + 77}
+	for trial := 0; trial < 120; trial++ {
+		types := []Type{F32}
+		for range r.IntN(3) {
+			types = append(types, []Type{F32, F32, Bool}[r.IntN(3)])
+		}
+		p := randomProgram(r, types)
+		if err := p.Check(); err != nil {
+			t.Fatalf("generated program invalid: %v", err)
+		}
+		n := sizes[trial%len(sizes)]
+		ins := randomInputs(r, types, n)
+		whole, tiled := make([]any, len(p.Outs)), make([]any, len(p.Outs))
+		for k := range whole {
+			whole[k], tiled[k] = newOut(p.OutTypes()[k], n), newOut(p.OutTypes()[k], n)
+		}
+		p.Run(whole, ins)
+		for lo := 0; lo < n; {
+			hi := min(n, lo+1+r.IntN(max(1, n/3)))
+			p.RunRange(tiled, ins, lo, hi)
+			lo = hi
+		}
+		for k := range whole {
+			ot, w, _, _ := slice(whole[k])
+			_, g, _, _ := slice(tiled[k])
+			sz := ot.size()
+			a, b := unsafe.Slice((*byte)(g), n*sz), unsafe.Slice((*byte)(w), n*sz)
+			for i := 0; i < n; i++ {
+				ge, we := a[i*sz:(i+1)*sz], b[i*sz:(i+1)*sz]
+				if string(ge) != string(we) && !(ot == F32 && isNaN32(ge) && isNaN32(we)) && !(ot == F64 && isNaN64(ge) && isNaN64(we)) {
+					t.Fatalf("trial %d n=%d out %d elem %d: tiled %v, whole %v", trial, n, k, i, ge, we)
+				}
+			}
+		}
+	}
+}
+
+// RunRows over a random 2-D tiling (rows of a stretch of each channel's
+// positions) computes what Run computes, bit for bit.
+func TestRunRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 60; trial++ {
+		types := []Type{F32}
+		for range r.IntN(3) {
+			types = append(types, []Type{F32, F32, Bool}[r.IntN(3)])
+		}
+		p := randomProgram(r, types)
+		if err := p.Check(); err != nil {
+			t.Fatalf("generated program invalid: %v", err)
+		}
+		chans, plane := 1+r.IntN(9), 1+r.IntN(3000)
+		n := chans * plane
+		ins := randomInputs(r, types, n)
+		whole, tiled := make([]any, len(p.Outs)), make([]any, len(p.Outs))
+		for k := range whole {
+			whole[k], tiled[k] = newOut(p.OutTypes()[k], n), newOut(p.OutTypes()[k], n)
+		}
+		p.Run(whole, ins)
+		// Tiles of a block of channels by a stretch of positions.
+		cb, pb := 1+r.IntN(chans), 1+r.IntN(plane)
+		for c0 := 0; c0 < chans; c0 += cb {
+			for p0 := 0; p0 < plane; p0 += pb {
+				p.RunRows(tiled, ins, c0*plane+p0, min(pb, plane-p0), min(cb, chans-c0), plane)
+			}
+		}
+		for k := range whole {
+			ot, w, _, _ := slice(whole[k])
+			_, g, _, _ := slice(tiled[k])
+			sz := ot.size()
+			a, b := unsafe.Slice((*byte)(g), n*sz), unsafe.Slice((*byte)(w), n*sz)
+			for i := 0; i < n; i++ {
+				ge, we := a[i*sz:(i+1)*sz], b[i*sz:(i+1)*sz]
+				if string(ge) != string(we) && !(ot == F32 && isNaN32(ge) && isNaN32(we)) && !(ot == F64 && isNaN64(ge) && isNaN64(we)) {
+					t.Fatalf("trial %d %dx%d tiles %dx%d out %d elem %d: tiled %v, whole %v", trial, chans, plane, cb, pb, k, i, ge, we)
+				}
+			}
+		}
+	}
+}
+
+// RunRange refuses a range outside the outputs.
+func TestRunRangeRefusesBadRange(t *testing.T) {
+	p := chain5()
+	x, bias, y := chain5Inputs(2, 8)
+	outs := []any{make([]float32, 16)}
+	ins := []Input{{Data: x}, {Data: bias, Mode: Row, Period: 8}, {Data: y}}
+	for _, rg := range [][2]int{{-1, 4}, {5, 4}, {0, 17}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("range %v: no panic", rg)
+				}
+			}()
+			p.RunRange(outs, ins, rg[0], rg[1])
+		}()
 	}
 }
 
@@ -363,6 +471,14 @@ func TestAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(50, func() { p.Run(outs, ins) }); a != 0 {
 			t.Errorf("rows=%d: %v allocations per Run", rows, a)
 		}
+		chans := []Input{{Data: x}, {Data: bias[:8], Mode: Chan, Period: 8, Inner: 64}, {Data: y}}
+		if a := testing.AllocsPerRun(50, func() { p.RunRange(outs, chans, 512, len(x)) }); a != 0 {
+			t.Errorf("rows=%d: %v allocations per RunRange", rows, a)
+		}
+		if a := testing.AllocsPerRun(50, func() { p.RunRows(outs, chans, 3, 100, 8, 64*8) }); a != 0 {
+			t.Errorf("rows=%d: %v allocations per RunRows", rows, a)
+		}
+		p.Run(outs, ins)
 		for i := range out {
 			v := max(x[i]+bias[i%512], 0)*0.5 - y[i]
 			if out[i] != v*v {
