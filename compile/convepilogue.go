@@ -249,6 +249,13 @@ func ConvEpilogue(g *graph.Graph) {
 		if last == cv {
 			continue // a plain convolution is already one kernel
 		}
+		if ea.Pool == nil && cv.Meta.DType == tensor.Float32 {
+			// Without a pooling to finish in cache, the anchor pass
+			// does better: its convolution is the shape-chosen engine
+			// (depthwise, pointwise, Winograd, tiled over the cores),
+			// and its epilogue program runs on each finished tile.
+			continue
+		}
 		toFixed(g, last, convPoolKind, ea, args)
 	}
 }
