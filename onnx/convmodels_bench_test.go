@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/testkit"
 	"os"
 	"testing"
 
@@ -44,11 +45,11 @@ func BenchmarkVisionModels(b *testing.B) {
 							b.Fatal(err)
 						}
 						b.ResetTimer()
-						cpu0 := cpuTime()
+						cpu0 := testkit.ProcessCPU()
 						for b.Loop() {
 							m.Run(x)
 						}
-						b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+						b.ReportMetric(float64(testkit.ProcessCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 					})
 				})
 			}

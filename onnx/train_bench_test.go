@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"github.com/sporeml/spore/internal/testkit"
 	"os"
 	"testing"
 
@@ -43,12 +44,12 @@ func BenchmarkTrainStepResNet18(b *testing.B) {
 	inMode(spore.GraphMode, func() {
 		step.Call(x, y) // trace and compile
 		b.ResetTimer()
-		cpu0 := processCPU()
+		cpu0 := testkit.ProcessCPU().Seconds()
 		for range b.N {
 			step.Call(x, y).Item()
 		}
 		// Wall time on a shared machine includes what other processes
 		// take; CPU time (both threads together) does not.
-		b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+		b.ReportMetric((testkit.ProcessCPU().Seconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 	})
 }

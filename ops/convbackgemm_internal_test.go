@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/testkit"
 	"math"
 	"testing"
 
@@ -131,13 +132,13 @@ func BenchmarkConvBackResNet18(b *testing.B) {
 				old := convBackReference
 				defer func() { convBackReference = old }()
 				convBackReference = ref
-				cpu0 := processCPU()
+				cpu0 := testkit.ProcessCPU().Seconds()
 				for range b.N {
 					Conv2DBackpropInput(dy, w, ConvGradAttrs{a, x.Shape().Clone()})
 					Conv2DBackpropFilter(x, dy, ConvGradAttrs{a, w.Shape().Clone()})
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if cpu := processCPU() - cpu0; cpu > 0 {
+				if cpu := testkit.ProcessCPU().Seconds() - cpu0; cpu > 0 {
 					b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpuGFLOP/s")
 				}
 			})
@@ -163,11 +164,11 @@ func BenchmarkMaxPoolGradResNet18(b *testing.B) {
 			old := convBackReference
 			defer func() { convBackReference = old }()
 			convBackReference = ref
-			cpu0 := processCPU()
+			cpu0 := testkit.ProcessCPU().Seconds()
 			for range b.N {
 				core.Apply(MaxPoolGradPrim, a, x, dy)
 			}
-			b.ReportMetric((processCPU()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+			b.ReportMetric((testkit.ProcessCPU().Seconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

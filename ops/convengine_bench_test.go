@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/sporeml/spore/internal/testkit"
 	"os"
 	"strconv"
 	"testing"
@@ -71,13 +72,13 @@ func BenchmarkConvEngine(b *testing.B) {
 			var cpu0 time.Duration
 			report := func(b *testing.B) {
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				b.ReportMetric(flops*float64(b.N)/(cpuTime()-cpu0).Seconds()/1e9, "cpu-GFLOP/s")
+				b.ReportMetric(flops*float64(b.N)/(testkit.ProcessCPU()-cpu0).Seconds()/1e9, "cpu-GFLOP/s")
 			}
 			name := fmt.Sprintf("%s/b%d", l.name, n)
 			b.Run(name+"/old", func(b *testing.B) {
 				conv2DForward(impl32, &g, x, w, out) // warm the scratch pools
 				b.ResetTimer()
-				cpu0 = cpuTime()
+				cpu0 = testkit.ProcessCPU()
 				for range b.N {
 					conv2DForward(impl32, &g, x, w, out)
 				}
@@ -87,7 +88,7 @@ func BenchmarkConvEngine(b *testing.B) {
 				forceAlgo = nil
 				convEngine(&g, x, w, out, nil)
 				b.ResetTimer()
-				cpu0 = cpuTime()
+				cpu0 = testkit.ProcessCPU()
 				for range b.N {
 					convEngine(&g, x, w, out, nil)
 				}
@@ -99,7 +100,7 @@ func BenchmarkConvEngine(b *testing.B) {
 						forceAlgo = &a
 						convEngine(&g, x, w, out, nil)
 						b.ResetTimer()
-						cpu0 = cpuTime()
+						cpu0 = testkit.ProcessCPU()
 						for range b.N {
 							convEngine(&g, x, w, out, nil)
 						}

@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"github.com/sporeml/spore/internal/testkit"
 	"os"
 	"slices"
 	"strings"
@@ -77,10 +78,10 @@ func TestResNet18Overhead(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c0, start := processCPU(), time.Now()
+			c0, start := testkit.ProcessCPU().Seconds(), time.Now()
 			f(x)
 			wall[on] = append(wall[on], time.Since(start).Seconds())
-			cpu[on] = append(cpu[on], processCPU()-c0)
+			cpu[on] = append(cpu[on], testkit.ProcessCPU().Seconds()-c0)
 			if s != nil {
 				s.Stop()
 			}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package onnx
-
-// processCPU is not measured off Linux; the benchmarks then report no CPU
-// time.
-func processCPU() float64 { return 0 }
