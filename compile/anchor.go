@@ -494,28 +494,14 @@ func anchorMode(s, out tensor.Shape) (FusedInput, bool) {
 	return FusedInput{Mode: fuse.Chan, Period: period, Inner: inner}, true
 }
 
-// epiFusible reports whether v can join an epilogue over shape: an
-// elementwise op with a body (bodyOf), of the whole shape, whose operands
-// are read in a mode anchorMode supports.
+// epiFusible reports whether v can join an epilogue over shape: what
+// loop fusion takes (fusibleIn), with operands read in a mode anchorMode
+// supports.
 func (f *fuser) epiFusible(v *graph.Value, shape tensor.Shape) bool {
-	if !v.Meta.Shape.Equal(shape) || shape.Size() == 0 {
-		return false
-	}
-	ok, seen := f.ok[v]
-	if !seen {
-		var fn fuse.Fn
-		fn, ok = bodyOf(v)
-		f.fns[v], f.ok[v] = fn, ok
-	}
-	if !ok {
-		return false
-	}
-	for _, a := range v.Args {
-		if _, ok := anchorMode(a.Meta.Shape, shape); !ok {
-			return false
-		}
-	}
-	return true
+	return f.fusibleWith(v, shape, func(a, out tensor.Shape) bool {
+		_, ok := anchorMode(a, out)
+		return ok
+	})
 }
 
 // isAnchor reports whether v is a float32 application of an anchor op

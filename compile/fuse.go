@@ -135,6 +135,15 @@ type fuser struct {
 // an elementwise op with a body, producing the whole shape, whose operands
 // are read in a supported mode.
 func (f *fuser) fusibleIn(v *graph.Value, shape tensor.Shape) bool {
+	return f.fusibleWith(v, shape, func(a, out tensor.Shape) bool {
+		_, ok := readMode(a, out)
+		return ok
+	})
+}
+
+// fusibleWith is fusibleIn with readable deciding whether an operand of
+// a shape can be read (loop fusion's readMode, or an epilogue's anchorMode).
+func (f *fuser) fusibleWith(v *graph.Value, shape tensor.Shape, readable func(arg, shape tensor.Shape) bool) bool {
 	if !v.Meta.Shape.Equal(shape) || shape.Size() == 0 {
 		return false
 	}
@@ -148,7 +157,7 @@ func (f *fuser) fusibleIn(v *graph.Value, shape tensor.Shape) bool {
 		return false
 	}
 	for _, a := range v.Args {
-		if _, ok := readMode(a.Meta.Shape, shape); !ok {
+		if !readable(a.Meta.Shape, shape) {
 			return false
 		}
 	}
