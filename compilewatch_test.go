@@ -62,7 +62,7 @@ func watchCases() []watchCase {
 				}
 			},
 			fused: map[string][][]string{
-				"epilogue":   {{"MatMul", "Add", "ReLU"}},
+				"anchor":     {{"MatMul", "Add", "ReLU"}},
 				"gemmupdate": {{"MatMul", "Mul", "Sub"}},
 			},
 			// Each fusion leaves its absorbed producers to DCE: two
@@ -124,7 +124,7 @@ func watchCases() []watchCase {
 				f := func(x *spore.Tensor) *spore.Tensor { return ops.ReLU(ops.Add(ops.Mul(x, x), x)) }
 				spore.Jit(f, spore.JitConfig{Name: "watch_disabled", DisablePasses: []string{"fuse", "hoist"}})(tensor.FromSlice([]float32{1, -2}, 2))
 			},
-			stages: []string{"trace", "constfold", "simplify", "transposefold", "cse", "attention", "epilogue", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "prepack", "convepilogue", "convbackward", "dce", "schedule"},
+			stages: []string{"trace", "constfold", "simplify", "transposefold", "cse", "attention", "ampgemm", "ampmatmul", "gemmupdate", "gemmmomentum", "convepilogue", "convbackward", "anchor", "prepack", "dce", "schedule"},
 		},
 	}
 }

@@ -179,10 +179,10 @@ func TestRootExportsUnchanged(t *testing.T) {
 
 // TestWhoImportsRoot: only the packages meant to stand on the front door
 // import it — the user-facing ones (nn, train, models, dashboard, serve),
-// the command and the examples. Format, optimiser and runtime packages
+// the command, the examples and the benchmark programs. Format, optimiser and runtime packages
 // (onnx, optim, summary, comm, ...) use the packages beneath it.
 func TestWhoImportsRoot(t *testing.T) {
-	allowed := []string{"nn", "train", "models", "dashboard", "serve", "cmd", "examples"}
+	allowed := []string{"nn", "train", "models", "dashboard", "serve", "cmd", "examples", "bench"}
 	const root = `"github.com/sporeml/spore"`
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

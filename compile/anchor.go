@@ -188,7 +188,10 @@ type AnchorAttrs struct {
 	// packed, set by Prepack, holds the plan's packed copy of a product's
 	// weight (its second operand, a parameter or constant).
 	packed *packedWeight
-	calls  freelist.List[anchorCall]
+	// calls pools the per-call state. It is a pointer so that the copies
+	// a dynamic plan makes of these attributes for each size share one
+	// pool, and a first call at a new size allocates nothing.
+	calls *freelist.List[anchorCall]
 }
 
 // anchorStep is one op of the unfused chain an Anchor replaces: a
@@ -341,11 +344,11 @@ func kernelAnchor(attrs any, in []*tensor.Tensor, out *tensor.Tensor) {
 		return
 	}
 	c := a.calls.Get()
-	if c.attrs == nil {
-		c.attrs = a
+	if c.ins == nil {
 		c.ins, c.outs = make([]fuse.Input, len(a.In)), make([]any, 1)
 		c.convTile = c.tile
 	}
+	c.attrs = a // this size's copy of the attributes (one pool serves all)
 	// The shape of this call (a plan built for a dynamic batch runs at
 	// smaller ones); the epilogue's periods do not depend on the batch.
 	c.outShape = out.Shape()
@@ -620,6 +623,7 @@ func bareAnchor(v *graph.Value) *AnchorAttrs {
 		Members: []string{v.Prim.Name}, In: []FusedInput{{Shape: v.Meta.Shape.Clone(), DType: v.Meta.DType}},
 		DType: v.Meta.DType, Precision: tensor.Float32,
 		steps: []anchorStep{{prim: v.Prim, attrs: v.Attrs, args: refs}},
+		calls: new(freelist.List[anchorCall]),
 	}
 }
 
@@ -690,6 +694,7 @@ func (f *fuser) buildAnchor(g *graph.Graph, anchor, root *graph.Value, members [
 		Op: anchor.Prim, OpAttrs: anchor.Attrs, NumOpArgs: nop, OpShape: shape.Clone(),
 		Members: names, Prog: pr.prog, In: pr.ins, DType: root.Meta.DType,
 		Precision: tensor.Float32, steps: steps, imm: pr.imm,
+		calls: new(freelist.List[anchorCall]),
 	}
 	root.Prim = Anchor
 	root.Attrs = attrs

@@ -104,19 +104,31 @@ func readMode(s, out tensor.Shape) (fuse.Mode, bool) {
 		p[i] = 1
 	}
 	copy(p[r-len(s):], s)
-	if p.Equal(out) {
-		return fuse.Full, true
-	}
-	if p.Size() == 1 {
-		return fuse.Scalar, true
+	if r == 0 {
+		return fuse.Full, true // a scalar over a scalar
 	}
 	row, col := true, p[r-1] == 1
 	for j := 0; j < r-1; j++ {
 		row = row && p[j] == 1
 		col = col && p[j] == out[j]
 	}
+	row = row && p[r-1] == out[r-1]
+	// A row of lower rank than the result (a Dense bias) is read as a
+	// row even where the leading axes have extent 1 and Full would do
+	// as well: the mode then does not depend on the batch size, so plans
+	// compiled at batch 1 and at larger batches agree op for op, as one
+	// plan for a dynamic batch requires.
+	if row && len(s) < r && p.Size() > 1 {
+		return fuse.Row, true
+	}
+	if p.Equal(out) {
+		return fuse.Full, true
+	}
+	if p.Size() == 1 {
+		return fuse.Scalar, true
+	}
 	switch {
-	case row && p[r-1] == out[r-1]:
+	case row:
 		return fuse.Row, true
 	case col:
 		return fuse.Col, true

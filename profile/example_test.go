@@ -28,7 +28,6 @@ func Example() {
 		fmt.Printf("%s %s: %d calls, %d FLOPs each\n", s.Label(), s.Shape, s.Calls, s.FLOPs)
 	}
 	// Output:
-	// MatMul [64,64] [64,64] → [64,64]: 10 calls, 524288 FLOPs each
-	// Tanh [64,64] → [64,64]: 10 calls, 40960 FLOPs each
+	// Anchor(MatMul+Tanh) [64,64] [64,64] → [64,64]: 10 calls, 528384 FLOPs each
 	// ReduceSum [64,64] → []: 10 calls, 4096 FLOPs each
 }
