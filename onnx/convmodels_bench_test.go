@@ -13,7 +13,7 @@ import (
 // BenchmarkVisionModels times the exported torchvision models (random
 // weights, opset 17, dynamic batch) at batch 1 and 16 in Graph and
 // PyNative mode. The models are not part of the repository: it reads
-// $SPORE_VISION_MODELS (default /tmp/models)/NAME.onnx and skips the
+// $SPORE_VISION_MODELS (default ../bench/models, where bench/vision.sh exports them)/NAME.onnx and skips the
 // models it does not find. cpu-ms/op is the process's CPU time per call:
 // at GOMAXPROCS=1 (no spinning workers) the steadier measure of the work
 // on a shared machine. SPORE_CONV_ENGINE=0 times the convolutions'
@@ -23,7 +23,7 @@ import (
 func BenchmarkVisionModels(b *testing.B) {
 	dir := os.Getenv("SPORE_VISION_MODELS")
 	if dir == "" {
-		dir = "/tmp/models"
+		dir = "../bench/models"
 	}
 	for _, name := range []string{"resnet18", "mobilenet_v3_large", "efficientnet_b0"} {
 		path := dir + "/" + name + ".onnx"

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkTorchvisionModel times a torchvision model exported to ONNX
-// (SPORE_BENCH_MODEL names the file, e.g. /tmp/models/mobilenet_v3_large.onnx)
+// (SPORE_BENCH_MODEL names the file, e.g. ../bench/models/mobilenet_v3_large.onnx)
 // in Graph mode at batch 1. It skips without one: the exported models are
 // not part of the module.
 func BenchmarkTorchvisionModel(b *testing.B) {

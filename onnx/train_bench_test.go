@@ -15,12 +15,12 @@ import (
 // torchvision's resnet18 exported to ONNX (SGD with momentum, softmax
 // cross-entropy) at batch 16, the measure of the convolution gradients,
 // BatchNorm's training pass and the optimiser together. The model is read
-// from SPORE_RESNET18_ONNX (default /tmp/models/resnet18.onnx); the
+// from SPORE_RESNET18_ONNX (default ../bench/models/resnet18.onnx, as bench/vision.sh exports it); the
 // benchmark is skipped when it is absent.
 func BenchmarkTrainStepResNet18(b *testing.B) {
 	path := os.Getenv("SPORE_RESNET18_ONNX")
 	if path == "" {
-		path = "/tmp/models/resnet18.onnx"
+		path = "../bench/models/resnet18.onnx"
 	}
 	if _, err := os.Stat(path); err != nil {
 		b.Skipf("no model at %s: %v", path, err)

@@ -18,7 +18,7 @@ func vitPath() string {
 	if p := os.Getenv("SPORE_VIT"); p != "" {
 		return p
 	}
-	return "/tmp/models/vit_b_16.onnx"
+	return "../bench/models/vit_b_16.onnx"
 }
 
 // BenchmarkViT times torchvision's vit_b_16 in Graph mode at batch 1 and

@@ -13,10 +13,11 @@ import (
 	"github.com/sporeml/spore/profile"
 )
 
-// resnet18Path is torchvision's resnet18 exported to ONNX (random
-// weights, dynamic batch, input "input"); the tests that need it skip
-// when it is absent.
-const resnet18Path = "/tmp/models/resnet18.onnx"
+// resnet18Env names the variable that gives the path of torchvision's
+// resnet18 exported to ONNX (random weights, dynamic batch, input
+// "input"; bench/vision.sh exports it into bench/models); the tests that
+// need it skip when it is unset.
+const resnet18Env = "SPORE_RESNET18"
 
 // resnet18 loads the model, compiles it for one 224×224 image and warms
 // it up.
@@ -25,8 +26,9 @@ func resnet18(t testing.TB) (func(*spore.Tensor) *spore.Tensor, *spore.Tensor) {
 	if testing.Short() {
 		t.Skip("resnet18 runs take seconds")
 	}
-	if _, err := os.Stat(resnet18Path); err != nil {
-		t.Skipf("no %s: %v", resnet18Path, err)
+	resnet18Path := os.Getenv(resnet18Env)
+	if resnet18Path == "" {
+		t.Skipf("%s is not set", resnet18Env)
 	}
 	m, err := onnx.LoadFile(resnet18Path)
 	if err != nil {
