@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/sporeml/spore/profile"
@@ -35,27 +34,8 @@ type profileView struct {
 // node's: a record compiled for other shapes, or changed since, is never
 // matched.
 func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
-	file := r.URL.Query().Get("file")
-	if file == "" || !r.URL.Query().Has("run") {
-		httpError(w, http.StatusBadRequest, "/api/profile needs run and file parameters (graph files as /api/runs lists them)")
-		return
-	}
-	runs, ok := s.selectRuns(w, r)
+	run, data, ok := s.graphRecord(w, r, "/api/profile needs run and file parameters (graph files as /api/runs lists them)")
 	if !ok {
-		return
-	}
-	run := runs[0]
-	if !slices.Contains(run.Graphs, file) {
-		httpError(w, http.StatusNotFound, "run %q has no graph file %q", run.Name, clip(file))
-		return
-	}
-	data, err := os.ReadFile(filepath.Join(run.Dir, filepath.FromSlash(file)))
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, "reading graph %s of run %q: %v", file, run.Name, unwrapPath(err))
-		return
-	}
-	if err := checkRecord(data); err != nil {
-		httpError(w, http.StatusUnprocessableEntity, "malformed graph file %s of run %q: %v", file, run.Name, err)
 		return
 	}
 	var rec recordShape

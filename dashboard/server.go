@@ -526,35 +526,48 @@ func (s *Server) handleHistograms(w http.ResponseWriter, r *http.Request) {
 // function's record, F being one of the run's graph files as
 // /api/runs lists them (nothing else under the log dir is served).
 func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
+	_, data, ok := s.graphRecord(w, r, "/api/graph needs run and file parameters (files as /api/runs lists them)")
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(data)
+}
+
+// graphRecord reads the compiled function's record that the run and
+// file parameters of r name, F being one of the run's graph files as
+// /api/runs lists them (nothing else under the log dir is served), and
+// checks its shape. Otherwise it answers the request itself, with usage
+// when a parameter is missing, and reports false.
+func (s *Server) graphRecord(w http.ResponseWriter, r *http.Request, usage string) (*summary.Run, []byte, bool) {
 	file := r.URL.Query().Get("file")
 	if file == "" || !r.URL.Query().Has("run") {
-		httpError(w, http.StatusBadRequest, "/api/graph needs run and file parameters (files as /api/runs lists them)")
-		return
+		httpError(w, http.StatusBadRequest, "%s", usage)
+		return nil, nil, false
 	}
 	runs, ok := s.selectRuns(w, r)
 	if !ok {
-		return
+		return nil, nil, false
 	}
 	run := runs[0]
 	if !slices.Contains(run.Graphs, file) {
 		httpError(w, http.StatusNotFound, "run %q has no graph file %q", run.Name, clip(file))
-		return
+		return nil, nil, false
 	}
 	data, err := os.ReadFile(filepath.Join(run.Dir, filepath.FromSlash(file)))
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "reading graph %s of run %q: %v", file, run.Name, unwrapPath(err))
-		return
+		return nil, nil, false
 	}
 	// The page draws what it is sent; a record of another shape (an
 	// older spore's, a foreign file) is refused here, with the reason,
 	// rather than failing in the page's script.
 	if err := checkRecord(data); err != nil {
 		httpError(w, http.StatusUnprocessableEntity, "malformed graph file %s of run %q: %v", file, run.Name, err)
-		return
+		return nil, nil, false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(data)
+	return run, data, true
 }
 
 // selectRuns returns the run named by the run parameter, or every run
